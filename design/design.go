@@ -1,12 +1,217 @@
-// Package design is the model of the editor's design JSON. It knows nothing
-// of Caddy.
+// Package design is the model of the editor's design JSON (the "full JSON"
+// format of Beefree-style editors, see shared/contracts/design-json.md).
+// It knows nothing of Caddy.
+//
+// Decode parses a document into an order-preserving Value tree (Design.Root,
+// which Encode writes back with every member, known or not) and builds a
+// typed view over it: Page → Body, Rows → Columns → Modules. The typed view
+// resolves the format's variations once (legacy spellings, numbers vs "px"
+// strings, [] for {}, messageWidth as the content width, grid-columns out
+// of 12), so renderers need not.
 package design
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Design is a decoded design document.
-// TEMPORARY SKELETON: the design helper replaces this file.
-type Design struct{}
+type Design struct {
+	Root Value // the whole document as decoded; Encode writes it back
+	Page Page
+}
+
+// Era is the format generation of a design (design-json.md §1).
+type Era int
+
+// The three format eras.
+const (
+	EraLegacy  Era = iota + 1 // template version 0.0.1 (2016–2018)
+	EraClassic                // 2.0.0 with the legacy text module
+	EraCurrent                // 2.0.0 with paragraph/heading/list/table
+)
+
+func (e Era) String() string {
+	switch e {
+	case EraLegacy:
+		return "0.0.1"
+	case EraClassic:
+		return "2.0.0-classic"
+	case EraCurrent:
+		return "2.0.0-current"
+	}
+	return "unknown"
+}
+
+// Page is the design (the document's "page" member).
+type Page struct {
+	Title       string
+	Description string
+	Version     string // page.template.version ("2.0.0", "0.0.1", or "")
+	Era         Era
+	Meta        Meta
+	Body        Body
+	Rows        []Row
+	Raw         *Value
+}
+
+// Meta is page.head.meta.
+type Meta struct {
+	Subject, Preheader, Title, Description, Lang string
+}
+
+// Body holds the page-wide settings (page.body).
+type Body struct {
+	// Width is the content width in pixels, from
+	// body.content.computedStyle.messageWidth (authoritative, unlike the
+	// often stale row widths); DefaultWidth when missing or unusable.
+	Width       int
+	WidthMobile int // messageWidthMobile (popups), 0 if absent
+
+	BackgroundColor        string // body.container.style.background-color
+	MessageBackgroundColor string // computedStyle.messageBackgroundColor
+	Color                  string // default text colour
+	FontFamily             string // default font stack
+	LinkColor              string
+	Direction              string // "rtl" or "ltr"/""
+	Align                  string // computedStyle.align
+
+	Container    Style // body.container.style
+	ContentStyle Style // body.content.style
+	Computed     Style // body.content.computedStyle
+	WebFonts     []WebFont
+	Raw          *Value
+}
+
+// WebFont is one entry of body.webFonts (or the misplaced page.webFonts).
+type WebFont struct {
+	Name       string // "Montserrat" (legacy "fontName")
+	FontFamily string // CSS stack (legacy "family")
+	URL        string // stylesheet URL, "" for system fonts
+}
+
+// Row is one horizontal band.
+type Row struct {
+	Type           string
+	UUID           string
+	Name           string
+	ContainerStyle Style // full-width band: background colour/image
+	ContentStyle   Style // centred content box
+	Computed       Style // content.computedStyle
+	MobileStyle    Style // content.mobileStyle
+
+	StackOnMobile   bool   // rowColStackOnMobile (default true)
+	ReverseOnMobile bool   // rowReverseColStackOnMobile
+	HideOnMobile    bool   // hideContentOnMobile
+	HideOnDesktop   bool   // hideContentOnDesktop
+	VerticalAlign   string // "top", "middle", "bottom" ("" = top)
+	ColumnsSpacing  float64
+	ColumnsRadius   string
+
+	// DisplayBefore/After wrap the row in template-language text
+	// (container.displayCondition).
+	DisplayBefore, DisplayAfter string
+
+	Columns []Column
+	Raw     *Value
+}
+
+// Column is one column of a row.
+type Column struct {
+	// Grid is the width in twelfths ("grid-columns"), normalised by
+	// Decode so that a row's columns are all ≥1; see Row.GridTotal.
+	Grid        int
+	UUID        string
+	Style       Style
+	MobileStyle Style
+	Modules     []Module
+	Raw         *Value
+}
+
+// GridTotal is the sum of the row's column grids (12 in a well-formed row;
+// renderers divide by it so odd rows still fill the width).
+func (r *Row) GridTotal() int {
+	t := 0
+	for i := range r.Columns {
+		t += r.Columns[i].Grid
+	}
+	return t
+}
+
+// Module kinds: the type name without "mailup-bee-newsletter-modules-".
+const (
+	KindText         = "text"
+	KindParagraph    = "paragraph"
+	KindHeading      = "heading"
+	KindList         = "list"
+	KindImage        = "image"
+	KindButton       = "button"
+	KindDivider      = "divider"
+	KindSpacer       = "spacer"
+	KindSocial       = "social"
+	KindIcons        = "icons"
+	KindMenu         = "menu"
+	KindHTML         = "html"
+	KindVideo        = "video"
+	KindTable        = "table"
+	KindForm         = "form"
+	KindAddon        = "addon"
+	KindEmpty        = "empty"
+	KindCarousel     = "carousel"
+	KindMergeContent = "merge-content"
+)
+
+// TypePrefix starts every module type name.
+const TypePrefix = "mailup-bee-newsletter-modules-"
+
+// Module is one content block.
+type Module struct {
+	Type        string // as written, e.g. "mailup-bee-newsletter-modules-image"
+	Kind        string // Type without TypePrefix ("image"); for addons see ContentType
+	UUID        string
+	Locked      bool
+	ContentType string // addon only: the kind the addon's descriptor is shaped like
+
+	Descriptor *Value // never nil; [] normalised to an empty object view
+	Style      Style  // descriptor.style (outer box: padding, text-align, width)
+	Computed   Style  // descriptor.computedStyle
+	Mobile     Style  // descriptor.mobileStyle
+
+	HideOnMobile  bool
+	HideOnDesktop bool
+	Raw           *Value
+}
+
+// Content returns the descriptor's content member for the module's kind
+// (descriptor.image for an image, descriptor.iconsList for social/icons,
+// descriptor.menuItemsList for a menu, …).
+func (m *Module) Content() *Value {
+	return m.Descriptor.Get(ContentKey(m.EffectiveKind()))
+}
+
+// EffectiveKind is the kind to render: an addon's ContentType when it has
+// one, else Kind.
+func (m *Module) EffectiveKind() string {
+	if m.Kind == KindAddon && m.ContentType != "" {
+		return m.ContentType
+	}
+	return m.Kind
+}
+
+// ContentKey names the descriptor member that holds a kind's content.
+func ContentKey(kind string) string {
+	switch kind {
+	case KindSocial, KindIcons:
+		return "iconsList"
+	case KindMenu:
+		return "menuItemsList"
+	case KindMergeContent:
+		return "mergeContent"
+	}
+	return kind
+}
 
 // PathError reports the first problem found in a document that is JSON but
 // not a design, with the JSON path where it was found.
@@ -24,5 +229,531 @@ var ErrNotJSON = errors.New("design: not JSON")
 // depth, counts).
 var ErrTooLarge = errors.New("design: over a limit")
 
-// Decode parses a design document.
-func Decode(data []byte) (*Design, error) { return nil, errors.New("design: not implemented yet") }
+// Limits bound what Decode accepts, so that no input can make it use
+// unbounded memory or time.
+type Limits struct {
+	MaxBytes   int // input size
+	MaxDepth   int // nesting of arrays/objects
+	MaxValues  int // JSON values in the whole document
+	MaxItems   int // elements of one array / members of one object
+	MaxString  int // bytes of one string
+	MaxRows    int
+	MaxColumns int // per row
+	MaxModules int // in the whole design
+}
+
+// Default limits. Real designs are well under them: the largest public
+// design is ~600 KB with depth ~12 and a few hundred modules.
+const (
+	DefaultMaxBytes   = 8 << 20
+	DefaultMaxDepth   = 64
+	DefaultMaxValues  = 1 << 20
+	DefaultMaxItems   = 100_000
+	DefaultMaxString  = 2 << 20
+	DefaultMaxRows    = 2_000
+	DefaultMaxColumns = 12
+	DefaultMaxModules = 20_000
+)
+
+// DefaultLimits returns the limits Decode uses.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxBytes:   DefaultMaxBytes,
+		MaxDepth:   DefaultMaxDepth,
+		MaxValues:  DefaultMaxValues,
+		MaxItems:   DefaultMaxItems,
+		MaxString:  DefaultMaxString,
+		MaxRows:    DefaultMaxRows,
+		MaxColumns: DefaultMaxColumns,
+		MaxModules: DefaultMaxModules,
+	}
+}
+
+// DefaultWidth is the content width used when messageWidth is missing or
+// unusable; MinWidth/MaxWidth clamp a usable one.
+const (
+	DefaultWidth = 600
+	MinWidth     = 100
+	MaxWidth     = 2000
+)
+
+// Decode parses a design document with DefaultLimits.
+func Decode(data []byte) (*Design, error) { return DecodeWithLimits(data, DefaultLimits()) }
+
+// DecodeWithLimits parses a design document. Errors: wrapping ErrNotJSON
+// (not JSON), wrapping ErrTooLarge (over a limit), or a *PathError (JSON but
+// not a design). Zero fields of lim take the defaults.
+func DecodeWithLimits(data []byte, lim Limits) (*Design, error) {
+	lim = lim.withDefaults()
+	if len(data) > lim.MaxBytes {
+		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(data), lim.MaxBytes)
+	}
+	// A UTF-8 byte order mark is common in files saved by editors.
+	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
+		data = data[3:]
+	}
+	d := &Design{}
+	root, err := parseDocument(data, lim)
+	if err != nil {
+		var le *limitError
+		if errors.As(err, &le) {
+			return nil, fmt.Errorf("%w: %s", ErrTooLarge, le.msg)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
+	}
+	d.Root = root
+	b := builder{lim: lim}
+	if err := b.page(&d.Page, &d.Root); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (l Limits) withDefaults() Limits {
+	def := DefaultLimits()
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = def.MaxBytes
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = def.MaxDepth
+	}
+	if l.MaxValues <= 0 {
+		l.MaxValues = def.MaxValues
+	}
+	if l.MaxItems <= 0 {
+		l.MaxItems = def.MaxItems
+	}
+	if l.MaxString <= 0 {
+		l.MaxString = def.MaxString
+	}
+	if l.MaxRows <= 0 {
+		l.MaxRows = def.MaxRows
+	}
+	if l.MaxColumns <= 0 {
+		l.MaxColumns = def.MaxColumns
+	}
+	if l.MaxModules <= 0 {
+		l.MaxModules = def.MaxModules
+	}
+	return l
+}
+
+type builder struct {
+	lim     Limits
+	modules int
+	current bool // saw a current-era module or row member
+}
+
+func perr(path, format string, args ...any) *PathError {
+	return &PathError{Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// objectOrEmpty checks that v is absent, null, an object, or [] (written
+// for {}), naming the path otherwise.
+func objectOrEmpty(v *Value, path, name string) error {
+	if !v.Present() || v.IsObjectLike() {
+		return nil
+	}
+	return perr(path, "%s must be an object, not %s", name, v.Kind)
+}
+
+// stringOrAbsent checks a member that must be text when present (numbers
+// are tolerated: editors write them for lengths).
+func stringOrAbsent(v *Value, path, name string) error {
+	if !v.Present() || v.Kind == String || v.Kind == Number {
+		return nil
+	}
+	return perr(path, "%s must be a string, not %s", name, v.Kind)
+}
+
+func (b *builder) page(p *Page, root *Value) error {
+	if root.Kind != Object {
+		return perr("$", "a design is a JSON object with a \"page\" member, not %s", root.Kind)
+	}
+	pv := root.Get("page")
+	if !pv.Present() {
+		return perr("$", "missing \"page\"")
+	}
+	if pv.Kind != Object {
+		return perr("page", "must be an object, not %s", pv.Kind)
+	}
+	p.Raw = pv
+	p.Title = pv.Get("title").Text()
+	p.Description = pv.Get("description").Text()
+	if err := objectOrEmpty(pv.Get("template"), "page.template", "template"); err != nil {
+		return err
+	}
+	p.Version = pv.At("template", "version").Text()
+	head := pv.Get("head")
+	if err := objectOrEmpty(head, "page.head", "head"); err != nil {
+		return err
+	}
+	meta := head.Get("meta")
+	if err := objectOrEmpty(meta, "page.head.meta", "meta"); err != nil {
+		return err
+	}
+	p.Meta = Meta{
+		Subject:     meta.Get("subject").Text(),
+		Preheader:   meta.Get("preheader").Text(),
+		Title:       meta.Get("title").Text(),
+		Description: meta.Get("description").Text(),
+		Lang:        strings.TrimSpace(meta.Get("lang").Text()),
+	}
+	if err := b.body(&p.Body, pv); err != nil {
+		return err
+	}
+	rows := pv.Get("rows")
+	switch {
+	case !rows.Present():
+		return perr("page", "missing \"rows\"")
+	case rows.Kind != Array:
+		return perr("page.rows", "must be an array, not %s", rows.Kind)
+	case len(rows.Items) > b.lim.MaxRows:
+		return fmt.Errorf("%w: %d rows, more than %d", ErrTooLarge, len(rows.Items), b.lim.MaxRows)
+	}
+	p.Rows = make([]Row, len(rows.Items))
+	for i := range rows.Items {
+		if err := b.row(&p.Rows[i], &rows.Items[i], "page.rows["+strconv.Itoa(i)+"]"); err != nil {
+			return err
+		}
+	}
+	switch {
+	case p.Version == "0.0.1":
+		p.Era = EraLegacy
+	case b.current:
+		p.Era = EraCurrent
+	default:
+		p.Era = EraClassic
+	}
+	return nil
+}
+
+func (b *builder) body(bd *Body, pv *Value) error {
+	bv := pv.Get("body")
+	if err := objectOrEmpty(bv, "page.body", "body"); err != nil {
+		return err
+	}
+	bd.Raw = bv
+	for _, part := range [...]string{"container", "content"} {
+		v := bv.Get(part)
+		if err := objectOrEmpty(v, "page.body."+part, part); err != nil {
+			return err
+		}
+		for _, sub := range [...]string{"style", "computedStyle"} {
+			if err := objectOrEmpty(v.Get(sub), "page.body."+part+"."+sub, sub); err != nil {
+				return err
+			}
+		}
+	}
+	bd.Container = StyleOf(bv.At("container", "style"))
+	bd.ContentStyle = StyleOf(bv.At("content", "style"))
+	bd.Computed = StyleOf(bv.At("content", "computedStyle"))
+
+	bd.Width = DefaultWidth
+	if w, ok := bd.Computed.Px("messageWidth"); ok && w >= 1 {
+		bd.Width = clampInt(int(w+0.5), MinWidth, MaxWidth)
+	} else if w, ok := bd.ContentStyle.Px("width"); ok && w >= 1 {
+		bd.Width = clampInt(int(w+0.5), MinWidth, MaxWidth)
+	}
+	if w, ok := bd.Computed.Px("messageWidthMobile"); ok && w >= 1 {
+		bd.WidthMobile = clampInt(int(w+0.5), 1, MaxWidth)
+	}
+	bd.BackgroundColor = bd.Container.Get("background-color")
+	bd.MessageBackgroundColor = bd.Computed.Get("messageBackgroundColor")
+	bd.Color = bd.ContentStyle.Get("color")
+	bd.FontFamily = bd.ContentStyle.Get("font-family")
+	bd.LinkColor = StyleOf(bd.Computed.V).Get("linkColor")
+	bd.Direction = strings.ToLower(bd.ContentStyle.Get("direction"))
+	bd.Align = bd.Computed.Get("align")
+
+	fonts := bv.Get("webFonts")
+	if !fonts.Present() {
+		fonts = pv.Get("webFonts") // HTML-importer output puts them here
+	}
+	if fonts.Present() && fonts.Kind != Array {
+		return perr("page.body.webFonts", "must be an array, not %s", fonts.Kind)
+	}
+	for i := range fonts.Len() {
+		f := fonts.Index(i)
+		if f.Kind != Object {
+			continue // tolerate junk entries: fonts are cosmetic
+		}
+		wf := WebFont{
+			Name:       f.GetAny("name", "fontName").Text(),
+			FontFamily: f.GetAny("fontFamily", "family").Text(),
+			URL:        strings.TrimSpace(f.Get("url").Text()),
+		}
+		if wf.Name == "" && wf.FontFamily == "" {
+			continue
+		}
+		bd.WebFonts = append(bd.WebFonts, wf)
+	}
+	return nil
+}
+
+func clampInt(n, lo, hi int) int {
+	if n < lo {
+		return lo
+	}
+	if n > hi {
+		return hi
+	}
+	return n
+}
+
+func (b *builder) row(r *Row, v *Value, path string) error {
+	if v.Kind != Object {
+		return perr(path, "a row must be an object, not %s", v.Kind)
+	}
+	r.Raw = v
+	r.Type = v.Get("type").Text()
+	r.UUID = v.Get("uuid").Text()
+	r.Name = v.Get("name").Text()
+	if v.Get("empty").Present() || v.Get("synced").Present() {
+		b.current = true
+	}
+	container, content := v.Get("container"), v.Get("content")
+	if err := objectOrEmpty(container, path+".container", "container"); err != nil {
+		return err
+	}
+	if err := objectOrEmpty(content, path+".content", "content"); err != nil {
+		return err
+	}
+	for _, sub := range [...]string{"style", "computedStyle", "mobileStyle"} {
+		if err := objectOrEmpty(content.Get(sub), path+".content."+sub, sub); err != nil {
+			return err
+		}
+	}
+	if err := objectOrEmpty(container.Get("style"), path+".container.style", "style"); err != nil {
+		return err
+	}
+	r.ContainerStyle = StyleOf(container.Get("style"))
+	r.ContentStyle = StyleOf(content.Get("style"))
+	r.Computed = StyleOf(content.Get("computedStyle"))
+	r.MobileStyle = StyleOf(content.Get("mobileStyle"))
+	cs := r.Computed.V
+	r.StackOnMobile = cs.Get("rowColStackOnMobile").BoolOr(true)
+	r.ReverseOnMobile = cs.Get("rowReverseColStackOnMobile").BoolOr(false)
+	r.HideOnMobile = cs.Get("hideContentOnMobile").BoolOr(false)
+	r.HideOnDesktop = cs.Get("hideContentOnDesktop").BoolOr(false)
+	r.VerticalAlign = strings.ToLower(strings.TrimSpace(cs.GetAny("verticalAlign", "vertical-align").Text()))
+	if n, ok := cs.Get("columnsSpacing").Px(); ok && n > 0 && n < 200 {
+		r.ColumnsSpacing = n
+	}
+	r.ColumnsRadius = strings.TrimSpace(cs.Get("columnsBorderRadius").Text())
+	if dc := container.Get("displayCondition"); dc.Kind == Object {
+		r.DisplayBefore = dc.Get("before").Text()
+		r.DisplayAfter = dc.Get("after").Text()
+	}
+
+	cols := v.Get("columns")
+	switch {
+	case !cols.Present():
+		return perr(path, "missing \"columns\"")
+	case cols.Kind != Array:
+		return perr(path+".columns", "must be an array, not %s", cols.Kind)
+	case len(cols.Items) > b.lim.MaxColumns:
+		return fmt.Errorf("%w: %s has %d columns, more than %d", ErrTooLarge, path, len(cols.Items), b.lim.MaxColumns)
+	}
+	r.Columns = make([]Column, len(cols.Items))
+	for i := range cols.Items {
+		if err := b.column(&r.Columns[i], &cols.Items[i], path+".columns["+strconv.Itoa(i)+"]"); err != nil {
+			return err
+		}
+	}
+	normaliseGrid(r.Columns)
+	return nil
+}
+
+// normaliseGrid fills in missing or unusable grid-columns: a lone column
+// gets 12; otherwise a column without a usable width gets an equal share
+// of what the others leave (at least 1).
+func normaliseGrid(cols []Column) {
+	if len(cols) == 0 {
+		return
+	}
+	used, missing := 0, 0
+	for i := range cols {
+		if cols[i].Grid > 0 {
+			used += cols[i].Grid
+		} else {
+			missing++
+		}
+	}
+	if missing == 0 {
+		return
+	}
+	share := 1
+	if left := 12 - used; left > missing {
+		share = left / missing
+	}
+	for i := range cols {
+		if cols[i].Grid <= 0 {
+			cols[i].Grid = share
+		}
+	}
+}
+
+func (b *builder) column(c *Column, v *Value, path string) error {
+	if v.Kind != Object {
+		return perr(path, "a column must be an object, not %s", v.Kind)
+	}
+	c.Raw = v
+	c.UUID = v.Get("uuid").Text()
+	g := v.Get("grid-columns")
+	if g.Present() {
+		n, unit, ok := g.Number()
+		if !ok || unit != "" {
+			return perr(path, "grid-columns must be a number, not %s", g.Kind)
+		}
+		if n >= 1 && n <= 12 {
+			c.Grid = int(n + 0.5)
+		}
+	}
+	if err := objectOrEmpty(v.Get("style"), path+".style", "style"); err != nil {
+		return err
+	}
+	if err := objectOrEmpty(v.Get("mobileStyle"), path+".mobileStyle", "mobileStyle"); err != nil {
+		return err
+	}
+	c.Style = StyleOf(v.Get("style"))
+	c.MobileStyle = StyleOf(v.Get("mobileStyle"))
+	mods := v.Get("modules")
+	switch {
+	case !mods.Present():
+		return nil // a column without modules is an empty column
+	case mods.Kind != Array:
+		return perr(path+".modules", "must be an array, not %s", mods.Kind)
+	}
+	b.modules += len(mods.Items)
+	if b.modules > b.lim.MaxModules {
+		return fmt.Errorf("%w: more than %d modules", ErrTooLarge, b.lim.MaxModules)
+	}
+	c.Modules = make([]Module, len(mods.Items))
+	for i := range mods.Items {
+		if err := b.module(&c.Modules[i], &mods.Items[i], path+".modules["+strconv.Itoa(i)+"]"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var emptyObject = Value{Kind: Object}
+
+func (b *builder) module(m *Module, v *Value, path string) error {
+	if v.Kind != Object {
+		return perr(path, "a module must be an object, not %s", v.Kind)
+	}
+	m.Raw = v
+	t := v.Get("type")
+	if t.Kind != String {
+		if !t.Present() {
+			return perr(path, "missing module \"type\"")
+		}
+		return perr(path, "type must be a string, not %s", t.Kind)
+	}
+	m.Type = strings.TrimSpace(t.Str)
+	m.Kind = strings.TrimPrefix(m.Type, TypePrefix)
+	m.UUID = v.Get("uuid").Text()
+	m.Locked = v.Get("locked").Truthy()
+	m.ContentType = strings.TrimPrefix(strings.TrimSpace(v.Get("contentType").Text()), TypePrefix)
+	switch m.Kind {
+	case KindParagraph, KindHeading, KindList, KindTable:
+		b.current = true
+	}
+	d := v.Get("descriptor")
+	if err := objectOrEmpty(d, path+".descriptor", "descriptor"); err != nil {
+		return err
+	}
+	if d.Kind != Object {
+		d = &emptyObject
+	}
+	m.Descriptor = d
+	for _, sub := range [...]string{"style", "computedStyle", "mobileStyle"} {
+		if err := objectOrEmpty(d.Get(sub), path, "descriptor."+sub); err != nil {
+			return err
+		}
+	}
+	m.Style = StyleOf(d.Get("style"))
+	m.Computed = StyleOf(d.Get("computedStyle"))
+	m.Mobile = StyleOf(d.Get("mobileStyle"))
+	m.HideOnMobile = m.Computed.V.Get("hideContentOnMobile").Truthy()
+	m.HideOnDesktop = m.Computed.V.Get("hideContentOnDesktop").Truthy()
+	return checkContent(m, path)
+}
+
+// checkContent type-checks the members renderers read as text, so that a
+// wrongly typed design fails with a path instead of rendering garbage.
+func checkContent(m *Module, path string) error {
+	kind := m.EffectiveKind()
+	key := ContentKey(kind)
+	c := m.Descriptor.Get(key)
+	if err := objectOrEmpty(c, path, "descriptor."+key); err != nil {
+		return err
+	}
+	pre := "descriptor." + key + "."
+	str := func(names ...string) error {
+		for _, n := range names {
+			if err := stringOrAbsent(c.Get(n), path, pre+n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch kind {
+	case KindText, KindParagraph, KindList, KindHTML:
+		return str("html")
+	case KindHeading:
+		return str("text", "title")
+	case KindImage:
+		return str("src", "href", "alt", "target")
+	case KindButton:
+		return str("label", "href", "target")
+	case KindVideo:
+		return str("src", "thumbSrc", "thumbAlt")
+	case KindSocial, KindIcons:
+		icons := c.Get("icons")
+		if icons.Present() && icons.Kind != Array {
+			return perr(path, "%sicons must be an array, not %s", pre, icons.Kind)
+		}
+		for i := range icons.Len() {
+			ic := icons.Index(i)
+			ip := pre + "icons[" + strconv.Itoa(i) + "]"
+			if ic.Kind != Object {
+				return perr(path, "%s must be an object, not %s", ip, ic.Kind)
+			}
+			img := ic.Get("image")
+			if kind == KindSocial {
+				if err := objectOrEmpty(img, path, ip+".image"); err != nil {
+					return err
+				}
+				for _, n := range [...]string{"src", "href", "alt"} {
+					if err := stringOrAbsent(img.Get(n), path, ip+".image."+n); err != nil {
+						return err
+					}
+				}
+			} else if err := stringOrAbsent(img, path, ip+".image"); err != nil {
+				return err
+			}
+		}
+	case KindMenu:
+		items := c.Get("items")
+		if items.Present() && items.Kind != Array {
+			return perr(path, "%sitems must be an array, not %s", pre, items.Kind)
+		}
+		for i := range items.Len() {
+			it := items.Index(i)
+			ip := pre + "items[" + strconv.Itoa(i) + "]"
+			if it.Kind != Object {
+				return perr(path, "%s must be an object, not %s", ip, it.Kind)
+			}
+			if err := stringOrAbsent(it.Get("text"), path, ip+".text"); err != nil {
+				return err
+			}
+			if err := stringOrAbsent(it.At("link", "href"), path, ip+".link.href"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,351 @@
+package design
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// parser is a small JSON parser that builds an order-preserving Value
+// tree. It exists (instead of encoding/json into any) so that decoding can
+// keep unknown members in order for a faithful round trip, and enforce
+// depth and count limits while parsing rather than after allocating.
+type parser struct {
+	data   []byte
+	pos    int
+	depth  int
+	values int
+	lim    Limits
+}
+
+type syntaxError struct {
+	msg    string
+	offset int
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg, e.offset) }
+
+type limitError struct{ msg string }
+
+func (e *limitError) Error() string { return e.msg }
+
+func (p *parser) fail(msg string) error { return &syntaxError{msg: msg, offset: p.pos} }
+
+func (p *parser) skipSpace() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func parseDocument(data []byte, lim Limits) (Value, error) {
+	p := &parser{data: data, lim: lim}
+	var v Value
+	p.skipSpace()
+	if err := p.value(&v); err != nil {
+		return Value{}, err
+	}
+	p.skipSpace()
+	if p.pos != len(p.data) {
+		return Value{}, p.fail("unexpected data after the top-level value")
+	}
+	return v, nil
+}
+
+func (p *parser) value(v *Value) error {
+	p.values++
+	if p.values > p.lim.MaxValues {
+		return &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
+	}
+	if p.pos >= len(p.data) {
+		return p.fail("unexpected end of input")
+	}
+	switch c := p.data[p.pos]; c {
+	case '{':
+		return p.object(v)
+	case '[':
+		return p.array(v)
+	case '"':
+		s, err := p.str()
+		if err != nil {
+			return err
+		}
+		v.Kind, v.Str = String, s
+		return nil
+	case 't':
+		return p.literal(v, "true", Bool, true)
+	case 'f':
+		return p.literal(v, "false", Bool, false)
+	case 'n':
+		return p.literal(v, "null", Null, false)
+	default:
+		if c == '-' || (c >= '0' && c <= '9') {
+			return p.number(v)
+		}
+		return p.fail(fmt.Sprintf("invalid character %q", c))
+	}
+}
+
+func (p *parser) literal(v *Value, word string, k Kind, b bool) error {
+	if len(p.data)-p.pos < len(word) || string(p.data[p.pos:p.pos+len(word)]) != word {
+		return p.fail("invalid literal")
+	}
+	p.pos += len(word)
+	v.Kind, v.Bool = k, b
+	return nil
+}
+
+func (p *parser) enter() error {
+	p.depth++
+	if p.depth > p.lim.MaxDepth {
+		return &limitError{fmt.Sprintf("nesting deeper than %d", p.lim.MaxDepth)}
+	}
+	return nil
+}
+
+func (p *parser) object(v *Value) error {
+	if err := p.enter(); err != nil {
+		return err
+	}
+	p.pos++ // {
+	v.Kind = Object
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+		p.depth--
+		return nil
+	}
+	for {
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return p.fail("expected a member name")
+		}
+		key, err := p.str()
+		if err != nil {
+			return err
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return p.fail("expected ':'")
+		}
+		p.pos++
+		p.skipSpace()
+		v.Members = append(v.Members, Member{Key: key})
+		if len(v.Members) > p.lim.MaxItems {
+			return &limitError{fmt.Sprintf("an object with more than %d members", p.lim.MaxItems)}
+		}
+		if err := p.value(&v.Members[len(v.Members)-1].Value); err != nil {
+			return err
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return p.fail("unexpected end of input in object")
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+		case '}':
+			p.pos++
+			p.depth--
+			return nil
+		default:
+			return p.fail("expected ',' or '}'")
+		}
+	}
+}
+
+func (p *parser) array(v *Value) error {
+	if err := p.enter(); err != nil {
+		return err
+	}
+	p.pos++ // [
+	v.Kind = Array
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+		p.depth--
+		return nil
+	}
+	for {
+		p.skipSpace()
+		v.Items = append(v.Items, Value{})
+		if len(v.Items) > p.lim.MaxItems {
+			return &limitError{fmt.Sprintf("an array with more than %d elements", p.lim.MaxItems)}
+		}
+		if err := p.value(&v.Items[len(v.Items)-1]); err != nil {
+			return err
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return p.fail("unexpected end of input in array")
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+		case ']':
+			p.pos++
+			p.depth--
+			return nil
+		default:
+			return p.fail("expected ',' or ']'")
+		}
+	}
+}
+
+func (p *parser) number(v *Value) error {
+	start := p.pos
+	d := p.data
+	i := p.pos
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && d[i] >= '1' && d[i] <= '9':
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	default:
+		p.pos = i
+		return p.fail("invalid number")
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			p.pos = i
+			return p.fail("invalid number")
+		}
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			p.pos = i
+			return p.fail("invalid number")
+		}
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	}
+	p.pos = i
+	v.Kind, v.Str = Number, string(d[start:i])
+	return nil
+}
+
+// str parses a JSON string at p.pos (which is '"'). Invalid UTF-8 is
+// replaced by U+FFFD, as encoding/json does.
+func (p *parser) str() (string, error) {
+	p.pos++ // opening quote
+	start := p.pos
+	d := p.data
+	// Fast path: no escapes, ASCII or valid UTF-8.
+	i := start
+	for i < len(d) {
+		c := d[i]
+		if c == '"' {
+			if utf8.Valid(d[start:i]) {
+				p.pos = i + 1
+				return p.checkStr(string(d[start:i]))
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		i++
+	}
+	buf := make([]byte, 0, i-start+16)
+	buf = append(buf, d[start:i]...)
+	for i < len(d) {
+		c := d[i]
+		switch {
+		case c == '"':
+			p.pos = i + 1
+			if !utf8.Valid(buf) {
+				buf = []byte(string([]rune(string(buf))))
+			}
+			return p.checkStr(string(buf))
+		case c < 0x20:
+			p.pos = i
+			return "", p.fail("control character in string")
+		case c == '\\':
+			if i+1 >= len(d) {
+				p.pos = i
+				return "", p.fail("unexpected end of input in string")
+			}
+			e := d[i+1]
+			i += 2
+			switch e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := hex4(d, i)
+				if !ok {
+					p.pos = i
+					return "", p.fail("invalid \\u escape")
+				}
+				i += 4
+				if utf16.IsSurrogate(r) {
+					r2, ok2 := rune(0), false
+					if i+1 < len(d) && d[i] == '\\' && d[i+1] == 'u' {
+						r2, ok2 = hex4(d, i+2)
+					}
+					if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
+						r = dec
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				buf = utf8.AppendRune(buf, r)
+			default:
+				p.pos = i - 1
+				return "", p.fail("invalid escape")
+			}
+		default:
+			buf = append(buf, c)
+			i++
+		}
+	}
+	p.pos = i
+	return "", p.fail("unterminated string")
+}
+
+func (p *parser) checkStr(s string) (string, error) {
+	if len(s) > p.lim.MaxString {
+		return "", &limitError{fmt.Sprintf("a string longer than %d bytes", p.lim.MaxString)}
+	}
+	return s, nil
+}
+
+func hex4(d []byte, i int) (rune, bool) {
+	if i+4 > len(d) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(d[i:i+4]), 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	return rune(n), true
+}
