@@ -1,0 +1,77 @@
+package contentservice
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+)
+
+// errBearerMalformed means an Authorization header that is not
+// "Bearer <token>".
+var errBearerMalformed = errors.New("authorization header is not \"Bearer <token>\"")
+
+// errNoAuthorization means the request has no Authorization header.
+var errNoAuthorization = errors.New("no Authorization header")
+
+// bearerToken extracts the token of "Authorization: Bearer <token>". The
+// scheme is case-insensitive (RFC 9110 §11.1); the token must be one
+// non-empty word. Several Authorization headers are ambiguous and refused.
+func bearerToken(r *http.Request) (string, error) {
+	values := r.Header.Values("Authorization")
+	if len(values) == 0 {
+		return "", errNoAuthorization
+	}
+	if len(values) > 1 {
+		return "", errBearerMalformed
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(values[0]), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", errBearerMalformed
+	}
+	token = strings.TrimSpace(token)
+	if token == "" || strings.ContainsAny(token, " \t") {
+		return "", errBearerMalformed
+	}
+	return token, nil
+}
+
+// lookupAPIToken returns the index of the configured API token equal to
+// token, or -1. It compares SHA-256 digests in constant time against every
+// configured token, without stopping at a match, so that neither the
+// position nor the length of a match shows in the timing.
+func (h *Handler) lookupAPIToken(token string) int {
+	digest := sha256.Sum256([]byte(token))
+	found := -1
+	for i := range h.apiTokens {
+		eq := subtle.ConstantTimeCompare(digest[:], h.apiTokens[i].digest[:])
+		found = subtle.ConstantTimeSelect(eq, i, found)
+	}
+	return found
+}
+
+// lookupApp returns the index of the application whose client ID and
+// secret both match, or -1; constant-time over all applications.
+func (h *Handler) lookupApp(clientID, secret string) int {
+	idDigest := sha256.Sum256([]byte(clientID))
+	secretDigest := sha256.Sum256([]byte(secret))
+	found := -1
+	for i := range h.apps {
+		eq := subtle.ConstantTimeCompare(idDigest[:], h.apps[i].idDigest[:]) &
+			subtle.ConstantTimeCompare(secretDigest[:], h.apps[i].secretDigest[:])
+		found = subtle.ConstantTimeSelect(eq, i, found)
+	}
+	return found
+}
+
+// appByID returns the index of the application with the given client ID
+// (from a verified token, so not secret), or -1.
+func (h *Handler) appByID(clientID string) int {
+	for i := range h.apps {
+		if h.apps[i].clientID == clientID {
+			return i
+		}
+	}
+	return -1
+}

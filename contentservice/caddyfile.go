@@ -1,0 +1,193 @@
+package contentservice
+
+import (
+	"strings"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("content_service", parseCaddyfile)
+	// It answers requests itself, like respond; with pass_thru, the
+	// handlers ordered after it (reverse_proxy, file_server) still run.
+	httpcaddyfile.RegisterDirectiveOrder("content_service", httpcaddyfile.Before, "respond")
+}
+
+func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	handler := new(Handler)
+	err := handler.UnmarshalCaddyfile(h.Dispenser)
+	return handler, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	content_service [<matcher>] {
+//		signing_key <key>
+//		app <client_id> {
+//			secret        <client_secret>
+//			token         <api_token>...
+//			disabled
+//			editor_tokens
+//		}
+//		max_body   <size>
+//		rate_limit <requests> [per] <duration>
+//		pass_thru
+//	}
+//
+// signing_key and at least one app are required. app may be repeated, and
+// token may be repeated or list several tokens. Every value may be a
+// placeholder such as {env.SIGNING_KEY}, replaced when the config loads.
+// Literal values are checked here; placeholders when the config loads.
+func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // consume directive name
+	if d.NextArg() {
+		return d.Errf("content_service takes no arguments (got %q); configure it in its block", d.Val())
+	}
+	seen := make(map[string]bool)
+	once := func(name string) error {
+		if seen[name] {
+			return d.Errf("%s given twice", name)
+		}
+		seen[name] = true
+		return nil
+	}
+	for d.NextBlock(0) {
+		switch name := d.Val(); name {
+		case "signing_key":
+			if err := once(name); err != nil {
+				return err
+			}
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			h.SigningKey = d.Val()
+			if !hasPlaceholder(h.SigningKey) && len(h.SigningKey) < MinSigningKeyLen {
+				return d.Errf("signing_key: %d bytes; at least %d are required", len(h.SigningKey), MinSigningKeyLen)
+			}
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "app":
+			app, err := unmarshalApp(d)
+			if err != nil {
+				return err
+			}
+			h.Apps = append(h.Apps, app)
+		case "max_body":
+			if err := once(name); err != nil {
+				return err
+			}
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			h.MaxBody = d.Val()
+			if !hasPlaceholder(h.MaxBody) {
+				if _, err := parseSize(h.MaxBody); err != nil {
+					return d.Errf("max_body: %v", err)
+				}
+			}
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "rate_limit":
+			if err := once(name); err != nil {
+				return err
+			}
+			args := d.RemainingArgs()
+			if len(args) == 3 && args[1] == "per" {
+				args = []string{args[0], args[2]}
+			}
+			if len(args) != 2 {
+				return d.Errf("rate_limit: want <requests> [per] <duration>, got %d arguments", len(args))
+			}
+			h.RateLimit = &RateLimit{Requests: args[0], Window: args[1]}
+			if !hasPlaceholder(args[0]) {
+				if _, err := parseCount(args[0]); err != nil {
+					return d.Errf("rate_limit: %v", err)
+				}
+			}
+			if !hasPlaceholder(args[1]) {
+				if _, err := parseWindow(args[1]); err != nil {
+					return d.Errf("rate_limit: %v", err)
+				}
+			}
+		case "pass_thru":
+			if err := once(name); err != nil {
+				return err
+			}
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			h.PassThru = true
+		default:
+			return d.Errf("unrecognized content_service subdirective %q", name)
+		}
+	}
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+// unmarshalApp reads one app block; the dispenser is on "app".
+func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
+	var app App
+	if !d.NextArg() {
+		return app, d.Errf("app: missing client ID (app <client_id> { … })")
+	}
+	app.ClientID = d.Val()
+	if d.NextArg() {
+		return app, d.Errf("app %q: unexpected argument %q; the secret goes in the block", app.ClientID, d.Val())
+	}
+	seen := make(map[string]bool)
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		name := d.Val()
+		if name != "token" && seen[name] {
+			return app, d.Errf("app %q: %s given twice", app.ClientID, name)
+		}
+		seen[name] = true
+		switch name {
+		case "secret":
+			if !d.NextArg() {
+				return app, d.ArgErr()
+			}
+			app.ClientSecret = d.Val()
+			if d.NextArg() {
+				return app, d.ArgErr()
+			}
+		case "token":
+			tokens := d.RemainingArgs()
+			if len(tokens) == 0 {
+				return app, d.ArgErr()
+			}
+			app.Tokens = append(app.Tokens, tokens...)
+		case "disabled":
+			if d.NextArg() {
+				return app, d.ArgErr()
+			}
+			app.Disabled = true
+		case "editor_tokens":
+			if d.NextArg() {
+				return app, d.ArgErr()
+			}
+			app.EditorTokens = true
+		default:
+			return app, d.Errf("app %q: unrecognized subdirective %q", app.ClientID, name)
+		}
+	}
+	if app.ClientSecret == "" {
+		return app, d.Errf("app %q: secret is required", app.ClientID)
+	}
+	return app, nil
+}
+
+// hasPlaceholder reports whether a value holds a runtime placeholder
+// ({…}); such values are checked when the config loads.
+func hasPlaceholder(s string) bool {
+	return strings.Contains(s, "{") && strings.Contains(s, "}")
+}
+
+// Interface guard
+var _ caddyfile.Unmarshaler = (*Handler)(nil)

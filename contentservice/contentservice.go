@@ -1,0 +1,391 @@
+package contentservice
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
+	"go.uber.org/zap"
+
+	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/render"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// Limits and lifetimes fixed by the contracts (export.md, loginv2.md).
+const (
+	// DefaultMaxBody is the export body limit when max_body is not set.
+	DefaultMaxBody = 4 << 20
+	// AccessTokenTTL is how long an editor access token is valid.
+	AccessTokenTTL = 300 * time.Second
+	// RefreshWindow is how long after a login the editor may refresh.
+	RefreshWindow = 12 * time.Hour
+	// MinSigningKeyLen is the shortest accepted signing key, in bytes:
+	// HS256 keys shorter than the hash output weaken the MAC.
+	MinSigningKeyLen = 32
+)
+
+// Handler is a local content service: LoginV2 (editor tokens) and the
+// export endpoints, rendering design JSON to email HTML and plain text
+// with the render package. It answers
+//
+//	POST /loginV2                 client credentials -> editor token
+//	POST /loginV2/refresh         editor token -> fresh editor token
+//	POST /v1/message/html         design JSON -> HTML
+//	POST /v1/message/plain-text   design JSON -> plain text
+//
+// and, for any other path, a 404 JSON error (or, with pass_thru, the next
+// handler). Every string value may hold placeholders such as
+// {env.SIGNING_KEY}; they are replaced once, at provision.
+type Handler struct {
+	// SigningKey is the HS256 key that signs and verifies editor access
+	// tokens. Required; at least 32 bytes after placeholder replacement.
+	// Instances (replicas) sharing the key accept each other's tokens.
+	SigningKey string `json:"signing_key,omitempty"`
+
+	// Apps are the applications that may log in (client ID and secret)
+	// and export (API tokens). At least one is required.
+	Apps []App `json:"apps,omitempty"`
+
+	// MaxBody is the largest accepted export body, as a size such as
+	// "4MiB", "500KB" or "1048576" (bytes). Default 4 MiB.
+	MaxBody string `json:"max_body,omitempty"`
+
+	// RateLimit, when set, bounds export requests per API token (editor
+	// tokens share their application's budget). Unset means no limit.
+	RateLimit *RateLimit `json:"rate_limit,omitempty"`
+
+	// PassThru hands requests for paths the service does not serve to the
+	// next handler instead of answering 404, so that the service can share
+	// a site with other handlers (file_server, …).
+	PassThru bool `json:"pass_thru,omitempty"`
+
+	// Resolved configuration (placeholders replaced), never serialized.
+	signingKey []byte
+	apps       []resolvedApp
+	apiTokens  []apiToken
+	maxBody    int64
+	limiter    *limiter
+
+	// now is the clock; tests replace it.
+	now func() time.Time
+	// renderHTML and renderText render a decoded design; tests replace
+	// them (e.g. to check that a panicking renderer becomes a 4200).
+	renderHTML func(*design.Design) (*render.Output, error)
+	renderText func(*design.Design) (*render.Output, error)
+
+	logger *zap.Logger
+}
+
+// App is one application configured on the service.
+type App struct {
+	// ClientID identifies the application in LoginV2 requests.
+	ClientID string `json:"client_id,omitempty"`
+
+	// ClientSecret authenticates the application in LoginV2 requests.
+	ClientSecret string `json:"client_secret,omitempty"`
+
+	// Tokens are the CS API tokens accepted as "Authorization: Bearer
+	// <token>" on the export endpoints. A value whose replacement holds
+	// whitespace counts as several tokens, so one placeholder may carry a
+	// list (e.g. during a rotation).
+	Tokens []string `json:"tokens,omitempty"`
+
+	// Disabled makes LoginV2 and refresh answer 403 (code 5003) for this
+	// application and its API tokens answer 403 (code 4003).
+	Disabled bool `json:"disabled,omitempty"`
+
+	// EditorTokens also accepts this application's editor access tokens
+	// (from LoginV2) on the export endpoints; an expired one is answered
+	// 401 with code 4010. Off by default: editor tokens reach the browser,
+	// and the contract keeps exports for the server-side API token.
+	EditorTokens bool `json:"editor_tokens,omitempty"`
+}
+
+// RateLimit is a token bucket per API token: Requests requests per
+// Window, with bursts up to Requests.
+type RateLimit struct {
+	// Requests is the number of requests allowed per Window (a positive
+	// integer, placeholders allowed).
+	Requests string `json:"requests,omitempty"`
+
+	// Window is the period, as a Go/Caddy duration such as "1m" or "1h"
+	// (placeholders allowed).
+	Window string `json:"window,omitempty"`
+}
+
+// resolvedApp is an App after placeholder replacement; secrets are kept
+// as SHA-256 digests so that comparisons take the same time whatever
+// their lengths.
+type resolvedApp struct {
+	clientID     string
+	idDigest     [sha256.Size]byte
+	secretDigest [sha256.Size]byte
+	disabled     bool
+	editorTokens bool
+}
+
+// apiToken is one accepted export token, by digest, and its application.
+type apiToken struct {
+	digest [sha256.Size]byte
+	app    int
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.content_service",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision replaces placeholders and prepares digests, limits and the
+// rate limiter.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	return h.setup(caddy.NewReplacer())
+}
+
+// setup is Provision without a Caddy context (unit tests and benchmarks
+// call it directly).
+func (h *Handler) setup(repl *caddy.Replacer) error {
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.renderHTML == nil {
+		h.renderHTML = render.HTML
+	}
+	if h.renderText == nil {
+		h.renderText = render.PlainText
+	}
+	if h.logger == nil {
+		h.logger = zap.NewNop()
+	}
+
+	if h.SigningKey == "" {
+		return fmt.Errorf("signing_key is required (e.g. signing_key {env.SIGNING_KEY} with %d or more random bytes, such as the output of `openssl rand -base64 48`)", MinSigningKeyLen)
+	}
+	key, err := replace(repl, h.SigningKey)
+	if err != nil {
+		return fmt.Errorf("signing_key: %v", err)
+	}
+	if len(key) < MinSigningKeyLen {
+		return fmt.Errorf("signing_key: %d bytes after replacement; at least %d are required (e.g. `openssl rand -base64 48`)", len(key), MinSigningKeyLen)
+	}
+	h.signingKey = []byte(key)
+
+	if len(h.Apps) == 0 {
+		return fmt.Errorf("no app configured: add an app block with its client ID, secret and tokens")
+	}
+	h.apps = make([]resolvedApp, 0, len(h.Apps))
+	h.apiTokens = nil
+	seenIDs := make(map[string]bool)
+	seenTokens := make(map[[sha256.Size]byte]string)
+	for i, app := range h.Apps {
+		id, err := replaceRequired(repl, app.ClientID)
+		if err != nil {
+			return fmt.Errorf("app #%d: client_id: %v", i+1, err)
+		}
+		if seenIDs[id] {
+			return fmt.Errorf("app %q: client_id configured twice", id)
+		}
+		seenIDs[id] = true
+		secret, err := replaceRequired(repl, app.ClientSecret)
+		if err != nil {
+			return fmt.Errorf("app %q: secret: %v", id, err)
+		}
+		h.apps = append(h.apps, resolvedApp{
+			clientID:     id,
+			idDigest:     sha256.Sum256([]byte(id)),
+			secretDigest: sha256.Sum256([]byte(secret)),
+			disabled:     app.Disabled,
+			editorTokens: app.EditorTokens,
+		})
+		for j, raw := range app.Tokens {
+			value, err := replaceRequired(repl, raw)
+			if err != nil {
+				return fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
+			}
+			for _, tok := range strings.Fields(value) {
+				digest := sha256.Sum256([]byte(tok))
+				if other, dup := seenTokens[digest]; dup {
+					// The token itself is never printed.
+					return fmt.Errorf("app %q: token #%d is also configured for app %q", id, j+1, other)
+				}
+				seenTokens[digest] = id
+				h.apiTokens = append(h.apiTokens, apiToken{digest: digest, app: len(h.apps) - 1})
+			}
+		}
+	}
+
+	h.maxBody = DefaultMaxBody
+	if h.MaxBody != "" {
+		value, err := replaceRequired(repl, h.MaxBody)
+		if err != nil {
+			return fmt.Errorf("max_body: %v", err)
+		}
+		if h.maxBody, err = parseSize(value); err != nil {
+			return fmt.Errorf("max_body: %v", err)
+		}
+	}
+
+	h.limiter = nil
+	if h.RateLimit != nil {
+		n, window, err := h.RateLimit.resolve(repl)
+		if err != nil {
+			return fmt.Errorf("rate_limit: %v", err)
+		}
+		// One bucket per API token, then one per application for its
+		// editor tokens: a fixed set, so memory stays bounded.
+		h.limiter = newLimiter(len(h.apiTokens)+len(h.apps), n, window)
+	}
+	return nil
+}
+
+// Validate checks the resolved configuration. Provision already refused
+// anything unusable; this guards against a handler used unprovisioned.
+func (h *Handler) Validate() error {
+	if len(h.signingKey) < MinSigningKeyLen {
+		return fmt.Errorf("signing_key: not provisioned or shorter than %d bytes", MinSigningKeyLen)
+	}
+	if len(h.apps) == 0 {
+		return fmt.Errorf("no app configured")
+	}
+	if h.maxBody <= 0 {
+		return fmt.Errorf("max_body must be positive")
+	}
+	return nil
+}
+
+// resolve returns the request count and window of a rate limit.
+func (rl *RateLimit) resolve(repl *caddy.Replacer) (int, time.Duration, error) {
+	reqs, err := replaceRequired(repl, rl.Requests)
+	if err != nil {
+		return 0, 0, fmt.Errorf("requests: %v", err)
+	}
+	n, err := parseCount(reqs)
+	if err != nil {
+		return 0, 0, err
+	}
+	win, err := replaceRequired(repl, rl.Window)
+	if err != nil {
+		return 0, 0, fmt.Errorf("window: %v", err)
+	}
+	window, err := parseWindow(win)
+	if err != nil {
+		return 0, 0, err
+	}
+	return n, window, nil
+}
+
+// parseSize reads a positive byte size such as "4MiB" or "1048576".
+func parseSize(s string) (int64, error) {
+	size, err := humanize.ParseBytes(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size (e.g. 4MiB, 512KB, 1048576): %v", s, err)
+	}
+	if size == 0 || size > 1<<40 {
+		return 0, fmt.Errorf("%q: size must be between 1 byte and 1 TiB", s)
+	}
+	return int64(size), nil
+}
+
+// parseCount reads the positive request count of a rate limit.
+func parseCount(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a positive number of requests", s)
+	}
+	return n, nil
+}
+
+// parseWindow reads the positive period of a rate limit.
+func parseWindow(s string) (time.Duration, error) {
+	d, err := caddy.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (e.g. 1m, 1h): %v", s, err)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q: the window must be positive", s)
+	}
+	return d, nil
+}
+
+// replace replaces placeholders, refusing unknown ones and ones that are
+// empty, so that an unset environment variable is a load-time error rather
+// than an empty secret.
+func replace(repl *caddy.Replacer, s string) (string, error) {
+	return repl.ReplaceOrErr(s, true, true)
+}
+
+// replaceRequired is replace that also refuses an empty result.
+func replaceRequired(repl *caddy.Replacer, s string) (string, error) {
+	if strings.TrimSpace(s) == "" {
+		return "", fmt.Errorf("value is missing")
+	}
+	out, err := replace(repl, s)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(out) == "" {
+		return "", fmt.Errorf("value is empty after placeholder replacement")
+	}
+	return out, nil
+}
+
+// ServeHTTP dispatches the service's endpoints.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	switch r.URL.Path {
+	case PathLogin, PathRefresh:
+		w.Header().Set("X-Request-Id", requestID(r))
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeLoginError(w, http.StatusMethodNotAllowed, http.StatusMethodNotAllowed, "Method not allowed: use POST")
+			return nil
+		}
+		if r.URL.Path == PathLogin {
+			h.serveLogin(w, r)
+		} else {
+			h.serveRefresh(w, r)
+		}
+		return nil
+	case PathHTML:
+		h.serveExport(w, r, formatHTML)
+		return nil
+	case PathPlainText:
+		h.serveExport(w, r, formatText)
+		return nil
+	}
+	if h.PassThru {
+		return next.ServeHTTP(w, r)
+	}
+	w.Header().Set("X-Request-Id", requestID(r))
+	writeError(w, http.StatusNotFound, http.StatusNotFound, "Not found",
+		"this content service serves POST "+PathLogin+", "+PathRefresh+", "+PathHTML+" and "+PathPlainText)
+	return nil
+}
+
+// The endpoints' paths (match the request path exactly; use handle_path
+// to mount the service under a prefix).
+const (
+	PathLogin     = "/loginV2"
+	PathRefresh   = "/loginV2/refresh"
+	PathHTML      = "/v1/message/html"
+	PathPlainText = "/v1/message/plain-text"
+)
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)

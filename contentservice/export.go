@@ -1,0 +1,252 @@
+package contentservice
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/render"
+)
+
+// Export error codes (export.md).
+const (
+	CodeNoAuthorization  = 4001 // no Authorization header
+	CodeMalformedBearer  = 4005 // header present but not "Bearer <token>"
+	CodeForbiddenToken   = 4003 // unknown or revoked token
+	CodeTokenExpired     = 4010 // expired editor token (apps with editor_tokens)
+	CodeNotJSON          = 4100 // body is not JSON
+	CodeNotDesign        = 4101 // JSON but not a design
+	CodeBodyTooLarge     = 4130 // body over max_body (or a design bound)
+	CodeMediaType        = 4150 // media type other than JSON
+	CodeInternal         = 4200 // internal failure
+	CodeRateLimited      = 4290 // rate limit exceeded
+	maxWarningHeaders    = 20   // X-Design-Warnings values per response
+	maxWarningHeaderSize = 200  // bytes per value
+)
+
+// exportFormat is one of the two export endpoints.
+type exportFormat struct {
+	rawType  string // the raw form's media type, for Accept matching
+	rawCType string // the raw form's Content-Type
+	jsonKey  string // member of "body" in the JSON form
+}
+
+var (
+	formatHTML = exportFormat{rawType: "text/html", rawCType: "text/html; charset=utf-8", jsonKey: "html"}
+	formatText = exportFormat{rawType: "text/plain", rawCType: "text/plain; charset=utf-8", jsonKey: "text"}
+)
+
+// serveExport answers POST /v1/message/html and /v1/message/plain-text.
+// The checks run in this order: method, authentication, rate limit, media
+// type, size, design, rendering; so an unauthenticated caller learns
+// nothing about the body.
+func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, f exportFormat) {
+	id := requestID(r)
+	w.Header().Set("X-Request-Id", id)
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, http.StatusMethodNotAllowed, "Method not allowed", "use POST")
+		return
+	}
+
+	key, ok := h.authorizeExport(w, r)
+	if !ok {
+		return
+	}
+	if h.limiter != nil {
+		if allowed, wait := h.limiter.allow(key, h.now()); !allowed {
+			secs := retryAfterSeconds(wait)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeError(w, http.StatusTooManyRequests, CodeRateLimited, "Rate limit exceeded",
+				fmt.Sprintf("retry after %d s", secs))
+			return
+		}
+	}
+
+	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
+		writeError(w, http.StatusUnsupportedMediaType, CodeMediaType, "Unsupported media type",
+			"the body must be application/json")
+		return
+	}
+	if r.ContentLength > h.maxBody {
+		h.writeTooLarge(w)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			h.writeTooLarge(w)
+			return
+		}
+		writeError(w, http.StatusBadRequest, CodeNotJSON, "Body unreadable", "the request body could not be read")
+		return
+	}
+
+	out, failure := h.renderSafely(body, f)
+	if failure != nil {
+		if failure.status == http.StatusInternalServerError {
+			h.logger.Error("content_service: rendering failed",
+				zap.String("request_id", id),
+				zap.String("path", r.URL.Path),
+				zap.Int("body_bytes", len(body)),
+				zap.String("error", failure.internal),
+				zap.String("stack", failure.stack))
+			writeError(w, http.StatusInternalServerError, CodeInternal, "Internal error", "request id "+id)
+			return
+		}
+		writeError(w, failure.status, failure.code, failure.message, failure.details)
+		return
+	}
+
+	setWarnings(w.Header(), out.Warnings)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if wantsJSON(r.Header.Values("Accept"), f.rawType) {
+		wrapped, err := marshalJSON(map[string]map[string]string{"body": {f.jsonKey: string(out.Body)}})
+		if err != nil {
+			// Only invalid UTF-8 would be replaced, never an error.
+			writeError(w, http.StatusInternalServerError, CodeInternal, "Internal error", "request id "+id)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(wrapped)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(wrapped)
+		return
+	}
+	w.Header().Set("Content-Type", f.rawCType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(out.Body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out.Body)
+}
+
+func (h *Handler) writeTooLarge(w http.ResponseWriter) {
+	writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "Body too large",
+		fmt.Sprintf("the limit is %d bytes", h.maxBody))
+}
+
+// authorizeExport checks the bearer token. It returns the rate-limit key
+// of the caller, or false after answering the failure. Tokens are never
+// echoed or logged.
+func (h *Handler) authorizeExport(w http.ResponseWriter, r *http.Request) (int, bool) {
+	token, err := bearerToken(r)
+	if errors.Is(err, errNoAuthorization) {
+		writeError(w, http.StatusUnauthorized, CodeNoAuthorization, "Missing Authorization header",
+			"send Authorization: Bearer <CS API token>")
+		return 0, false
+	}
+	if err != nil {
+		writeError(w, http.StatusUnauthorized, CodeMalformedBearer, "Malformed Authorization header",
+			"expected Authorization: Bearer <token>")
+		return 0, false
+	}
+	if i := h.lookupAPIToken(token); i >= 0 {
+		if h.apps[h.apiTokens[i].app].disabled {
+			writeError(w, http.StatusForbidden, CodeForbiddenToken, "Forbidden", "the token is revoked")
+			return 0, false
+		}
+		return i, true
+	}
+	// Not an API token: maybe an editor token of an application that
+	// allows them. Editor tokens share their application's budget.
+	if claims, err := h.parseEditorToken(token); err == nil {
+		if app := h.appByID(claims.ClientID); app >= 0 && h.apps[app].editorTokens && !h.apps[app].disabled {
+			if h.tokenExpired(claims) {
+				writeError(w, http.StatusUnauthorized, CodeTokenExpired, "Token expired",
+					"refresh the editor token (POST "+PathRefresh+")")
+				return 0, false
+			}
+			return len(h.apiTokens) + app, true
+		}
+	}
+	writeError(w, http.StatusForbidden, CodeForbiddenToken, "Forbidden", "unknown or revoked token")
+	return 0, false
+}
+
+// renderFailure is a failed export, before it is written.
+type renderFailure struct {
+	status, code     int
+	message, details string
+	internal, stack  string // for the log of a 500, never the response
+}
+
+// renderSafely decodes and renders body, turning decode errors into the
+// contract's codes and any panic into a 500, so that no input can take the
+// server down.
+func (h *Handler) renderSafely(body []byte, f exportFormat) (out *render.Output, failure *renderFailure) {
+	defer func() {
+		if v := recover(); v != nil {
+			out = nil
+			failure = &renderFailure{status: http.StatusInternalServerError,
+				internal: fmt.Sprintf("panic: %v", v), stack: string(debug.Stack())}
+		}
+	}()
+	d, err := design.Decode(body)
+	if err != nil {
+		return nil, classifyDecodeError(err)
+	}
+	renderFn := h.renderHTML
+	if f == formatText {
+		renderFn = h.renderText
+	}
+	out, err = renderFn(d)
+	if err != nil {
+		return nil, &renderFailure{status: http.StatusInternalServerError, internal: err.Error()}
+	}
+	if out == nil {
+		return nil, &renderFailure{status: http.StatusInternalServerError, internal: "renderer returned no output"}
+	}
+	return out, nil
+}
+
+// classifyDecodeError maps design.Decode errors to the contract. An error
+// of no known kind is the decoder's fault, hence a 500.
+func classifyDecodeError(err error) *renderFailure {
+	var pathErr *design.PathError
+	switch {
+	case errors.As(err, &pathErr):
+		return &renderFailure{status: http.StatusBadRequest, code: CodeNotDesign,
+			message: "Invalid design", details: pathErr.Path + ": " + pathErr.Msg}
+	case errors.Is(err, design.ErrTooLarge):
+		return &renderFailure{status: http.StatusRequestEntityTooLarge, code: CodeBodyTooLarge,
+			message: "Design too large", details: err.Error()}
+	case errors.Is(err, design.ErrNotJSON):
+		return &renderFailure{status: http.StatusBadRequest, code: CodeNotJSON,
+			message: "Body is not JSON", details: err.Error()}
+	}
+	return &renderFailure{status: http.StatusInternalServerError, internal: "decode: " + err.Error()}
+}
+
+// setWarnings lists the renderer's warnings in X-Design-Warnings, one
+// header value each, reduced to printable ASCII (header values cannot
+// carry control characters, and warnings quote parts of the design).
+func setWarnings(hdr http.Header, warnings []string) {
+	for i, warning := range warnings {
+		if i == maxWarningHeaders {
+			hdr.Add("X-Design-Warnings", fmt.Sprintf("%d more warnings", len(warnings)-i))
+			break
+		}
+		hdr.Add("X-Design-Warnings", headerSafe(warning, maxWarningHeaderSize))
+	}
+}
+
+// headerSafe keeps printable ASCII of s, other bytes as '?', and cuts at
+// max bytes.
+func headerSafe(s string, max int) string {
+	var sb strings.Builder
+	for i := 0; i < len(s) && sb.Len() < max; i++ {
+		c := s[i]
+		if c < 0x20 || c > 0x7e {
+			c = '?'
+		}
+		sb.WriteByte(c)
+	}
+	return sb.String()
+}

@@ -1,0 +1,213 @@
+package contentservice
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// LoginV2 error codes (loginv2.md).
+const (
+	CodeLoginMediaType     = 5001 // Content-Type not JSON
+	CodeLoginCredentials   = 5002 // client_id/client_secret unknown or not matching
+	CodeLoginDisabled      = 5003 // application disabled
+	CodeLoginUID           = 5005 // uid missing, not a string, or with other characters
+	CodeRefreshExpired     = 5101 // refresh_until has passed
+	maxLoginBody           = 64 << 10
+	maxUIDLen              = 256
+	tokenIssuer            = "content_service"
+	tokenAudience          = "editor"
+	loginTokenTypeResponse = "Bearer"
+)
+
+// loginRequest is the LoginV2 request body; the members stay raw so that
+// a uid that is a JSON number can be told from a missing one.
+type loginRequest struct {
+	ClientID     json.RawMessage `json:"client_id"`
+	ClientSecret json.RawMessage `json:"client_secret"`
+	UID          json.RawMessage `json:"uid"`
+}
+
+// loginResponse is the LoginV2 (and refresh) 200 body, exactly the
+// contract's fields in the contract's order.
+type loginResponse struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int    `json:"expires_in"`
+	RefreshUntil int64  `json:"refresh_until"`
+	UID          string `json:"uid"`
+	V2           bool   `json:"v2"`
+}
+
+// editorClaims are the claims of an editor access token: the user (sub),
+// the application (cid) and the end of the refresh window (rfu, Unix s).
+type editorClaims struct {
+	ClientID     string `json:"cid"`
+	RefreshUntil int64  `json:"rfu"`
+	jwt.RegisteredClaims
+}
+
+// serveLogin answers POST /loginV2.
+func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) {
+	if !isJSONMediaType(r.Header.Get("Content-Type")) {
+		writeLoginError(w, http.StatusUnsupportedMediaType, CodeLoginMediaType, "Content-Type must be application/json")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxLoginBody))
+	if err != nil {
+		writeLoginError(w, http.StatusBadRequest, http.StatusBadRequest, "Request body unreadable or over 64 KiB")
+		return
+	}
+	var req loginRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeLoginError(w, http.StatusBadRequest, http.StatusBadRequest, "Request body must be a JSON object")
+		return
+	}
+	// A missing or non-string client_id or secret simply does not match.
+	var clientID, secret string
+	_ = json.Unmarshal(req.ClientID, &clientID)
+	_ = json.Unmarshal(req.ClientSecret, &secret)
+	app := h.lookupApp(clientID, secret)
+	if app < 0 {
+		writeLoginError(w, http.StatusUnauthorized, CodeLoginCredentials, "Unknown client_id or client_secret")
+		return
+	}
+	if h.apps[app].disabled {
+		writeLoginError(w, http.StatusForbidden, CodeLoginDisabled, "Application disabled")
+		return
+	}
+	uid, ok := parseUID(req.UID)
+	if !ok {
+		writeLoginError(w, http.StatusBadRequest, CodeLoginUID, "uid must be a string of letters, digits, _ and - (1 to 256 characters)")
+		return
+	}
+	now := h.now()
+	h.issueToken(w, h.apps[app].clientID, uid, now.Add(RefreshWindow).Unix())
+}
+
+// serveRefresh answers POST /loginV2/refresh: any token this service (or
+// a replica with the same key) signed, expired or not, buys a new one
+// until its refresh_until.
+func (h *Handler) serveRefresh(w http.ResponseWriter, r *http.Request) {
+	raw, err := bearerToken(r)
+	if err != nil {
+		writeLoginError(w, http.StatusUnauthorized, http.StatusUnauthorized, "Authorization must be \"Bearer <access_token>\"")
+		return
+	}
+	claims, err := h.parseEditorToken(raw)
+	if err != nil {
+		writeLoginError(w, http.StatusUnauthorized, http.StatusUnauthorized, "Invalid access token")
+		return
+	}
+	app := h.appByID(claims.ClientID)
+	if app < 0 {
+		writeLoginError(w, http.StatusUnauthorized, http.StatusUnauthorized, "Invalid access token")
+		return
+	}
+	if h.apps[app].disabled {
+		writeLoginError(w, http.StatusForbidden, CodeLoginDisabled, "Application disabled")
+		return
+	}
+	if h.now().Unix() >= claims.RefreshUntil {
+		writeLoginError(w, http.StatusUnauthorized, CodeRefreshExpired, "expired token cannot be refreshed")
+		return
+	}
+	h.issueToken(w, claims.ClientID, claims.Subject, claims.RefreshUntil)
+}
+
+// issueToken signs a new access token and answers with the LoginV2 body.
+func (h *Handler) issueToken(w http.ResponseWriter, clientID, uid string, refreshUntil int64) {
+	now := h.now()
+	var jti [12]byte
+	_, _ = rand.Read(jti[:])
+	claims := editorClaims{
+		ClientID:     clientID,
+		RefreshUntil: refreshUntil,
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    tokenIssuer,
+			Subject:   uid,
+			Audience:  jwt.ClaimStrings{tokenAudience},
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(AccessTokenTTL)),
+			ID:        hex.EncodeToString(jti[:]),
+		},
+	}
+	signed, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(h.signingKey)
+	if err != nil {
+		// HMAC signing of a marshalable struct does not fail; answer in
+		// the contract's shape all the same.
+		writeLoginError(w, http.StatusInternalServerError, http.StatusInternalServerError, "Token signing failed")
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, loginResponse{
+		AccessToken:  signed,
+		TokenType:    loginTokenTypeResponse,
+		ExpiresIn:    int(AccessTokenTTL / time.Second),
+		RefreshUntil: refreshUntil,
+		UID:          uid,
+		V2:           true,
+	})
+}
+
+// errTokenClaims means a well-signed token whose claims are not ours.
+var errTokenClaims = errors.New("token claims are not an editor token's")
+
+// parseEditorToken verifies the signature (HS256 only) and the fixed
+// claims of an editor token. Expiry is not checked here: refresh accepts
+// expired tokens, and the export path checks it itself to answer 4010.
+func (h *Handler) parseEditorToken(raw string) (*editorClaims, error) {
+	var claims editorClaims
+	parser := jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithoutClaimsValidation(),
+	)
+	_, err := parser.ParseWithClaims(raw, &claims, func(*jwt.Token) (any, error) {
+		return h.signingKey, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if claims.Issuer != tokenIssuer || len(claims.Audience) != 1 || claims.Audience[0] != tokenAudience ||
+		claims.ExpiresAt == nil || claims.RefreshUntil == 0 || claims.ClientID == "" || !validUID(claims.Subject) {
+		return nil, errTokenClaims
+	}
+	return &claims, nil
+}
+
+// tokenExpired reports whether an editor token's exp has passed.
+func (h *Handler) tokenExpired(c *editorClaims) bool {
+	return !h.now().Before(c.ExpiresAt.Time)
+}
+
+// parseUID reads the uid member: a JSON string of letters, digits, _ and -.
+func parseUID(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var uid string
+	if err := json.Unmarshal(raw, &uid); err != nil {
+		return "", false
+	}
+	return uid, validUID(uid)
+}
+
+// validUID reports whether uid is 1 to 256 ASCII letters, digits, _ or -.
+func validUID(uid string) bool {
+	if uid == "" || len(uid) > maxUIDLen {
+		return false
+	}
+	for i := 0; i < len(uid); i++ {
+		c := uid[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,148 @@
+package contentservice
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+// exportError is the error object of the export endpoints (export.md).
+type exportError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Details string `json:"details"`
+}
+
+// loginError is the error object of the LoginV2 endpoints (loginv2.md).
+type loginError struct {
+	Code       int    `json:"code"`
+	Message    string `json:"message"`
+	StatusCode int    `json:"status_code"`
+}
+
+// writeError answers with the export error object. Where the contract
+// defines no code (404, 405), code is the HTTP status.
+func writeError(w http.ResponseWriter, status, code int, message, details string) {
+	writeJSON(w, status, exportError{Code: code, Message: message, Details: details})
+}
+
+// writeLoginError answers with the LoginV2 error object.
+func writeLoginError(w http.ResponseWriter, status, code int, message string) {
+	writeJSON(w, status, loginError{Code: code, Message: message, StatusCode: status})
+}
+
+// writeJSON answers with v as JSON. Marshalling our own small structs of
+// strings and ints cannot fail.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, _ := marshalJSON(v)
+	hdr := w.Header()
+	hdr.Set("Content-Type", "application/json")
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// marshalJSON is json.Marshal without HTML escaping: the bodies carry HTML
+// documents, and "\u003c" for every "<" only makes them larger.
+func marshalJSON(v any) ([]byte, error) {
+	var sb strings.Builder
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(strings.TrimSuffix(sb.String(), "\n")), nil
+}
+
+// requestID returns the request's id: Caddy's {http.request.uuid} when the
+// request went through a Caddy server (so that access logs carry the same
+// id), else a random one.
+func requestID(r *http.Request) string {
+	ctx := r.Context()
+	if repl, ok := ctx.Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		// The uuid placeholder needs these two context values, which
+		// Caddy's server sets; without them it would panic.
+		_, hasExtra := ctx.Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields)
+		_, hasVars := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any)
+		if hasExtra && hasVars {
+			if id := repl.ReplaceAll("{http.request.uuid}", ""); id != "" {
+				return id
+			}
+		}
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// isJSONMediaType reports whether a Content-Type names JSON
+// (application/json or a +json type such as application/ld+json).
+func isJSONMediaType(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+// wantsJSON reports whether the Accept header prefers the JSON wrapper to
+// the raw form (rawType: text/html or text/plain). The raw form wins ties
+// and is the answer when Accept is absent or names neither, since it is
+// the contract's default.
+func wantsJSON(accept []string, rawType string) bool {
+	if len(accept) == 0 {
+		return false
+	}
+	jsonQ := acceptQuality(accept, "application/json")
+	rawQ := acceptQuality(accept, rawType)
+	return jsonQ > rawQ
+}
+
+// acceptQuality returns the quality the Accept header values give to the
+// media type mt (type/subtype, lower case), following the most specific
+// matching range as RFC 9110 §12.5.1 asks. Unmatched types get 0.
+func acceptQuality(accept []string, mt string) float64 {
+	typ, _, _ := strings.Cut(mt, "/")
+	best, bestSpecificity := 0.0, -1
+	for _, header := range accept {
+		for _, part := range strings.Split(header, ",") {
+			rng, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			rng = strings.ToLower(strings.TrimSpace(rng))
+			specificity := -1
+			switch {
+			case rng == mt:
+				specificity = 2
+			case rng == typ+"/*":
+				specificity = 1
+			case rng == "*/*":
+				specificity = 0
+			}
+			if specificity < 0 || specificity < bestSpecificity {
+				continue
+			}
+			q := 1.0
+			for _, p := range strings.Split(params, ";") {
+				name, value, ok := strings.Cut(strings.TrimSpace(p), "=")
+				if ok && strings.EqualFold(strings.TrimSpace(name), "q") {
+					if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil && v >= 0 && v <= 1 {
+						q = v
+					} else {
+						q = 0
+					}
+				}
+			}
+			if specificity > bestSpecificity || q > best {
+				best, bestSpecificity = q, specificity
+			}
+		}
+	}
+	return best
+}
