@@ -1,0 +1,356 @@
+package design
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// doc wraps one row in a minimal design.
+func doc(body, row string) string {
+	if body == "" {
+		body = `{}`
+	}
+	return `{"page":{"body":` + body + `,"rows":[` + row + `]}}`
+}
+
+func rowWith(module string) string {
+	return `{"columns":[{"grid-columns":12,"modules":[` + module + `]}]}`
+}
+
+func TestDecodeVariations(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		check func(t *testing.T, d *Design)
+	}{
+		{"messageWidth px string is the content width",
+			doc(`{"content":{"style":{"width":"500px"},"computedStyle":{"messageWidth":"640px"}}}`, rowWith("")),
+			func(t *testing.T, d *Design) { eq(t, d.Page.Body.Width, 640) }},
+		{"messageWidth as a number",
+			doc(`{"content":{"computedStyle":{"messageWidth":720}}}`, rowWith("")),
+			func(t *testing.T, d *Design) { eq(t, d.Page.Body.Width, 720) }},
+		{"missing messageWidth falls back to the content width then the default",
+			doc(`{"content":{"style":{"width":"550px"}}}`, rowWith("")),
+			func(t *testing.T, d *Design) { eq(t, d.Page.Body.Width, 550) }},
+		{"absurd messageWidth is clamped",
+			doc(`{"content":{"computedStyle":{"messageWidth":"83px"}}}`, rowWith("")),
+			func(t *testing.T, d *Design) { eq(t, d.Page.Body.Width, MinWidth) }},
+		{"unusable messageWidth uses the default",
+			doc(`{"content":{"computedStyle":{"messageWidth":"auto"}}}`, rowWith("")),
+			func(t *testing.T, d *Design) { eq(t, d.Page.Body.Width, DefaultWidth) }},
+		{"legacy body type spelling and era",
+			`{"page":{"template":{"version":"0.0.1"},"body":{"type":"mailup-bee-page-proprerties"},"rows":[]}}`,
+			func(t *testing.T, d *Design) { eq(t, d.Page.Era, EraLegacy) }},
+		{"current era from paragraph modules",
+			doc("", rowWith(`{"type":"mailup-bee-newsletter-modules-paragraph","descriptor":{"paragraph":{"html":"x"}}}`)),
+			func(t *testing.T, d *Design) { eq(t, d.Page.Era, EraCurrent) }},
+		{"classic era",
+			`{"page":{"template":{"version":"2.0.0"},"body":{},"rows":[]}}`,
+			func(t *testing.T, d *Design) { eq(t, d.Page.Era, EraClassic) }},
+		{"descriptor and mobileStyle as []",
+			doc("", rowWith(`{"type":"mailup-bee-newsletter-modules-empty","descriptor":[]},{"type":"mailup-bee-newsletter-modules-image","descriptor":{"image":{"src":"a.png"},"mobileStyle":[]}}`)),
+			func(t *testing.T, d *Design) {
+				m := d.Page.Rows[0].Columns[0].Modules
+				eq(t, m[0].Kind, KindEmpty)
+				eq(t, m[0].Descriptor.Kind, Object)
+				eq(t, m[1].Mobile.Len(), 0)
+				eq(t, m[1].Content().Get("src").Text(), "a.png")
+			}},
+		{"comments as [] and unknown siblings are kept",
+			`{"page":{"rows":[]},"comments":[],"language":"it-IT"}`,
+			func(t *testing.T, d *Design) { eq(t, d.Root.Get("language").Text(), "it-IT") }},
+		{"image width number, float, px string, percent",
+			doc("", rowWith(`{"type":"mailup-bee-newsletter-modules-image","descriptor":{"computedStyle":{"width":338.5}}},{"type":"mailup-bee-newsletter-modules-image","descriptor":{"computedStyle":{"width":"251.99999999999997px"}}},{"type":"mailup-bee-newsletter-modules-image","descriptor":{"computedStyle":{"width":"100%"}}}`)),
+			func(t *testing.T, d *Design) {
+				m := d.Page.Rows[0].Columns[0].Modules
+				px, ok := m[0].Computed.Px("width")
+				eq(t, px, 338.5)
+				eq(t, ok, true)
+				px, _ = m[1].Computed.Px("width")
+				eq(t, px, 251.99999999999997)
+				_, ok = m[2].Computed.Px("width")
+				eq(t, ok, false)
+				n, unit, _ := m[2].Computed.Value("width").Number()
+				eq(t, n, 100.0)
+				eq(t, unit, "%")
+			}},
+		{"vertical-align spelling and row flags",
+			doc("", `{"content":{"computedStyle":{"vertical-align":"middle","rowColStackOnMobile":false,"rowReverseColStackOnMobile":true,"hideContentOnMobile":true,"columnsSpacing":"20px"}},"columns":[{"grid-columns":6},{"grid-columns":6}]}`),
+			func(t *testing.T, d *Design) {
+				r := d.Page.Rows[0]
+				eq(t, r.VerticalAlign, "middle")
+				eq(t, r.StackOnMobile, false)
+				eq(t, r.ReverseOnMobile, true)
+				eq(t, r.HideOnMobile, true)
+				eq(t, r.ColumnsSpacing, 20.0)
+			}},
+		{"rowColStackOnMobile defaults to true",
+			doc("", rowWith("")),
+			func(t *testing.T, d *Design) { eq(t, d.Page.Rows[0].StackOnMobile, true) }},
+		{"grid-columns missing or out of range are normalised",
+			doc("", `{"columns":[{"grid-columns":4},{},{"grid-columns":40}]}`),
+			func(t *testing.T, d *Design) {
+				c := d.Page.Rows[0].Columns
+				eq(t, []int{c[0].Grid, c[1].Grid, c[2].Grid}, []int{4, 4, 4})
+			}},
+		{"grid-columns as a numeric string",
+			doc("", `{"columns":[{"grid-columns":"8"},{"grid-columns":4}]}`),
+			func(t *testing.T, d *Design) { eq(t, d.Page.Rows[0].Columns[0].Grid, 8) }},
+		{"web fonts: legacy keys and misplaced page.webFonts",
+			`{"page":{"webFonts":[{"fontName":"Lato","family":"'Lato', sans-serif","url":"https://fonts.googleapis.com/css?family=Lato"},"junk"],"rows":[]}}`,
+			func(t *testing.T, d *Design) {
+				eq(t, d.Page.Body.WebFonts, []WebFont{{Name: "Lato", FontFamily: "'Lato', sans-serif", URL: "https://fonts.googleapis.com/css?family=Lato"}})
+			}},
+		{"head meta and RTL",
+			`{"page":{"head":{"meta":{"lang":"ar","title":"T","preheader":"P"}},"body":{"content":{"style":{"direction":"RTL"}}},"rows":[]}}`,
+			func(t *testing.T, d *Design) {
+				eq(t, d.Page.Meta, Meta{Lang: "ar", Title: "T", Preheader: "P"})
+				eq(t, d.Page.Body.Direction, "rtl")
+			}},
+		{"addon renders by contentType",
+			doc("", rowWith(`{"type":"mailup-bee-newsletter-modules-addon","contentType":"image","descriptor":{"image":{"src":"g.gif"}}}`)),
+			func(t *testing.T, d *Design) {
+				m := &d.Page.Rows[0].Columns[0].Modules[0]
+				eq(t, m.EffectiveKind(), KindImage)
+				eq(t, m.Content().Get("src").Text(), "g.gif")
+			}},
+		{"icons and menu content keys",
+			doc("", rowWith(`{"type":"mailup-bee-newsletter-modules-menu","descriptor":{"menuItemsList":{"items":[{"text":"Home","link":{"href":"{{home}}"}}]}}}`)),
+			func(t *testing.T, d *Design) {
+				eq(t, d.Page.Rows[0].Columns[0].Modules[0].Content().At("items").Index(0).Get("text").Text(), "Home")
+			}},
+		{"BOM is accepted",
+			"\xef\xbb\xbf" + `{"page":{"rows":[]}}`,
+			func(t *testing.T, d *Design) { eq(t, len(d.Page.Rows), 0) }},
+		{"null members are absent",
+			doc(`{"container":null,"content":{"computedStyle":null}}`, `{"container":null,"columns":[{"style":null,"modules":null}]}`),
+			func(t *testing.T, d *Design) { eq(t, len(d.Page.Rows[0].Columns[0].Modules), 0) }},
+		{"escapes decode",
+			doc("", rowWith(`{"type":"mailup-bee-newsletter-modules-html","descriptor":{"html":{"html":"a\u00e9\ud83d\ude00\n\"\/"}}}`)),
+			func(t *testing.T, d *Design) {
+				eq(t, d.Page.Rows[0].Columns[0].Modules[0].Content().Get("html").Text(), "aé😀\n\"/")
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := Decode([]byte(tt.in))
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			tt.check(t, d)
+		})
+	}
+}
+
+func eq[T any](t *testing.T, got, want T) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v, want %#v", got, want)
+	}
+}
+
+func TestDecodePathErrors(t *testing.T) {
+	tests := []struct {
+		in, path, msg string
+	}{
+		{`[]`, "$", "JSON object"},
+		{`{"rows":[]}`, "$", `missing "page"`},
+		{`{"page":"x"}`, "page", "must be an object"},
+		{`{"page":{}}`, "page", `missing "rows"`},
+		{`{"page":{"rows":{}}}`, "page.rows", "must be an array"},
+		{`{"page":{"body":5,"rows":[]}}`, "page.body", "must be an object"},
+		{`{"page":{"rows":[1]}}`, "page.rows[0]", "row must be an object"},
+		{`{"page":{"rows":[{"columns":[]},{}]}}`, "page.rows[1]", `missing "columns"`},
+		{`{"page":{"rows":[{"columns":{}}]}}`, "page.rows[0].columns", "must be an array"},
+		{`{"page":{"rows":[{"columns":[{"grid-columns":true}]}]}}`, "page.rows[0].columns[0]", "grid-columns"},
+		{`{"page":{"rows":[{"columns":[{"modules":"x"}]}]}}`, "page.rows[0].columns[0].modules", "must be an array"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{}]}]}]}}`, "page.rows[0].columns[0].modules[0]", `missing module "type"`},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":3}]}]}]}}`, "page.rows[0].columns[0].modules[0]", "type must be a string"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"x","descriptor":[1]}]}]}]}}`, "page.rows[0].columns[0].modules[0].descriptor", "must be an object"},
+		{`{"page":{"rows":[{"columns":[]},{},{},{"columns":[{"modules":[]},{"modules":[{"type":"t"},{"type":"t"},{"type":"mailup-bee-newsletter-modules-image","descriptor":{"image":{"src":{}}}}]}]}]}}`,
+			"page.rows[3]", ""}, // rows[1] has no columns: the first problem wins
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"t"},{"type":"t"},{"type":"mailup-bee-newsletter-modules-image","descriptor":{"image":{"src":{}}}}]}]}]}}`,
+			"page.rows[0].columns[0].modules[2]", "descriptor.image.src must be a string"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-social","descriptor":{"iconsList":{"icons":[{"image":{"href":[]}}]}}}]}]}]}}`,
+			"page.rows[0].columns[0].modules[0]", "descriptor.iconsList.icons[0].image.href must be a string"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-menu","descriptor":{"menuItemsList":{"items":[{"text":1,"link":{"href":false}}]}}}]}]}]}}`,
+			"page.rows[0].columns[0].modules[0]", "items[0].link.href must be a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := Decode([]byte(tt.in))
+			var pe *PathError
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want a *PathError", err)
+			}
+			if tt.path == "page.rows[3]" { // documents the first-problem rule
+				if pe.Path != "page.rows[1]" {
+					t.Errorf("path %q, want page.rows[1]", pe.Path)
+				}
+				return
+			}
+			if pe.Path != tt.path || !strings.Contains(pe.Msg, tt.msg) {
+				t.Errorf("got %q: %q, want %q containing %q", pe.Path, pe.Msg, tt.path, tt.msg)
+			}
+			if errors.Is(err, ErrNotJSON) || errors.Is(err, ErrTooLarge) {
+				t.Error("a path error must not be ErrNotJSON/ErrTooLarge")
+			}
+		})
+	}
+}
+
+func TestDecodeNotJSON(t *testing.T) {
+	for _, in := range []string{``, `{`, `{"page":}`, `nul`, `{"a":1,}`, `[1 2]`, `"\x"`, "\"a\x01\"", `01`, `1.`, `{"page":{"rows":[]}} x`, `-`, `1e`, `"\ud800` + `"`[:0]} {
+		_, err := Decode([]byte(in))
+		if !errors.Is(err, ErrNotJSON) {
+			t.Errorf("%q: err = %v, want ErrNotJSON", in, err)
+		}
+	}
+}
+
+func TestDecodeLimits(t *testing.T) {
+	deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
+	tests := []struct {
+		name string
+		in   string
+		lim  Limits
+	}{
+		{"size", `{"page":{"rows":[]}}`, Limits{MaxBytes: 10}},
+		{"depth", `{"page":{"rows":[],"x":` + deep + `}}`, Limits{}},
+		{"values", `{"page":{"rows":[],"x":[1,2,3,4,5,6,7,8,9,10]}}`, Limits{MaxValues: 8}},
+		{"items", `{"page":{"rows":[],"x":[1,2,3,4,5,6,7,8,9,10]}}`, Limits{MaxItems: 5}},
+		{"string", `{"page":{"rows":[],"x":"` + strings.Repeat("a", 100) + `"}}`, Limits{MaxString: 50}},
+		{"rows", `{"page":{"rows":[{"columns":[]},{"columns":[]}]}}`, Limits{MaxRows: 1}},
+		{"columns", `{"page":{"rows":[{"columns":[{},{},{}]}]}}`, Limits{MaxColumns: 2}},
+		{"modules", doc("", rowWith(`{"type":"a"},{"type":"b"}`)), Limits{MaxModules: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeWithLimits([]byte(tt.in), tt.lim)
+			if !errors.Is(err, ErrTooLarge) {
+				t.Errorf("err = %v, want ErrTooLarge", err)
+			}
+			// Within the default limits the same input is fine (except
+			// the depth case, which is over the default on purpose).
+			if tt.name != "depth" {
+				if _, err := Decode([]byte(tt.in)); err != nil {
+					t.Errorf("default limits: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestEncodeKeepsUnknownMembersInOrder(t *testing.T) {
+	in := `{"page":{"zeta":1,"rows":[{"columns":[{"grid-columns":12,"x-custom":{"b":[1,2.50,true,null],"a":"\u003c"},"modules":[]}],"uuid":"u"}],"alpha":"é"},"comments":{}}`
+	d, err := Decode([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := d.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := json.Marshal(d); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"page":{"zeta":1,"rows":[{"columns":[{"grid-columns":12,"x-custom":{"b":[1,2.50,true,null],"a":"<"},"modules":[]}],"uuid":"u"}],"alpha":"é"},"comments":{}}`
+	if string(out) != want {
+		t.Errorf("got  %s\nwant %s", out, want)
+	}
+}
+
+func TestInventory(t *testing.T) {
+	in := doc("", `{"columns":[{"grid-columns":6,"modules":[
+		{"type":"mailup-bee-newsletter-modules-text","descriptor":{"text":{"html":"<p>Hello <b>{{name}}</b>,&nbsp;<a href=\"https://x.test/?a=1&amp;b=2\">go</a><script>alert(1)</script><a href=\"javascript:alert(1)\">bad</a></p>"}}},
+		{"type":"mailup-bee-newsletter-modules-image","descriptor":{"image":{"src":"$img$","href":"","alt":"A"}}},
+		{"type":"mailup-bee-newsletter-modules-unknown-thing","descriptor":{"text":{"html":"ignored"}}}
+	]},{"grid-columns":6,"modules":[
+		{"type":"mailup-bee-newsletter-modules-button","descriptor":{"button":{"label":"<p>Buy</p>","href":"{{ buy_url }}"}}},
+		{"type":"mailup-bee-newsletter-modules-menu","descriptor":{"menuItemsList":{"items":[{"text":"Home","link":{"href":"www.example.com"}}]}}}
+	]}]}`)
+	d, err := Decode([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := d.Inventory()
+	want := []Item{
+		{ItemText, "Hello"}, {ItemText, "{{name}}"}, {ItemText, ",\u00a0"}, {ItemHref, "https://x.test/?a=1&b=2"}, {ItemText, "go"}, {ItemText, "bad"},
+		{ItemSrc, "$img$"},
+		{ItemText, "Buy"}, {ItemHref, "{{ buy_url }}"},
+		{ItemText, "Home"}, {ItemHref, "www.example.com"},
+	}
+	eq(t, inv.Items, want)
+	eq(t, inv.Hrefs, []string{"https://x.test/?a=1&b=2", "{{ buy_url }}", "www.example.com"})
+}
+
+func TestSafeURL(t *testing.T) {
+	for u, want := range map[string]bool{
+		"https://a.test/":        true,
+		"mailto:a@b":             true,
+		"{{url}}":                true,
+		"$link$":                 true,
+		"www.example.com":        true,
+		"/x:y":                   true,
+		"javascript:alert(1)":    false,
+		" JavaScript:alert(1)":   false,
+		"java\tscript:alert(1)":  false,
+		"vbscript:x":             false,
+		"data:image/png;base64,": true,
+		"data:text/html,<b>":     false,
+		"data:image/svg+xml,<s>": false,
+	} {
+		if got := SafeURL(u); got != want {
+			t.Errorf("SafeURL(%q) = %v", u, got)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"page":{"body":{"content":{"computedStyle":{"messageWidth":"600px"}}},"rows":[{"columns":[{"grid-columns":12,"modules":[{"type":"mailup-bee-newsletter-modules-text","descriptor":{"text":{"html":"<p>x</p>"}}}]}]}]}}`))
+	f.Add([]byte(`{"page":{"rows":[]},"comments":[]}`))
+	f.Add([]byte(`{"a":"\ud83d\ude00\u00e9\"","b":[1.5e3,-0,true,false,null]}`))
+	f.Add([]byte(`[[[[{}]]]]`))
+	f.Add([]byte("\xef\xbb\xbf{}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Decode(data)
+		trimmed := data
+		if len(trimmed) >= 3 && string(trimmed[:3]) == "\xef\xbb\xbf" {
+			trimmed = trimmed[3:]
+		}
+		valid := json.Valid(trimmed)
+		switch {
+		case errors.Is(err, ErrTooLarge):
+			return
+		case errors.Is(err, ErrNotJSON):
+			if valid {
+				t.Fatalf("valid JSON reported as not JSON: %v", err)
+			}
+			return
+		case valid == false:
+			t.Fatalf("invalid JSON accepted (err %v)", err)
+		}
+		if err != nil {
+			var pe *PathError
+			if !errors.As(err, &pe) {
+				t.Fatalf("unexpected error type %T: %v", err, err)
+			}
+			return
+		}
+		out, err := d.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b any
+		if json.Unmarshal(trimmed, &a) != nil || json.Unmarshal(out, &b) != nil {
+			t.Fatalf("round trip not JSON: %s", out)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("round trip changed the value:\n in  %s\n out %s", trimmed, out)
+		}
+		_ = d.Inventory()
+	})
+}
