@@ -1,0 +1,625 @@
+package designbridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+	"go.uber.org/zap"
+)
+
+// Error codes of the bodies design_bridge itself writes (the content
+// service's error shape: {"code", "message", "details"}).
+const (
+	codeBadRequestJSON  = 4100
+	codeCrossSite       = 4031
+	codeMethod          = 4050
+	codeTooLarge        = 4130
+	codeNotConfigured   = 5000
+	codeBadGateway      = 5020
+	codeGatewayTimeout  = 5040
+	codeInvalidUID      = 5005 // LoginV2's code for a bad uid
+	maxAuthBody         = 64 << 10
+	maxUIDLength        = 128
+	defaultUID          = "demo-user"
+	minMaskedSecret     = 8
+	redactedHeaderValue = "[REDACTED]"
+)
+
+var uidPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// ServeHTTP forwards POSTs to the export paths and the auth path and hands
+// every other request to next untouched.
+func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	_, isExport := b.exportPaths[r.URL.Path]
+	isAuth := r.URL.Path == b.AuthPath
+	if !isExport && !isAuth {
+		return next.ServeHTTP(w, r)
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return b.fail(w, r, http.StatusMethodNotAllowed, codeMethod, "Method not allowed", "only POST is accepted on "+r.URL.Path)
+	}
+	if reason := b.crossSite(r); reason != "" {
+		return b.fail(w, r, http.StatusForbidden, codeCrossSite, "Cross-site request refused", reason)
+	}
+	if isAuth {
+		return b.login(w, r)
+	}
+	return b.export(w, r)
+}
+
+// crossSite returns why r must be refused as a cross-site call, or "".
+// An Origin listed in allowed_origins is always accepted; otherwise the
+// browser's Sec-Fetch-Site verdict decides, and without it the Origin must
+// be the site's own. Requests with neither header are not from a browser
+// page (curl, server-to-server) and cannot carry a victim's cookies, so
+// they pass.
+func (b *Bridge) crossSite(r *http.Request) string {
+	origin := normalizeOrigin(r.Header.Get("Origin"))
+	if origin != "" {
+		if _, ok := b.allowed[origin]; ok {
+			return ""
+		}
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		if strings.EqualFold(site, "cross-site") {
+			return "Sec-Fetch-Site is cross-site and the Origin is not in allowed_origins"
+		}
+		return ""
+	}
+	if origin == "" {
+		return ""
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if origin == strings.ToLower(scheme+"://"+r.Host) {
+		return ""
+	}
+	return "Origin " + origin + " is neither this site's origin nor in allowed_origins"
+}
+
+// export forwards the request body unchanged to the content service.
+func (b *Bridge) export(w http.ResponseWriter, r *http.Request) error {
+	if b.bearer == "" {
+		return b.fail(w, r, http.StatusInternalServerError, codeNotConfigured, "Content service token not configured",
+			"set token (default {env.CS_API_TOKEN}) in the design_bridge block")
+	}
+	// Content-Length lets us refuse before anything is sent upstream. A
+	// body of unknown length is streamed through a counting reader that
+	// fails once it passes the limit: the upstream then sees an aborted
+	// request, never a complete oversized one, and we buffer nothing.
+	if r.ContentLength > b.MaxBody {
+		return b.tooLarge(w, r)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(b.Timeout))
+	defer cancel()
+	out := r.Clone(ctx)
+	body := &limitedBody{ReadCloser: r.Body, remaining: b.MaxBody}
+	if r.Body == nil || r.Body == http.NoBody {
+		out.Body = http.NoBody
+	} else {
+		out.Body = body
+	}
+	for _, h := range []string{"Authorization", "Cookie", "Proxy-Authorization", "Accept-Encoding"} {
+		out.Header.Del(h)
+	}
+	out.Header.Set("Content-Type", "application/json")
+
+	watch := &responseWatcher{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	if b.UnwrapHTML {
+		watch.unwrapLimit = b.MaxBody
+	}
+	err := b.exportProxy.ServeHTTP(watch, out, caddyhttp.HandlerFunc(noNext))
+	if body.exceeded && !watch.wroteHeader {
+		return b.tooLarge(w, r)
+	}
+	if err != nil {
+		return b.proxyError(w, r, watch, err)
+	}
+	if err := watch.finish(); err != nil {
+		return err
+	}
+	if watch.status == http.StatusUnauthorized || watch.status == http.StatusForbidden {
+		b.logger.Warn("content service refused the request: the token is wrong, revoked, or lacks the \"Bearer \" prefix (design_bridge adds it when missing); check token / CS_API_TOKEN",
+			zap.Int("status", watch.status), zap.String("path", r.URL.Path))
+	}
+	return nil
+}
+
+// login performs LoginV2 with the configured client credentials and hands
+// the upstream's answer back unchanged.
+func (b *Bridge) login(w http.ResponseWriter, r *http.Request) error {
+	if b.clientID == "" || b.clientSecret == "" {
+		return b.fail(w, r, http.StatusInternalServerError, codeNotConfigured, "LoginV2 credentials not configured",
+			"set client_id and client_secret (defaults {env.CLIENT_ID}, {env.CLIENT_SECRET}) in the design_bridge block")
+	}
+	uid, status, code, msg, details := b.resolveUID(r)
+	if status != 0 {
+		return b.fail(w, r, status, code, msg, details)
+	}
+	payload, err := json.Marshal(struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		UID          string `json:"uid"`
+	}{b.clientID, b.clientSecret, uid})
+	if err != nil {
+		return caddyhttp.Error(http.StatusInternalServerError, err)
+	}
+
+	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(b.Timeout))
+	defer cancel()
+	out := r.Clone(ctx)
+	// A fresh request: nothing of the browser's request but what LoginV2
+	// needs is sent.
+	out.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+	out.Body = io.NopCloser(bytes.NewReader(payload))
+	out.ContentLength = int64(len(payload))
+	out.TransferEncoding = nil
+	out.Trailer = nil
+	out.URL.RawQuery = ""
+
+	watch := &responseWatcher{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	if err := b.authProxy.ServeHTTP(watch, out, caddyhttp.HandlerFunc(noNext)); err != nil {
+		return b.proxyError(w, r, watch, err)
+	}
+	if err := watch.finish(); err != nil {
+		return err
+	}
+	if watch.status == http.StatusUnauthorized || watch.status == http.StatusForbidden {
+		b.logger.Warn("LoginV2 refused the client credentials: client_id / client_secret are wrong or the application is disabled",
+			zap.Int("status", watch.status))
+	}
+	return nil
+}
+
+// resolveUID picks the LoginV2 uid: the configured uid (resolved per
+// request), else the body's "uid", else demo-user. A non-zero status
+// describes why the request is refused.
+func (b *Bridge) resolveUID(r *http.Request) (uid string, status, code int, msg, details string) {
+	if b.UID != "" {
+		repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+		if repl == nil {
+			repl = caddy.NewReplacer()
+		}
+		uid = repl.ReplaceAll(b.UID, "")
+		if uid == "" {
+			// A configured uid that resolves to nothing (for example no
+			// authenticated user) must not fall back to a browser-chosen
+			// one.
+			return "", http.StatusForbidden, codeInvalidUID, "No user", "the configured uid is empty for this request; is authentication configured before design_bridge?"
+		}
+		if !validUID(uid) {
+			return "", http.StatusBadRequest, codeInvalidUID, "Invalid uid", "the configured uid must be 1-128 letters, digits, _ or -"
+		}
+		return uid, 0, 0, "", ""
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, maxAuthBody+1))
+	if err != nil {
+		return "", http.StatusBadRequest, codeBadRequestJSON, "Unreadable body", "reading the request body failed"
+	}
+	if len(raw) > maxAuthBody {
+		return "", http.StatusRequestEntityTooLarge, codeTooLarge, "Request body too large", fmt.Sprintf("the auth request body is limited to %d bytes", maxAuthBody)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return defaultUID, 0, 0, "", ""
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return "", http.StatusBadRequest, codeBadRequestJSON, "Invalid JSON", "the request body must be a JSON object such as {\"uid\": \"customer-42\"}"
+	}
+	rawUID, ok := fields["uid"]
+	if !ok {
+		return defaultUID, 0, 0, "", ""
+	}
+	if err := json.Unmarshal(rawUID, &uid); err != nil || firstNonSpace(rawUID) != '"' || !validUID(uid) {
+		return "", http.StatusBadRequest, codeInvalidUID, "Invalid uid", "uid must be a string of 1-128 letters, digits, _ or -"
+	}
+	return uid, 0, 0, "", ""
+}
+
+func validUID(s string) bool {
+	return len(s) <= maxUIDLength && uidPattern.MatchString(s)
+}
+
+func noNext(http.ResponseWriter, *http.Request) error { return nil }
+
+// tooLarge answers 413.
+func (b *Bridge) tooLarge(w http.ResponseWriter, r *http.Request) error {
+	return b.fail(w, r, http.StatusRequestEntityTooLarge, codeTooLarge, "Request body too large",
+		fmt.Sprintf("the body is limited to %d bytes (max_body)", b.MaxBody))
+}
+
+// proxyError turns an error of the internal reverse proxy into this
+// handler's answer: 502 (unreachable) and 504 (timeout) get the error body;
+// a client that went away gets nothing.
+func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, watch *responseWatcher, err error) error {
+	if watch.wroteHeader {
+		return err // too late to change the response
+	}
+	var he caddyhttp.HandlerError
+	status := http.StatusBadGateway
+	if errors.As(err, &he) && he.StatusCode != 0 {
+		status = he.StatusCode
+	}
+	switch {
+	case r.Context().Err() != nil:
+		return caddyhttp.Error(499, r.Context().Err())
+	case status == http.StatusGatewayTimeout:
+		return b.fail(w, r, status, codeGatewayTimeout, "Upstream timeout",
+			fmt.Sprintf("%s did not answer within %s (timeout)", b.upstreamName(r), time.Duration(b.Timeout)))
+	default:
+		return b.fail(w, r, http.StatusBadGateway, codeBadGateway, "Upstream unreachable",
+			fmt.Sprintf("%s could not be reached", b.upstreamName(r)))
+	}
+}
+
+func (b *Bridge) upstreamName(r *http.Request) string {
+	if r.URL.Path == b.AuthPath {
+		return "the LoginV2 service " + b.authURL.Redacted()
+	}
+	return "the content service " + b.contentURL.Redacted()
+}
+
+// fail answers with the error object {"code", "message", "details"}. When
+// the server has handle_errors routes, the error is returned instead as a
+// caddyhttp.Error so that those routes render it.
+func (b *Bridge) fail(w http.ResponseWriter, r *http.Request, status, code int, message, details string) error {
+	herr := caddyhttp.Error(status, fmt.Errorf("design_bridge: %s: %s", message, details))
+	if srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv.Errors != nil && len(srv.Errors.Routes) > 0 {
+		return herr
+	}
+	if status >= 500 {
+		b.logger.Error("request failed", zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details))
+	} else {
+		b.logger.Debug("request refused", zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details))
+	}
+	payload, _ := json.Marshal(struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Details string `json:"details"`
+	}{code, message, details})
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", fmt.Sprint(len(payload)))
+	w.WriteHeader(status)
+	_, err := w.Write(payload)
+	return err
+}
+
+// newProxy provisions an internal reverse proxy to target. Caddy's
+// reverse proxy does the proxying proper (hop-by-hop headers, streaming,
+// flushing, 1xx, trailers, error statuses); upstreamTransport adds the
+// secret on the way out and masks it on the way back.
+func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string) (*reverseproxy.Handler, error) {
+	tcfg := map[string]any{"compression": false}
+	if target.Scheme == "https" {
+		tcfg["tls"] = map[string]any{}
+	}
+	raw, _ := json.Marshal(tcfg)
+	// Loaded through the context so that Caddy cleans it up (closing idle
+	// upstream connections) when this config is unloaded.
+	mod, err := ctx.LoadModuleByID("http.reverse_proxy.transport.http", raw)
+	if err != nil {
+		return nil, err
+	}
+	port := target.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[target.Scheme]
+	}
+	h := &reverseproxy.Handler{
+		Upstreams: reverseproxy.UpstreamPool{{Dial: net.JoinHostPort(target.Hostname(), port)}},
+		Transport: &upstreamTransport{
+			inner:   mod.(http.RoundTripper),
+			target:  target,
+			bearer:  bearer,
+			secrets: b.secrets,
+			logger:  b.logger,
+		},
+	}
+	if err := h.Provision(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// upstreamTransport points the request at the configured URL, adds the
+// bearer token (after Caddy's reverse proxy has logged the request, so the
+// token is in no debug log) and masks configured secrets that the upstream
+// echoes back in headers, trailers or the body.
+type upstreamTransport struct {
+	inner   http.RoundTripper
+	target  *url.URL
+	bearer  string
+	secrets [][]byte
+	logger  *zap.Logger
+}
+
+func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.URL.Scheme = t.target.Scheme
+	out.URL.Host = t.target.Host
+	out.Host = t.target.Host
+	if t.bearer != "" {
+		out.URL.Path = t.target.Path + req.URL.Path
+		out.Header.Set("Authorization", t.bearer)
+	} else {
+		out.URL.Path = t.target.Path // LoginV2: the URL is the endpoint
+		out.Header.Del("Authorization")
+	}
+	out.URL.RawPath = ""
+	resp, err := t.inner.RoundTrip(out)
+	if err != nil {
+		if errors.Is(req.Context().Err(), context.DeadlineExceeded) {
+			return nil, errUpstreamTimeout
+		}
+		return nil, err
+	}
+	if t.scrubHeader(resp.Header) {
+		t.logger.Warn("upstream response echoed a configured secret in its headers; those headers were removed")
+	}
+	if maskable(t.secrets) && resp.Body != nil && resp.Body != http.NoBody {
+		resp.Body = &maskingReader{src: resp.Body, secrets: t.secrets, onEOF: func() { t.scrubHeader(resp.Trailer) }}
+	}
+	return resp, nil
+}
+
+// scrubHeader removes every header whose value holds a secret. It reports
+// whether it removed any.
+func (t *upstreamTransport) scrubHeader(h http.Header) bool {
+	removed := false
+	for name, values := range h {
+		for _, v := range values {
+			if containsSecret([]byte(v), t.secrets) {
+				delete(h, name)
+				removed = true
+				break
+			}
+		}
+	}
+	return removed
+}
+
+func containsSecret(b []byte, secrets [][]byte) bool {
+	for _, s := range secrets {
+		if len(s) >= minMaskedSecret && bytes.Contains(b, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func maskable(secrets [][]byte) bool {
+	for _, s := range secrets {
+		if len(s) >= minMaskedSecret {
+			return true
+		}
+	}
+	return false
+}
+
+// errUpstreamTimeout is a net.Error with Timeout() true, which Caddy's
+// reverse proxy maps to 504.
+var errUpstreamTimeout error = timeoutError{}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string   { return "upstream did not answer in time" }
+func (timeoutError) Timeout() bool   { return true }
+func (timeoutError) Temporary() bool { return false }
+
+// limitedBody fails once more than remaining bytes are read, and records
+// that it did.
+type limitedBody struct {
+	io.ReadCloser
+	remaining int64
+	exceeded  bool
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.exceeded {
+		return 0, errBodyTooLarge
+	}
+	if int64(len(p)) > l.remaining+1 {
+		p = p[:l.remaining+1]
+	}
+	n, err := l.ReadCloser.Read(p)
+	if int64(n) > l.remaining {
+		l.exceeded = true
+		return 0, errBodyTooLarge
+	}
+	l.remaining -= int64(n)
+	return n, err
+}
+
+var errBodyTooLarge = errors.New("request body exceeds max_body")
+
+// maskingReader replaces each occurrence of a secret in the stream with as
+// many '*' (so Content-Length stays right), holding back just enough bytes
+// to see a secret split across reads.
+type maskingReader struct {
+	src     io.ReadCloser
+	secrets [][]byte
+	onEOF   func()
+	pending []byte // read from src, not yet safe to hand out
+	ready   []byte // masked and safe to hand out
+	err     error  // src's terminal error, once seen
+}
+
+func (m *maskingReader) Read(p []byte) (int, error) {
+	for len(m.ready) == 0 && m.err == nil {
+		var chunk [32 << 10]byte
+		n, err := m.src.Read(chunk[:])
+		m.pending = append(m.pending, chunk[:n]...)
+		maskSecrets(m.pending, m.secrets)
+		keep := 0
+		if err == nil {
+			keep = longest(m.secrets) - 1
+			if keep > len(m.pending) {
+				keep = len(m.pending)
+			}
+		} else {
+			m.err = err
+			if err == io.EOF && m.onEOF != nil {
+				m.onEOF()
+			}
+		}
+		cut := len(m.pending) - keep
+		m.ready = append(m.ready, m.pending[:cut]...)
+		m.pending = append(m.pending[:0], m.pending[cut:]...)
+	}
+	n := copy(p, m.ready)
+	m.ready = m.ready[n:]
+	if len(m.ready) == 0 && m.err != nil {
+		return n, m.err
+	}
+	return n, nil
+}
+
+func (m *maskingReader) Close() error { return m.src.Close() }
+
+func maskSecrets(b []byte, secrets [][]byte) {
+	for _, s := range secrets {
+		if len(s) < minMaskedSecret {
+			continue
+		}
+		for i := bytes.Index(b, s); i >= 0; {
+			for j := range s {
+				b[i+j] = '*'
+			}
+			next := bytes.Index(b[i+len(s):], s)
+			if next < 0 {
+				break
+			}
+			i += len(s) + next
+		}
+	}
+}
+
+func longest(secrets [][]byte) int {
+	n := 1
+	for _, s := range secrets {
+		if len(s) >= minMaskedSecret && len(s) > n {
+			n = len(s)
+		}
+	}
+	return n
+}
+
+// responseWatcher notes the status the proxy writes and, when unwrap_html
+// is on, holds back a 2xx JSON response (up to unwrapLimit bytes) so that
+// finish can rewrite an HTML wrapper to raw HTML.
+type responseWatcher struct {
+	*caddyhttp.ResponseWriterWrapper
+	status      int
+	wroteHeader bool
+	unwrapLimit int64 // 0: never buffer
+	buffering   bool
+	buf         bytes.Buffer
+}
+
+func (rw *responseWatcher) WriteHeader(code int) {
+	if rw.wroteHeader {
+		return
+	}
+	if code >= 100 && code < 200 {
+		rw.ResponseWriter.WriteHeader(code)
+		return
+	}
+	rw.wroteHeader, rw.status = true, code
+	if rw.unwrapLimit > 0 && code >= 200 && code < 300 && isJSONType(rw.Header().Get("Content-Type")) {
+		rw.buffering = true
+		return
+	}
+	rw.ResponseWriter.WriteHeader(code)
+}
+
+func (rw *responseWatcher) Write(p []byte) (int, error) {
+	if !rw.wroteHeader {
+		rw.WriteHeader(http.StatusOK)
+	}
+	if rw.buffering {
+		if int64(rw.buf.Len()+len(p)) <= rw.unwrapLimit {
+			return rw.buf.Write(p)
+		}
+		// Too big to be worth unwrapping: pass it on as it is.
+		rw.buffering = false
+		rw.ResponseWriter.WriteHeader(rw.status)
+		if _, err := rw.ResponseWriter.Write(rw.buf.Bytes()); err != nil {
+			return 0, err
+		}
+		rw.buf = bytes.Buffer{}
+	}
+	return rw.ResponseWriter.Write(p)
+}
+
+// ReadFrom keeps io.Copy going through Write (the embedded wrapper's
+// ReadFrom would bypass it).
+func (rw *responseWatcher) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(struct{ io.Writer }{rw}, r)
+}
+
+// FlushError flushes unless the response is being held back.
+func (rw *responseWatcher) FlushError() error {
+	if rw.buffering {
+		return nil
+	}
+	if !rw.wroteHeader {
+		rw.WriteHeader(http.StatusOK)
+		if rw.buffering {
+			return nil
+		}
+	}
+	return http.NewResponseController(rw.ResponseWriter).Flush()
+}
+
+// finish writes a held-back response, unwrapped when it is an HTML wrapper.
+func (rw *responseWatcher) finish() error {
+	if !rw.buffering {
+		return nil
+	}
+	rw.buffering = false
+	body := rw.buf.Bytes()
+	if html, wrapped := HTMLResult(body); wrapped {
+		h := rw.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Content-Length", fmt.Sprint(len(html)))
+		h.Del("Content-Encoding")
+		h.Del("ETag")
+		body = html
+	}
+	rw.ResponseWriter.WriteHeader(rw.status)
+	_, err := rw.ResponseWriter.Write(body)
+	return err
+}
+
+func isJSONType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// Interface guards
+var (
+	_ http.RoundTripper = (*upstreamTransport)(nil)
+	_ net.Error         = timeoutError{}
+	_ io.ReaderFrom     = (*responseWatcher)(nil)
+)

@@ -1,0 +1,430 @@
+package designbridge
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+	"github.com/dustin/go-humanize"
+	"go.uber.org/zap"
+)
+
+func init() {
+	caddy.RegisterModule(Bridge{})
+	httpcaddyfile.RegisterHandlerDirective("design_bridge", parseCaddyfile)
+	// After the authentication directives (so {http.auth.user.id} is known
+	// when uid uses it) and before respond, reverse_proxy and file_server,
+	// which would otherwise answer the export requests themselves.
+	httpcaddyfile.RegisterDirectiveOrder("design_bridge", httpcaddyfile.After, "forward_auth")
+}
+
+// Defaults of the Bridge fields, applied at Provision when a field is empty.
+const (
+	DefaultContentService = "https://api.getbee.io"
+	DefaultToken          = "{env.CS_API_TOKEN}"
+	DefaultClientID       = "{env.CLIENT_ID}"
+	DefaultClientSecret   = "{env.CLIENT_SECRET}"
+	DefaultAuthURL        = "https://auth.getbee.io/loginV2"
+	DefaultAuthPath       = "/proxy/bee-auth"
+	DefaultMaxBody        = 10 << 20
+	DefaultTimeout        = 30 * time.Second
+)
+
+// DefaultExportPaths are the content service's export endpoints that the
+// editor's host page calls.
+var DefaultExportPaths = []string{"/v1/message/html", "/v1/message/plain-text", "/v1/message/pdf", "/v1/message/image"}
+
+// Bridge (http.handlers.design_bridge) lets a page served by Caddy use a
+// content service and LoginV2 without the browser ever holding the
+// secrets: POSTs to the export paths are forwarded to the content service
+// with the server's bearer token, and a POST to the auth path performs
+// LoginV2 with the server's client credentials. Every other request goes to
+// the next handler untouched.
+//
+// All string fields accept placeholders: global ones such as {env.X} are
+// resolved once at provision; uid is resolved per request (for example
+// {http.auth.user.id}).
+type Bridge struct {
+	// Base URL of the content service; the export path is appended to it.
+	// Default: https://api.getbee.io
+	ContentService string `json:"content_service,omitempty"`
+
+	// The content service API token. "Bearer " is prepended when missing.
+	// Default: {env.CS_API_TOKEN}
+	Token string `json:"token,omitempty"`
+
+	// LoginV2 client ID. Default: {env.CLIENT_ID}
+	ClientID string `json:"client_id,omitempty"`
+
+	// LoginV2 client secret. Default: {env.CLIENT_SECRET}
+	ClientSecret string `json:"client_secret,omitempty"`
+
+	// The LoginV2 endpoint. Default: https://auth.getbee.io/loginV2
+	AuthURL string `json:"auth_url,omitempty"`
+
+	// The editor user's id sent to LoginV2, usually a request placeholder
+	// such as {http.auth.user.id}. When empty, the uid member of the
+	// request's JSON body is used, else "demo-user".
+	UID string `json:"uid,omitempty"`
+
+	// Paths whose POSTs are forwarded to the content service.
+	// Default: /v1/message/html /v1/message/plain-text /v1/message/pdf /v1/message/image
+	ExportPaths []string `json:"export_paths,omitempty"`
+
+	// Path whose POST performs LoginV2. Default: /proxy/bee-auth
+	AuthPath string `json:"auth_path,omitempty"`
+
+	// Largest request body forwarded, in bytes. Default: 10 MiB.
+	MaxBody int64 `json:"max_body,omitempty"`
+
+	// Longest time an upstream exchange may take. Default: 30s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+
+	// Rewrite export responses that are JSON HTML wrappers
+	// ({"body": {"html": …}}) to raw text/html.
+	UnwrapHTML bool `json:"unwrap_html,omitempty"`
+
+	// Origins (scheme://host[:port]) allowed to call the export and auth
+	// paths besides the site's own origin.
+	AllowedOrigins []string `json:"allowed_origins,omitempty"`
+
+	// Allow sending secrets over plain HTTP to a host that is not loopback.
+	InsecureHTTP bool `json:"insecure_http,omitempty"`
+
+	// Resolved at Provision.
+	contentURL   *url.URL
+	authURL      *url.URL
+	bearer       string // "Bearer <token>", or "" when no token is configured
+	clientID     string
+	clientSecret string
+	secrets      [][]byte // values that must never reach a response or log
+	exportPaths  map[string]struct{}
+	allowed      map[string]struct{}
+
+	exportProxy *reverseproxy.Handler
+	authProxy   *reverseproxy.Handler
+	logger      *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (Bridge) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.design_bridge",
+		New: func() caddy.Module { return new(Bridge) },
+	}
+}
+
+// Provision resolves global placeholders, applies defaults and builds the
+// two internal reverse proxies (content service and LoginV2).
+func (b *Bridge) Provision(ctx caddy.Context) error {
+	b.logger = ctx.Logger()
+	repl := caddy.NewReplacer()
+	resolve := func(s, def string) string {
+		if s == "" {
+			s = def
+		}
+		return strings.TrimSpace(repl.ReplaceKnown(s, ""))
+	}
+
+	var err error
+	if b.contentURL, err = parseUpstreamURL(resolve(b.ContentService, DefaultContentService)); err != nil {
+		return fmt.Errorf("content_service: %v", err)
+	}
+	if b.authURL, err = parseUpstreamURL(resolve(b.AuthURL, DefaultAuthURL)); err != nil {
+		return fmt.Errorf("auth_url: %v", err)
+	}
+	if tok := bareToken(resolve(b.Token, DefaultToken)); tok != "" {
+		b.bearer = "Bearer " + tok
+		b.secrets = append(b.secrets, []byte(tok))
+	}
+	b.clientID = resolve(b.ClientID, DefaultClientID)
+	b.clientSecret = resolve(b.ClientSecret, DefaultClientSecret)
+	for _, s := range []string{b.clientID, b.clientSecret} {
+		if s != "" {
+			b.secrets = append(b.secrets, []byte(s))
+		}
+	}
+	for _, s := range b.secrets {
+		if len(s) < minMaskedSecret {
+			b.logger.Warn("a configured secret is shorter than the length design_bridge can safely mask in responses; use a longer one",
+				zap.Int("min_length", minMaskedSecret))
+		}
+	}
+	if b.bearer == "" {
+		b.logger.Warn("no content service token configured (token, default {env.CS_API_TOKEN}); export requests will be refused")
+	}
+
+	paths := b.ExportPaths
+	if len(paths) == 0 {
+		paths = DefaultExportPaths
+	}
+	b.exportPaths = make(map[string]struct{}, len(paths))
+	for _, p := range paths {
+		b.exportPaths[p] = struct{}{}
+	}
+	if b.AuthPath == "" {
+		b.AuthPath = DefaultAuthPath
+	}
+	if b.MaxBody == 0 {
+		b.MaxBody = DefaultMaxBody
+	}
+	if b.Timeout == 0 {
+		b.Timeout = caddy.Duration(DefaultTimeout)
+	}
+	b.allowed = make(map[string]struct{}, len(b.AllowedOrigins))
+	for _, o := range b.AllowedOrigins {
+		b.allowed[normalizeOrigin(resolve(o, ""))] = struct{}{}
+	}
+
+	if b.exportProxy, err = b.newProxy(ctx, b.contentURL, b.bearer); err != nil {
+		return fmt.Errorf("content service proxy: %v", err)
+	}
+	if b.authProxy, err = b.newProxy(ctx, b.authURL, ""); err != nil {
+		return fmt.Errorf("auth proxy: %v", err)
+	}
+	return nil
+}
+
+// Validate refuses configurations that would leak secrets or cannot work.
+func (b *Bridge) Validate() error {
+	if b.MaxBody < 0 {
+		return fmt.Errorf("max_body must not be negative")
+	}
+	if b.Timeout < 0 {
+		return fmt.Errorf("timeout must not be negative")
+	}
+	if !strings.HasPrefix(b.AuthPath, "/") {
+		return fmt.Errorf("auth_path %q must start with /", b.AuthPath)
+	}
+	for p := range b.exportPaths {
+		if !strings.HasPrefix(p, "/") {
+			return fmt.Errorf("export path %q must start with /", p)
+		}
+		if p == b.AuthPath {
+			return fmt.Errorf("auth_path %q is also an export path", p)
+		}
+	}
+	for o := range b.allowed {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || o != u.Scheme+"://"+u.Host {
+			return fmt.Errorf("allowed_origins: %q is not an origin (scheme://host[:port])", o)
+		}
+	}
+	if !b.InsecureHTTP {
+		if b.bearer != "" && !secureTransport(b.contentURL) {
+			return fmt.Errorf("content_service %s would receive the token over plain HTTP on a non-loopback host; use https or set insecure_http", b.contentURL.Redacted())
+		}
+		if (b.clientID != "" || b.clientSecret != "") && !secureTransport(b.authURL) {
+			return fmt.Errorf("auth_url %s would receive the client secret over plain HTTP on a non-loopback host; use https or set insecure_http", b.authURL.Redacted())
+		}
+	}
+	return nil
+}
+
+// Cleanup stops the internal proxies. Their transports were loaded through
+// the Caddy context, which closes their idle connections itself.
+func (b *Bridge) Cleanup() error {
+	var firstErr error
+	for _, p := range []*reverseproxy.Handler{b.exportProxy, b.authProxy} {
+		if p == nil {
+			continue
+		}
+		if err := p.Cleanup(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return firstErr
+}
+
+// parseUpstreamURL accepts an absolute http(s) URL without query, fragment
+// or user info (credentials belong in token/client_secret, not the URL).
+func parseUpstreamURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("invalid URL %q", s)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%q: scheme must be http or https", s)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, fmt.Errorf("%q: missing host", s)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%q: user info, query and fragment are not allowed", u.Redacted())
+	}
+	if port := u.Port(); port != "" {
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return nil, fmt.Errorf("%q: bad port", s)
+		}
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	return u, nil
+}
+
+// secureTransport reports whether secrets may be sent to u: over HTTPS, or
+// to a loopback host where plain HTTP never leaves the machine.
+func secureTransport(u *url.URL) bool {
+	if u.Scheme == "https" {
+		return true
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// bareToken strips surrounding space and one "Bearer " prefix (any case),
+// so that configured tokens with and without it give the same header.
+func bareToken(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) >= 7 && strings.EqualFold(s[:7], "bearer ") {
+		s = strings.TrimSpace(s[7:])
+	}
+	return s
+}
+
+// normalizeOrigin lowercases an origin and drops a trailing slash.
+func normalizeOrigin(s string) string {
+	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(s), "/"))
+}
+
+// parseCaddyfile sets up the handler from Caddyfile tokens.
+func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	b := new(Bridge)
+	err := b.UnmarshalCaddyfile(h.Dispenser)
+	return b, err
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	design_bridge {
+//		content_service <base URL>
+//		token           <CS API token>
+//		client_id       <LoginV2 client id>
+//		client_secret   <LoginV2 client secret>
+//		auth_url        <LoginV2 URL>
+//		uid             <placeholder or literal>
+//		export_paths    <paths...>
+//		auth_path       <path>
+//		max_body        <size>
+//		timeout         <duration>
+//		unwrap_html
+//		allowed_origins <origins...>
+//		insecure_http
+//	}
+//
+// The directive takes no arguments and no matcher is needed: it acts only
+// on its export and auth paths and passes everything else on.
+func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // consume directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	seen := map[string]bool{}
+	for d.NextBlock(0) {
+		name := d.Val()
+		if seen[name] {
+			return d.Errf("%s specified more than once", name)
+		}
+		seen[name] = true
+		switch name {
+		case "content_service", "token", "client_id", "client_secret", "auth_url", "uid", "auth_path":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			if v == "" {
+				return d.Errf("%s: empty value", name)
+			}
+			switch name {
+			case "content_service":
+				b.ContentService = v
+			case "token":
+				b.Token = v
+			case "client_id":
+				b.ClientID = v
+			case "client_secret":
+				b.ClientSecret = v
+			case "auth_url":
+				b.AuthURL = v
+			case "uid":
+				b.UID = v
+			case "auth_path":
+				if !strings.HasPrefix(v, "/") {
+					return d.Errf("auth_path %q must start with /", v)
+				}
+				b.AuthPath = v
+			}
+		case "export_paths", "allowed_origins":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.ArgErr()
+			}
+			for _, a := range args {
+				if name == "export_paths" && !strings.HasPrefix(a, "/") {
+					return d.Errf("export_paths: %q must start with /", a)
+				}
+			}
+			if name == "export_paths" {
+				b.ExportPaths = args
+			} else {
+				b.AllowedOrigins = args
+			}
+		case "max_body":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			size, err := humanize.ParseBytes(v)
+			if err != nil {
+				return d.Errf("max_body: parsing %q: %v", v, err)
+			}
+			if size == 0 || size > 1<<40 {
+				return d.Errf("max_body: %q out of range (1 B to 1 TiB)", v)
+			}
+			b.MaxBody = int64(size)
+		case "timeout":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			dur, err := caddy.ParseDuration(v)
+			if err != nil {
+				return d.Errf("timeout: parsing %q: %v", v, err)
+			}
+			if dur <= 0 {
+				return d.Errf("timeout: %q must be positive", v)
+			}
+			b.Timeout = caddy.Duration(dur)
+		case "unwrap_html", "insecure_http":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			if name == "unwrap_html" {
+				b.UnwrapHTML = true
+			} else {
+				b.InsecureHTTP = true
+			}
+		default:
+			return d.Errf("unrecognized subdirective %q", name)
+		}
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Bridge)(nil)
+	_ caddy.Validator             = (*Bridge)(nil)
+	_ caddy.CleanerUpper          = (*Bridge)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Bridge)(nil)
+	_ caddyfile.Unmarshaler       = (*Bridge)(nil)
+)
