@@ -1,0 +1,216 @@
+// The editor page: gets an editor token, starts the editor (the vendor's SDK
+// or the offline stand-in, as config.js says), keeps the latest design JSON
+// and exports it as HTML or plain text through design_bridge.
+
+import config from "./config.js";
+import { htmlFromResponseText, plainTextFromResponseText } from "./htmlresult.js";
+
+const $ = (id) => document.getElementById(id);
+
+const ui = {
+  editorError: $("editor-error"),
+  getHtml: $("get-html"),
+  getText: $("get-text"),
+  status: $("status"),
+  placeholder: $("result-placeholder"),
+  htmlResult: $("html-result"),
+  htmlTitle: $("html-result-title"),
+  htmlText: $("result-html"),
+  copy: $("copy-html"),
+  download: $("download-html"),
+  desktopFrame: $("preview-desktop"),
+  mobileFrame: $("preview-mobile"),
+  textResult: $("text-result"),
+  textTitle: $("text-result-title"),
+  plainText: $("result-text"),
+};
+
+// The design exactly as the editor's onChange delivered it (the vendor's SDK
+// delivers a JSON string), and the last successful results.
+let latestDesign = null;
+let currentHtml = null;
+
+async function main() {
+  ui.getHtml.addEventListener("click", getDesignHtml);
+  ui.getText.addEventListener("click", getPlainText);
+  ui.copy.addEventListener("click", copyHtml);
+  ui.download.addEventListener("click", downloadHtml);
+
+  try {
+    const token = await getEditorToken();
+    const initialDesign = await fetchJSON(config.starterDesigns[0].file);
+    latestDesign = initialDesign;
+    const Editor = await editorClass();
+    const editor = new Editor(token);
+    await editor.start({
+      uid: token.uid ?? config.uid,
+      container: "editor",
+      trackChanges: true,
+      onChange(json) {
+        latestDesign = json;
+      },
+      onError(err) {
+        handleEditorError(err, editor);
+      },
+      // Understood by the stand-in only; the vendor's SDK ignores them.
+      renderPath: config.htmlPath,
+      starterDesigns: config.starterDesigns,
+    }, initialDesign);
+    ui.getHtml.disabled = false;
+    ui.getText.disabled = false;
+  } catch (err) {
+    showEditorError(`The editor could not start: ${err.message}`);
+  }
+}
+
+async function getEditorToken() {
+  const response = await fetch(config.authPath, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ uid: config.uid }),
+  });
+  if (!response.ok) {
+    throw new Error(`no editor token (HTTP ${response.status} from ${config.authPath})`);
+  }
+  return response.json();
+}
+
+async function editorClass() {
+  if (config.editor === "vendor") {
+    const sdk = await import(config.vendorSdkUrl);
+    return sdk.default ?? sdk.BeefreeSDK;
+  }
+  const { StandInEditor } = await import("./standin-editor.js");
+  return StandInEditor;
+}
+
+// The vendor's editor reports an expired session (code 5101) through
+// onError; a new login and updateToken keep the user's work.
+async function handleEditorError(err, editor) {
+  if (err?.code === 5101 && typeof editor.updateToken === "function") {
+    try {
+      editor.updateToken(await getEditorToken());
+      return;
+    } catch (refreshErr) {
+      err = refreshErr;
+    }
+  }
+  const message = err?.message ?? err?.description ?? String(err);
+  const details = typeof err?.details === "string" && err.details ? ` ${err.details}` : "";
+  showEditorError(`Editor error: ${message}${details}`);
+}
+
+function showEditorError(message) {
+  ui.editorError.textContent = message;
+  ui.editorError.hidden = false;
+}
+
+function designBody() {
+  return typeof latestDesign === "string" ? latestDesign : JSON.stringify(latestDesign);
+}
+
+// POSTs the latest design; returns the response text, or null after telling
+// the user that the conversion failed (the previous result stays).
+async function exportDesign(path, what, button) {
+  let response;
+  let text;
+  button.disabled = true;
+  try {
+    response = await fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: designBody(),
+    });
+    text = await response.text();
+  } catch (err) {
+    announce(`${what}: the request failed.`);
+    window.alert(`The conversion to ${what} failed: ${err.message}`);
+    return null;
+  } finally {
+    button.disabled = false;
+  }
+  if (!response.ok) {
+    announce(`${what}: the conversion failed (HTTP ${response.status}).`);
+    window.alert(`The conversion to ${what} failed (HTTP ${response.status}).${errorMessage(text)}`);
+    button.focus();
+    return null;
+  }
+  return text;
+}
+
+async function getDesignHtml() {
+  const text = await exportDesign(config.htmlPath, "HTML", ui.getHtml);
+  if (text === null) {
+    return;
+  }
+  currentHtml = htmlFromResponseText(text);
+  ui.htmlText.value = currentHtml;
+  ui.desktopFrame.srcdoc = currentHtml;
+  ui.mobileFrame.srcdoc = currentHtml;
+  ui.htmlResult.hidden = false;
+  ui.placeholder.hidden = true;
+  ui.htmlTitle.focus();
+  announce(`Design HTML ready: ${currentHtml.length.toLocaleString("en")} characters.`);
+}
+
+async function getPlainText() {
+  const text = await exportDesign(config.plainTextPath, "plain text", ui.getText);
+  if (text === null) {
+    return;
+  }
+  ui.plainText.value = plainTextFromResponseText(text);
+  ui.textResult.hidden = false;
+  ui.placeholder.hidden = true;
+  ui.textTitle.focus();
+  announce("Plain text ready.");
+}
+
+async function copyHtml() {
+  try {
+    await navigator.clipboard.writeText(currentHtml);
+    announce("Copied the design HTML to the clipboard.");
+  } catch (err) {
+    announce(`Could not copy to the clipboard: ${err.message}`);
+  }
+}
+
+function downloadHtml() {
+  const blob = new Blob([currentHtml], { type: "text/html;charset=utf-8" });
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = "design.html";
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // The download has started by now; keep the URL a little longer anyway.
+  setTimeout(() => URL.revokeObjectURL(url), 30_000);
+  announce("Downloading design.html.");
+}
+
+function announce(message) {
+  // Clearing first makes screen readers repeat an identical message.
+  ui.status.textContent = "";
+  requestAnimationFrame(() => { ui.status.textContent = message; });
+}
+
+// The content service's error object is {code, message, details}.
+function errorMessage(text) {
+  try {
+    const body = JSON.parse(text);
+    const parts = [body.message, body.details].filter((part) => typeof part === "string" && part);
+    return parts.length ? ` ${parts.join(": ")}` : "";
+  } catch {
+    return "";
+  }
+}
+
+async function fetchJSON(path) {
+  const response = await fetch(path);
+  if (!response.ok) {
+    throw new Error(`could not load ${path} (HTTP ${response.status})`);
+  }
+  return response.json();
+}
+
+main();
