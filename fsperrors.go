@@ -1,0 +1,468 @@
+package designbridge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+func init() {
+	caddy.RegisterModule(FSPError{})
+	httpcaddyfile.RegisterHandlerDirective("fsp_error", parseFSPErrorCaddyfile)
+	// Before respond, hence also before reverse_proxy and file_server: a
+	// matcher-guarded fsp_error in the same block as reverse_proxy must
+	// answer before the request is proxied. It stays after handle/route so
+	// it sorts like respond and error, which users already know.
+	httpcaddyfile.RegisterDirectiveOrder("fsp_error", httpcaddyfile.Before, "respond")
+}
+
+// fspTableRow is one row of the FSP error table of the contract.
+type fspTableRow struct {
+	Code    int
+	Status  int
+	Message string
+	Details string
+}
+
+// fspTable returns the FSP error table of the contract
+// (shared/contracts/fsp.md): code, message, HTTP status and the default
+// details text. This is the only place the table is written down; it is a
+// function rather than a package variable so that nothing can change it.
+func fspTable() []fspTableRow {
+	return []fspTableRow{
+		{3001, http.StatusServiceUnavailable, "FSP Error", "The file service failed; please try again later"},
+		{3100, http.StatusServiceUnavailable, "Something went wrong accessing backend filesystem", "The storage behind the file service could not be reached; please try again later"},
+		{3200, http.StatusNotFound, "Resource not found", "File or directory not found"},
+		{3300, http.StatusForbidden, "Permission denied", "You are not allowed to change this file or directory"},
+		{3400, http.StatusConflict, "Resource Already Exists", "A file or directory with this name already exists"},
+		{3450, http.StatusUnprocessableEntity, "File Not Uploaded", "The file could not be uploaded"},
+		{3500, http.StatusBadRequest, "Request Error", "The request could not be understood"},
+		{3600, http.StatusForbidden, "User Error", "The storage configured for this user is not valid"},
+		{3650, http.StatusUnauthorized, "Wrong Username or Password", "The file service credentials are missing or wrong"},
+	}
+}
+
+// fspTableLookup returns the table row of code, if code is in the table.
+func fspTableLookup(code int) (fspTableRow, bool) {
+	for _, row := range fspTable() {
+		if row.Code == code {
+			return row, true
+		}
+	}
+	return fspTableRow{}, false
+}
+
+// The range of codes the contract leaves to the provider's own rules.
+const (
+	fspCustomCodeMin = 3900
+	fspCustomCodeMax = 3999
+)
+
+func fspIsCustomCode(code int) bool {
+	return code >= fspCustomCodeMin && code <= fspCustomCodeMax
+}
+
+// fspCodeForStatus maps the HTTP status of a handled error to an FSP code,
+// as the contract prescribes for handle_errors.
+func fspCodeForStatus(status int) int {
+	switch {
+	case status == http.StatusBadRequest:
+		return 3500
+	case status == http.StatusUnauthorized:
+		return 3650
+	case status == http.StatusForbidden:
+		return 3300
+	case status == http.StatusNotFound:
+		return 3200
+	case status == http.StatusConflict:
+		return 3400
+	case status == http.StatusRequestEntityTooLarge, status == http.StatusUnprocessableEntity:
+		return 3450
+	case status >= 400 && status <= 499:
+		return 3500
+	case status == http.StatusInternalServerError:
+		return 3100
+	default:
+		// 502, 503, 504, any other 5xx, and anything that is not an error
+		// status at all: a generic failure of the FSP.
+		return 3001
+	}
+}
+
+// fspParseCode parses an FSP code written as exactly four decimal digits
+// and checks that it is in the table or in the custom range.
+func fspParseCode(text string) (int, error) {
+	if !fspAllDigits(text) {
+		return 0, fmt.Errorf("code %q is not a number", text)
+	}
+	if len(text) != 4 || text[0] == '0' {
+		return 0, fmt.Errorf("code %q is out of range: FSP codes have four digits; custom codes are %d–%d",
+			text, fspCustomCodeMin, fspCustomCodeMax)
+	}
+	code, _ := strconv.Atoi(text) // cannot fail: four digits
+	if _, ok := fspTableLookup(code); ok || fspIsCustomCode(code) {
+		return code, nil
+	}
+	return 0, fmt.Errorf("code %q is neither in the FSP table (%s) nor a custom code %d–%d",
+		text, fspTableCodeList(), fspCustomCodeMin, fspCustomCodeMax)
+}
+
+// fspParseStatus parses the HTTP status of a custom code: 400–599.
+func fspParseStatus(text string) (int, error) {
+	if !fspAllDigits(text) {
+		return 0, fmt.Errorf("status %q is not a number", text)
+	}
+	status, err := strconv.Atoi(text)
+	if err != nil || len(text) != 3 || status < 400 || status > 599 {
+		return 0, fmt.Errorf("status %q is out of range: custom codes answer with 400–599", text)
+	}
+	return status, nil
+}
+
+func fspAllDigits(text string) bool {
+	if text == "" {
+		return false
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] < '0' || text[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func fspTableCodeList() string {
+	var codes []string
+	for _, row := range fspTable() {
+		codes = append(codes, strconv.Itoa(row.Code))
+	}
+	return strings.Join(codes, ", ")
+}
+
+// fspHasPlaceholder reports whether text holds a placeholder, in which case
+// it can only be checked once the request is known.
+func fspHasPlaceholder(text string) bool {
+	return strings.Contains(text, "{")
+}
+
+// FSPError answers a request with a file-system-provider (FSP) error body,
+// `{"code": …, "message": "…", "details": "…"}`, with the HTTP status of the
+// FSP contract's error table. It always ends the handler chain.
+//
+// With a code, it answers that code's row of the table (message and details
+// may be overridden) or, for a custom code 3900–3999, the configured status
+// and message. Without a code, it uses the code chosen earlier in the
+// request through the variable `fsp_code` (with `fsp_status`, `fsp_message`
+// and `fsp_details` beside it) or, inside handle_errors, maps the status of
+// the error being handled to a code of the table.
+//
+// A code, status or message that can only be known at request time (a
+// placeholder) and turns out invalid is answered with 3001 and logged; the
+// response then never carries the configured texts.
+type FSPError struct {
+	// The FSP code: one of the table (3001, 3100, 3200, 3300, 3400, 3450,
+	// 3500, 3600, 3650) or a custom code 3900–3999. May be a placeholder.
+	// If empty (or a placeholder that resolves to empty), the code comes
+	// from the variable fsp_code or, in handle_errors, from the status of
+	// the handled error.
+	Code caddyhttp.WeakString `json:"code,omitempty"`
+
+	// The HTTP status (400–599) for a custom code 3900–3999; required
+	// for those and refused for codes of the table, whose status is fixed.
+	// May be a placeholder.
+	StatusCode caddyhttp.WeakString `json:"status_code,omitempty"`
+
+	// The short title the file manager shows. Defaults to the table's
+	// message; required for custom codes. Placeholders are replaced.
+	Message string `json:"message,omitempty"`
+
+	// The text (or link) the file manager shows under the title. Defaults
+	// to the table's details text, never to the handled error's message,
+	// which may hold internal paths or addresses. Placeholders are
+	// replaced, so `details {err.message}` exposes it deliberately.
+	Details string `json:"details,omitempty"`
+
+	logger *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (FSPError) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.fsp_error",
+		New: func() caddy.Module { return new(FSPError) },
+	}
+}
+
+// Provision sets up the logger.
+func (fe *FSPError) Provision(ctx caddy.Context) error {
+	fe.logger = ctx.Logger()
+	return nil
+}
+
+// Validate checks every value that is known at load time.
+func (fe *FSPError) Validate() error {
+	return fspCheckLiterals(string(fe.Code), string(fe.StatusCode), fe.Message)
+}
+
+// fspCheckLiterals checks the parts of a configuration that hold no
+// placeholder: the code, the status, and whether they fit together.
+func fspCheckLiterals(codeText, statusText, message string) error {
+	codeKnown := codeText != "" && !fspHasPlaceholder(codeText)
+	statusKnown := statusText != "" && !fspHasPlaceholder(statusText)
+	code := 0
+	if codeKnown {
+		var err error
+		if code, err = fspParseCode(codeText); err != nil {
+			return err
+		}
+	}
+	if statusKnown {
+		if _, err := fspParseStatus(statusText); err != nil {
+			return err
+		}
+	}
+	if codeText == "" && statusText != "" {
+		// Without a code the answer is a table code (mapped) or whatever
+		// the fsp_code variable chose with its own fsp_status.
+		return fmt.Errorf("status %q needs a custom code %d–%d (or a placeholder code)",
+			statusText, fspCustomCodeMin, fspCustomCodeMax)
+	}
+	if !codeKnown {
+		return nil
+	}
+	if row, ok := fspTableLookup(code); ok {
+		if statusText != "" {
+			return fmt.Errorf("status %q: code %d is in the FSP table with status %d; only custom codes %d–%d take a status",
+				statusText, code, row.Status, fspCustomCodeMin, fspCustomCodeMax)
+		}
+		return nil
+	}
+	if statusText == "" {
+		return fmt.Errorf("custom code %q needs a status (400–599)", codeText)
+	}
+	if message == "" {
+		return fmt.Errorf("custom code %q needs a message", codeText)
+	}
+	return nil
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	fsp_error [<matcher>] [<code>] {
+//	    status  <status>
+//	    message <text>
+//	    details <text>
+//	}
+//
+// Every argument may hold placeholders; those parts are checked at request
+// time instead of load time.
+func (fe *FSPError) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // consume directive name
+	if d.NextArg() {
+		fe.Code = caddyhttp.WeakString(d.Val())
+		if !fspHasPlaceholder(d.Val()) {
+			if _, err := fspParseCode(d.Val()); err != nil {
+				return d.Errf("fsp_error: %v", err)
+			}
+		}
+		if d.NextArg() {
+			return d.ArgErr()
+		}
+	}
+	for d.NextBlock(0) {
+		subdirective := d.Val()
+		var target *string
+		switch subdirective {
+		case "status":
+			target = (*string)(&fe.StatusCode)
+		case "message":
+			target = &fe.Message
+		case "details":
+			target = &fe.Details
+		default:
+			return d.Errf("fsp_error: unrecognized subdirective %q", subdirective)
+		}
+		if *target != "" {
+			return d.Errf("fsp_error: %s already specified", subdirective)
+		}
+		if !d.NextArg() {
+			return d.ArgErr()
+		}
+		value := d.Val()
+		if d.NextArg() {
+			return d.ArgErr()
+		}
+		if value == "" {
+			return d.Errf("fsp_error: %s must not be empty", subdirective)
+		}
+		if subdirective == "status" && !fspHasPlaceholder(value) {
+			if _, err := fspParseStatus(value); err != nil {
+				return d.Errf("fsp_error: %v", err)
+			}
+		}
+		*target = value
+	}
+	if err := fe.Validate(); err != nil {
+		return d.Errf("fsp_error: %v", err)
+	}
+	return nil
+}
+
+func parseFSPErrorCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	fe := new(FSPError)
+	err := fe.UnmarshalCaddyfile(h.Dispenser)
+	return fe, err
+}
+
+// fspBody is the wire form of an FSP error: exactly these three members.
+type fspBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Details string `json:"details"`
+}
+
+// ServeHTTP writes the FSP error response; it never calls next.
+func (fe FSPError) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if repl == nil {
+		repl = caddy.NewReplacer()
+	}
+	body, status, err := fe.resolve(r, repl)
+	if err != nil {
+		// A misconfiguration that only the request revealed: the client
+		// gets the generic FSP failure, the operator gets the reason.
+		if fe.logger != nil {
+			fe.logger.Error("fsp_error: invalid configuration at request time; answering 3001",
+				zap.Error(err),
+				zap.String("method", r.Method),
+				zap.String("uri", r.RequestURI))
+		}
+		row, _ := fspTableLookup(3001)
+		body, status = fspBody{Code: row.Code, Message: row.Message, Details: row.Details}, row.Status
+	}
+	return fspWrite(w, r, body, status)
+}
+
+// resolve decides code, status, message and details for this request.
+func (fe FSPError) resolve(r *http.Request, repl *caddy.Replacer) (fspBody, int, error) {
+	codeText := strings.TrimSpace(repl.ReplaceAll(string(fe.Code), ""))
+	statusText := strings.TrimSpace(repl.ReplaceAll(string(fe.StatusCode), ""))
+	message := repl.ReplaceKnown(fe.Message, "")
+	details := repl.ReplaceKnown(fe.Details, "")
+	source := "code"
+
+	if codeText == "" {
+		if fromVar := fspVar(r, "fsp_code"); fromVar != "" {
+			// A code chosen earlier in the request wins over the mapping;
+			// its companions fill in what the directive does not set.
+			codeText, source = fromVar, "variable fsp_code"
+			if statusText == "" {
+				statusText = fspVar(r, "fsp_status")
+			}
+			if message == "" {
+				message = fspVar(r, "fsp_message")
+			}
+			if details == "" {
+				details = fspVar(r, "fsp_details")
+			}
+		} else if handled, ok := r.Context().Value(caddyhttp.ErrorCtxKey).(error); ok && handled != nil {
+			if statusText != "" {
+				return fspBody{}, 0, fmt.Errorf("status %q given, but the code is mapped from the handled error", statusText)
+			}
+			codeText, source = strconv.Itoa(fspCodeForStatus(fspHandledStatus(handled))), "handled error"
+		} else {
+			return fspBody{}, 0, errors.New("no code: none configured, no variable fsp_code, and no error is being handled")
+		}
+	}
+
+	code, err := fspParseCode(codeText)
+	if err != nil {
+		return fspBody{}, 0, fmt.Errorf("%s: %w", source, err)
+	}
+	if row, ok := fspTableLookup(code); ok {
+		if statusText != "" {
+			return fspBody{}, 0, fmt.Errorf("%s: status %q given for code %d, which is in the FSP table with status %d",
+				source, statusText, code, row.Status)
+		}
+		if message == "" {
+			message = row.Message
+		}
+		if details == "" {
+			details = row.Details
+		}
+		return fspBody{Code: code, Message: message, Details: details}, row.Status, nil
+	}
+	if statusText == "" {
+		return fspBody{}, 0, fmt.Errorf("%s: custom code %d has no status", source, code)
+	}
+	status, err := fspParseStatus(statusText)
+	if err != nil {
+		return fspBody{}, 0, fmt.Errorf("%s: custom code %d: %w", source, code, err)
+	}
+	if message == "" {
+		return fspBody{}, 0, fmt.Errorf("%s: custom code %d has no message", source, code)
+	}
+	return fspBody{Code: code, Message: message, Details: details}, status, nil
+}
+
+// fspHandledStatus is the HTTP status Caddy gives the handled error.
+func fspHandledStatus(handled error) int {
+	var handlerErr caddyhttp.HandlerError
+	if errors.As(handled, &handlerErr) && handlerErr.StatusCode >= 400 && handlerErr.StatusCode <= 599 {
+		return handlerErr.StatusCode
+	}
+	// Caddy answers any other error with 500.
+	return http.StatusInternalServerError
+}
+
+// fspVar reads a request variable (set by vars, map or a handler) as text.
+func fspVar(r *http.Request, name string) string {
+	switch value := caddyhttp.GetVar(r.Context(), name).(type) {
+	case nil:
+		return ""
+	case string:
+		return strings.TrimSpace(value)
+	default:
+		return strings.TrimSpace(fmt.Sprint(value))
+	}
+}
+
+func fspWrite(w http.ResponseWriter, r *http.Request, body fspBody, status int) error {
+	encoded, err := json.Marshal(body)
+	if err != nil {
+		return caddyhttp.Error(http.StatusInternalServerError, err)
+	}
+	header := w.Header()
+	// Headers an earlier handler may have set for a body that is not this one.
+	for _, field := range []string{"Content-Encoding", "Content-Range", "Etag", "Last-Modified", "Accept-Ranges"} {
+		header.Del(field)
+	}
+	header.Set("Content-Type", "application/json")
+	header.Set("Cache-Control", "no-store")
+	header.Set("X-Content-Type-Options", "nosniff")
+	header.Set("Content-Length", strconv.Itoa(len(encoded)))
+	w.WriteHeader(status)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	_, err = w.Write(encoded)
+	return err
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*FSPError)(nil)
+	_ caddy.Validator             = (*FSPError)(nil)
+	_ caddyhttp.MiddlewareHandler = (*FSPError)(nil)
+	_ caddyfile.Unmarshaler       = (*FSPError)(nil)
+)

@@ -1,0 +1,646 @@
+package designbridge
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+)
+
+// fspContractPath is the FSP contract, beside the repository.
+const fspContractPath = "../shared/contracts/fsp.md"
+
+// fspWant is what the contract (and, for details, this package's chosen
+// defaults) says one table code answers.
+type fspWant struct {
+	code    int
+	status  int
+	message string
+	details string
+}
+
+// fspWantTable is written out here on purpose, independent of fspTable:
+// codes, statuses and messages are the contract's; details are the
+// defaults this package promises (3200's is fixed by the issue).
+var fspWantTable = []fspWant{
+	{3001, 503, "FSP Error", "The file service failed; please try again later"},
+	{3100, 503, "Something went wrong accessing backend filesystem", "The storage behind the file service could not be reached; please try again later"},
+	{3200, 404, "Resource not found", "File or directory not found"},
+	{3300, 403, "Permission denied", "You are not allowed to change this file or directory"},
+	{3400, 409, "Resource Already Exists", "A file or directory with this name already exists"},
+	{3450, 422, "File Not Uploaded", "The file could not be uploaded"},
+	{3500, 400, "Request Error", "The request could not be understood"},
+	{3600, 403, "User Error", "The storage configured for this user is not valid"},
+	{3650, 401, "Wrong Username or Password", "The file service credentials are missing or wrong"},
+}
+
+// fspRequest builds a request as Caddy would hand it to a handler: with a
+// replacer and a variable table in its context.
+func fspRequest(t testing.TB, method, target string, vars map[string]any, handled error) *http.Request {
+	t.Helper()
+	r := httptest.NewRequest(method, target, nil)
+	table := map[string]any{}
+	for k, v := range vars {
+		table[k] = v
+	}
+	ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, table)
+	r = r.WithContext(ctx)
+	repl := caddyhttp.NewTestReplacer(r)
+	if handled != nil {
+		r = (&caddyhttp.HTTPErrorConfig{}).WithError(r, handled)
+	}
+	_ = repl
+	return r
+}
+
+// fspServe runs the handler on r and returns the recorded response; the
+// handler must never call next.
+func fspServe(t testing.TB, fe FSPError, r *http.Request) *httptest.ResponseRecorder {
+	t.Helper()
+	w := httptest.NewRecorder()
+	next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error {
+		t.Error("fsp_error called the next handler")
+		return nil
+	})
+	if err := fe.ServeHTTP(w, r, next); err != nil {
+		t.Fatalf("ServeHTTP returned error: %v", err)
+	}
+	return w
+}
+
+// fspDecode checks the response form every FSP error shares and returns
+// the decoded body.
+func fspDecode(t testing.TB, w *httptest.ResponseRecorder) fspBody {
+	t.Helper()
+	if got := w.Header().Get("Content-Type"); got != "application/json" {
+		t.Errorf("Content-Type = %q, want application/json", got)
+	}
+	if got := w.Header().Get("Cache-Control"); got != "no-store" {
+		t.Errorf("Cache-Control = %q, want no-store", got)
+	}
+	if got, want := w.Header().Get("Content-Length"), strconv.Itoa(w.Body.Len()); got != want {
+		t.Errorf("Content-Length = %q, body has %s bytes", got, want)
+	}
+	return fspDecodeBytes(t, w.Body.Bytes())
+}
+
+// fspDecodeBytes decodes an FSP error body, insisting on exactly the three
+// members with their JSON types.
+func fspDecodeBytes(t testing.TB, raw []byte) fspBody {
+	t.Helper()
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		t.Fatalf("body is not a JSON object: %v: %s", err, raw)
+	}
+	if len(members) != 3 {
+		t.Errorf("body has %d members, want exactly code, message, details: %s", len(members), raw)
+	}
+	var body fspBody
+	for name, dst := range map[string]any{"code": &body.Code, "message": &body.Message, "details": &body.Details} {
+		value, ok := members[name]
+		if !ok {
+			t.Errorf("body lacks %q: %s", name, raw)
+			continue
+		}
+		if err := json.Unmarshal(value, dst); err != nil {
+			t.Errorf("member %q has the wrong type: %v: %s", name, err, raw)
+		}
+	}
+	return body
+}
+
+func fspProvisioned(t testing.TB, fe FSPError) FSPError {
+	t.Helper()
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel)
+	if err := fe.Provision(ctx); err != nil {
+		t.Fatalf("Provision: %v", err)
+	}
+	if err := fe.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	return fe
+}
+
+// TestFSPTableMatchesContract reads the contract's error table and checks
+// that fspTable holds exactly its rows (codes, messages, statuses).
+func TestFSPTableMatchesContract(t *testing.T) {
+	file, err := os.Open(fspContractPath)
+	if err != nil {
+		t.Fatalf("the FSP contract must be beside the repository: %v", err)
+	}
+	defer file.Close()
+	row := regexp.MustCompile(`^\|\s*(\d{4})\s*\|\s*([^|]+?)\s*\|\s*(\d{3})\s*\|`)
+	contract := map[int]fspTableRow{}
+	scanner := bufio.NewScanner(file)
+	for scanner.Scan() {
+		m := row.FindStringSubmatch(scanner.Text())
+		if m == nil {
+			continue
+		}
+		code, _ := strconv.Atoi(m[1])
+		status, _ := strconv.Atoi(m[3])
+		contract[code] = fspTableRow{Code: code, Message: m[2], Status: status}
+	}
+	if err := scanner.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(contract) == 0 {
+		t.Fatal("no table rows found in the contract")
+	}
+	ours := fspTable()
+	if len(ours) != len(contract) {
+		t.Errorf("fspTable has %d rows, the contract %d", len(ours), len(contract))
+	}
+	for _, got := range ours {
+		want, ok := contract[got.Code]
+		if !ok {
+			t.Errorf("code %d is not in the contract", got.Code)
+			continue
+		}
+		if got.Message != want.Message || got.Status != want.Status {
+			t.Errorf("code %d: have %q/%d, contract says %q/%d", got.Code, got.Message, got.Status, want.Message, want.Status)
+		}
+		if got.Details == "" {
+			t.Errorf("code %d has no default details", got.Code)
+		}
+	}
+}
+
+func TestFSPEveryTableCode(t *testing.T) {
+	if len(fspWantTable) != len(fspTable()) {
+		t.Fatalf("test covers %d codes, table has %d", len(fspWantTable), len(fspTable()))
+	}
+	for _, want := range fspWantTable {
+		t.Run(strconv.Itoa(want.code), func(t *testing.T) {
+			fe := fspProvisioned(t, FSPError{Code: caddyhttp.WeakString(strconv.Itoa(want.code))})
+			w := fspServe(t, fe, fspRequest(t, http.MethodGet, "/dir/file.png", nil, nil))
+			if w.Code != want.status {
+				t.Errorf("status = %d, want %d", w.Code, want.status)
+			}
+			got := fspDecode(t, w)
+			if got != (fspBody{want.code, want.message, want.details}) {
+				t.Errorf("body = %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestFSPOverridesAndPlaceholders(t *testing.T) {
+	tests := []struct {
+		name       string
+		fe         FSPError
+		vars       map[string]any
+		handled    error
+		wantStatus int
+		wantBody   fspBody
+	}{
+		{
+			name:       "message and details override a table code",
+			fe:         FSPError{Code: "3200", Message: "Nope", Details: "Nothing at {http.request.uri.path}"},
+			wantStatus: 404,
+			wantBody:   fspBody{3200, "Nope", "Nothing at /dir/file.png"},
+		},
+		{
+			name:       "only details overridden keeps the table message",
+			fe:         FSPError{Code: "3400", Details: "try keep"},
+			wantStatus: 409,
+			wantBody:   fspBody{3400, "Resource Already Exists", "try keep"},
+		},
+		{
+			name:       "custom code with status and message",
+			fe:         FSPError{Code: "3901", StatusCode: "400", Message: "Upload error", Details: `File names may not contain any of: \ / ? |`},
+			wantStatus: 400,
+			wantBody:   fspBody{3901, "Upload error", `File names may not contain any of: \ / ? |`},
+		},
+		{
+			name:       "lowest custom code",
+			fe:         FSPError{Code: "3900", StatusCode: "599", Message: "m"},
+			wantStatus: 599,
+			wantBody:   fspBody{3900, "m", ""},
+		},
+		{
+			name:       "highest custom code",
+			fe:         FSPError{Code: "3999", StatusCode: "400", Message: "m", Details: "d"},
+			wantStatus: 400,
+			wantBody:   fspBody{3999, "m", "d"},
+		},
+		{
+			name:       "code, status and message from placeholders",
+			fe:         FSPError{Code: "{http.vars.c}", StatusCode: "{http.vars.s}", Message: "{http.vars.m}", Details: "{http.request.method} refused"},
+			vars:       map[string]any{"c": "3950", "s": "418", "m": "Teapot"},
+			wantStatus: 418,
+			wantBody:   fspBody{3950, "Teapot", "GET refused"},
+		},
+		{
+			name:       "table code from a placeholder",
+			fe:         FSPError{Code: "{http.vars.c}"},
+			vars:       map[string]any{"c": "3300"},
+			wantStatus: 403,
+			wantBody:   fspBody{3300, "Permission denied", "You are not allowed to change this file or directory"},
+		},
+		{
+			name:       "unknown placeholder in details stays as written",
+			fe:         FSPError{Code: "3500", Details: "use {name}"},
+			wantStatus: 400,
+			wantBody:   fspBody{3500, "Request Error", "use {name}"},
+		},
+		{
+			name:       "variable fsp_code with its companions",
+			fe:         FSPError{},
+			vars:       map[string]any{"fsp_code": "3901", "fsp_status": "400", "fsp_message": "Upload error", "fsp_details": "bad name"},
+			wantStatus: 400,
+			wantBody:   fspBody{3901, "Upload error", "bad name"},
+		},
+		{
+			name:       "variable fsp_code wins over the mapping",
+			fe:         FSPError{},
+			vars:       map[string]any{"fsp_code": 3300},
+			handled:    caddyhttp.Error(http.StatusNotFound, errors.New("open /srv/x: no such file")),
+			wantStatus: 403,
+			wantBody:   fspBody{3300, "Permission denied", "You are not allowed to change this file or directory"},
+		},
+		{
+			name:       "directive's message wins over fsp_message",
+			fe:         FSPError{Message: "Configured"},
+			vars:       map[string]any{"fsp_code": "3920", "fsp_status": "409", "fsp_message": "From var"},
+			wantStatus: 409,
+			wantBody:   fspBody{3920, "Configured", ""},
+		},
+		{
+			name:       "placeholder code that is empty falls back to the mapping",
+			fe:         FSPError{Code: "{http.vars.unset}"},
+			handled:    caddyhttp.Error(http.StatusUnauthorized, errors.New("user not found")),
+			wantStatus: 401,
+			wantBody:   fspBody{3650, "Wrong Username or Password", "The file service credentials are missing or wrong"},
+		},
+		{
+			name:       "details may expose the error message when configured to",
+			fe:         FSPError{Details: "{http.error.message}"},
+			handled:    caddyhttp.Error(http.StatusConflict, errors.New("exists")),
+			wantStatus: 409,
+			wantBody:   fspBody{3400, "Resource Already Exists", "exists"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fe := fspProvisioned(t, tt.fe)
+			w := fspServe(t, fe, fspRequest(t, http.MethodGet, "/dir/file.png", tt.vars, tt.handled))
+			if w.Code != tt.wantStatus {
+				t.Errorf("status = %d, want %d", w.Code, tt.wantStatus)
+			}
+			if got := fspDecode(t, w); got != tt.wantBody {
+				t.Errorf("body = %+v, want %+v", got, tt.wantBody)
+			}
+		})
+	}
+}
+
+// TestFSPRequestTimeInvalid covers codes and statuses that only the
+// request reveals as invalid: the answer is 3001 and the reason is logged.
+func TestFSPRequestTimeInvalid(t *testing.T) {
+	tests := []struct {
+		name    string
+		fe      FSPError
+		vars    map[string]any
+		wantLog string
+	}{
+		{"code not a number", FSPError{Code: "{http.vars.c}"}, map[string]any{"c": "39x1"}, `code "39x1" is not a number`},
+		{"five-digit code", FSPError{Code: "{http.vars.c}"}, map[string]any{"c": "39105"}, `code "39105" is out of range`},
+		{"code outside table and range", FSPError{Code: "{http.vars.c}"}, map[string]any{"c": "4001"}, `code "4001" is neither`},
+		{"code 3000", FSPError{Code: "{http.vars.c}"}, map[string]any{"c": "3000"}, `code "3000" is neither`},
+		{"custom code without status", FSPError{Code: "{http.vars.c}", Message: "m"}, map[string]any{"c": "3901"}, "custom code 3901 has no status"},
+		{"custom code with a bad status", FSPError{Code: "{http.vars.c}", StatusCode: "{http.vars.s}", Message: "m"}, map[string]any{"c": "3901", "s": "302"}, `status "302" is out of range`},
+		{"custom code without message", FSPError{Code: "{http.vars.c}", StatusCode: "400", Message: "{http.vars.m}"}, map[string]any{"c": "3901"}, "custom code 3901 has no message"},
+		{"status with a table code", FSPError{Code: "{http.vars.c}", StatusCode: "400", Message: "m"}, map[string]any{"c": "3200"}, `status "400" given for code 3200`},
+		{"bad variable fsp_code", FSPError{}, map[string]any{"fsp_code": "12"}, `variable fsp_code: code "12" is out of range`},
+		{"nothing to answer", FSPError{}, nil, "no code"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fe := fspProvisioned(t, tt.fe)
+			core, logs := observer.New(zapcore.DebugLevel)
+			fe.logger = zap.New(core)
+			w := fspServe(t, fe, fspRequest(t, http.MethodPost, "/dir/x.png", tt.vars, nil))
+			if w.Code != 503 {
+				t.Errorf("status = %d, want 503", w.Code)
+			}
+			if got, want := fspDecode(t, w), (fspBody{3001, "FSP Error", "The file service failed; please try again later"}); got != want {
+				t.Errorf("body = %+v, want %+v", got, want)
+			}
+			entries := logs.FilterLevelExact(zapcore.ErrorLevel).All()
+			if len(entries) != 1 {
+				t.Fatalf("want one error log entry, got %d", len(entries))
+			}
+			if reason := fmt.Sprint(entries[0].ContextMap()["error"]); !strings.Contains(reason, tt.wantLog) {
+				t.Errorf("logged reason %q does not contain %q", reason, tt.wantLog)
+			}
+		})
+	}
+}
+
+// TestFSPHandleErrorsMapping covers the mapping of a handled error's HTTP
+// status to a code, and that the error's own message never leaks.
+func TestFSPHandleErrorsMapping(t *testing.T) {
+	const secret = "dial tcp 10.1.2.3:8090: open /var/lib/fsp/secret.db: goroutine 7 [running]"
+	tests := []struct {
+		status   int
+		wantCode int
+	}{
+		{400, 3500}, {401, 3650}, {403, 3300}, {404, 3200}, {405, 3500}, {409, 3400},
+		{410, 3500}, {413, 3450}, {422, 3450}, {429, 3500}, {499, 3500},
+		{500, 3100}, {501, 3001}, {502, 3001}, {503, 3001}, {504, 3001}, {599, 3001},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
+			fe := fspProvisioned(t, FSPError{})
+			handled := caddyhttp.Error(tt.status, errors.New(secret))
+			w := fspServe(t, fe, fspRequest(t, http.MethodGet, "/x", nil, handled))
+			want := fspWantFor(t, tt.wantCode)
+			if w.Code != want.status {
+				t.Errorf("status = %d, want %d (the table's for %d)", w.Code, want.status, tt.wantCode)
+			}
+			if got := fspDecode(t, w); got != (fspBody{want.code, want.message, want.details}) {
+				t.Errorf("body = %+v, want %+v", got, want)
+			}
+			if strings.Contains(w.Body.String(), "10.1.2.3") || strings.Contains(w.Body.String(), "/var/lib") {
+				t.Errorf("body leaks the handled error: %s", w.Body.String())
+			}
+		})
+	}
+	t.Run("plain error is a 500", func(t *testing.T) {
+		fe := fspProvisioned(t, FSPError{})
+		w := fspServe(t, fe, fspRequest(t, http.MethodGet, "/x", nil, errors.New(secret)))
+		if got := fspDecode(t, w); got.Code != 3100 || w.Code != 503 {
+			t.Errorf("got %d/%+v, want 503/3100", w.Code, got)
+		}
+	})
+}
+
+func fspWantFor(t testing.TB, code int) fspWant {
+	t.Helper()
+	for _, want := range fspWantTable {
+		if want.code == code {
+			return want
+		}
+	}
+	t.Fatalf("code %d not in fspWantTable", code)
+	return fspWant{}
+}
+
+func TestFSPHead(t *testing.T) {
+	for _, fe := range []FSPError{
+		{Code: "3200"},
+		{Code: "3901", StatusCode: "400", Message: "Upload error"},
+	} {
+		fe := fspProvisioned(t, fe)
+		get := fspServe(t, fe, fspRequest(t, http.MethodGet, "/a", nil, nil))
+		head := fspServe(t, fe, fspRequest(t, http.MethodHead, "/a", nil, nil))
+		if head.Code != get.Code {
+			t.Errorf("HEAD status %d, GET %d", head.Code, get.Code)
+		}
+		if head.Body.Len() != 0 {
+			t.Errorf("HEAD wrote a body: %q", head.Body.String())
+		}
+		for _, field := range []string{"Content-Type", "Cache-Control", "Content-Length"} {
+			if head.Header().Get(field) != get.Header().Get(field) {
+				t.Errorf("HEAD %s = %q, GET %q", field, head.Header().Get(field), get.Header().Get(field))
+			}
+		}
+	}
+}
+
+// TestFSPValidate covers the load-time rules on JSON configuration.
+func TestFSPValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		fe      FSPError
+		wantErr string // empty: valid
+	}{
+		{"table code", FSPError{Code: "3200"}, ""},
+		{"no code", FSPError{}, ""},
+		{"custom 3900", FSPError{Code: "3900", StatusCode: "400", Message: "m"}, ""},
+		{"custom 3999", FSPError{Code: "3999", StatusCode: "599", Message: "m"}, ""},
+		{"placeholder code with status", FSPError{Code: "{http.vars.c}", StatusCode: "400"}, ""},
+		{"placeholder status", FSPError{Code: "3901", StatusCode: "{http.vars.s}", Message: "m"}, ""},
+		{"3899", FSPError{Code: "3899", StatusCode: "400", Message: "m"}, `"3899"`},
+		{"4000", FSPError{Code: "4000", StatusCode: "400", Message: "m"}, `"4000"`},
+		{"39105", FSPError{Code: "39105", StatusCode: "400", Message: "m"}, `"39105" is out of range`},
+		{"3000", FSPError{Code: "3000"}, `"3000"`},
+		{"4001", FSPError{Code: "4001"}, `"4001"`},
+		{"3999x", FSPError{Code: "3999x", StatusCode: "400", Message: "m"}, `"3999x" is not a number`},
+		{"signed", FSPError{Code: "+3901", StatusCode: "400", Message: "m"}, `"+3901" is not a number`},
+		{"leading zero", FSPError{Code: "03200"}, `"03200"`},
+		{"custom without status", FSPError{Code: "3901", Message: "m"}, "needs a status"},
+		{"custom without message", FSPError{Code: "3901", StatusCode: "400"}, "needs a message"},
+		{"custom status 399", FSPError{Code: "3901", StatusCode: "399", Message: "m"}, `status "399"`},
+		{"custom status 600", FSPError{Code: "3901", StatusCode: "600", Message: "m"}, `status "600"`},
+		{"custom status 0400", FSPError{Code: "3901", StatusCode: "0400", Message: "m"}, `status "0400"`},
+		{"status on table code", FSPError{Code: "3200", StatusCode: "410"}, `status "410": code 3200`},
+		{"status without code", FSPError{StatusCode: "400"}, `status "400" needs a custom code`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.fe.Validate()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case tt.wantErr != "" && err == nil:
+				t.Errorf("accepted, want error containing %q", tt.wantErr)
+			case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
+				t.Errorf("error %q does not contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestFSPUnmarshalCaddyfile covers the directive's syntax and its load-time
+// errors, which must name the offending token.
+func TestFSPUnmarshalCaddyfile(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   string
+		want    FSPError
+		wantErr string
+	}{
+		{"bare", `fsp_error`, FSPError{}, ""},
+		{"table code", `fsp_error 3200`, FSPError{Code: "3200"}, ""},
+		{"table code overrides", "fsp_error 3200 {\n message Gone\n details \"not here\"\n}", FSPError{Code: "3200", Message: "Gone", Details: "not here"}, ""},
+		{"custom", "fsp_error 3901 {\n status 400\n message \"Upload error\"\n details `File names may not contain any of: \\ / ? |`\n}",
+			FSPError{Code: "3901", StatusCode: "400", Message: "Upload error", Details: `File names may not contain any of: \ / ? |`}, ""},
+		{"placeholders everywhere", "fsp_error {vars.c} {\n status {vars.s}\n message {vars.m}\n details {vars.d}\n}",
+			FSPError{Code: "{vars.c}", StatusCode: "{vars.s}", Message: "{vars.m}", Details: "{vars.d}"}, ""},
+		{"mapping with details", "fsp_error {\n details \"see the log\"\n}", FSPError{Details: "see the log"}, ""},
+		{"code 3000", `fsp_error 3000`, FSPError{}, `"3000"`},
+		{"code 3999x", `fsp_error 3999x`, FSPError{}, `"3999x"`},
+		{"code 39105", `fsp_error 39105`, FSPError{}, `"39105"`},
+		{"code 4001", `fsp_error 4001`, FSPError{}, `"4001"`},
+		{"two arguments", `fsp_error 3200 3300`, FSPError{}, "wrong argument count"},
+		{"status on a table code", "fsp_error 3200 {\n status 404\n}", FSPError{}, `status "404": code 3200`},
+		{"custom without status", "fsp_error 3901 {\n message m\n}", FSPError{}, `custom code "3901" needs a status`},
+		{"custom without message", "fsp_error 3901 {\n status 400\n}", FSPError{}, `custom code "3901" needs a message`},
+		{"custom bad status", "fsp_error 3901 {\n status 700\n message m\n}", FSPError{}, `status "700"`},
+		{"unknown subdirective", "fsp_error 3200 {\n code 3300\n}", FSPError{}, `unrecognized subdirective "code"`},
+		{"duplicate message", "fsp_error 3200 {\n message a\n message b\n}", FSPError{}, "message already specified"},
+		{"message without text", "fsp_error 3200 {\n message\n}", FSPError{}, "wrong argument count"},
+		{"message with two texts", "fsp_error 3200 {\n message a b\n}", FSPError{}, "wrong argument count"},
+		{"empty message", "fsp_error 3200 {\n message \"\"\n}", FSPError{}, "message must not be empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got FSPError
+			err := got.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tt.input))
+			if tt.wantErr != "" {
+				if err == nil {
+					t.Fatalf("accepted %q, want error containing %q", tt.input, tt.wantErr)
+				}
+				if !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %q does not contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzFSPUnmarshalCaddyfile checks that the unmarshaler never panics, that
+// whatever it accepts also passes Validate and survives a JSON round trip,
+// and that the handler then answers with a well-formed FSP error.
+func FuzzFSPUnmarshalCaddyfile(f *testing.F) {
+	for _, seed := range []string{
+		"fsp_error",
+		"fsp_error 3200",
+		"fsp_error 3901 {\n status 400\n message \"Upload error\"\n details `a \\ b`\n}",
+		"fsp_error {vars.c} {\n status {vars.s}\n message {vars.m}\n}",
+		"fsp_error 3200 {\n status 404\n}",
+		"fsp_error 39105",
+		"fsp_error 3999x {\n}",
+		"fsp_error {\n message\n}",
+		"fsp_error 3200 {\n details {\n}\n}",
+		"fsp_error \"\" {\n status \"\"\n}",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		var fe FSPError
+		if err := fe.UnmarshalCaddyfile(caddyfile.NewTestDispenser(input)); err != nil {
+			return
+		}
+		if err := fe.Validate(); err != nil {
+			t.Fatalf("unmarshaler accepted %q but Validate refuses it: %v", input, err)
+		}
+		encoded, err := json.Marshal(fe)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		var back FSPError
+		if err := json.Unmarshal(encoded, &back); err != nil {
+			t.Fatalf("unmarshal %s: %v", encoded, err)
+		}
+		if back != fe {
+			t.Fatalf("JSON round trip changed %+v into %+v", fe, back)
+		}
+		w := httptest.NewRecorder()
+		r := fspRequest(t, http.MethodGet, "/d/f", nil, caddyhttp.Error(http.StatusNotFound, errors.New("x")))
+		if err := fe.ServeHTTP(w, r, nil); err != nil {
+			t.Fatalf("ServeHTTP: %v", err)
+		}
+		if w.Code < 400 || w.Code > 599 {
+			t.Fatalf("status %d is not an error status", w.Code)
+		}
+		body := fspDecodeBytes(t, w.Body.Bytes())
+		if _, inTable := fspTableLookup(body.Code); !inTable && !fspIsCustomCode(body.Code) {
+			t.Fatalf("answered code %d", body.Code)
+		}
+	})
+}
+
+// TestFSPDirectiveOrder adapts a Caddyfile with fsp_error after
+// reverse_proxy in the same blocks (site, route, handle, handle_errors):
+// without a global order option it must load, and fsp_error must come
+// before reverse_proxy in the resulting routes of the site block.
+func TestFSPDirectiveOrder(t *testing.T) {
+	input := `{
+	admin off
+}
+:9299 {
+	@bad path *.exe
+	reverse_proxy 127.0.0.1:1
+	fsp_error @bad 3300
+	handle /h/* {
+		respond "x"
+		fsp_error 3200
+	}
+	route /r/* {
+		fsp_error 3200
+	}
+	handle_errors {
+		fsp_error
+	}
+}`
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	if adapter == nil {
+		t.Fatal("caddyfile adapter not registered")
+	}
+	out, _, err := adapter.Adapt([]byte(input), nil)
+	if err != nil {
+		t.Fatalf("adapt: %v", err)
+	}
+	got := fspHandlerSequence(t, out)
+	want := []string{
+		"subroute", "fsp_error", "static_response", // handle /h/*: fsp_error first
+		"subroute", "fsp_error", // route /r/*
+		"fsp_error", "reverse_proxy", // site block: the guarded fsp_error answers before proxying
+		"subroute", "fsp_error", // handle_errors
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("handlers in order %v, want %v; config: %s", got, want, out)
+	}
+}
+
+// fspHandlerSequence lists the "handler" values of a JSON config in
+// document order.
+func fspHandlerSequence(t testing.TB, config []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(string(config)))
+	var seq []string
+	expectValue := false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		s, isString := tok.(string)
+		if expectValue && isString {
+			seq = append(seq, s)
+		}
+		// a key is followed by its value; object keys and string values
+		// alternate, so remember whether this string was the key "handler"
+		expectValue = isString && s == "handler" && !expectValue
+	}
+	return seq
+}
