@@ -78,8 +78,10 @@ type Handler struct {
 
 	// now is the clock; tests replace it.
 	now func() time.Time
-	// renderHTML and renderText render a decoded design; tests replace
-	// them (e.g. to check that a panicking renderer becomes a 4200).
+	// decode, renderHTML and renderText are the design and render
+	// packages' functions; tests replace them (e.g. to check that a
+	// panicking renderer becomes a 4200).
+	decode     func([]byte) (*design.Design, error)
 	renderHTML func(*design.Design) (*render.Output, error)
 	renderText func(*design.Design) (*render.Output, error)
 
@@ -160,6 +162,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 func (h *Handler) setup(repl *caddy.Replacer) error {
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if h.decode == nil {
+		h.decode = design.Decode
 	}
 	if h.renderHTML == nil {
 		h.renderHTML = render.HTML

@@ -188,7 +188,7 @@ func (h *Handler) renderSafely(body []byte, f exportFormat) (out *render.Output,
 				internal: fmt.Sprintf("panic: %v", v), stack: string(debug.Stack())}
 		}
 	}()
-	d, err := design.Decode(body)
+	d, err := h.decode(body)
 	if err != nil {
 		return nil, classifyDecodeError(err)
 	}

@@ -1,0 +1,194 @@
+package contentservice
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+)
+
+func TestUnmarshalCaddyfile(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  Handler
+		err   string // substring; "" means success
+	}{
+		{
+			name: "full",
+			input: `content_service {
+				signing_key {env.SIGNING_KEY}
+				app my-client {
+					secret {env.CLIENT_SECRET}
+					token tok-1 tok-2
+					token {env.CS_TOKEN}
+					disabled
+					editor_tokens
+				}
+				app other {
+					secret s2
+				}
+				max_body 1MiB
+				rate_limit 60 1m
+				pass_thru
+			}`,
+			want: Handler{
+				SigningKey: "{env.SIGNING_KEY}",
+				Apps: []App{
+					{ClientID: "my-client", ClientSecret: "{env.CLIENT_SECRET}", Tokens: []string{"tok-1", "tok-2", "{env.CS_TOKEN}"}, Disabled: true, EditorTokens: true},
+					{ClientID: "other", ClientSecret: "s2"},
+				},
+				MaxBody:   "1MiB",
+				RateLimit: &RateLimit{Requests: "60", Window: "1m"},
+				PassThru:  true,
+			},
+		},
+		{
+			name:  "rate_limit with per",
+			input: "content_service {\n rate_limit 5 per 10s\n}",
+			want:  Handler{RateLimit: &RateLimit{Requests: "5", Window: "10s"}},
+		},
+		{
+			name:  "placeholders in sizes and limits",
+			input: "content_service {\n max_body {env.MAX}\n rate_limit {env.N} {env.W}\n}",
+			want:  Handler{MaxBody: "{env.MAX}", RateLimit: &RateLimit{Requests: "{env.N}", Window: "{env.W}"}},
+		},
+		{
+			name:  "literal key of 32 bytes",
+			input: "content_service {\n signing_key " + strings.Repeat("k", 32) + "\n}",
+			want:  Handler{SigningKey: strings.Repeat("k", 32)},
+		},
+		{name: "empty", input: "content_service", want: Handler{}},
+		{name: "argument", input: "content_service foo", err: `takes no arguments (got "foo")`},
+		{name: "unknown subdirective", input: "content_service {\n colour blue\n}", err: `unrecognized content_service subdirective "colour"`},
+		{name: "signing_key without value", input: "content_service {\n signing_key\n}", err: "signing_key"},
+		{name: "signing_key two values", input: "content_service {\n signing_key " + strings.Repeat("k", 32) + " x\n}", err: "x"},
+		{name: "short literal key", input: "content_service {\n signing_key abc\n}", err: "signing_key: 3 bytes; at least 32"},
+		{name: "signing_key twice", input: "content_service {\n signing_key {env.A}\n signing_key {env.B}\n}", err: "signing_key given twice"},
+		{name: "app without id", input: "content_service {\n app {\n secret s\n }\n}", err: "app: missing client ID"},
+		{name: "app with two args", input: "content_service {\n app a s {\n secret s\n }\n}", err: `app "a": unexpected argument "s"`},
+		{name: "app without secret", input: "content_service {\n app a {\n token t\n }\n}", err: `app "a": secret is required`},
+		{name: "app without block", input: "content_service {\n app a\n}", err: `app "a": secret is required`},
+		{name: "secret without value", input: "content_service {\n app a {\n secret\n }\n}", err: "secret"},
+		{name: "secret two values", input: "content_service {\n app a {\n secret s t\n }\n}", err: "t"},
+		{name: "secret twice", input: "content_service {\n app a {\n secret s\n secret t\n }\n}", err: `app "a": secret given twice`},
+		{name: "token without value", input: "content_service {\n app a {\n secret s\n token\n }\n}", err: "token"},
+		{name: "disabled with value", input: "content_service {\n app a {\n secret s\n disabled yes\n }\n}", err: "yes"},
+		{name: "editor_tokens with value", input: "content_service {\n app a {\n secret s\n editor_tokens on\n }\n}", err: "on"},
+		{name: "unknown app subdirective", input: "content_service {\n app a {\n secret s\n role admin\n }\n}", err: `app "a": unrecognized subdirective "role"`},
+		{name: "max_body without value", input: "content_service {\n max_body\n}", err: "max_body"},
+		{name: "max_body bad", input: "content_service {\n max_body huge\n}", err: `max_body: "huge" is not a size`},
+		{name: "max_body zero", input: "content_service {\n max_body 0\n}", err: "max_body"},
+		{name: "max_body two values", input: "content_service {\n max_body 1MiB 2MiB\n}", err: "2MiB"},
+		{name: "max_body twice", input: "content_service {\n max_body 1MiB\n max_body 2MiB\n}", err: "max_body given twice"},
+		{name: "rate_limit one arg", input: "content_service {\n rate_limit 5\n}", err: "want <requests> [per] <duration>, got 1"},
+		{name: "rate_limit four args", input: "content_service {\n rate_limit 5 per 1m x\n}", err: "got 4"},
+		{name: "rate_limit bad count", input: "content_service {\n rate_limit many 1m\n}", err: `"many" is not a positive number`},
+		{name: "rate_limit zero count", input: "content_service {\n rate_limit 0 1m\n}", err: `"0" is not a positive number`},
+		{name: "rate_limit bad window", input: "content_service {\n rate_limit 5 fortnight\n}", err: `"fortnight" is not a duration`},
+		{name: "rate_limit negative window", input: "content_service {\n rate_limit 5 -1m\n}", err: "must be positive"},
+		{name: "rate_limit twice", input: "content_service {\n rate_limit 5 1m\n rate_limit 6 1m\n}", err: "rate_limit given twice"},
+		{name: "pass_thru with value", input: "content_service {\n pass_thru yes\n}", err: "yes"},
+		{name: "pass_thru twice", input: "content_service {\n pass_thru\n pass_thru\n}", err: "pass_thru given twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var h Handler
+			err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tt.input))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want it to contain %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if !reflect.DeepEqual(h, tt.want) {
+				got, _ := json.Marshal(h)
+				want, _ := json.Marshal(tt.want)
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+// The directive needs no global order option and lands before respond.
+func TestCaddyfileAdapt(t *testing.T) {
+	input := `:8080 {
+		respond "fallback"
+		content_service {
+			signing_key {env.SIGNING_KEY}
+			app c {
+				secret s
+				token t
+			}
+		}
+	}`
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	out, warnings, err := adapter.Adapt([]byte(input), nil)
+	if err != nil {
+		t.Fatalf("adapt: %v", err)
+	}
+	if len(warnings) > 0 {
+		t.Logf("warnings: %v", warnings)
+	}
+	js := string(out)
+	cs := strings.Index(js, `"handler":"content_service"`)
+	respond := strings.Index(js, `"handler":"static_response"`)
+	if cs < 0 || respond < 0 || cs > respond {
+		t.Fatalf("content_service must come before respond: %s", js)
+	}
+	for _, want := range []string{`"signing_key":"{env.SIGNING_KEY}"`, `"client_id":"c"`, `"tokens":["t"]`} {
+		if !strings.Contains(js, want) {
+			t.Errorf("adapted JSON lacks %s: %s", want, js)
+		}
+	}
+}
+
+func FuzzUnmarshalCaddyfile(f *testing.F) {
+	seeds := []string{
+		"content_service",
+		"content_service {\n signing_key {env.K}\n app a {\n secret s\n token t u\n disabled\n editor_tokens\n }\n max_body 1MiB\n rate_limit 5 per 1m\n pass_thru\n}",
+		"content_service {\n app {\n}\n}",
+		"content_service {\n rate_limit 5\n}",
+		"content_service {\n max_body 99999999999999999999999\n}",
+		"content_service {\n app a {\n app b {\n secret s\n }\n }\n}",
+		"content_service x {",
+		"content_service {\n signing_key \"" + strings.Repeat("k", 40) + "\"\n}",
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		tokens, err := caddyfile.Tokenize([]byte(input), "fuzz")
+		if err != nil {
+			return
+		}
+		var h Handler
+		if err := h.UnmarshalCaddyfile(caddyfile.NewDispenser(tokens)); err != nil {
+			return
+		}
+		// What parsed must survive a JSON round trip unchanged (it is the
+		// module's config).
+		js, err := json.Marshal(h)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		var back Handler
+		if err := json.Unmarshal(js, &back); err != nil {
+			t.Fatalf("unmarshal: %v", err)
+		}
+		if !reflect.DeepEqual(h, back) {
+			t.Fatalf("round trip changed the config: %s", js)
+		}
+		for _, app := range h.Apps {
+			if app.ClientID == "" || app.ClientSecret == "" {
+				t.Fatalf("accepted an app without id or secret: %s", js)
+			}
+		}
+	})
+}

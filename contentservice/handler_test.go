@@ -1,0 +1,246 @@
+package contentservice
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+)
+
+func TestProvisionErrors(t *testing.T) {
+	t.Setenv("CS_TEST_KEY", strings.Repeat("e", 40))
+	t.Setenv("CS_TEST_SHORT", "short")
+	t.Setenv("CS_TEST_TOKENS", "tok-one  tok-two\ttok-three")
+	valid := func() *Handler {
+		return &Handler{SigningKey: testKey, Apps: []App{{ClientID: "a", ClientSecret: "s", Tokens: []string{"t"}}}}
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Handler)
+		err    string // substring; "" means success
+	}{
+		{"valid", func(*Handler) {}, ""},
+		{"key from env", func(h *Handler) { h.SigningKey = "{env.CS_TEST_KEY}" }, ""},
+		{"missing key", func(h *Handler) { h.SigningKey = "" }, "signing_key is required"},
+		{"short key", func(h *Handler) { h.SigningKey = "abc" }, "3 bytes after replacement; at least 32"},
+		{"short key from env", func(h *Handler) { h.SigningKey = "{env.CS_TEST_SHORT}" }, "5 bytes"},
+		{"unset env key", func(h *Handler) { h.SigningKey = "{env.CS_TEST_UNSET_VAR}" }, "signing_key"},
+		{"unknown placeholder", func(h *Handler) { h.SigningKey = "{nope.nothing}" + testKey }, "signing_key"},
+		{"no apps", func(h *Handler) { h.Apps = nil }, "no app configured"},
+		{"empty client id", func(h *Handler) { h.Apps[0].ClientID = "" }, "client_id"},
+		{"duplicate client id", func(h *Handler) { h.Apps = append(h.Apps, App{ClientID: "a", ClientSecret: "x"}) }, "configured twice"},
+		{"empty secret", func(h *Handler) { h.Apps[0].ClientSecret = "" }, "secret"},
+		{"unset env secret", func(h *Handler) { h.Apps[0].ClientSecret = "{env.CS_TEST_UNSET_VAR}" }, "secret"},
+		{"unset env token", func(h *Handler) { h.Apps[0].Tokens = []string{"{env.CS_TEST_UNSET_VAR}"} }, "token #1"},
+		{"token shared by two apps", func(h *Handler) {
+			h.Apps = append(h.Apps, App{ClientID: "b", ClientSecret: "x", Tokens: []string{"t"}})
+		}, "also configured for app"},
+		{"bad max_body", func(h *Handler) { h.MaxBody = "lots" }, "max_body"},
+		{"zero max_body", func(h *Handler) { h.MaxBody = "0" }, "max_body"},
+		{"bad rate count", func(h *Handler) { h.RateLimit = &RateLimit{Requests: "-1", Window: "1m"} }, "rate_limit"},
+		{"bad rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: "5", Window: "soon"} }, "rate_limit"},
+		{"zero rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: "5", Window: "0s"} }, "rate_limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := valid()
+			tt.mutate(h)
+			err := h.setup(caddy.NewReplacer())
+			if tt.err == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				if err := h.Validate(); err != nil {
+					t.Fatalf("validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("error %v, want it to contain %q", err, tt.err)
+			}
+			for _, secret := range []string{"tok-one", strings.Repeat("e", 40)} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("error %q reveals a secret", err)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateUnprovisioned(t *testing.T) {
+	if err := new(Handler).Validate(); err == nil {
+		t.Error("an unprovisioned handler validated")
+	}
+}
+
+func TestProvisionResolvesPlaceholders(t *testing.T) {
+	t.Setenv("CS_TEST_TOKENS", "tok-one  tok-two\ttok-three")
+	t.Setenv("CS_TEST_MAX", "1KiB")
+	t.Setenv("CS_TEST_SECRET", "sec-from-env")
+	h := &Handler{
+		SigningKey: testKey,
+		Apps:       []App{{ClientID: "a", ClientSecret: "{env.CS_TEST_SECRET}", Tokens: []string{"{env.CS_TEST_TOKENS}", "tok-four"}}},
+		MaxBody:    "{env.CS_TEST_MAX}",
+		RateLimit:  &RateLimit{Requests: "10", Window: "1m"},
+	}
+	if err := h.setup(caddy.NewReplacer()); err != nil {
+		t.Fatal(err)
+	}
+	if h.maxBody != 1024 {
+		t.Errorf("maxBody %d", h.maxBody)
+	}
+	for _, tok := range []string{"tok-one", "tok-two", "tok-three", "tok-four"} {
+		if h.lookupAPIToken(tok) < 0 {
+			t.Errorf("token %q not accepted", tok)
+		}
+	}
+	if h.lookupAPIToken("{env.CS_TEST_TOKENS}") >= 0 {
+		t.Error("the raw placeholder is accepted as a token")
+	}
+	if h.lookupApp("a", "sec-from-env") != 0 || h.lookupApp("a", "{env.CS_TEST_SECRET}") != -1 {
+		t.Error("client secret placeholder not resolved")
+	}
+	if h.limiter == nil || len(h.limiter.buckets) != 4+1 {
+		t.Errorf("limiter %+v", h.limiter)
+	}
+}
+
+func TestDefaultMaxBody(t *testing.T) {
+	h, _, _ := newTestHandler(t, nil)
+	if h.maxBody != 4<<20 {
+		t.Errorf("default max body %d, want 4 MiB", h.maxBody)
+	}
+}
+
+// Every response, success or failure, carries a request id, and none
+// carries a token or secret.
+func TestRequestIDAndNoSecretsAnywhere(t *testing.T) {
+	h, _, logs := newTestHandler(t, withFakeRenderer(nil, fakeOutput, nil))
+	editor := login(t, h, "editor-app", "secret-editor-0123", "u").AccessToken
+	secrets := []string{testAPIToken, testToken2, testSecret, testKey, editor, "not-a-valid-token-xyz"}
+	idPattern := regexp.MustCompile(`^[0-9a-f-]{32,36}$`)
+	reqs := []request{
+		{path: PathHTML, headers: bearer(testAPIToken), body: "{}"},
+		{path: PathHTML, headers: bearer("not-a-valid-token-xyz"), body: "{}"},
+		{path: PathHTML, headers: map[string]string{"Authorization": "not-a-valid-token-xyz"}},
+		{path: PathPlainText, headers: bearer(editor), body: "{}"},
+		{method: http.MethodGet, path: PathHTML},
+		{path: "/elsewhere"},
+		{path: PathLogin, headers: map[string]string{"Content-Type": "application/json"}, body: `{"client_id":"alpha","client_secret":"wrong-` + testSecret + `","uid":"u"}`},
+		{path: PathRefresh, headers: bearer(editor)},
+		{path: PathRefresh, headers: bearer("not-a-valid-token-xyz")},
+	}
+	seen := map[string]bool{}
+	for _, req := range reqs {
+		w := do(t, h, req)
+		id := w.Header().Get("X-Request-Id")
+		if !idPattern.MatchString(id) || seen[id] {
+			t.Errorf("%s %s: request id %q (missing, malformed or repeated)", req.method, req.path, id)
+		}
+		seen[id] = true
+		for _, s := range secrets {
+			if strings.Contains(w.Body.String(), s) {
+				t.Errorf("%s: the body echoes a secret", req.path)
+			}
+			for k, vs := range w.Header() {
+				if strings.Contains(strings.Join(vs, " "), s) {
+					t.Errorf("%s: header %s echoes a secret", req.path, k)
+				}
+			}
+		}
+	}
+	for _, entry := range logs.All() {
+		for _, s := range secrets {
+			if strings.Contains(entry.Message+" "+strings.Join(mapStrings(entry.ContextMap()), " "), s) {
+				t.Errorf("log entry %q holds a secret", entry.Message)
+			}
+		}
+	}
+}
+
+func mapStrings(m map[string]any) []string {
+	var out []string
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out = append(out, k+"="+s)
+		}
+	}
+	return out
+}
+
+func TestPassThru(t *testing.T) {
+	h, _, _ := newTestHandler(t, func(h *Handler) { h.PassThru = true })
+	if w := do(t, h, request{method: http.MethodGet, path: "/index.html"}); w.Code != 299 {
+		t.Errorf("pass_thru: status %d, want the next handler's 299", w.Code)
+	}
+	// The service's own paths are still served.
+	if w := do(t, h, request{method: http.MethodGet, path: PathHTML}); w.Code != 405 {
+		t.Errorf("pass_thru export path: %d", w.Code)
+	}
+	h2, _, _ := newTestHandler(t, nil)
+	w := do(t, h2, request{method: http.MethodGet, path: "/index.html"})
+	if w.Code != 404 || exportErrorOf(t, w).Code != 404 {
+		t.Errorf("without pass_thru: %d %s", w.Code, w.Body)
+	}
+}
+
+func TestAcceptQuality(t *testing.T) {
+	tests := []struct {
+		accept string
+		mt     string
+		want   float64
+	}{
+		{"", "text/html", 0},
+		{"*/*", "text/html", 1},
+		{"text/*;q=0.3", "text/html", 0.3},
+		{"text/html;q=0.2, */*", "text/html", 0.2},
+		{"TEXT/HTML", "text/html", 1},
+		{"application/json;q=0", "application/json", 0},
+		{"application/json;q=abc", "application/json", 0},
+		{"application/json; charset=utf-8; q=0.7", "application/json", 0.7},
+		{"text/plain", "application/json", 0},
+	}
+	for _, tt := range tests {
+		if got := acceptQuality([]string{tt.accept}, tt.mt); got != tt.want {
+			t.Errorf("acceptQuality(%q, %q) = %v, want %v", tt.accept, tt.mt, got, tt.want)
+		}
+	}
+}
+
+func TestLimiter(t *testing.T) {
+	start := time.Unix(1000, 0)
+	l := newLimiter(2, 3, 3*time.Second) // 3 per 3 s: one per second
+	for i := range 3 {
+		if ok, _ := l.allow(0, start); !ok {
+			t.Fatalf("burst request %d refused", i)
+		}
+	}
+	ok, wait := l.allow(0, start)
+	if ok || wait != time.Second {
+		t.Fatalf("4th: ok=%v wait=%v", ok, wait)
+	}
+	if ok, _ := l.allow(1, start); !ok {
+		t.Error("key 1 shares key 0's bucket")
+	}
+	if ok, _ := l.allow(0, start.Add(500*time.Millisecond)); ok {
+		t.Error("half a token allowed a request")
+	}
+	if ok, _ := l.allow(0, start.Add(time.Second)); !ok {
+		t.Error("refill did not happen")
+	}
+	// A clock going backwards neither refills nor breaks the bucket.
+	if ok, _ := l.allow(0, start); ok {
+		t.Error("backwards clock refilled")
+	}
+	for _, tt := range []struct {
+		wait time.Duration
+		want int
+	}{{0, 1}, {time.Millisecond, 1}, {time.Second, 1}, {1500 * time.Millisecond, 2}, {30 * time.Second, 30}} {
+		if got := retryAfterSeconds(tt.wait); got != tt.want {
+			t.Errorf("retryAfterSeconds(%v) = %d, want %d", tt.wait, got, tt.want)
+		}
+	}
+}

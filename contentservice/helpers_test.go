@@ -1,0 +1,169 @@
+package contentservice
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/render"
+)
+
+const (
+	testKey      = "0123456789abcdef0123456789abcdef-test-key"
+	testAPIToken = "cs-api-token-ALPHA-000000000001"
+	testToken2   = "cs-api-token-ALPHA-000000000002"
+	testDisToken = "cs-api-token-DISABLED-0000000001"
+	testEdToken  = "cs-api-token-EDITOR-00000000001"
+	testSecret   = "secret-alpha-0123456789"
+)
+
+// testClock is a settable clock for the handler.
+type testClock struct{ t time.Time }
+
+func (c *testClock) now() time.Time          { return c.t }
+func (c *testClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+// fakeDesign stands for a decoded design in tests that replace the
+// renderer.
+var fakeOutput = &render.Output{Body: []byte("<!DOCTYPE html><html><body>fake</body></html>")}
+
+// newTestHandler returns a provisioned handler with three apps ("alpha":
+// two API tokens; "disabled-app": disabled; "editor-app": editor_tokens),
+// a fixed clock and a log observer. mutate runs before setup.
+func newTestHandler(t testing.TB, mutate func(*Handler)) (*Handler, *testClock, *observer.ObservedLogs) {
+	t.Helper()
+	core, logs := observer.New(zap.DebugLevel)
+	clock := &testClock{t: time.Unix(1_764_000_000, 0)}
+	h := &Handler{
+		SigningKey: testKey,
+		Apps: []App{
+			{ClientID: "alpha", ClientSecret: testSecret, Tokens: []string{testAPIToken, testToken2}},
+			{ClientID: "disabled-app", ClientSecret: "secret-disabled-0123", Tokens: []string{testDisToken}, Disabled: true},
+			{ClientID: "editor-app", ClientSecret: "secret-editor-0123", Tokens: []string{testEdToken}, EditorTokens: true},
+		},
+		now:    clock.now,
+		logger: zap.New(core),
+	}
+	if mutate != nil {
+		mutate(h)
+	}
+	if err := h.setup(caddy.NewReplacer()); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+	if err := h.Validate(); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	return h, clock, logs
+}
+
+// request describes one test request.
+type request struct {
+	method  string
+	path    string
+	headers map[string]string
+	body    string
+}
+
+// do runs one request through h (with a next handler that answers 299, so
+// that pass-through is visible) and returns the recorder.
+func do(t testing.TB, h *Handler, req request) *httptest.ResponseRecorder {
+	t.Helper()
+	if req.method == "" {
+		req.method = http.MethodPost
+	}
+	r := httptest.NewRequest(req.method, req.path, strings.NewReader(req.body))
+	for k, v := range req.headers {
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		w.WriteHeader(299)
+		return nil
+	})
+	if err := h.ServeHTTP(w, r, next); err != nil {
+		t.Fatalf("ServeHTTP returned %v", err)
+	}
+	return w
+}
+
+// exportErrorOf decodes an export error body, failing on any other shape.
+func exportErrorOf(t testing.TB, w *httptest.ResponseRecorder) exportError {
+	t.Helper()
+	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type %q, want application/json; body %s", ct, w.Body)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(w.Body.Bytes(), &fields); err != nil {
+		t.Fatalf("error body is not JSON: %v: %s", err, w.Body)
+	}
+	if len(fields) != 3 || fields["code"] == nil || fields["message"] == nil || fields["details"] == nil {
+		t.Fatalf("error body %s: want exactly code, message, details", w.Body)
+	}
+	var e exportError
+	if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil {
+		t.Fatalf("error body: %v", err)
+	}
+	return e
+}
+
+// loginErrorOf decodes a LoginV2 error body, failing on any other shape.
+func loginErrorOf(t testing.TB, w *httptest.ResponseRecorder) loginError {
+	t.Helper()
+	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("Content-Type %q, want application/json; body %s", ct, w.Body)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(w.Body.Bytes(), &fields); err != nil {
+		t.Fatalf("error body is not JSON: %v: %s", err, w.Body)
+	}
+	if len(fields) != 3 || fields["code"] == nil || fields["message"] == nil || fields["status_code"] == nil {
+		t.Fatalf("error body %s: want exactly code, message, status_code", w.Body)
+	}
+	var e loginError
+	if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil {
+		t.Fatalf("error body: %v", err)
+	}
+	if e.StatusCode != w.Code {
+		t.Errorf("status_code %d, HTTP status %d", e.StatusCode, w.Code)
+	}
+	return e
+}
+
+// login performs a successful LoginV2 and returns the response body.
+func login(t testing.TB, h *Handler, clientID, secret, uid string) loginResponse {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"client_id": clientID, "client_secret": secret, "uid": uid})
+	w := do(t, h, request{path: PathLogin, headers: map[string]string{"Content-Type": "application/json"}, body: string(body)})
+	if w.Code != http.StatusOK {
+		t.Fatalf("login: status %d: %s", w.Code, w.Body)
+	}
+	var resp loginResponse
+	if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
+		t.Fatalf("login body: %v", err)
+	}
+	return resp
+}
+
+// withFakeRenderer replaces decoding and rendering with fakes, so that the
+// Caddy layer is tested on its own.
+func withFakeRenderer(decodeErr error, out *render.Output, renderErr error) func(*Handler) {
+	return func(h *Handler) {
+		h.decode = func([]byte) (*design.Design, error) {
+			if decodeErr != nil {
+				return nil, decodeErr
+			}
+			return &design.Design{}, nil
+		}
+		fn := func(*design.Design) (*render.Output, error) { return out, renderErr }
+		h.renderHTML, h.renderText = fn, fn
+	}
+}
