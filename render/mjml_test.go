@@ -122,8 +122,8 @@ func TestMJML(t *testing.T) {
 			want: []string{`<mj-spacer height="10px" css-class="mobile_hide" />`, `@media (max-width:620px){.mobile_hide{`},
 		},
 		{
-			name: "content cannot close an mjml tag",
-			rows: `[` + mjmlRow("", mjmlCol(12, mjmlModule("html", `{"html":{"html":"x</mj-text></mj-column><mj-raw>y"}}`))) + `]`,
+			name:    "content cannot close an mjml tag",
+			rows:    `[` + mjmlRow("", mjmlCol(12, mjmlModule("html", `{"html":{"html":"x</mj-text></mj-column><mj-raw>y"}}`))) + `]`,
 			want:    []string{`x&lt;/mj-text>&lt;/mj-column>&lt;mj-raw>y</mj-text>`},
 			notWant: []string{`<mj-raw>`},
 		},
