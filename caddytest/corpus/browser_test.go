@@ -1,0 +1,181 @@
+package corpus
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// Viewports of the checks: a common phone width and a desktop width above
+// every breakpoint of the corpus (message widths are 500-720 px; pages at
+// 1440 px are checked for side-by-side columns only where they fit).
+const (
+	mobileWidth  = 375
+	desktopWidth = 800
+	viewHeight   = 900
+)
+
+// placeholderImage stands in for every remote image: the machine has no
+// network besides loopback, and a broken-image icon has no natural size.
+// Its natural size is deliberately large (like a 2x retina photo), so an
+// image that is not constrained by the markup overflows a phone screen
+// and is caught.
+const placeholderImage = `<svg xmlns="http://www.w3.org/2000/svg" width="1200" height="600" viewBox="0 0 1200 600">` +
+	`<rect width="1200" height="600" fill="#c9d1d9"/><path d="M0 0L1200 600M1200 0L0 600" stroke="#8b949e" stroke-width="6"/></svg>`
+
+// browser is one headless Chromium shared by all checks of the package
+// (starting it is the slow part); each page gets a fresh tab.
+type browser struct {
+	profileDir    string
+	allocCancel   context.CancelFunc
+	browserCtx    context.Context
+	browserCancel context.CancelFunc
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	if _, err := os.Stat(chromiumBinary); err != nil {
+		t.Fatalf("headless Chromium is required at %s (apt-get install -y chromium): %v", chromiumBinary, err)
+	}
+	// Not t.TempDir: Chromium may still be flushing its profile when the
+	// test's cleanup runs, and a failed removal would fail the test.
+	profileDir, err := os.MkdirTemp("", "corpus-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumBinary),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		// Overlay scrollbars would otherwise take width from the viewport
+		// and show up in screenshots.
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(profileDir),
+	}
+	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	browserCtx, browserCancel := chromedp.NewContext(allocCtx)
+	if err := chromedp.Run(browserCtx); err != nil {
+		browserCancel()
+		allocCancel()
+		os.RemoveAll(profileDir)
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	return &browser{profileDir: profileDir, allocCancel: allocCancel, browserCtx: browserCtx, browserCancel: browserCancel}
+}
+
+func (b *browser) close() {
+	b.browserCancel()
+	b.allocCancel()
+	_ = os.RemoveAll(b.profileDir)
+}
+
+// tab is one page of the browser with requests to anything but the test's
+// own Caddy intercepted: images get the placeholder, everything else
+// (web fonts, trackers) is refused, so no check depends on the network.
+type tab struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (b *browser) newTab(t *testing.T, allowHost string) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(b.browserCtx)
+	chromedp.ListenTarget(ctx, func(ev any) {
+		e, ok := ev.(*fetch.EventRequestPaused)
+		if !ok {
+			return
+		}
+		// Answering from inside the listener would deadlock chromedp.
+		go func() {
+			_ = chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
+				u, err := url.Parse(e.Request.URL)
+				switch {
+				case err == nil && u.Host == allowHost:
+					return fetch.ContinueRequest(e.RequestID).Do(ctx)
+				case e.ResourceType == network.ResourceTypeImage:
+					return fetch.FulfillRequest(e.RequestID, 200).
+						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "image/svg+xml"}}).
+						WithBody(base64.StdEncoding.EncodeToString([]byte(placeholderImage))).Do(ctx)
+				default:
+					return fetch.FailRequest(e.RequestID, network.ErrorReasonBlockedByClient).Do(ctx)
+				}
+			}))
+		}()
+	})
+	if err := chromedp.Run(ctx, fetch.Enable()); err != nil {
+		cancel()
+		t.Fatalf("opening a tab: %v", err)
+	}
+	return &tab{ctx: ctx, cancel: cancel}
+}
+
+// setWidth resizes the viewport (desktop mode, so the width is the CSS
+// viewport width whether or not the page has a viewport meta tag).
+func (tb *tab) setWidth(width int) error {
+	return chromedp.Run(tb.ctx, emulation.SetDeviceMetricsOverride(int64(width), viewHeight, 1, false))
+}
+
+func (tb *tab) open(pageURL string) error {
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	return chromedp.Run(ctx, chromedp.Navigate(pageURL))
+}
+
+// measure runs the layout probe at the current width.
+func (tb *tab) measure() (*measurement, error) {
+	var raw string
+	ctx, cancel := context.WithTimeout(tb.ctx, 10*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, chromedp.Evaluate(layoutProbe, &raw)); err != nil {
+		return nil, err
+	}
+	var m measurement
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		return nil, fmt.Errorf("probe result: %v", err)
+	}
+	return &m, nil
+}
+
+// screenshot saves a full-page PNG under artifacts/corpus/.
+func (tb *tab) screenshot(name string) error {
+	var buf []byte
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&buf, 100)); err != nil {
+		return err
+	}
+	path := filepath.Join(artifactsDir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf, 0o644)
+}
+
+// artifactName makes a file name out of a page's name and width.
+func artifactName(set, page string, width int) string {
+	page = strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, strings.TrimSuffix(page, filepath.Ext(page)))
+	return filepath.Join(set, fmt.Sprintf("%s-%d.png", page, width))
+}

@@ -1,0 +1,106 @@
+package corpus
+
+import (
+	"net/url"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// TestVendorHTMLLayout runs the layout checks on HTML the vendor's own
+// renderer exported. It validates the harness: the probe must find rows
+// and columns in real vendor markup, and markup known to be responsive
+// must pass. Expectations come from the markup itself (class "stack",
+// "no_stack", tr.reverse).
+func TestVendorHTMLLayout(t *testing.T) {
+	base := startCaddy(t, "")
+	host := hostOf(t, base)
+	b := newBrowser(t)
+	defer b.close()
+	tb := b.newTab(t, host)
+	defer tb.cancel()
+
+	type page struct{ set, file string }
+	var pages []page
+	for _, set := range []string{"vendor", "pairs"} {
+		dir := map[string]string{"vendor": "exported-html", "pairs": "pairs"}[set]
+		files, err := filepath.Glob(filepath.Join(corpusDir, dir, "*.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(files) == 0 {
+			t.Fatalf("no HTML in %s", filepath.Join(corpusDir, dir))
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			pages = append(pages, page{set, filepath.Base(f)})
+		}
+	}
+
+	rowsSeen := 0
+	for _, p := range pages {
+		t.Run(p.set+"/"+p.file, func(t *testing.T) {
+			m := checkPage(t, tb, base+"/"+p.set+"/"+url.PathEscape(p.file), map[string]string{"vendor": "vendor-exported", "pairs": "vendor-pairs"}[p.set], p.file, markupExpectation)
+			rowsSeen += len(m.Rows)
+		})
+	}
+	// A probe that finds no rows would pass every layout check vacuously.
+	if rowsSeen < 50 {
+		t.Errorf("the probe found only %d rows in the vendor HTML; the row/column selectors no longer match", rowsSeen)
+	}
+}
+
+// markupExpectation reads a row's mobile behaviour from the vendor's
+// classes.
+func markupExpectation(r rowProbe) (rowExpectation, bool) {
+	return rowExpectation{stack: r.Stack, reverse: r.Reverse}, true
+}
+
+// checkPage opens pageURL at phone width, checks and screenshots it, then
+// does the same at desktop width. It returns the mobile measurement.
+func checkPage(t *testing.T, tb *tab, pageURL, set, name string, expect func(rowProbe) (rowExpectation, bool)) *measurement {
+	t.Helper()
+	if err := tb.setWidth(mobileWidth); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.open(pageURL); err != nil {
+		t.Fatalf("opening %s: %v", pageURL, err)
+	}
+	mobile, err := tb.measure()
+	if err != nil {
+		t.Fatalf("measuring at %d px: %v", mobileWidth, err)
+	}
+	if mobile.VW != mobileWidth {
+		t.Fatalf("viewport is %.0f px wide, want %d", mobile.VW, mobileWidth)
+	}
+	if err := tb.screenshot(artifactName(set, name, mobileWidth)); err != nil {
+		t.Errorf("screenshot: %v", err)
+	}
+	if ps := checkMobile(mobile, expect); len(ps) > 0 {
+		t.Errorf("at %d px:%s", mobileWidth, joinProblems(ps))
+	}
+
+	if err := tb.setWidth(desktopWidth); err != nil {
+		t.Fatal(err)
+	}
+	desktop, err := tb.measure()
+	if err != nil {
+		t.Fatalf("measuring at %d px: %v", desktopWidth, err)
+	}
+	if err := tb.screenshot(artifactName(set, name, desktopWidth)); err != nil {
+		t.Errorf("screenshot: %v", err)
+	}
+	if ps := checkDesktop(desktop); len(ps) > 0 {
+		t.Errorf("at %d px:%s", desktopWidth, joinProblems(ps))
+	}
+	return mobile
+}
+
+func hostOf(t *testing.T, base string) string {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
