@@ -87,12 +87,12 @@ type box struct {
 	Left, Top, Width, Height float64
 }
 
-func (b box) visible() bool { return b.Width > 0 || b.Height > 0 }
+func (b box) visible() bool   { return b.Width > 0 || b.Height > 0 }
 func (b box) right() float64  { return b.Left + b.Width }
 func (b box) bottom() float64 { return b.Top + b.Height }
 
 type offender struct {
-	Path              string
+	Path               string
 	Left, Right, Width float64
 }
 

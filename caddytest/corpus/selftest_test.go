@@ -24,7 +24,6 @@ func twoColumnRow(n int, class string, trClass string) string {
 		`</tr></tbody></table></td></tr></tbody></table>`
 }
 
-
 func TestLayoutChecksCatchFaults(t *testing.T) {
 	tests := []struct {
 		name        string

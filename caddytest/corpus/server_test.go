@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
-
 	// Registers the project's modules (content_service among them).
 	// TEMP _ "github.com/designbridge/caddy-designbridge"
 )
