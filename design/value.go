@@ -251,3 +251,14 @@ func (s Style) Each(fn func(prop, value string)) {
 		fn(m.Key, strings.TrimSpace(m.Value.Text()))
 	}
 }
+
+// GetAny returns the first non-empty property among alternative spellings
+// ("backgroundColor" / "background-color").
+func (s Style) GetAny(props ...string) string {
+	for _, p := range props {
+		if v := s.Get(p); v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -9,14 +9,24 @@ import (
 )
 
 // Output is a rendered document.
-// TEMPORARY SKELETON: the render helper replaces this file.
 type Output struct {
 	Body     []byte   // the HTML document or the plain text
 	Warnings []string // e.g. unknown module types, omitted forms
 }
 
-// HTML renders d as one complete email HTML document.
-func HTML(d *design.Design) (*Output, error) { return nil, errors.New("render: not implemented yet") }
+// HTML renders d as one complete email HTML document: a hybrid (fluid)
+// layout of role="presentation" tables and inline-block columns, with
+// ghost tables for Outlook on Windows and one @media block for mobile.
+// Unknown module types render as nothing and are listed in Warnings.
+// The output is deterministic.
+func HTML(d *design.Design) (*Output, error) {
+	if d == nil {
+		return nil, errors.New("render: nil design")
+	}
+	w := newEmailWriter(d)
+	w.document()
+	return &Output{Body: w.assemble(), Warnings: w.warnings}, nil
+}
 
 // PlainText renders d as plain text in reading order.
 func PlainText(d *design.Design) (*Output, error) {

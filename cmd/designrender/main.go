@@ -1,0 +1,89 @@
+// Command designrender renders a design JSON file to email HTML (or, with
+// -text, plain text), for trying the renderer without a server.
+//
+//	go run ./cmd/designrender [-text] [-o out.html] design.json
+//
+// Warnings (unknown module types, forms shown as a static preview) go to
+// stderr. Exit status: 0 success, 1 the file is not a renderable design,
+// 2 usage or I/O error.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/render"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("designrender", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	text := fs.Bool("text", false, "render plain text instead of HTML")
+	out := fs.String("o", "", "write the result to this file instead of stdout")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: designrender [-text] [-o out] design.json   (- reads stdin)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	var data []byte
+	var err error
+	if name := fs.Arg(0); name == "-" {
+		data, err = io.ReadAll(io.LimitReader(stdin, design.DefaultMaxBytes+1))
+	} else {
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "designrender:", err)
+		return 2
+	}
+	d, err := design.Decode(data)
+	if err != nil {
+		var pe *design.PathError
+		switch {
+		case errors.As(err, &pe):
+			fmt.Fprintln(stderr, "designrender: not a design:", pe)
+		default:
+			fmt.Fprintln(stderr, "designrender:", err)
+		}
+		return 1
+	}
+	render := render.HTML
+	if *text {
+		render = renderText
+	}
+	res, err := render(d)
+	if err != nil {
+		fmt.Fprintln(stderr, "designrender:", err)
+		return 1
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	if *out != "" {
+		if err := os.WriteFile(*out, res.Body, 0o644); err != nil {
+			fmt.Fprintln(stderr, "designrender:", err)
+			return 2
+		}
+		return 0
+	}
+	if _, err := stdout.Write(res.Body); err != nil {
+		return 2
+	}
+	return 0
+}
+
+// renderText is render.PlainText behind a variable so the HTML and text
+// paths share the code above.
+var renderText = render.PlainText

@@ -1,0 +1,193 @@
+package render
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// emDefaultFont is the fallback stack when a design names no font.
+const emDefaultFont = "Arial, 'Helvetica Neue', Helvetica, sans-serif"
+
+func newEmailWriter(d *design.Design) *emailWriter {
+	w := &emailWriter{d: d}
+	b := &d.Page.Body
+	w.font = emDefaultFont
+	if f := emCSSValue(b.FontFamily); f != "" && !strings.EqualFold(f, "inherit") {
+		w.font = emWithGeneric(f)
+		w.useFont(f)
+	}
+	w.color = emColor(b.Color)
+	if w.color == "" {
+		w.color = "#000000"
+	}
+	w.linkColor = emColor(b.LinkColor)
+	if w.linkColor == "" {
+		w.linkColor = "#0068A5"
+	}
+	w.body.Grow(32 << 10)
+	return w
+}
+
+// document writes the <body> content; assemble adds the head once the
+// body has said which fonts and mobile rules it needs.
+func (w *emailWriter) document() {
+	p := &w.d.Page
+	b := &p.Body
+	bg := emColor(b.BackgroundColor)
+	var st emStyle
+	st.raw("margin:0;padding:0;-webkit-text-size-adjust:none;text-size-adjust:none;")
+	if !emIsTransparent(bg) {
+		st.add("background-color", bg)
+	}
+	w.s("<body")
+	w.styleAttr(&st)
+	w.s(">")
+	w.preheader(p.Meta.Preheader)
+
+	var ct emStyle
+	if !emIsTransparent(bg) {
+		ct.add("background-color", bg)
+	}
+	ct.add("background-image", emCSSURLValue(b.Container.Get("background-image")))
+	if ct.b != nil && strings.Contains(string(ct.b), "background-image") {
+		ct.copyProps(b.Container, "background-position", "background-repeat", "background-size")
+	}
+	w.s(`<table class="nl-container" width="100%"`)
+	w.s(emTableAttrs)
+	if !emIsTransparent(bg) {
+		w.attr("bgcolor", bg)
+	}
+	w.styleAttr(&ct)
+	w.s("><tr><td")
+	var tdst emStyle
+	tdst.add("font-family", w.font)
+	tdst.add("color", w.color)
+	w.styleAttr(&tdst)
+	w.s(">")
+	for i := range p.Rows {
+		w.rowIndex = i
+		w.row(&p.Rows[i])
+	}
+	w.s("</td></tr></table></body></html>")
+}
+
+// preheader writes the hidden inbox preview text, padded with invisible
+// characters so the body's first words do not trail into the preview.
+func (w *emailWriter) preheader(text string) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return
+	}
+	w.s(`<div style="display:none;font-size:1px;line-height:1px;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all">`)
+	w.text(text)
+	w.s(strings.Repeat("&#8199;&#65279;&#847; ", 20))
+	w.s("</div>")
+}
+
+// emCSSURLValue accepts a background-image value only when it is a
+// url(...) of a safe URL ("none" and junk give "").
+func emCSSURLValue(v string) string {
+	u := emCSSURL(v)
+	if u == "" {
+		return ""
+	}
+	return "url('" + u + "')"
+}
+
+// emCSSURL extracts the URL of "url('x')", "url(x)" or a bare URL.
+func emCSSURL(v string) string {
+	v = strings.TrimSpace(v)
+	if v == "" || strings.EqualFold(v, "none") {
+		return ""
+	}
+	if len(v) > 4 && strings.EqualFold(v[:4], "url(") {
+		v = strings.TrimSuffix(v[4:], ")")
+		v = strings.Trim(strings.TrimSpace(v), `'"`)
+	}
+	if v == "" || !design.SafeURL(v) || strings.ContainsAny(v, "'\"()<>\\;{}\n") {
+		return ""
+	}
+	return v
+}
+
+func (w *emailWriter) lang() string {
+	if l := emCSSValue(w.d.Page.Meta.Lang); l != "" && !strings.ContainsAny(l, " \"'") {
+		return l
+	}
+	if l := strings.TrimSpace(w.d.Root.Get("language").Text()); l != "" && len(l) < 20 && !strings.ContainsAny(l, " \"'<>&") {
+		return l
+	}
+	return "en"
+}
+
+func (w *emailWriter) title() string {
+	m := &w.d.Page.Meta
+	for _, t := range [...]string{m.Title, m.Subject} {
+		if t = strings.TrimSpace(t); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// assemble writes the document: doctype, head (title, fonts, CSS) and the
+// already rendered body.
+func (w *emailWriter) assemble() []byte {
+	var out bytes.Buffer
+	out.Grow(w.body.Len() + 4096)
+	width := w.d.Page.Body.Width
+	out.WriteString(`<!DOCTYPE html><html xmlns:v="urn:schemas-microsoft-com:vml" xmlns:o="urn:schemas-microsoft-com:office:office" lang="`)
+	emEscape(&out, w.lang())
+	out.WriteByte('"')
+	if w.d.Page.Body.Direction == "rtl" {
+		out.WriteString(` dir="rtl"`)
+	}
+	out.WriteString(`><head><meta charset="utf-8"><meta http-equiv="Content-Type" content="text/html; charset=utf-8"><meta name="viewport" content="width=device-width, initial-scale=1.0"><meta name="x-apple-disable-message-reformatting"><meta name="format-detection" content="telephone=no, date=no, address=no, email=no"><title>`)
+	emEscape(&out, w.title())
+	out.WriteString(`</title><!--[if mso]><xml><o:OfficeDocumentSettings><o:PixelsPerInch>96</o:PixelsPerInch><o:AllowPNG/></o:OfficeDocumentSettings></xml><![endif]-->`)
+	w.fontLinks(&out)
+	out.WriteString(`<style>*{box-sizing:border-box}body{margin:0;padding:0}table,td{mso-table-lspace:0pt;mso-table-rspace:0pt}img{-ms-interpolation-mode:bicubic}a[x-apple-data-detectors]{color:inherit!important;text-decoration:inherit!important}#MessageViewBody a{color:inherit;text-decoration:none}p{line-height:inherit}sup,sub{font-size:75%;line-height:0}.dh,.dh table{mso-hide:all;display:none;max-height:0;overflow:hidden}`)
+	out.WriteString(`@media (max-width:`)
+	out.WriteString(strconv.Itoa(width + 20))
+	out.WriteString(`px){.rc{width:100%!important}.st .col{max-width:100%!important;width:100%!important;display:block!important}.st .sp{padding-left:0!important;padding-right:0!important}.mh{display:none!important;max-height:0!important;overflow:hidden!important;font-size:0!important}.dh,.dh table{display:block!important;max-height:none!important;overflow:visible!important}.fw{max-width:100%!important;width:100%!important}.fw img{width:100%!important}`)
+	out.Write(w.mobile.Bytes())
+	out.WriteString(`}</style><!--[if mso]><style>sup,sub{font-size:100%!important}sup{mso-text-raise:10%}sub{mso-text-raise:-10%}</style><![endif]--></head>`)
+	out.Write(w.body.Bytes())
+	return out.Bytes()
+}
+
+// fontLinks emits a stylesheet link for each web font the design uses,
+// hidden from Outlook (which would stall on it and then ignore it).
+func (w *emailWriter) fontLinks(out *bytes.Buffer) {
+	var seen []string
+	for _, f := range w.d.Page.Body.WebFonts {
+		if f.URL == "" || !strings.HasPrefix(strings.ToLower(f.URL), "http") || !design.SafeURL(f.URL) {
+			continue
+		}
+		used := false
+		for _, k := range [...]string{emFamilyKey(f.FontFamily), emFamilyKey(f.Name)} {
+			for _, u := range w.fontsUsed {
+				if k != "" && k == u {
+					used = true
+				}
+			}
+		}
+		if !used {
+			continue
+		}
+		dup := false
+		for _, s := range seen {
+			dup = dup || s == f.URL
+		}
+		if dup {
+			continue
+		}
+		seen = append(seen, f.URL)
+		out.WriteString(`<!--[if !mso]><!--><link href="`)
+		emEscape(out, f.URL)
+		out.WriteString(`" rel="stylesheet" type="text/css"><!--<![endif]-->`)
+	}
+}

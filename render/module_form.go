@@ -1,0 +1,126 @@
+package render
+
+import (
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// moduleForm renders a form as a static picture of its visible fields:
+// email clients cannot submit forms (most strip <form> and <input>), so
+// fields become labelled boxes and the submit button a styled label. A
+// warning says so.
+func (w *emailWriter) moduleForm(m *design.Module, b *emBlock) {
+	f := m.Content()
+	fields := design.FormFields(f)
+	w.warn("form module at " + w.path + " rendered as a static preview: email clients cannot submit forms")
+	if len(fields) == 0 {
+		return
+	}
+	style := f.Get("style")
+	labels := design.StyleOf(style.Get("labels"))
+	boxes := design.StyleOf(style.Get("fields"))
+	buttons := design.StyleOf(style.Get("buttons"))
+	align := emAlign(m.Style.Get("text-align"))
+	w.blockOpen(m, "form", nil, "")
+
+	var lbl emStyle
+	lbl.add("color", emColor(labels.Get("color")))
+	lbl.add("font-family", w.fontStack(m.Style.Get("font-family")))
+	lbl.add("font-size", m.Style.Get("font-size"))
+	lbl.add("line-height", labels.Get("line-height"))
+	if a := emAlign(labels.Get("text-align")); a != "" {
+		lbl.add("text-align", a)
+	}
+	lbl.raw("padding:0 0 4px;")
+
+	var box emStyle
+	bg := emColor(boxes.GetAny("backgroundColor", "background-color"))
+	if emIsTransparent(bg) {
+		bg = "#ffffff"
+	}
+	box.add("background-color", bg)
+	if h, _ := box.addBorders(boxes); h == 0 {
+		box.raw("border:1px solid #cccccc;")
+	}
+	box.raw("height:36px;line-height:36px;font-size:1px;")
+
+	w.s(`<table class="tx" width="100%"`)
+	w.s(emTableAttrs)
+	w.s(">")
+	for _, fld := range fields {
+		w.s(`<tr><td style="padding:0 0 10px">`)
+		switch fld.Type {
+		case "submit", "button":
+			var btn emStyle
+			btn.raw("display:inline-block;text-decoration:none;text-align:center;")
+			if bgc := emColor(buttons.GetAny("backgroundColor", "background-color")); !emIsTransparent(bgc) {
+				btn.add("background-color", bgc)
+			}
+			btn.add("color", emColor(buttons.Get("color")))
+			btn.add("font-family", w.fontStack(buttons.Get("font-family")))
+			btn.add("font-size", buttons.Get("font-size"))
+			btn.add("line-height", buttons.Get("line-height"))
+			btn.add("border-radius", buttons.Get("border-radius"))
+			btn.addBorders(buttons)
+			pt, pr, pb, pl := emPadding(buttons)
+			if pt+pr+pb+pl == 0 {
+				pt, pr, pb, pl = 5, 20, 5, 20
+			}
+			btn.addPadding(pt, pr, pb, pl)
+			if align != "" {
+				w.s(`<div style="text-align:`)
+				w.s(align)
+				w.s(`">`)
+			}
+			w.s("<span")
+			w.styleAttr(&btn)
+			w.s(">")
+			w.text(fld.Label)
+			w.s("</span>")
+			if align != "" {
+				w.s("</div>")
+			}
+		case "checkbox", "radio":
+			mark := "&#9744; "
+			if fld.Type == "radio" {
+				mark = "&#9675; "
+			}
+			w.s("<div")
+			w.styleAttr(&lbl)
+			w.s(">")
+			if len(fld.Options) == 0 {
+				w.s(mark)
+				w.text(fld.Label)
+			} else {
+				if fld.Label != "" {
+					w.text(fld.Label)
+					w.s("<br>")
+				}
+				for i, o := range fld.Options {
+					if i > 0 {
+						w.s(" &nbsp; ")
+					}
+					w.s(mark)
+					w.text(o)
+				}
+			}
+			w.s("</div>")
+		default:
+			if fld.Label != "" {
+				w.s("<div")
+				w.styleAttr(&lbl)
+				w.s(">")
+				w.text(fld.Label)
+				if fld.Required {
+					w.s(" *")
+				}
+				w.s("</div>")
+			}
+			w.s("<div")
+			w.styleAttr(&box)
+			w.s(">&nbsp;</div>")
+		}
+		w.s("</td></tr>")
+	}
+	w.s("</table>")
+	w.blockClose()
+}

@@ -1,0 +1,101 @@
+package render
+
+import (
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// moduleIcons renders a row of icons, each with optional text to its
+// left, right or below, optionally linked.
+func (w *emailWriter) moduleIcons(m *design.Module, b *emBlock) {
+	icons := m.Content().Get("icons")
+	st := m.Style
+	align := emAlign(st.Get("text-align"))
+	if align == "" || align == "justify" {
+		align = "center"
+	}
+	var td emStyle
+	td.raw("text-align:" + align + ";")
+	w.blockOpen(m, "icons", &td, align)
+	iconH, ok := m.Computed.Px("iconHeight")
+	if !ok || iconH <= 0 {
+		iconH = 32
+	}
+	var item emStyle
+	item.addPadding(emPadding(design.StyleOf(m.Computed.Value("iconSpacing"))))
+	var txt emStyle
+	txt.add("color", emColor(st.Get("color")))
+	txt.add("font-family", w.fontStack(st.Get("font-family")))
+	txt.add("font-size", st.Get("font-size"))
+	txt.add("font-weight", st.Get("font-weight"))
+	txt.add("letter-spacing", st.Get("letter-spacing"))
+	txt.raw("text-decoration:none;")
+	w.s(`<table class="icons-table" align="`)
+	w.s(align)
+	w.s(`"`)
+	w.s(emTableAttrs)
+	w.s("><tr>")
+	for i := range icons.Len() {
+		ic := icons.Index(i)
+		iw := iconH
+		nw, okW := ic.Get("width").Px()
+		nh, okH := ic.Get("height").Px()
+		if okW && okH && nw > 0 && nh > 0 {
+			iw = float64(int(iconH*nw/nh + 0.5))
+		}
+		text := ic.Get("text").Text()
+		pos := emLower(ic.Get("textPosition").Text())
+		w.s(`<td valign="middle"`)
+		w.styleAttr(&item)
+		w.s(">")
+		w.s(`<table`)
+		w.s(emTableAttrs)
+		w.s(` align="center"><tr>`)
+		textCell := func() {
+			if text == "" {
+				return
+			}
+			w.s(`<td valign="middle" style="padding:0 5px;text-align:center">`)
+			w.iconText(ic, text, &txt)
+			w.s("</td>")
+		}
+		if pos == "left" {
+			textCell()
+		}
+		w.s(`<td valign="middle">`)
+		w.imageTag(ic.Get("image").Text(), ic.Get("alt").Text(), ic.Get("title").Text(),
+			ic.Get("href").Text(), ic.Get("target").Text(), iw, "center", "", false)
+		w.s("</td>")
+		switch pos {
+		case "left":
+		case "bottom":
+			if text != "" {
+				w.s(`</tr><tr>`)
+				textCell()
+			}
+		default:
+			textCell()
+		}
+		w.s("</tr></table></td>")
+	}
+	w.s("</tr></table>")
+	w.blockClose()
+}
+
+func (w *emailWriter) iconText(ic *design.Value, text string, st *emStyle) {
+	href := ic.Get("href").Text()
+	if href != "" && design.SafeURL(href) {
+		w.s("<a")
+		w.attr("href", href)
+		w.s(` target="_blank"`)
+		w.styleAttr(st)
+		w.s(">")
+		w.text(text)
+		w.s("</a>")
+		return
+	}
+	w.s("<span")
+	w.styleAttr(st)
+	w.s(">")
+	w.text(text)
+	w.s("</span>")
+}

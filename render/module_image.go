@@ -1,0 +1,130 @@
+package render
+
+import (
+	"strings"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// imageWidth works out an image's display width in pixels from the
+// class tokens (fixedwidth / autowidth / fullwidth), the computed width
+// (number, "245px" or "100%"), the natural width and percWidth, clamped
+// to the space the column leaves.
+func imageWidth(m *design.Module, img *design.Value, avail float64) float64 {
+	cls := " " + emLower(m.Computed.Get("class")) + " "
+	computed := 0.0
+	if n, unit, ok := m.Computed.Value("width").Number(); ok && n > 0 {
+		switch unit {
+		case "", "px":
+			computed = n
+		case "%":
+			computed = avail * n / 100
+		}
+	}
+	natural, _ := img.Get("width").Px()
+	if computed == 0 {
+		if p, _, ok := img.Get("percWidth").Number(); ok && p > 0 {
+			computed = avail * p / 100
+		}
+	}
+	var wd float64
+	switch {
+	case strings.Contains(cls, " fullwidth "):
+		wd = avail
+	case strings.Contains(cls, " autowidth "):
+		wd = natural
+		if wd == 0 {
+			wd = computed
+		}
+	default: // fixedwidth, or no class
+		wd = computed
+		if wd == 0 {
+			wd = natural
+		}
+	}
+	if wd <= 0 || wd > avail {
+		wd = avail
+	}
+	return float64(int(wd + 0.5))
+}
+
+// emImageAlign is the alignment token of the class (or the block's
+// text-align), centre by default.
+func emImageAlign(m *design.Module) string {
+	for _, tok := range strings.Fields(emLower(m.Computed.Get("class"))) {
+		switch tok {
+		case "left", "right", "center":
+			return tok
+		}
+	}
+	if a := emAlign(m.Style.Get("text-align")); a == "left" || a == "right" {
+		return a
+	}
+	return "center"
+}
+
+// moduleImage renders an image, linked when it has an href. The width
+// attribute is for Outlook; other clients get max-width so the image
+// shrinks with the column.
+func (w *emailWriter) moduleImage(m *design.Module, b *emBlock) {
+	img := m.Content()
+	align := emImageAlign(m)
+	var td emStyle
+	td.raw("text-align:" + align + ";")
+	avail := w.blockOpen(m, "image", &td, align)
+	width := imageWidth(m, img, avail)
+	fullMobile := strings.Contains(emLower(m.Computed.Get("class")), "fullwidthonmobile") ||
+		strings.Contains(emLower(m.Mobile.Get("class")), "fullwidth")
+	w.imageTag(design.ImageSrc(img), img.Get("alt").Text(), img.Get("title").Text(),
+		img.Get("href").Text(), img.Get("target").Text(), width, align,
+		emCSSValue(m.Style.Get("border-radius")), fullMobile)
+	w.blockClose()
+}
+
+// imageTag writes an optionally linked <img>.
+func (w *emailWriter) imageTag(src, alt, title, href, target string, width float64, align, radius string, fullMobile bool) {
+	href = strings.TrimSpace(href)
+	linked := href != "" && design.SafeURL(href)
+	if linked {
+		w.s("<a")
+		w.attr("href", href)
+		if t := emLower(target); t == "_blank" || t == "_self" || t == "_top" || t == "_parent" {
+			w.attr("target", t)
+		} else {
+			w.s(` target="_blank"`)
+		}
+		w.s(` style="outline:none" tabindex="-1">`)
+	}
+	w.s("<img")
+	if fullMobile {
+		w.s(` class="fw"`)
+	}
+	src = strings.TrimSpace(src)
+	if !design.SafeURL(src) {
+		src = ""
+	}
+	w.attr("src", src)
+	w.attr("alt", alt)
+	if strings.TrimSpace(title) != "" {
+		w.attr("title", title)
+	}
+	w.s(` width="`)
+	w.int(int(width))
+	w.s(`" style="display:block;height:auto;border:0;width:100%;max-width:`)
+	w.int(int(width))
+	w.s("px")
+	switch align {
+	case "center":
+		w.s(";margin:0 auto")
+	case "right":
+		w.s(";margin-left:auto")
+	}
+	if radius != "" && radius != "0px" && radius != "0" {
+		w.s(";border-radius:")
+		w.text(radius)
+	}
+	w.s(`">`)
+	if linked {
+		w.s("</a>")
+	}
+}

@@ -1,0 +1,42 @@
+package render
+
+import (
+	"strings"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// moduleList renders a bulleted or numbered list. The editor stores the
+// whole <ul>/<ol>; when it stored only items, the list element named by
+// "tag" is added around them.
+func (w *emailWriter) moduleList(m *design.Module, b *emBlock) {
+	c := m.Content()
+	st := design.StyleOf(c.Get("style"))
+	cs := design.StyleOf(c.Get("computedStyle"))
+	gap, _ := cs.Px("liSpacing")
+	o := &richOpts{
+		linkColor:    w.linkColorFor(cs.Get("linkColor"), st.Get("link-color")),
+		pMargin:      true,
+		listItemGap:  gap,
+		listIndent:   cs.Get("liIndent"),
+		listStyle:    cs.Get("listStyleType"),
+		listPosition: cs.Get("listStylePosition"),
+	}
+	if o.listStyle == "revert" {
+		o.listStyle = ""
+	}
+	html := c.Get("html").Text()
+	w.blockOpen(m, "list", nil, "")
+	w.textDiv("div", st, "")
+	trimmed := strings.TrimSpace(html)
+	if strings.HasPrefix(trimmed, "<li") {
+		tag := "ul"
+		if emLower(c.Get("tag").Text()) == "ol" {
+			tag = "ol"
+		}
+		html = "<" + tag + ">" + html + "</" + tag + ">"
+	}
+	w.rich(html, o)
+	w.s("</div>")
+	w.blockClose()
+}

@@ -1,0 +1,76 @@
+package render
+
+import (
+	"strings"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// moduleMenu renders navigation links in a line (or stacked, for a
+// vertical layout), with the configured separator between items.
+func (w *emailWriter) moduleMenu(m *design.Module, b *emBlock) {
+	items := m.Content().Get("items")
+	st := m.Style
+	align := emAlign(st.Get("text-align"))
+	if align == "" || align == "justify" {
+		align = "center"
+	}
+	var td emStyle
+	td.raw("text-align:" + align + ";")
+	w.blockOpen(m, "menu", &td, align)
+	linkColor := w.linkColorFor(m.Computed.Get("linkColor"), st.Get("color"))
+	vertical := emLower(m.Computed.Get("layout")) == "vertical"
+	var box emStyle
+	box.add("color", emColor(st.Get("color")))
+	box.add("font-family", w.fontStack(st.Get("font-family")))
+	box.add("font-size", st.Get("font-size"))
+	box.add("font-weight", st.Get("font-weight"))
+	box.add("letter-spacing", st.Get("letter-spacing"))
+	box.add("line-height", "1.5")
+	w.s(`<div class="menu-links tx"`)
+	w.styleAttr(&box)
+	w.s(">")
+	var link emStyle
+	link.raw("text-decoration:none;")
+	link.add("color", linkColor)
+	link.addPadding(emPadding(design.StyleOf(m.Computed.Value("menuItemsSpacing"))))
+	if vertical {
+		link.raw("display:block;")
+	} else {
+		link.raw("display:inline-block;")
+	}
+	sep := m.Computed.Get("separator")
+	for i := range items.Len() {
+		it := items.Index(i)
+		if i > 0 && sep != "" && !vertical {
+			w.s(`<span class="sep" aria-hidden="true">`)
+			w.text(sep)
+			w.s("</span>")
+		}
+		href := strings.TrimSpace(it.At("link", "href").Text())
+		if href != "" && design.SafeURL(href) {
+			w.s("<a")
+			w.attr("href", href)
+			t := emLower(it.At("link", "target").Text())
+			if t == "" {
+				t = "_blank"
+			}
+			w.attr("target", t)
+			if title := it.At("link", "title").Text(); title != "" {
+				w.attr("title", title)
+			}
+		} else {
+			w.s("<span")
+		}
+		w.styleAttr(&link)
+		w.s(">")
+		w.rich(it.Get("text").Text(), nil)
+		if href != "" && design.SafeURL(href) {
+			w.s("</a>")
+		} else {
+			w.s("</span>")
+		}
+	}
+	w.s("</div>")
+	w.blockClose()
+}

@@ -1,0 +1,21 @@
+package render
+
+import "github.com/designbridge/caddy-designbridge/design"
+
+// moduleParagraph renders a paragraph: rich HTML (or bare text) with the
+// block's typography, link colour and spacing between paragraphs.
+func (w *emailWriter) moduleParagraph(m *design.Module, b *emBlock) {
+	c := m.Content()
+	st := design.StyleOf(c.Get("style"))
+	cs := design.StyleOf(c.Get("computedStyle"))
+	w.blockOpen(m, "paragraph", nil, "")
+	w.textDiv("div", st, "")
+	spacing, _ := cs.Px("paragraphSpacing")
+	w.rich(c.Get("html").Text(), &richOpts{
+		linkColor:   w.linkColorFor(cs.Get("linkColor"), st.Get("link-color")),
+		pMargin:     true,
+		paraSpacing: spacing,
+	})
+	w.s("</div>")
+	w.blockClose()
+}

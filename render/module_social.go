@@ -1,0 +1,57 @@
+package render
+
+import (
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// moduleSocial renders a row of linked social network icons.
+func (w *emailWriter) moduleSocial(m *design.Module, b *emBlock) {
+	icons := m.Content().Get("icons")
+	align := emAlign(m.Style.Get("text-align"))
+	if align == "" || align == "justify" {
+		align = "center"
+	}
+	var td emStyle
+	td.raw("text-align:" + align + ";")
+	w.blockOpen(m, "social", &td, align)
+	size := 32.0
+	if n, ok := m.Computed.Px("iconsDefaultWidth"); ok && n > 0 {
+		size = n
+	}
+	pt, pr, pb, pl := emShorthand(m.Computed.Get("padding"))
+	if m.Computed.Get("padding") == "" {
+		pr = 5
+	}
+	var cell emStyle
+	cell.addPadding(pt, pr, pb, pl)
+	w.s(`<table class="social-table" align="`)
+	w.s(align)
+	w.s(`"`)
+	w.s(emTableAttrs)
+	w.s("><tr>")
+	for i := range icons.Len() {
+		ic := icons.Index(i)
+		img := ic.Get("image")
+		iw := size
+		if n, ok := img.Get("width").Px(); ok && n > 0 && n < size*4 {
+			iw = n
+		}
+		alt := img.Get("alt").Text()
+		if alt == "" {
+			alt = ic.Get("name").Text()
+		}
+		w.s("<td")
+		w.styleAttr(&cell)
+		w.s(">")
+		w.imageTag(img.Get("src").Text(), alt, img.Get("title").Text(), img.Get("href").Text(),
+			img.Get("target").Text(), iw, "", "", false)
+		if t := ic.Get("text").Text(); t != "" {
+			w.s(`<span class="tx">`)
+			w.text(t)
+			w.s("</span>")
+		}
+		w.s("</td>")
+	}
+	w.s("</tr></table>")
+	w.blockClose()
+}

@@ -1,0 +1,36 @@
+package render
+
+import (
+	"strconv"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// moduleSpacer renders vertical space of a fixed height.
+func (w *emailWriter) moduleSpacer(m *design.Module, b *emBlock) {
+	st := design.StyleOf(m.Content().Get("style"))
+	h, ok := st.Px("height")
+	if !ok || h < 0 {
+		h = 20
+	}
+	h = min(h, 2000)
+	w.s(`<div class="spacer_block`)
+	if m.HideOnMobile {
+		w.s(" mh")
+	}
+	w.s(`" style="height:`)
+	w.s(emFmt(h))
+	w.s("px;line-height:")
+	w.s(emFmt(h))
+	w.s("px;font-size:1px")
+	if bg := emColor(st.Get("background-color")); !emIsTransparent(bg) {
+		w.s(";background-color:")
+		w.text(bg)
+	}
+	w.s(`">&#8202;</div>`)
+	if m.Mobile.Len() > 0 {
+		if mh, ok := m.Mobile.Px("height"); ok {
+			w.mobileRule(".spacer_block.m"+strconv.Itoa(w.blockSeq), "height:"+emFmt(mh)+"px!important")
+		}
+	}
+}

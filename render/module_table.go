@@ -1,0 +1,92 @@
+package render
+
+import (
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// moduleTable renders the table block as a data table: header cells are
+// <th scope="col"> and, unlike layout tables, it keeps its table role so
+// screen readers announce rows and columns.
+func (w *emailWriter) moduleTable(m *design.Module, b *emBlock) {
+	t := m.Content()
+	st := design.StyleOf(t.Get("style"))
+	cs := design.StyleOf(t.Get("computedStyle"))
+	content := t.Get("content")
+	w.blockOpen(m, "table", nil, "")
+	var tbl emStyle
+	tbl.raw("border-collapse:collapse;width:100%;table-layout:fixed;word-break:break-word;")
+	tbl.add("color", emColor(st.Get("color")))
+	tbl.add("font-family", w.fontStack(st.Get("font-family")))
+	tbl.add("font-size", st.Get("font-size"))
+	tbl.add("font-weight", st.Get("font-weight"))
+	tbl.add("line-height", st.Get("line-height"))
+	tbl.add("letter-spacing", st.Get("letter-spacing"))
+	if bg := emColor(st.Get("background-color")); !emIsTransparent(bg) {
+		tbl.add("background-color", bg)
+	}
+	if d := emLower(st.Get("direction")); d == "rtl" {
+		tbl.raw("direction:rtl;")
+	}
+	var cell emStyle
+	cell.raw("padding:10px;")
+	cell.addBorders(st)
+	if a := emAlign(st.Get("text-align")); a != "" {
+		cell.add("text-align", a)
+	}
+	var head emStyle
+	head.raw(string(cell.b))
+	if bg := emColor(cs.Get("headersBackgroundColor")); !emIsTransparent(bg) {
+		head.add("background-color", bg)
+	}
+	head.add("color", emColor(cs.Get("headersColor")))
+	head.add("font-size", cs.Get("headersFontSize"))
+	head.add("font-weight", cs.Get("headersFontWeight"))
+	if a := emAlign(cs.Get("headersTextAlign")); a != "" {
+		head.add("text-align", a)
+	}
+	alt := emColor(cs.Get("alternateRowBackgroundColor"))
+	o := &richOpts{linkColor: w.linkColorFor(cs.Get("linkColor")), pMargin: true}
+
+	w.s(`<table class="tx" width="100%" border="0" cellpadding="0" cellspacing="0"`)
+	w.styleAttr(&tbl)
+	w.s(">")
+	headers := content.Get("headers")
+	if headers.Len() > 0 {
+		w.s("<thead>")
+		for i := range headers.Len() {
+			cells := headers.Index(i).Get("cells")
+			w.s("<tr>")
+			for j := range cells.Len() {
+				w.s(`<th scope="col"`)
+				w.styleAttr(&head)
+				w.s(">")
+				w.rich(cells.Index(j).Get("html").Text(), o)
+				w.s("</th>")
+			}
+			w.s("</tr>")
+		}
+		w.s("</thead>")
+	}
+	rows := content.Get("rows")
+	w.s("<tbody>")
+	for i := range rows.Len() {
+		cells := rows.Index(i).Get("cells")
+		w.s("<tr")
+		if i%2 == 1 && !emIsTransparent(alt) {
+			w.s(` style="background-color:`)
+			w.text(alt)
+			w.s(`"`)
+		}
+		w.s(">")
+		for j := range cells.Len() {
+			w.s("<td")
+			w.styleAttr(&cell)
+			w.s(">")
+			w.rich(cells.Index(j).Get("html").Text(), o)
+			w.s("</td>")
+		}
+		w.s("</tr>")
+	}
+	w.s("</tbody></table>")
+	w.blockClose()
+}

@@ -1,0 +1,63 @@
+package render
+
+import (
+	"strings"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// textDiv opens the styled wrapper of a rich-text block. Fonts resolve
+// "inherit" to the body default so that Outlook, which does not inherit
+// fonts into tables, still gets the right one.
+func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
+	var s emStyle
+	s.raw(extra)
+	color := emColor(st.Get("color"))
+	if color == "" {
+		color = w.color
+	}
+	s.add("color", color)
+	s.add("font-family", w.fontStack(st.Get("font-family")))
+	fs := st.Get("font-size")
+	if _, ok := st.Px("font-size"); ok && !strings.HasSuffix(fs, "px") {
+		fs += "px"
+	}
+	s.add("font-size", fs)
+	s.add("font-weight", st.Get("font-weight"))
+	s.add("letter-spacing", st.Get("letter-spacing"))
+	lh := st.Get("line-height")
+	s.add("line-height", lh)
+	if a := emAlign(st.Get("text-align")); a != "" {
+		s.add("text-align", a)
+	}
+	if d := emLower(st.Get("direction")); d == "rtl" || d == "ltr" {
+		s.add("direction", d)
+	}
+	// Outlook computes line height from mso-line-height-alt when the
+	// line-height is relative.
+	if size, ok := st.Px("font-size"); ok && strings.HasSuffix(lh, "%") {
+		if n, _, ok := design.ParseLength(lh); ok && n > 0 {
+			s.addPx("mso-line-height-alt", float64(int(size*n/100+0.5)))
+		}
+	}
+	s.raw("word-break:break-word;")
+	w.s("<")
+	w.s(tag)
+	w.s(` class="tx"`)
+	w.styleAttr(&s)
+	w.s(">")
+}
+
+// moduleText renders the legacy rich-text module.
+func (w *emailWriter) moduleText(m *design.Module, b *emBlock) {
+	c := m.Content()
+	st := design.StyleOf(c.Get("style"))
+	w.blockOpen(m, "text", nil, "")
+	w.textDiv("div", st, "")
+	w.rich(c.Get("html").Text(), &richOpts{
+		linkColor: w.linkColorFor(c.At("computedStyle", "linkColor").Text(), st.Get("link-color")),
+		pMargin:   true,
+	})
+	w.s("</div>")
+	w.blockClose()
+}

@@ -1,0 +1,110 @@
+package render
+
+import (
+	"strings"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// moduleVideo renders a video as its linked thumbnail with a play button:
+// email clients cannot play video. The thumbnail is the background of a
+// cell holding the play icon; Outlook, which shows no CSS backgrounds,
+// gets the thumbnail as a plain linked image instead.
+func (w *emailWriter) moduleVideo(m *design.Module, b *emBlock) {
+	v := m.Content()
+	avail := w.blockOpen(m, "video", nil, "center")
+	width := avail
+	if n, unit, ok := m.Computed.Value("width").Number(); ok && n > 0 {
+		if unit == "%" {
+			width = avail * min(n, 100) / 100
+		} else if unit == "" || unit == "px" {
+			width = min(n, avail)
+		}
+	}
+	width = float64(int(width))
+	ratio := 9.0 / 16
+	switch strings.TrimSpace(v.Get("thumbRatio").Text()) {
+	case "4-3":
+		ratio = 3.0 / 4
+	case "1-1":
+		ratio = 1
+	}
+	height := float64(int(width * ratio))
+	href := strings.TrimSpace(v.Get("src").Text())
+	thumb := emCSSURL(v.Get("thumbSrc").Text())
+	alt := v.Get("thumbAlt").Text()
+	linked := href != "" && design.SafeURL(href)
+
+	// Outlook: the plain thumbnail.
+	w.s("<!--[if mso]>")
+	w.imageTag(thumb, alt, "", href, "_blank", width, "center", "", false)
+	w.s("<![endif]--><!--[if !mso]><!-->")
+	if linked {
+		w.s("<a")
+		w.attr("href", href)
+		w.s(` target="_blank" style="display:block;text-decoration:none"`)
+		if alt != "" {
+			w.attr("aria-label", alt)
+		}
+		w.s(">")
+	}
+	w.s(`<table class="video-thumb" align="center" width="100%"`)
+	w.s(emTableAttrs)
+	if thumb != "" {
+		w.attr("background", thumb)
+	}
+	w.s(` style="max-width:`)
+	w.s(emFmt(width))
+	w.s("px")
+	if thumb != "" {
+		w.s(";background-image:url('")
+		w.text(thumb)
+		w.s("');background-size:cover;background-position:center;background-repeat:no-repeat")
+	}
+	w.s(`"><tr><td align="center" valign="middle" height="`)
+	w.s(emFmt(height))
+	w.s(`" style="height:`)
+	w.s(emFmt(height))
+	w.s(`px;text-align:center">`)
+	size, ok := v.Get("iconSize").Px()
+	if !ok || size <= 0 || size > width/2 {
+		size = min(60, width/3)
+	}
+	if icon := strings.TrimSpace(v.Get("iconSrc").Text()); icon != "" && design.SafeURL(icon) {
+		w.s("<img")
+		w.attr("src", icon)
+		w.s(` alt="" width="`)
+		w.s(emFmt(size))
+		w.s(`" style="display:inline-block;border:0;width:`)
+		w.s(emFmt(size))
+		w.s(`px;height:auto">`)
+	} else {
+		bg := emColor(v.Get("iconColor1").Text())
+		if bg == "" {
+			bg = "#000000"
+		}
+		fg := emColor(v.Get("iconColor2").Text())
+		if fg == "" {
+			fg = "#ffffff"
+		}
+		w.s(`<span style="display:inline-block;width:`)
+		w.s(emFmt(size))
+		w.s("px;height:")
+		w.s(emFmt(size))
+		w.s("px;line-height:")
+		w.s(emFmt(size))
+		w.s("px;border-radius:50%;background-color:")
+		w.text(bg)
+		w.s(";color:")
+		w.text(fg)
+		w.s(";font-size:")
+		w.s(emFmt(float64(int(size * 0.45))))
+		w.s(`px;font-family:Arial, sans-serif;text-align:center">&#9654;</span>`)
+	}
+	w.s("</td></tr></table>")
+	if linked {
+		w.s("</a>")
+	}
+	w.s("<!--<![endif]-->")
+	w.blockClose()
+}

@@ -1,0 +1,468 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// Rows use the hybrid ("fluid") technique: columns are inline-block divs
+// with a max-width and width:100%, so a client that strips <style> still
+// shows a readable single column, a client without media queries wraps
+// them when narrow, and the @media block stacks them on phones. Outlook
+// for Windows ignores inline-block and max-width, so it gets conditional
+// ghost tables of fixed widths that keep the columns side by side.
+
+func (w *emailWriter) row(r *design.Row) {
+	width := float64(w.d.Page.Body.Width)
+	n := w.rowIndex + 1
+	if r.DisplayBefore != "" {
+		w.s(r.DisplayBefore) // template language, passed through as written
+	}
+	if r.HideOnDesktop {
+		w.desktopHideOpen()
+	}
+	w.rowLink = emColor(r.Computed.Get("linkColor"))
+
+	// Full-width band.
+	cls := "row r" + strconv.Itoa(n)
+	if r.HideOnMobile {
+		cls += " mh"
+	}
+	var band emStyle
+	bandBg := emColor(r.ContainerStyle.Get("background-color"))
+	if !emIsTransparent(bandBg) {
+		band.add("background-color", bandBg)
+	}
+	bandImg := emCSSURL(r.ContainerStyle.Get("background-image"))
+	if bandImg != "" {
+		band.add("background-image", "url('"+bandImg+"')")
+		w.backgroundProps(&band, r.ContainerStyle)
+	}
+	w.s(`<table class="`)
+	w.s(cls)
+	w.s(`" align="center" width="100%"`)
+	w.s(emTableAttrs)
+	if !emIsTransparent(bandBg) {
+		w.attr("bgcolor", bandBg)
+	}
+	if bandImg != "" {
+		w.attr("background", bandImg)
+	}
+	w.styleAttr(&band)
+	w.s("><tr><td>")
+
+	// Centred content box.
+	cs := r.ContentStyle
+	var box emStyle
+	box.raw("width:100%;max-width:")
+	box.raw(strconv.Itoa(int(width)))
+	box.raw("px;margin:0 auto;")
+	boxBg := emColor(cs.Get("background-color"))
+	if emIsTransparent(boxBg) {
+		boxBg = emColor(r.Computed.Get("messageBackgroundColor"))
+	}
+	if emIsTransparent(boxBg) {
+		boxBg = emColor(w.d.Page.Body.MessageBackgroundColor)
+	}
+	if !emIsTransparent(boxBg) {
+		box.add("background-color", boxBg)
+	}
+	boxImg := emCSSURL(cs.Get("background-image"))
+	if boxImg != "" {
+		box.add("background-image", "url('"+boxImg+"')")
+		w.backgroundProps(&box, cs)
+	}
+	if c := emColor(cs.Get("color")); c != "" {
+		box.add("color", c)
+	}
+	bh, _ := box.addBorders(cs)
+	if rad := emCSSValue(cs.Get("border-radius")); rad != "" && rad != "0px" && rad != "0" {
+		box.add("border-radius", rad)
+		box.raw("overflow:hidden;")
+	}
+	pt, pr, pb, pl := emPadding(cs)
+	inner := width - bh - pr - pl
+	if inner < 20 {
+		inner = 20
+	}
+
+	w.s(`<!--[if mso]><table align="center" width="`)
+	w.int(int(width))
+	w.s(`"`)
+	w.s(emTableAttrs)
+	w.s(`><tr><td><![endif]-->`)
+	w.s(`<table class="rc`)
+	stack := r.StackOnMobile && len(r.Columns) > 1
+	if stack {
+		w.s(" st")
+	}
+	w.s(`" align="center" width="100%"`)
+	w.s(emTableAttrs)
+	if !emIsTransparent(boxBg) {
+		w.attr("bgcolor", boxBg)
+	}
+	if boxImg != "" {
+		w.attr("background", boxImg)
+	}
+	w.styleAttr(&box)
+	w.s("><tr><td")
+	rowCls := ""
+	if r.MobileStyle.Len() > 0 {
+		rowCls = "r" + strconv.Itoa(n) + "p"
+		var mp emStyle
+		mp.addPadding(emPadding(r.MobileStyle))
+		w.mobileRule("."+rowCls, emImportant(mp.String()))
+		w.s(` class="`)
+		w.s(rowCls)
+		w.s(`"`)
+	}
+	var cst emStyle
+	if len(r.Columns) > 1 {
+		cst.raw("font-size:0;")
+	}
+	cst.addPadding(pt, pr, pb, pl)
+	reverse := r.ReverseOnMobile && stack
+	if reverse {
+		// Reversed stacking: columns are written last-first in a
+		// right-to-left container, so desktop shows them in order while
+		// the stacked (block) layout shows the last column on top.
+		if w.d.Page.Body.Direction == "rtl" {
+			w.s(` dir="ltr"`)
+		} else {
+			w.s(` dir="rtl"`)
+		}
+	}
+	w.styleAttr(&cst)
+	w.s(">")
+	w.columns(r, inner, stack, reverse)
+	w.s("</td></tr></table><!--[if mso]></td></tr></table><![endif]-->")
+	w.s("</td></tr></table>")
+	if r.HideOnDesktop {
+		w.desktopHideClose()
+	}
+	if r.DisplayAfter != "" {
+		w.s(r.DisplayAfter)
+	}
+}
+
+func (w *emailWriter) backgroundProps(s *emStyle, st design.Style) {
+	s.add("background-position", st.Get("background-position"))
+	s.add("background-repeat", st.Get("background-repeat"))
+	if sz := st.Get("background-size"); sz != "" && sz != "auto" {
+		s.add("background-size", sz)
+	}
+}
+
+// desktopHideOpen hides content on desktop: Outlook (desktop only) never
+// sees it, other clients hide it inline until the @media block shows it.
+func (w *emailWriter) desktopHideOpen() {
+	w.s(`<!--[if !mso]><!--><div class="dh" style="display:none;max-height:0;overflow:hidden;mso-hide:all">`)
+}
+
+func (w *emailWriter) desktopHideClose() { w.s(`</div><!--<![endif]-->`) }
+
+func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool) {
+	cols := r.Columns
+	if len(cols) == 0 {
+		return
+	}
+	total := r.GridTotal()
+	valign := "top"
+	switch r.VerticalAlign {
+	case "middle", "center":
+		valign = "middle"
+	case "bottom":
+		valign = "bottom"
+	}
+	// Integer pixel widths that add up to the row's inner width.
+	widths := make([]float64, len(cols))
+	used := 0.0
+	for i := range cols {
+		if i == len(cols)-1 {
+			widths[i] = inner - used
+		} else {
+			widths[i] = float64(int(inner * float64(cols[i].Grid) / float64(total)))
+			used += widths[i]
+		}
+	}
+	if len(cols) == 1 {
+		w.column(r, &cols[0], widths[0], 0, 0)
+		return
+	}
+	spacing := r.ColumnsSpacing
+	order := make([]int, len(cols))
+	for i := range order {
+		order[i] = i
+		if reverse {
+			order[i] = len(cols) - 1 - i
+		}
+	}
+	w.s(`<!--[if mso]><table width="100%"`)
+	w.s(emTableAttrs)
+	if reverse {
+		w.s(` dir="`)
+		if w.d.Page.Body.Direction == "rtl" {
+			w.s("ltr")
+		} else {
+			w.s("rtl")
+		}
+		w.s(`"`)
+	}
+	w.s(`><tr><![endif]-->`)
+	for k, i := range order {
+		c := &cols[i]
+		cw := widths[i]
+		padL, padR := 0.0, 0.0
+		if spacing > 0 {
+			if i > 0 {
+				padL = spacing / 2
+			}
+			if i < len(cols)-1 {
+				padR = spacing / 2
+			}
+		}
+		w.s(`<!--[if mso]><td width="`)
+		w.int(int(cw))
+		w.s(`" valign="`)
+		w.s(valign)
+		w.s(`" style="width:`)
+		w.int(int(cw))
+		w.s(`px"><![endif]-->`)
+		w.s(`<div class="col`)
+		if padL > 0 || padR > 0 {
+			w.s(" sp")
+		}
+		w.s(`"`)
+		if reverse {
+			w.s(` dir="`)
+			if w.d.Page.Body.Direction == "rtl" {
+				w.s("rtl")
+			} else {
+				w.s("ltr")
+			}
+			w.s(`"`)
+		}
+		w.s(` style="display:inline-block;vertical-align:`)
+		w.s(valign)
+		if stack {
+			w.s(`;width:100%;max-width:`)
+			w.s(emFmt(cw))
+			w.s("px")
+		} else {
+			// Never stacked: proportional widths keep them side by side
+			// at any screen size.
+			w.s(";width:")
+			w.s(strconv.FormatFloat(float64(c.Grid)*100/float64(total), 'f', 4, 64))
+			w.s("%")
+		}
+		if padL > 0 || padR > 0 {
+			w.s(";padding:0 ")
+			w.s(emFmt(padR))
+			w.s("px 0 ")
+			w.s(emFmt(padL))
+			w.s("px")
+		}
+		w.s(`">`)
+		w.column(r, c, cw-padL-padR, k, i)
+		w.s(`</div><!--[if mso]></td><![endif]-->`)
+	}
+	w.s(`<!--[if mso]></tr></table><![endif]-->`)
+}
+
+// column writes one column's box and its modules.
+func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, _ int, index int) {
+	w.columnSeq++
+	st := c.Style
+	var s emStyle
+	if bg := emColor(st.Get("background-color")); !emIsTransparent(bg) {
+		s.add("background-color", bg)
+	}
+	bh, _ := s.addBorders(st)
+	if rad := r.ColumnsRadius; rad != "" && rad != "0px" {
+		s.add("border-radius", rad)
+	}
+	pt, pr, pb, pl := emPadding(st)
+	s.addPadding(pt, pr, pb, pl)
+	s.raw("font-size:16px;")
+	// text-align from the design direction so RTL content starts right.
+	if w.d.Page.Body.Direction == "rtl" {
+		s.raw("text-align:right;")
+	} else {
+		s.raw("text-align:left;")
+	}
+	w.s(`<table width="100%"`)
+	w.s(emTableAttrs)
+	w.s("><tr><td")
+	if c.MobileStyle.Len() > 0 {
+		cls := "c" + strconv.Itoa(w.columnSeq)
+		var mp emStyle
+		mp.addPadding(emPadding(c.MobileStyle))
+		w.mobileRule("."+cls, emImportant(mp.String()))
+		w.s(` class="`)
+		w.s(cls)
+		w.s(`"`)
+	}
+	w.styleAttr(&s)
+	w.s(">")
+	w.colWidth = width - bh - pl - pr
+	if w.colWidth < 10 {
+		w.colWidth = 10
+	}
+	if len(c.Modules) == 0 {
+		w.s("&nbsp;")
+	}
+	for mi := range c.Modules {
+		w.path = "page.rows[" + strconv.Itoa(w.rowIndex) + "].columns[" + strconv.Itoa(index) + "].modules[" + strconv.Itoa(mi) + "]"
+		w.module(&c.Modules[mi])
+	}
+	w.s("</td></tr></table>")
+}
+
+// module dispatches on the module kind, handling visibility and the
+// per-block mobile class.
+func (w *emailWriter) module(m *design.Module) {
+	kind := m.EffectiveKind()
+	render := emModuleRenderers[kind]
+	if render == nil {
+		if m.Kind == design.KindAddon {
+			w.warn("addon module without a renderable contentType (" + strconv.Quote(m.ContentType) + ") omitted at " + w.path)
+		} else {
+			w.warn("unknown module type " + strconv.Quote(m.Type) + " omitted at " + w.path)
+		}
+		return
+	}
+	w.blockSeq++
+	if m.HideOnDesktop {
+		w.desktopHideOpen()
+	}
+	render(w, m, &emBlock{kind: kind})
+	if m.HideOnDesktop {
+		w.desktopHideClose()
+	}
+}
+
+// emBlock is the per-module context handed to a module renderer.
+type emBlock struct {
+	kind string
+}
+
+type emModuleRenderer func(w *emailWriter, m *design.Module, b *emBlock)
+
+// emModuleRenderers maps kinds to renderers; each lives in module_<kind>.go.
+// Filled in init to avoid an initialisation cycle through w.module.
+var emModuleRenderers map[string]emModuleRenderer
+
+func init() {
+	emModuleRenderers = map[string]emModuleRenderer{
+		design.KindText:      (*emailWriter).moduleText,
+		design.KindParagraph: (*emailWriter).moduleParagraph,
+		design.KindHeading:   (*emailWriter).moduleHeading,
+		design.KindList:      (*emailWriter).moduleList,
+		design.KindImage:     (*emailWriter).moduleImage,
+		design.KindButton:    (*emailWriter).moduleButton,
+		design.KindDivider:   (*emailWriter).moduleDivider,
+		design.KindSpacer:    (*emailWriter).moduleSpacer,
+		design.KindSocial:    (*emailWriter).moduleSocial,
+		design.KindIcons:     (*emailWriter).moduleIcons,
+		design.KindMenu:      (*emailWriter).moduleMenu,
+		design.KindHTML:      (*emailWriter).moduleHTML,
+		design.KindVideo:     (*emailWriter).moduleVideo,
+		design.KindTable:     (*emailWriter).moduleTable,
+		design.KindForm:      (*emailWriter).moduleForm,
+		design.KindEmpty:     (*emailWriter).moduleEmpty,
+	}
+}
+
+// blockOpen writes the module's table and padded cell; it returns the
+// width available inside the padding. td holds extra cell declarations.
+func (w *emailWriter) blockOpen(m *design.Module, kind string, td *emStyle, align string) float64 {
+	w.s(`<table class="`)
+	w.s(kind)
+	w.s("_block")
+	mobileCls := ""
+	if m.HideOnMobile {
+		w.s(" mh")
+	}
+	if m.Mobile.Len() > 0 {
+		mobileCls = "m" + strconv.Itoa(w.blockSeq)
+		w.s(" ")
+		w.s(mobileCls)
+	}
+	w.s(`" width="100%"`)
+	w.s(emTableAttrs)
+	w.s(`><tr><td class="pad"`)
+	pt, pr, pb, pl := emPadding(m.Style)
+	var s emStyle
+	s.addPadding(pt, pr, pb, pl)
+	if td != nil {
+		s.raw(string(td.b))
+	}
+	w.styleAttr(&s)
+	if align != "" {
+		// Outlook honours the attribute where it ignores text-align on
+		// block content such as images.
+		w.s(` align="`)
+		w.s(align)
+		w.s(`"`)
+	}
+	w.s(">")
+	if mobileCls != "" {
+		w.blockMobileRules(m, mobileCls)
+	}
+	avail := w.colWidth - pl - pr
+	if avail < 10 {
+		avail = 10
+	}
+	return avail
+}
+
+func (w *emailWriter) blockClose() { w.s("</td></tr></table>") }
+
+// blockMobileRules turns descriptor.mobileStyle into rules for the block.
+func (w *emailWriter) blockMobileRules(m *design.Module, cls string) {
+	ms := m.Mobile
+	var pad emStyle
+	if ms.Has("padding-top") || ms.Has("padding-right") || ms.Has("padding-bottom") || ms.Has("padding-left") {
+		t, r, b, l := emPadding(ms)
+		pad.raw("padding:" + emFmt(t) + "px " + emFmt(r) + "px " + emFmt(b) + "px " + emFmt(l) + "px;")
+		w.mobileRule("."+cls+" td.pad", emImportant(pad.String()))
+	}
+	var txt emStyle
+	txt.add("font-size", ms.Get("font-size"))
+	txt.add("line-height", ms.Get("line-height"))
+	if a := emAlign(ms.Get("text-align")); a != "" {
+		txt.add("text-align", a)
+	}
+	if txt.b != nil {
+		w.mobileRule("."+cls+" .tx", emImportant(txt.String()))
+	}
+	if a := emAlign(ms.Get("text-align")); a != "" {
+		w.mobileRule("."+cls+" td.pad", "text-align:"+a+"!important")
+	}
+}
+
+// linkColorFor picks the module's link colour: its own, the row's, the body's.
+func (w *emailWriter) linkColorFor(vals ...string) string {
+	for _, v := range vals {
+		if c := emColor(v); c != "" {
+			return c
+		}
+	}
+	if w.rowLink != "" {
+		return w.rowLink
+	}
+	return w.linkColor
+}
+
+// emTrimPx formats "<n>px" values from a style, "" when absent.
+func emTrimPx(st design.Style, prop string) string {
+	if v, ok := st.Px(prop); ok {
+		return emFmt(v) + "px"
+	}
+	return ""
+}
+
+// emLower lower-cases ASCII.
+func emLower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }

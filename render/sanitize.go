@@ -1,0 +1,300 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// Rich text (text, paragraph, heading, list, button labels, menu items,
+// table cells) is editor HTML. It is streamed through the tokenizer, not
+// parsed into a tree: allowed elements and attributes are re-emitted,
+// everything able to run script or restyle the page is dropped, and
+// elements are balanced so a stray tag cannot break the layout tables.
+
+// emAllowedTags are kept (with their allowed attributes). Others are
+// dropped but their content kept, except design.DropsContent ones.
+var emAllowedTags = map[atom.Atom]bool{
+	atom.A: true, atom.Abbr: true, atom.B: true, atom.Bdi: true, atom.Bdo: true,
+	atom.Big: true, atom.Blockquote: true, atom.Br: true, atom.Caption: true,
+	atom.Center: true, atom.Cite: true, atom.Code: true, atom.Col: true,
+	atom.Colgroup: true, atom.Del: true, atom.Dfn: true, atom.Div: true,
+	atom.Em: true, atom.Font: true, atom.H1: true, atom.H2: true, atom.H3: true,
+	atom.H4: true, atom.H5: true, atom.H6: true, atom.Hr: true, atom.I: true,
+	atom.Img: true, atom.Ins: true, atom.Kbd: true, atom.Li: true, atom.Mark: true,
+	atom.Ol: true, atom.P: true, atom.Pre: true, atom.Q: true, atom.S: true,
+	atom.Samp: true, atom.Small: true, atom.Span: true, atom.Strike: true,
+	atom.Strong: true, atom.Sub: true, atom.Sup: true, atom.Table: true,
+	atom.Tbody: true, atom.Td: true, atom.Tfoot: true, atom.Th: true,
+	atom.Thead: true, atom.Tr: true, atom.Tt: true, atom.U: true, atom.Ul: true,
+	atom.Wbr: true, atom.Dl: true, atom.Dt: true, atom.Dd: true,
+}
+
+// emAllowedAttrs are kept on any allowed element; href and src are
+// checked separately.
+var emAllowedAttrs = map[string]bool{
+	"style": true, "class": true, "title": true, "alt": true, "target": true,
+	"width": true, "height": true, "align": true, "valign": true, "dir": true,
+	"lang": true, "colspan": true, "rowspan": true, "border": true,
+	"cellpadding": true, "cellspacing": true, "bgcolor": true, "color": true,
+	"face": true, "size": true, "start": true, "type": true, "rel": true,
+	"name": true, "id": true, "role": true, "aria-label": true, "aria-hidden": true,
+	"reversed": true, "value": true, "summary": true, "scope": true,
+}
+
+func emVoid(a atom.Atom) bool {
+	switch a {
+	case atom.Br, atom.Img, atom.Hr, atom.Wbr, atom.Col:
+		return true
+	}
+	return false
+}
+
+// richOpts tune the rewriting for one module.
+type richOpts struct {
+	linkColor    string // added to <a> without a colour of its own
+	pMargin      bool   // give <p> margin:0 unless it sets a margin
+	paraSpacing  float64
+	listItemGap  float64 // li margin-bottom
+	listIndent   string  // ul/ol padding
+	listStyle    string  // list-style-type
+	listPosition string  // list-style-position
+}
+
+// rich writes sanitised rich HTML.
+func (w *emailWriter) rich(src string, o *richOpts) {
+	if src == "" {
+		return
+	}
+	// Fast path: plain text without markup or entities needs no tokenizer.
+	if !strings.ContainsAny(src, "<&") {
+		w.s(src)
+		return
+	}
+	z := html.NewTokenizer(strings.NewReader(src))
+	var stack []atom.Atom
+	skip := 0 // depth inside dropped-content elements
+	var skipTag []byte
+	paras := 0
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			for i := len(stack) - 1; i >= 0; i-- {
+				w.s("</")
+				w.s(stack[i].String())
+				w.s(">")
+			}
+			return
+		case html.TextToken:
+			if skip == 0 {
+				// Raw keeps entities (&nbsp;) as written; text from raw-text
+				// states (e.g. after <plaintext>) may hold '<' and is
+				// re-escaped instead.
+				if raw := z.Raw(); bytes.IndexByte(raw, '<') < 0 {
+					w.body.Write(raw)
+				} else {
+					w.text(string(z.Text()))
+				}
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, hasAttr := z.TagName()
+			if skip > 0 {
+				if tt == html.StartTagToken && string(name) == string(skipTag) {
+					skip++
+				}
+				continue
+			}
+			if design.DropsContent(string(name)) {
+				if tt == html.StartTagToken {
+					skip = 1
+					skipTag = append(skipTag[:0], name...)
+				}
+				continue
+			}
+			a := atom.Lookup(name)
+			if !emAllowedTags[a] {
+				continue
+			}
+			w.s("<")
+			w.s(a.String())
+			var style string
+			hasAlt := false
+			for hasAttr {
+				var k, v []byte
+				k, v, hasAttr = z.TagAttr()
+				key := string(k)
+				switch {
+				case key == "href" && (a == atom.A):
+					val := string(v)
+					if design.SafeURL(strings.TrimSpace(val)) {
+						w.attr("href", val)
+					}
+				case key == "src" && a == atom.Img:
+					val := string(v)
+					if design.SafeURL(strings.TrimSpace(val)) {
+						w.attr("src", val)
+					}
+				case key == "style":
+					style = emSafeInlineStyle(string(v))
+				case emAllowedAttrs[key]:
+					if key == "target" && a == atom.A {
+						w.attr("target", string(v))
+						continue
+					}
+					hasAlt = hasAlt || key == "alt"
+					w.attr(key, string(v))
+				}
+			}
+			style = w.richStyle(a, style, o, &paras)
+			if style != "" {
+				w.attr("style", style)
+				if strings.Contains(style, "font-family") {
+					w.scanFonts(style)
+				}
+			}
+			if a == atom.Img && !hasAlt {
+				w.s(` alt=""`)
+			}
+			w.s(">")
+			if !emVoid(a) && tt == html.StartTagToken {
+				stack = append(stack, a)
+			}
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			if skip > 0 {
+				if string(name) == string(skipTag) {
+					skip--
+				}
+				continue
+			}
+			a := atom.Lookup(name)
+			if !emAllowedTags[a] || emVoid(a) {
+				continue
+			}
+			// Close up to the matching open element; ignore strays.
+			for i := len(stack) - 1; i >= 0; i-- {
+				if stack[i] == a {
+					for j := len(stack) - 1; j >= i; j-- {
+						w.s("</")
+						w.s(stack[j].String())
+						w.s(">")
+					}
+					stack = stack[:i]
+					break
+				}
+			}
+		}
+		// Comments, doctypes: dropped (conditional comments could smuggle
+		// markup past the sanitiser).
+	}
+}
+
+// richStyle adds the module's defaults to an element's inline style.
+func (w *emailWriter) richStyle(a atom.Atom, style string, o *richOpts, paras *int) string {
+	if o == nil {
+		return style
+	}
+	switch a {
+	case atom.A:
+		if o.linkColor != "" && !emHasProp(style, "color") {
+			style = emJoinStyle("color:"+o.linkColor, style)
+		}
+	case atom.P:
+		if o.pMargin && !emHasProp(style, "margin") {
+			decl := "margin:0"
+			if *paras > 0 && o.paraSpacing > 0 {
+				decl = "margin:" + emFmt(o.paraSpacing) + "px 0 0"
+			}
+			style = emJoinStyle(decl, style)
+		}
+		*paras++
+	case atom.Ul, atom.Ol:
+		var s emStyle
+		if !emHasProp(style, "margin") {
+			s.raw("margin:0;")
+		}
+		if o.listIndent != "" && !emHasProp(style, "padding") {
+			s.add("padding-left", o.listIndent)
+		}
+		if o.listStyle != "" && !emHasProp(style, "list-style") {
+			s.add("list-style-type", o.listStyle)
+		}
+		if o.listPosition != "" && !emHasProp(style, "list-style") {
+			s.add("list-style-position", o.listPosition)
+		}
+		style = emJoinStyle(s.String(), style)
+	case atom.Li:
+		if o.listItemGap > 0 && !emHasProp(style, "margin") {
+			style = emJoinStyle("margin-bottom:"+emFmt(o.listItemGap)+"px", style)
+		}
+	}
+	return style
+}
+
+func emJoinStyle(a, b string) string {
+	a = strings.TrimSuffix(strings.TrimSpace(a), ";")
+	b = strings.TrimSpace(b)
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + ";" + b
+}
+
+// emHasProp reports whether a style declares prop (or prop-*), e.g.
+// "margin" matches "margin-top".
+func emHasProp(style, prop string) bool {
+	for i := 0; i+len(prop) <= len(style); {
+		j := strings.Index(style[i:], prop)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before := j == 0 || style[j-1] == ';' || style[j-1] == ' ' || style[j-1] == '\t' || style[j-1] == '\n'
+		after := j+len(prop) < len(style) && (style[j+len(prop)] == ':' || style[j+len(prop)] == '-' || style[j+len(prop)] == ' ')
+		if before && after {
+			// "color" must not match "background-color".
+			return true
+		}
+		i = j + len(prop)
+	}
+	return false
+}
+
+// emSafeInlineStyle drops declarations that can run script or escape the
+// block (expression(), javascript: URLs, behavior, -moz-binding, @import)
+// and keeps the rest as written.
+func emSafeInlineStyle(s string) string {
+	l := strings.ToLower(s)
+	if !strings.Contains(l, "expression") && !strings.Contains(l, "script:") &&
+		!strings.Contains(l, "behavior") && !strings.Contains(l, "binding") &&
+		!strings.Contains(l, "@import") && !strings.Contains(l, "\\") &&
+		!strings.Contains(l, "position") {
+		return s
+	}
+	var b strings.Builder
+	for _, decl := range strings.Split(s, ";") {
+		d := strings.ToLower(decl)
+		if strings.Contains(d, "expression") || strings.Contains(d, "script:") ||
+			strings.Contains(d, "behavior") || strings.Contains(d, "binding") ||
+			strings.Contains(d, "@import") || strings.Contains(d, "\\") ||
+			(strings.Contains(d, "position") && (strings.Contains(d, "fixed") || strings.Contains(d, "absolute"))) {
+			continue
+		}
+		if strings.TrimSpace(decl) == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(decl)
+	}
+	return b.String()
+}

@@ -1,0 +1,440 @@
+package render
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// emailWriter renders one design into email HTML in a single pass over
+// the model. The body is written first (into body) because the head
+// depends on what the body used: web fonts and per-block mobile rules.
+type emailWriter struct {
+	d        *design.Design
+	body     bytes.Buffer
+	mobile   bytes.Buffer // rules for the one @media block
+	warnings []string
+
+	fontsUsed []string // normalised first family names seen in styles
+	hasRev    bool     // some row reverses its columns on mobile
+
+	// Defaults resolved once from page.body.
+	font      string // default font stack
+	color     string // default text colour
+	linkColor string
+
+	// Per-row/per-column context.
+	rowLink   string // row link colour override
+	colWidth  float64
+	blockSeq  int // module counter, for per-block mobile classes
+	columnSeq int
+	rowIndex  int
+	path      string // JSON path of the current module, for warnings
+}
+
+// Table attributes shared by every layout table: a presentation role for
+// screen readers and no spacing (the lspace/rspace fix is in the head CSS).
+const emTableAttrs = ` role="presentation" border="0" cellpadding="0" cellspacing="0"`
+
+func (w *emailWriter) s(s string) { w.body.WriteString(s) }
+
+func (w *emailWriter) warn(msg string) { w.warnings = append(w.warnings, msg) }
+
+// int writes a decimal integer.
+func (w *emailWriter) int(n int) {
+	var buf [20]byte
+	w.body.Write(strconv.AppendInt(buf[:0], int64(n), 10))
+}
+
+// attr writes ` name="value"` with value escaped.
+func (w *emailWriter) attr(name, value string) {
+	w.body.WriteByte(' ')
+	w.body.WriteString(name)
+	w.body.WriteString(`="`)
+	emEscape(&w.body, value)
+	w.body.WriteByte('"')
+}
+
+// text writes escaped text.
+func (w *emailWriter) text(s string) { emEscape(&w.body, s) }
+
+// emEscape escapes text for HTML content or a double-quoted attribute.
+// Merge tags ({{…}}, $…$) contain none of the escaped characters except
+// in rare quoted arguments, which escaping keeps equivalent.
+func emEscape(b *bytes.Buffer, s string) {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		var rep string
+		switch s[i] {
+		case '&':
+			rep = "&amp;"
+		case '<':
+			rep = "&lt;"
+		case '>':
+			rep = "&gt;"
+		case '"':
+			rep = "&quot;"
+		default:
+			continue
+		}
+		b.WriteString(s[start:i])
+		b.WriteString(rep)
+		start = i + 1
+	}
+	b.WriteString(s[start:])
+}
+
+// emFmt formats a pixel amount compactly: 12, 12.5, 0.33.
+func emFmt(f float64) string {
+	if f == float64(int64(f)) {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// emCSSValue returns v if it is safe inside a style attribute or the
+// <style> block: no declaration or rule breaks, no markup, no script
+// URLs or legacy IE expressions. Design values are plain CSS values, so
+// anything else is dropped rather than repaired.
+func emCSSValue(v string) string {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return ""
+	}
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case ';', '{', '}', '<', '>', '\\', '\n', '\r':
+			return ""
+		}
+	}
+	if strings.Contains(v, "(") {
+		l := strings.ToLower(v)
+		if strings.Contains(l, "expression") || strings.Contains(l, "javascript:") || strings.Contains(l, "vbscript:") {
+			return ""
+		}
+	}
+	return v
+}
+
+// emStyle accumulates declarations for a style attribute.
+type emStyle struct{ b []byte }
+
+func (s *emStyle) add(prop, value string) {
+	value = emCSSValue(value)
+	if value == "" {
+		return
+	}
+	s.b = append(s.b, prop...)
+	s.b = append(s.b, ':')
+	s.b = append(s.b, value...)
+	s.b = append(s.b, ';')
+}
+
+// addPx adds a pixel length.
+func (s *emStyle) addPx(prop string, px float64) {
+	s.b = append(s.b, prop...)
+	s.b = append(s.b, ':')
+	s.b = append(s.b, emFmt(px)...)
+	s.b = append(s.b, "px;"...)
+}
+
+// raw adds pre-formed, trusted declarations.
+func (s *emStyle) raw(decl string) { s.b = append(s.b, decl...) }
+
+// copyProps copies the listed properties from a design style.
+func (s *emStyle) copyProps(st design.Style, props ...string) {
+	for _, p := range props {
+		s.add(p, st.Get(p))
+	}
+}
+
+func (s *emStyle) String() string {
+	if len(s.b) > 0 && s.b[len(s.b)-1] == ';' {
+		return string(s.b[:len(s.b)-1])
+	}
+	return string(s.b)
+}
+
+// styleAttr writes ` style="…"` unless empty.
+func (w *emailWriter) styleAttr(s *emStyle) {
+	if len(s.b) == 0 {
+		return
+	}
+	w.attr("style", s.String())
+}
+
+// emColor returns a usable colour ("" for empty or junk).
+func emColor(c string) string {
+	c = emCSSValue(c)
+	if c == "" {
+		return ""
+	}
+	return c
+}
+
+// emIsTransparent reports whether a colour paints nothing.
+func emIsTransparent(c string) bool {
+	return c == "" || strings.EqualFold(c, "transparent") || strings.EqualFold(c, "none")
+}
+
+// emPadding reads padding-top/right/bottom/left (tolerating the
+// "padding-buttom" misspelling and a "padding" shorthand) in pixels.
+func emPadding(st design.Style) (top, right, bottom, left float64) {
+	if sh := st.Get("padding"); sh != "" {
+		top, right, bottom, left = emShorthand(sh)
+	}
+	if v, ok := st.Px("padding-top"); ok {
+		top = v
+	}
+	if v, ok := st.Px("padding-right"); ok {
+		right = v
+	}
+	if v, ok := st.Px("padding-bottom"); ok {
+		bottom = v
+	} else if v, ok := st.Px("padding-buttom"); ok {
+		bottom = v
+	}
+	if v, ok := st.Px("padding-left"); ok {
+		left = v
+	}
+	return max(top, 0), max(right, 0), max(bottom, 0), max(left, 0)
+}
+
+// emShorthand parses a 1–4 value px shorthand like "0 5px 0 0".
+func emShorthand(s string) (top, right, bottom, left float64) {
+	f := strings.Fields(s)
+	v := make([]float64, 0, 4)
+	for _, p := range f {
+		n, unit, ok := design.ParseLength(p)
+		if !ok || (unit != "" && unit != "px") {
+			n = 0
+		}
+		v = append(v, n)
+	}
+	switch len(v) {
+	case 1:
+		return v[0], v[0], v[0], v[0]
+	case 2:
+		return v[0], v[1], v[0], v[1]
+	case 3:
+		return v[0], v[1], v[2], v[1]
+	case 4:
+		return v[0], v[1], v[2], v[3]
+	}
+	return 0, 0, 0, 0
+}
+
+// addPadding adds the padding declarations, in shorthand when possible.
+func (s *emStyle) addPadding(top, right, bottom, left float64) {
+	if top == 0 && right == 0 && bottom == 0 && left == 0 {
+		return
+	}
+	s.b = append(s.b, "padding:"...)
+	s.b = append(s.b, emFmt(top)...)
+	if top != 0 {
+		s.b = append(s.b, "px"...)
+	}
+	if right == top && bottom == top && left == top {
+		s.b = append(s.b, ';')
+		return
+	}
+	for _, v := range [...]float64{right, bottom, left} {
+		s.b = append(s.b, ' ')
+		s.b = append(s.b, emFmt(v)...)
+		if v != 0 {
+			s.b = append(s.b, "px"...)
+		}
+	}
+	s.b = append(s.b, ';')
+}
+
+// emBorderWidth is the width in px of a border like "1px solid #ccc"
+// (0 for none/transparent-free junk).
+func emBorderWidth(b string) float64 {
+	f := strings.Fields(b)
+	if len(f) == 0 {
+		return 0
+	}
+	if strings.EqualFold(f[0], "none") || strings.EqualFold(f[0], "0") {
+		return 0
+	}
+	n, unit, ok := design.ParseLength(f[0])
+	if !ok || (unit != "px" && unit != "") {
+		switch strings.ToLower(f[0]) {
+		case "thin":
+			return 1
+		case "medium":
+			return 3
+		case "thick":
+			return 5
+		}
+		return 0
+	}
+	return n
+}
+
+// addBorders copies border-* sides, skipping invisible ones to keep markup
+// lean; it returns the horizontal and vertical border widths.
+func (s *emStyle) addBorders(st design.Style) (horiz, vert float64) {
+	sides := [4]string{st.Get("border-top"), st.Get("border-right"), st.Get("border-bottom"), st.Get("border-left")}
+	if all := st.Get("border"); all != "" {
+		for i := range sides {
+			if sides[i] == "" {
+				sides[i] = all
+			}
+		}
+	}
+	if sides[0] != "" && sides[0] == sides[1] && sides[1] == sides[2] && sides[2] == sides[3] {
+		if emBorderVisible(sides[0]) {
+			s.add("border", sides[0])
+			bw := emBorderWidth(sides[0])
+			return 2 * bw, 2 * bw
+		}
+		return 0, 0
+	}
+	names := [4]string{"border-top", "border-right", "border-bottom", "border-left"}
+	for i, v := range sides {
+		if !emBorderVisible(v) {
+			continue
+		}
+		s.add(names[i], v)
+		if i == 1 || i == 3 {
+			horiz += emBorderWidth(v)
+		} else {
+			vert += emBorderWidth(v)
+		}
+	}
+	return horiz, vert
+}
+
+// emBorderVisible reports whether a border declaration draws anything.
+func emBorderVisible(b string) bool {
+	if b == "" || emBorderWidth(b) == 0 {
+		return false
+	}
+	l := strings.ToLower(b)
+	return !strings.Contains(l, "transparent") && !strings.Contains(l, "none")
+}
+
+// emAlign normalises a text alignment.
+func emAlign(a string) string {
+	switch strings.ToLower(strings.TrimSpace(a)) {
+	case "left":
+		return "left"
+	case "right":
+		return "right"
+	case "center", "-webkit-center", "middle":
+		return "center"
+	case "justify":
+		return "justify"
+	}
+	return ""
+}
+
+// font resolves a module font stack: "inherit" or empty means the body
+// default; the result always ends with a generic family, so a missing web
+// font degrades to a sensible local one. It records the font as used.
+func (w *emailWriter) fontStack(f string) string {
+	f = emCSSValue(f)
+	if f == "" || strings.EqualFold(f, "inherit") {
+		return w.font
+	}
+	w.useFont(f)
+	return emWithGeneric(f)
+}
+
+func emWithGeneric(f string) string {
+	l := strings.ToLower(f)
+	for _, g := range [...]string{"sans-serif", "serif", "monospace", "cursive", "fantasy", "system-ui"} {
+		if strings.HasSuffix(strings.TrimRight(l, " '\""), g) {
+			return f
+		}
+	}
+	return f + ", sans-serif"
+}
+
+// emFamilyKey normalises a font family name for matching: the first
+// family of a stack, lower-case, without quotes or spaces.
+func emFamilyKey(stack string) string {
+	first := stack
+	if i := strings.IndexByte(first, ','); i >= 0 {
+		first = first[:i]
+	}
+	var b []byte
+	for i := 0; i < len(first); i++ {
+		c := first[i]
+		switch {
+		case c == '\'' || c == '"' || c == ' ':
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+32)
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+func (w *emailWriter) useFont(stack string) {
+	k := emFamilyKey(stack)
+	if k == "" {
+		return
+	}
+	for _, f := range w.fontsUsed {
+		if f == k {
+			return
+		}
+	}
+	w.fontsUsed = append(w.fontsUsed, k)
+}
+
+// scanFonts records font-family declarations found in an inline style.
+func (w *emailWriter) scanFonts(style string) {
+	for {
+		i := strings.Index(style, "font-family")
+		if i < 0 {
+			return
+		}
+		style = style[i+len("font-family"):]
+		j := strings.IndexByte(style, ':')
+		if j < 0 {
+			return
+		}
+		style = style[j+1:]
+		end := strings.IndexByte(style, ';')
+		val := style
+		if end >= 0 {
+			val = style[:end]
+		}
+		w.useFont(strings.TrimSpace(strings.ReplaceAll(val, "&quot;", "")))
+	}
+}
+
+// mobileRule appends one rule to the @media block.
+func (w *emailWriter) mobileRule(selector string, decls string) {
+	if decls == "" {
+		return
+	}
+	w.mobile.WriteString(selector)
+	w.mobile.WriteByte('{')
+	w.mobile.WriteString(decls)
+	w.mobile.WriteByte('}')
+}
+
+// emImportant turns "a:1;b:2" into "a:1!important;b:2!important".
+func emImportant(decls string) string {
+	if decls == "" {
+		return ""
+	}
+	parts := strings.Split(decls, ";")
+	var b strings.Builder
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		b.WriteString(p)
+		b.WriteString("!important;")
+	}
+	return b.String()
+}
