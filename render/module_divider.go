@@ -27,6 +27,17 @@ func (w *emailWriter) moduleDivider(m *design.Module, b *emBlock) {
 	if border == "" {
 		border = "1px solid #BBBBBB"
 	}
+	if width >= 100 || !emBorderVisible(border) {
+		// Full width (or invisible, used as a spacer): no inner table.
+		w.s(`<div style="font-size:1px;line-height:1px`)
+		if emBorderVisible(border) || emBorderWidth(border) > 0 {
+			w.s(";border-top:")
+			w.text(border)
+		}
+		w.s(`">&#8202;</div>`)
+		w.blockClose()
+		return
+	}
 	w.s(`<table class="dv" align="`)
 	w.s(align)
 	w.s(`" width="`)

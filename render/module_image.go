@@ -93,7 +93,7 @@ func (w *emailWriter) imageTag(src, alt, title, href, target string, width float
 		} else {
 			w.s(` target="_blank"`)
 		}
-		w.s(` style="outline:none" tabindex="-1">`)
+		w.s(">")
 	}
 	w.s("<img")
 	if fullMobile {

@@ -74,7 +74,7 @@ func (w *emailWriter) row(r *design.Row) {
 		box.add("background-image", "url('"+boxImg+"')")
 		w.backgroundProps(&box, cs)
 	}
-	if c := emColor(cs.Get("color")); c != "" {
+	if c := emColor(cs.Get("color")); c != "" && !strings.EqualFold(c, w.color) {
 		box.add("color", c)
 	}
 	bh, _ := box.addBorders(cs)
@@ -188,7 +188,7 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 		}
 	}
 	if len(cols) == 1 {
-		w.column(r, &cols[0], widths[0], 0, 0)
+		w.column(r, &cols[0], widths[0], false, 0)
 		return
 	}
 	spacing := r.ColumnsSpacing
@@ -211,7 +211,7 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 		w.s(`"`)
 	}
 	w.s(`><tr><![endif]-->`)
-	for k, i := range order {
+	for _, i := range order {
 		c := &cols[i]
 		cw := widths[i]
 		padL, padR := 0.0, 0.0
@@ -265,14 +265,14 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 			w.s("px")
 		}
 		w.s(`">`)
-		w.column(r, c, cw-padL-padR, k, i)
+		w.column(r, c, cw-padL-padR, true, i)
 		w.s(`</div><!--[if mso]></td><![endif]-->`)
 	}
 	w.s(`<!--[if mso]></tr></table><![endif]-->`)
 }
 
 // column writes one column's box and its modules.
-func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, _ int, index int) {
+func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, multi bool, index int) {
 	w.columnSeq++
 	st := c.Style
 	var s emStyle
@@ -285,12 +285,10 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, _ i
 	}
 	pt, pr, pb, pl := emPadding(st)
 	s.addPadding(pt, pr, pb, pl)
-	s.raw("font-size:16px;")
-	// text-align from the design direction so RTL content starts right.
-	if w.d.Page.Body.Direction == "rtl" {
-		s.raw("text-align:right;")
-	} else {
-		s.raw("text-align:left;")
+	if multi {
+		// Undo the container's font-size:0 (which removes the gaps
+		// between inline-block columns).
+		s.raw("font-size:16px;")
 	}
 	w.s(`<table width="100%"`)
 	w.s(emTableAttrs)

@@ -35,8 +35,9 @@ type emailWriter struct {
 }
 
 // Table attributes shared by every layout table: a presentation role for
-// screen readers and no spacing (the lspace/rspace fix is in the head CSS).
-const emTableAttrs = ` role="presentation" border="0" cellpadding="0" cellspacing="0"`
+// screen readers and no spacing (Outlook ignores CSS border-spacing; the
+// lspace/rspace fix is in the head CSS; border defaults to 0).
+const emTableAttrs = ` role="presentation" cellpadding="0" cellspacing="0"`
 
 func (w *emailWriter) s(s string) { w.body.WriteString(s) }
 

@@ -1,0 +1,138 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// gmailClip is the size above which Gmail clips a message.
+const gmailClip = 102 * 1024
+
+// emCorpus returns the shared corpus designs (name → bytes), skipping the
+// files in pairs/ that are not designs.
+func emCorpus(tb testing.TB) map[string][]byte {
+	tb.Helper()
+	var files []string
+	for _, pat := range []string{"../../shared/corpus/*.json", "../../shared/corpus/pairs/*.json"} {
+		m, _ := filepath.Glob(pat)
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		tb.Skip("shared corpus not found")
+	}
+	out := map[string][]byte{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var probe map[string]json.RawMessage
+		if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &probe) != nil || probe["page"] == nil {
+			continue
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		if strings.Contains(f, "/pairs/") {
+			name = "pairs-" + name
+		}
+		out[name] = data
+	}
+	return out
+}
+
+// emDocContent is what a parsed HTML document shows: its text (collapsed
+// like design.Inventory texts) and its href/src/background attribute values.
+type emDocContent struct {
+	text  string
+	hrefs map[string]bool
+	srcs  map[string]bool
+}
+
+func emParseDoc(t *testing.T, body []byte) *emDocContent {
+	t.Helper()
+	doc, err := html.Parse(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("output does not parse as HTML: %v", err)
+	}
+	c := &emDocContent{hrefs: map[string]bool{}, srcs: map[string]bool{}}
+	var text strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		switch n.Type {
+		case html.TextNode:
+			if p := n.Parent; p != nil && (p.Data == "style" || p.Data == "title") {
+				break
+			}
+			text.WriteString(n.Data)
+			text.WriteByte(' ')
+		case html.ElementNode:
+			for _, a := range n.Attr {
+				switch a.Key {
+				case "href":
+					c.hrefs[a.Val] = true
+				case "src", "background":
+					c.srcs[a.Val] = true
+				}
+			}
+		}
+		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+			walk(ch)
+		}
+	}
+	walk(doc)
+	c.text = design.CollapseSpace(text.String())
+	return c
+}
+
+func TestCorpusHTML(t *testing.T) {
+	corpus := emCorpus(t)
+	if len(corpus) < 40 {
+		t.Errorf("only %d corpus designs found", len(corpus))
+	}
+	for name, data := range corpus {
+		t.Run(name, func(t *testing.T) {
+			d, err := design.Decode(data)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			out, err := HTML(d)
+			if err != nil {
+				t.Fatalf("HTML: %v", err)
+			}
+			if len(out.Body) >= gmailClip {
+				t.Errorf("output is %d bytes, at or over Gmail's clipping size", len(out.Body))
+			}
+			if !bytes.HasPrefix(out.Body, []byte("<!DOCTYPE html>")) {
+				t.Error("no doctype")
+			}
+			c := emParseDoc(t, out.Body)
+			inv := d.Inventory()
+			for _, s := range inv.Texts {
+				if !strings.Contains(c.text, s) {
+					t.Errorf("text run missing from output: %q", s)
+				}
+			}
+			for _, h := range inv.Hrefs {
+				if !c.hrefs[h] {
+					t.Errorf("href missing from output: %q", h)
+				}
+			}
+			for _, s := range inv.Srcs {
+				if !c.srcs[s] {
+					t.Errorf("src missing from output: %q", s)
+				}
+			}
+			again, _ := HTML(d)
+			if !bytes.Equal(again.Body, out.Body) {
+				t.Error("output differs between two runs")
+			}
+		})
+	}
+}
