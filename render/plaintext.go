@@ -1,0 +1,513 @@
+package render
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// textWriter builds plain text. Separators are owed rather than written:
+// a space, line break or blank line is only emitted when more text follows,
+// so output never has trailing blanks, leading blank lines or runs of empty
+// lines however the source nests its blocks.
+type textWriter struct {
+	b      strings.Builder
+	breaks int    // newlines owed before the next text: 0, 1 (new line) or 2 (blank line)
+	space  bool   // a space is owed before the next text on the same line
+	prefix string // list bullet owed at the start of the next text
+	links  []*openLink
+}
+
+// openLink is an <a> (or a linked image or button) whose label is being
+// written; start is the label's offset in the output, -1 until the label's
+// first character arrives.
+type openLink struct {
+	href  string
+	start int
+}
+
+func (w *textWriter) lineBreak() {
+	w.breaks = max(w.breaks, 1)
+	w.space = false
+}
+
+func (w *textWriter) paragraphBreak() {
+	w.breaks = 2
+	w.space = false
+}
+
+// hardBreak is <br>: consecutive ones add up (to one blank line at most),
+// unlike block boundaries, which merge.
+func (w *textWriter) hardBreak() {
+	w.breaks = min(w.breaks+1, 2)
+	w.space = false
+}
+
+// softSpace asks for a word boundary, e.g. around an image's alt text.
+func (w *textWriter) softSpace() {
+	if w.breaks == 0 {
+		w.space = true
+	}
+}
+
+// flush writes the owed separators before the next character of text.
+func (w *textWriter) flush() {
+	if w.b.Len() > 0 {
+		if w.breaks > 0 {
+			w.b.WriteString("\n\n"[:w.breaks])
+		} else if w.space {
+			w.b.WriteByte(' ')
+		}
+	}
+	if w.prefix != "" && w.atLineStart() {
+		w.b.WriteString(w.prefix)
+	}
+	w.prefix = ""
+	w.breaks, w.space = 0, false
+	for _, l := range w.links {
+		if l.start < 0 {
+			l.start = w.b.Len()
+		}
+	}
+}
+
+func (w *textWriter) atLineStart() bool {
+	s := w.b.String()
+	return s == "" || s[len(s)-1] == '\n'
+}
+
+// text writes s with HTML whitespace rules: runs of white space become one
+// space. Merge tags ({{ … }}, {% … %}, $…$) are ordinary text to this
+// writer, so they come out as written apart from the collapsing of white
+// space, which in a browser applies to them too.
+func (w *textWriter) text(s string) {
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			continue
+		case isZeroWidth(r):
+			continue
+		case unicode.IsSpace(r):
+			// Includes U+00A0 (&nbsp;) and the hair space used by spacer
+			// blocks: in plain text they only separate words.
+			if w.b.Len() > 0 && w.breaks == 0 {
+				w.space = true
+			}
+			continue
+		case unicode.IsControl(r):
+			continue
+		}
+		if w.breaks > 0 || w.space || w.prefix != "" || w.pendingLinkStart() {
+			w.flush()
+		}
+		w.b.WriteRune(r)
+	}
+}
+
+func (w *textWriter) pendingLinkStart() bool {
+	for _, l := range w.links {
+		if l.start < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// isZeroWidth reports characters that render as nothing (preheader padding
+// such as &zwnj; and &#8203;, byte order marks).
+func isZeroWidth(r rune) bool {
+	switch r {
+	case '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u00ad', '\u034f':
+		return true
+	}
+	return false
+}
+
+func (w *textWriter) openLink(href string) {
+	w.links = append(w.links, &openLink{href: strings.TrimSpace(href), start: -1})
+}
+
+// closeLink ends the innermost link: "label (url)", or the URL alone when
+// there is no label or the label already is the URL.
+func (w *textWriter) closeLink() {
+	if len(w.links) == 0 {
+		return
+	}
+	l := w.links[len(w.links)-1]
+	w.links = w.links[:len(w.links)-1]
+	if !meaningfulHref(l.href) {
+		return
+	}
+	label := ""
+	if l.start >= 0 {
+		label = w.b.String()[l.start:]
+	}
+	switch {
+	case label == "":
+		w.word(l.href)
+	case sameTarget(label, l.href):
+	default:
+		// Written straight after the label, before any owed separator: the
+		// URL belongs to the label's line.
+		w.b.WriteString(" (")
+		w.b.WriteString(cleanURL(l.href))
+		w.b.WriteByte(')')
+	}
+}
+
+// word writes s as one unit, without collapsing its white space (a URL,
+// which may hold a merge tag such as {{ unsubscribe_link }}).
+func (w *textWriter) word(s string) {
+	s = cleanURL(s)
+	if s == "" {
+		return
+	}
+	w.flush()
+	w.b.WriteString(s)
+}
+
+// cleanURL drops control characters (a raw newline in an attribute) so that
+// a URL stays on one line; everything else, merge tags included, is kept.
+func cleanURL(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s))
+}
+
+// meaningfulHref: links that lead nowhere, or to script, are not worth
+// printing (the HTML renderer drops the script ones too).
+func meaningfulHref(href string) bool {
+	h := strings.TrimSpace(href)
+	return h != "" && h != "#" && design.SafeURL(h)
+}
+
+// sameTarget reports whether a link's label already says where it goes
+// ("www.example.com" for "https://www.example.com/", an address for its
+// mailto: link), so that repeating the URL would add nothing.
+func sameTarget(label, href string) bool {
+	norm := func(s string) string {
+		s = strings.ToLower(strings.TrimSpace(s))
+		for _, p := range []string{"mailto:", "tel:", "https://", "http://"} {
+			s = strings.TrimPrefix(s, p)
+		}
+		return strings.TrimRight(s, "/")
+	}
+	return norm(label) == norm(href)
+}
+
+// String returns the text written so far, ending in one newline unless
+// empty.
+func (w *textWriter) String() string {
+	if w.b.Len() == 0 {
+		return ""
+	}
+	return w.b.String() + "\n"
+}
+
+// fragment converts an HTML fragment (a text, paragraph, heading, list or
+// html module's markup) into plain text on w: tags are dropped, entities
+// decoded, blocks separated, list items bulleted and links written as
+// "label (url)".
+func (w *textWriter) fragment(src string) {
+	z := html.NewTokenizerFragment(strings.NewReader(src), "div")
+	var (
+		skipName  string // inside <style>, <script>…: ignore until its end tag
+		lists     int    // <ul>/<ol> nesting
+		items     int    // open <li>
+		linkDepth int    // 1 while an <a> of this fragment is open
+	)
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			// io.EOF or a malformed tail: everything readable is written.
+			if linkDepth > 0 {
+				w.closeLink()
+			}
+			// A bullet of an item that never got text must not leak into
+			// the next block.
+			w.prefix = ""
+			return
+		case html.TextToken:
+			if skipName == "" {
+				w.text(string(z.Text()))
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, hasAttr := z.TagName()
+			a := atom.Lookup(name)
+			if skipName != "" {
+				continue
+			}
+			attrs := map[string]string{}
+			for hasAttr {
+				var k, v []byte
+				k, v, hasAttr = z.TagAttr()
+				if _, seen := attrs[string(k)]; !seen {
+					attrs[string(k)] = string(v)
+				}
+			}
+			if design.DropsContent(string(name)) {
+				if tt == html.StartTagToken {
+					skipName = string(name)
+				}
+				continue
+			}
+			switch a {
+			case atom.Br:
+				w.hardBreak()
+			case atom.Img:
+				if alt := strings.TrimSpace(attrs["alt"]); alt != "" {
+					w.softSpace()
+					w.text(alt)
+					w.softSpace()
+				}
+			case atom.A:
+				if tt == html.StartTagToken {
+					// Links do not nest in HTML: a new <a> ends the open one.
+					if linkDepth > 0 {
+						w.closeLink()
+					}
+					w.openLink(attrs["href"])
+					linkDepth = 1
+				}
+			case atom.Ul, atom.Ol:
+				lists++
+				w.listBoundary(lists)
+			case atom.Li:
+				items++
+				w.lineBreak()
+				w.prefix = strings.Repeat("  ", max(lists-1, 0)) + "- "
+			case atom.Td, atom.Th, atom.Tr, atom.Div, atom.Section, atom.Article, atom.Header, atom.Footer,
+				atom.Nav, atom.Aside, atom.Main, atom.Center, atom.Dt, atom.Dd, atom.Address, atom.Figcaption,
+				atom.Fieldset, atom.Form, atom.Details, atom.Summary, atom.Caption:
+				w.lineBreak()
+			case atom.P, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Blockquote, atom.Pre,
+				atom.Table, atom.Hr, atom.Dl, atom.Figure:
+				w.blockBoundary(items > 0)
+			}
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			if skipName != "" {
+				if string(name) == skipName {
+					skipName = ""
+				}
+				continue
+			}
+			switch a {
+			case atom.A:
+				if linkDepth > 0 {
+					w.closeLink()
+					linkDepth = 0
+				}
+			case atom.Ul, atom.Ol:
+				lists = max(lists-1, 0)
+				w.listBoundary(lists + 1)
+				w.prefix = ""
+			case atom.Li:
+				items = max(items-1, 0)
+				w.lineBreak()
+			case atom.Td, atom.Th, atom.Tr, atom.Div, atom.Section, atom.Article, atom.Header, atom.Footer,
+				atom.Nav, atom.Aside, atom.Main, atom.Center, atom.Dt, atom.Dd, atom.Address, atom.Figcaption,
+				atom.Fieldset, atom.Form, atom.Details, atom.Summary, atom.Caption:
+				w.lineBreak()
+			case atom.P, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Blockquote, atom.Pre,
+				atom.Table, atom.Dl, atom.Figure:
+				w.blockBoundary(items > 0)
+			}
+		}
+	}
+}
+
+// blockBoundary separates paragraphs by a blank line, except inside a list
+// item, where a <p> only starts a new line so that items stay together.
+func (w *textWriter) blockBoundary(inItem bool) {
+	if inItem {
+		w.lineBreak()
+		return
+	}
+	w.paragraphBreak()
+}
+
+// listBoundary: a top-level list is a paragraph of its own; a nested list
+// continues its parent item on the next line.
+func (w *textWriter) listBoundary(level int) {
+	if level <= 1 {
+		w.paragraphBreak()
+		return
+	}
+	w.lineBreak()
+}
+
+func isVoid(a atom.Atom) bool {
+	switch a {
+	case atom.Area, atom.Base, atom.Br, atom.Col, atom.Embed, atom.Hr, atom.Img, atom.Input,
+		atom.Link, atom.Meta, atom.Source, atom.Track, atom.Wbr:
+		return true
+	}
+	return false
+}
+
+// fragmentText converts one HTML fragment on its own (tests, table cells).
+func fragmentText(src string) string {
+	var w textWriter
+	w.fragment(src)
+	return strings.TrimSuffix(w.String(), "\n")
+}
+
+// plainText renders d as plain text: the content of the desktop rendering
+// in reading order (rows top to bottom, columns left to right, modules top
+// to bottom), one paragraph per block separated by blank lines, links as
+// "label (url)", images by their alt text, list items as "- ", no markup.
+// Merge tags pass through as written. The output is deterministic.
+//
+// Blocks hidden on desktop are left out: they are the mobile twins of
+// blocks that are shown on desktop, and would repeat them.
+func plainText(d *design.Design) (*Output, error) {
+	if d == nil {
+		return nil, errors.New("render: nil design")
+	}
+	var w textWriter
+	var warnings []string
+	for ri := range d.Page.Rows {
+		r := &d.Page.Rows[ri]
+		if r.HideOnDesktop {
+			continue
+		}
+		// Template-language wrappers (display conditions) must reach the
+		// sending platform in the text part too, on lines of their own.
+		if s := strings.TrimSpace(r.DisplayBefore); s != "" {
+			w.paragraphBreak()
+			w.word(s)
+		}
+		for ci := range r.Columns {
+			c := &r.Columns[ci]
+			for mi := range c.Modules {
+				m := &c.Modules[mi]
+				if m.HideOnDesktop {
+					continue
+				}
+				w.paragraphBreak()
+				if !w.module(m) {
+					path := "page.rows[" + strconv.Itoa(ri) + "].columns[" + strconv.Itoa(ci) + "].modules[" + strconv.Itoa(mi) + "]"
+					if m.Kind == design.KindAddon {
+						warnings = append(warnings, "addon module without a renderable contentType ("+strconv.Quote(m.ContentType)+") omitted at "+path)
+					} else {
+						warnings = append(warnings, "unknown module type "+strconv.Quote(m.Type)+" omitted at "+path)
+					}
+				}
+				w.paragraphBreak()
+			}
+		}
+		if s := strings.TrimSpace(r.DisplayAfter); s != "" {
+			w.paragraphBreak()
+			w.word(s)
+			w.paragraphBreak()
+		}
+	}
+	return &Output{Body: []byte(w.String()), Warnings: warnings}, nil
+}
+
+// module writes one block; false when the kind is not one this renderer
+// knows (the caller warns).
+func (w *textWriter) module(m *design.Module) bool {
+	c := m.Content()
+	switch m.EffectiveKind() {
+	case design.KindText, design.KindParagraph, design.KindList, design.KindHTML:
+		w.fragment(c.Get("html").Text())
+	case design.KindHeading:
+		w.fragment(c.Get("text").Text())
+	case design.KindButton:
+		w.openLink(c.Get("href").Text())
+		w.fragment(c.Get("label").Text())
+		w.closeLink()
+	case design.KindImage:
+		w.linkedLabel(c.Get("alt").Text(), c.Get("href").Text())
+	case design.KindVideo:
+		w.linkedLabel(c.Get("thumbAlt").Text(), c.Get("src").Text())
+	case design.KindSocial:
+		icons := c.Get("icons")
+		for i := range icons.Len() {
+			icon := icons.Index(i)
+			img := icon.Get("image")
+			label := firstNonBlank(img.Get("alt").Text(), icon.Get("text").Text(), img.Get("title").Text(), icon.Get("name").Text())
+			w.lineBreak()
+			w.linkedLabel(label, img.Get("href").Text())
+		}
+	case design.KindIcons:
+		icons := c.Get("icons")
+		for i := range icons.Len() {
+			icon := icons.Index(i)
+			label := firstNonBlank(icon.Get("text").Text(), icon.Get("alt").Text())
+			w.lineBreak()
+			w.linkedLabel(label, icon.Get("href").Text())
+		}
+	case design.KindMenu:
+		items := c.Get("items")
+		for i := range items.Len() {
+			item := items.Index(i)
+			w.lineBreak()
+			w.linkedLabel(item.Get("text").Text(), item.At("link", "href").Text())
+		}
+	case design.KindTable:
+		w.table(c.Get("content"))
+	case design.KindForm:
+		// Forms cannot be submitted from an email; the HTML renderer
+		// leaves them out too, so the text part stays in step with it.
+	case design.KindDivider, design.KindSpacer, design.KindEmpty:
+	default:
+		return false
+	}
+	return true
+}
+
+// linkedLabel writes a plain label (an alt text, a menu item) that may be
+// linked: "label (url)", the label alone, or the URL alone.
+func (w *textWriter) linkedLabel(label, href string) {
+	w.openLink(href)
+	w.fragment(label)
+	w.closeLink()
+}
+
+// table writes a table module one line per row, cells separated by " | ".
+func (w *textWriter) table(content *design.Value) {
+	for _, part := range [...]string{"headers", "rows"} {
+		rows := content.Get(part)
+		for i := range rows.Len() {
+			cells := rows.Index(i).Get("cells")
+			texts := make([]string, 0, cells.Len())
+			blank := true
+			for j := range cells.Len() {
+				t := strings.Join(strings.Fields(fragmentText(cells.Index(j).Get("html").Text())), " ")
+				if t != "" {
+					blank = false
+				}
+				texts = append(texts, t)
+			}
+			if blank {
+				continue
+			}
+			w.lineBreak()
+			w.text(strings.Join(texts, " | "))
+		}
+	}
+}
+
+func firstNonBlank(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
