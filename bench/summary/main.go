@@ -1,0 +1,204 @@
+// Command summary reads the result files of one bench/run.sh run and prints
+// the targets table: what was measured, the target, and whether it was met.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// loadResult mirrors the fields of bench/load's -json output used here.
+type loadResult struct {
+	Target      string  `json:"target"`
+	Concurrency int     `json:"concurrency"`
+	Requests    int     `json:"requests"`
+	Errors      int     `json:"errors"`
+	RPS         float64 `json:"rps"`
+	MedianRPS   float64 `json:"median_rps"`
+	P50us       float64 `json:"p50_us"`
+	P99us       float64 `json:"p99_us"`
+	AddedP50us  float64 `json:"added_p50_us"`
+	AddedP99us  float64 `json:"added_p99_us"`
+	RSSBeforeKB int     `json:"rss_before_kb"`
+	RSSAfterKB  int     `json:"rss_after_kb"`
+	HWMAfterKB  int     `json:"hwm_after_kb"`
+}
+
+// mjmlResult mirrors bench/mjmlcompare's -json output.
+type mjmlResult struct {
+	Design     string  `json:"design"`
+	OurTotalUs float64 `json:"our_decode_render_us"`
+	MJMLMeanMs float64 `json:"mjml_mean_ms"`
+	MJMLErrors int     `json:"mjml_errors"`
+	RatioMean  float64 `json:"ratio_mean"`
+}
+
+// wrkResult is what is read from wrk's text output.
+type wrkResult struct {
+	Connections int
+	RPS         float64
+	P50, P99    string
+	Non2xx      int
+}
+
+const mib = 1024.0
+
+func main() {
+	dir := flag.String("dir", "", "directory with the result files of one run")
+	flag.Parse()
+	if *dir == "" {
+		fmt.Fprintln(os.Stderr, "summary: -dir is required")
+		os.Exit(2)
+	}
+	if err := run(*dir, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "summary:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string, w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "check\tmeasured\ttarget\tverdict")
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+
+	if rs, err := readLoad(filepath.Join(dir, "a-forward.json")); err == nil {
+		byKey := map[string]loadResult{}
+		var concs []int
+		for _, r := range rs {
+			byKey[r.Target+"/"+strconv.Itoa(r.Concurrency)] = r
+			if r.Target == "bridge" {
+				concs = append(concs, r.Concurrency)
+			}
+		}
+		sort.Ints(concs)
+		for _, c := range concs {
+			k := "/" + strconv.Itoa(c)
+			b, p := byKey["bridge"+k], byKey["proxy"+k]
+			if p.MedianRPS > 0 {
+				ratio := b.MedianRPS / p.MedianRPS
+				fmt.Fprintf(tw, "A c=%d design_bridge vs reverse_proxy\t%.0f vs %.0f req/s = %.2fx\t>= 0.90x\t%s\n", c, b.MedianRPS, p.MedianRPS, ratio, verdict(ratio >= 0.9))
+			}
+			ex := byKey["express-json"+k]
+			if raw := byKey["express-raw"+k]; raw.MedianRPS > ex.MedianRPS {
+				ex = raw
+			}
+			if ex.MedianRPS > 0 {
+				ratio := b.MedianRPS / ex.MedianRPS
+				fmt.Fprintf(tw, "A c=%d design_bridge vs Express (faster mode: %s)\t%.0f vs %.0f req/s = %.1fx\t>= 5x\t%s\n", c, ex.Target, b.MedianRPS, ex.MedianRPS, ratio, verdict(ratio >= 5))
+			}
+			fmt.Fprintf(tw, "A c=%d design_bridge added latency\tp50 %+.3f ms, p99 %+.3f ms (reverse_proxy p50 %+.3f, p99 %+.3f)\t-\tinfo\n", c, b.AddedP50us/1e3, b.AddedP99us/1e3, p.AddedP50us/1e3, p.AddedP99us/1e3)
+		}
+	} else {
+		fmt.Fprintf(tw, "A forwarding\t(no result: %v)\t\t-\n", err)
+	}
+
+	for _, name := range []string{"bridge", "proxy"} {
+		rs, err := readLoad(filepath.Join(dir, "a-memory-"+name+".json"))
+		if err != nil {
+			fmt.Fprintf(tw, "A memory %s\t(no result: %v)\t\t-\n", name, err)
+			continue
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		start := rs[0].RSSBeforeKB
+		last := rs[len(rs)-1]
+		var parts []string
+		total := 0
+		for _, r := range rs {
+			total += r.Requests
+			parts = append(parts, fmt.Sprintf("c=%d: RSS %.1f->%.1f MiB", r.Concurrency, float64(r.RSSBeforeKB)/mib, float64(r.RSSAfterKB)/mib))
+		}
+		peakGrowth := float64(last.HWMAfterKB-start) / mib
+		flat := peakGrowth < 10 && float64(last.RSSAfterKB-start)/mib < 10
+		label := map[string]string{"bridge": "design_bridge", "proxy": "reverse_proxy"}[name]
+		fmt.Fprintf(tw, "A memory, %s, %d x 10 MiB bodies\t%s; peak (VmHWM) %.1f MiB = start %+.1f MiB\tflat: growth < 10 MiB (one body)\t%s\n",
+			label, total, strings.Join(parts, "; "), float64(last.HWMAfterKB)/mib, peakGrowth, verdict(flat))
+	}
+
+	if data, err := os.ReadFile(filepath.Join(dir, "c-mjml.json")); err == nil {
+		var rs []mjmlResult
+		if err := json.Unmarshal(data, &rs); err != nil {
+			return err
+		}
+		for _, r := range rs {
+			fmt.Fprintf(tw, "C %s\tours %.0f µs vs mjml %.1f ms = %.0fx\t>= 50x\t%s\n", r.Design, r.OurTotalUs, r.MJMLMeanMs, r.RatioMean, verdict(r.RatioMean >= 50))
+		}
+	} else {
+		fmt.Fprintf(tw, "C MJML\t(no result: %v)\t\t-\n", err)
+	}
+
+	files, _ := filepath.Glob(filepath.Join(dir, "d-wrk-c*.txt"))
+	if len(files) == 0 {
+		fmt.Fprintf(tw, "D content_service\t(no result)\t\t-\n")
+	}
+	for _, f := range files {
+		r, err := readWrk(f)
+		if err != nil {
+			fmt.Fprintf(tw, "D content_service %s\t(unreadable: %v)\t\t-\n", filepath.Base(f), err)
+			continue
+		}
+		fmt.Fprintf(tw, "D content_service renders, wrk c=%d\t%.0f req/s (p50 %s, p99 %s, non-2xx %d)\t>= 5000 req/s\t%s\n",
+			r.Connections, r.RPS, r.P50, r.P99, r.Non2xx, verdict(r.RPS >= 5000 && r.Non2xx == 0))
+	}
+	return tw.Flush()
+}
+
+func readLoad(file string) ([]loadResult, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var rs []loadResult
+	return rs, json.Unmarshal(data, &rs)
+}
+
+// readWrk reads the connection count, Requests/sec, the 50% and 99%
+// latency lines (--latency) and the non2xx count printed by bench/post.lua.
+func readWrk(file string) (wrkResult, error) {
+	var r wrkResult
+	f, err := os.Open(file)
+	if err != nil {
+		return r, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		switch {
+		case len(fields) == 5 && fields[1] == "threads" && fields[4] == "connections":
+			// "2 threads and 16 connections"
+			r.Connections, _ = strconv.Atoi(fields[3])
+		case len(fields) == 2 && fields[0] == "Requests/sec:":
+			r.RPS, err = strconv.ParseFloat(fields[1], 64)
+			if err != nil {
+				return r, err
+			}
+		case len(fields) == 2 && fields[0] == "50%":
+			r.P50 = fields[1]
+		case len(fields) == 2 && fields[0] == "99%":
+			r.P99 = fields[1]
+		case len(fields) >= 1 && strings.HasPrefix(fields[0], "non2xx="):
+			r.Non2xx, _ = strconv.Atoi(strings.TrimPrefix(fields[0], "non2xx="))
+		}
+	}
+	if r.RPS == 0 {
+		return r, errors.New("no Requests/sec line")
+	}
+	return r, sc.Err()
+}
