@@ -398,8 +398,12 @@ func plainText(d *design.Design) (*Output, error) {
 					continue
 				}
 				w.paragraphBreak()
-				if !w.module(m) {
-					path := "page.rows[" + strconv.Itoa(ri) + "].columns[" + strconv.Itoa(ci) + "].modules[" + strconv.Itoa(mi) + "]"
+				known := w.module(m)
+				path := "page.rows[" + strconv.Itoa(ri) + "].columns[" + strconv.Itoa(ci) + "].modules[" + strconv.Itoa(mi) + "]"
+				if m.EffectiveKind() == design.KindForm {
+					warnings = append(warnings, "form module at "+path+" omitted from the plain text: email clients cannot submit forms")
+				}
+				if !known {
 					if m.Kind == design.KindAddon {
 						warnings = append(warnings, "addon module without a renderable contentType ("+strconv.Quote(m.ContentType)+") omitted at "+path)
 					} else {
@@ -462,8 +466,10 @@ func (w *textWriter) module(m *design.Module) bool {
 	case design.KindTable:
 		w.table(c.Get("content"))
 	case design.KindForm:
-		// Forms cannot be submitted from an email; the HTML renderer
-		// leaves them out too, so the text part stays in step with it.
+		// The HTML shows a form only as a static preview (email clients
+		// cannot submit forms); in plain text that would be a list of
+		// labels with nothing to fill in, so the form is left out. The
+		// caller warns.
 	case design.KindDivider, design.KindSpacer, design.KindEmpty:
 	default:
 		return false

@@ -211,7 +211,8 @@ func TestPlainText(t *testing.T) {
 				module("form", `{"form":{"structure":{"title":"Sign up","fields":{"email":{"type":"email","label":"Email"}},"layout":[["email"]]}}}`),
 				paragraph("<p>after</p>"),
 			)) + "]",
-			want: "before\n\nafter\n",
+			want:         "before\n\nafter\n",
+			wantWarnings: []string{"form module at page.rows[0].columns[0].modules[4] omitted from the plain text: email clients cannot submit forms"},
 		},
 		{
 			name: "blocks hidden on desktop are left out, blocks hidden on mobile kept",
