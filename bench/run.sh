@@ -11,13 +11,15 @@
 #      Caddy's memory while forwarding 10 MiB bodies,
 #   C. render.HTML vs MJML on the same designs,
 #   D. content_service renders per second under wrk,
+#   B. the renderer's Go benchmarks per corpus template beside
+#      json.Unmarshal (go test -bench, one core),
 # and prints a summary table of the targets. Everything listens on and
 # sends to 127.0.0.1 only (ports 9600-9699, admin 2906), every load is
 # bounded in time and count, and every process started here is stopped on
 # exit. Results (JSON and text) go to bench/out/<UTC time>/.
 #
-# The Go micro-benchmarks (B) are separate:
-#   go test -run '^$' -bench . -benchmem -cpu 1 ./bench/
+# B alone, with more time per benchmark:
+#   go test -run '^$' -bench . -benchmem -cpu 1 ./bench/ | go run ./bench/benchtable
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,9 +39,9 @@ EXPRESS_JSON_PORT=9604
 EXPRESS_RAW_PORT=9605
 
 if [ "${QUICK:-0}" = 1 ]; then
-	A_DURATION=1s A_ROUNDS=1 MEM_COUNT=10 MJML_N=10 D_DURATION=3s
+	A_DURATION=1s A_ROUNDS=1 MEM_COUNT=10 MJML_N=10 D_DURATION=3s B_TIME=50ms
 else
-	A_DURATION=3s A_ROUNDS=3 MEM_COUNT=50 MJML_N=40 D_DURATION=10s
+	A_DURATION=3s A_ROUNDS=3 MEM_COUNT=50 MJML_N=40 D_DURATION=10s B_TIME=200ms
 fi
 
 PIDS=()
@@ -95,6 +97,8 @@ go build -o "$BIN/upstream" ./bench/upstream
 go build -o "$BIN/load" ./bench/load
 go build -o "$BIN/mjmlcompare" ./bench/mjmlcompare
 go build -o "$BIN/summary" ./bench/summary
+go build -o "$BIN/benchtable" ./bench/benchtable
+go test -c -o "$BIN/bench.test" ./bench/
 
 step "install"
 if ! command -v wrk >/dev/null 2>&1; then
@@ -165,6 +169,12 @@ for c in 16 64; do
 		"http://127.0.0.1:$CONTENT_PORT$PATH_HTML" | tee "$OUT/d-wrk-c$c.txt"
 done
 stop "$CADDY_PID"
+
+step "B. renderer per corpus template vs json.Unmarshal (one core, -benchtime $B_TIME)"
+# The test binary runs in bench/ so that ../../shared/corpus resolves.
+(cd bench && CORPUS_DIR="$CORPUS" "$BIN/bench.test" -test.run '^$' -test.bench . -test.benchmem \
+	-test.cpu 1 -test.benchtime "$B_TIME") >"$OUT/b-render.txt" || echo "!!! B failed"
+"$BIN/benchtable" -json "$OUT/b-render.json" <"$OUT/b-render.txt" | tee "$OUT/b-render-table.txt" || echo "!!! B table failed"
 
 step "Summary ($OUT)"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt"

@@ -43,6 +43,31 @@ type mjmlResult struct {
 	RatioMean  float64 `json:"ratio_mean"`
 }
 
+// benchTemplate mirrors bench/benchtable's -json output.
+type benchTemplate struct {
+	Name             string  `json:"name"`
+	Render           nsOp    `json:"render"`
+	DecodeRender     nsOp    `json:"decode_render"`
+	RenderVsJSON     float64 `json:"render_vs_json"`
+	DecodeRenderVsJS float64 `json:"decode_render_vs_json"`
+}
+
+type nsOp struct {
+	NsOp float64 `json:"ns_op"`
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
 // wrkResult is what is read from wrk's text output.
 type wrkResult struct {
 	Connections int
@@ -55,18 +80,19 @@ const mib = 1024.0
 
 func main() {
 	dir := flag.String("dir", "", "directory with the result files of one run")
+	largest := flag.String("largest-email", "check-api-spotlight__complex-template", "the corpus's largest email (target B)")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "summary: -dir is required")
 		os.Exit(2)
 	}
-	if err := run(*dir, os.Stdout); err != nil {
+	if err := run(*dir, *largest, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "summary:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, w io.Writer) error {
+func run(dir, largestEmail string, w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "check\tmeasured\ttarget\tverdict")
 	verdict := func(ok bool) string {
@@ -129,6 +155,39 @@ func run(dir string, w io.Writer) error {
 		label := map[string]string{"bridge": "design_bridge", "proxy": "reverse_proxy"}[name]
 		fmt.Fprintf(tw, "A memory, %s, %d x 10 MiB bodies\t%s; peak (VmHWM) %.1f MiB = start %+.1f MiB\tflat: growth < 10 MiB (one body)\t%s\n",
 			label, total, strings.Join(parts, "; "), float64(last.HWMAfterKB)/mib, peakGrowth, verdict(flat))
+	}
+
+	if data, err := os.ReadFile(filepath.Join(dir, "b-render.json")); err == nil {
+		var ts []benchTemplate
+		if err := json.Unmarshal(data, &ts); err != nil {
+			return err
+		}
+		if len(ts) > 0 {
+			worst, worstFull := ts[0], ts[0]
+			var renderRatios, fullRatios []float64
+			for _, t := range ts {
+				renderRatios = append(renderRatios, t.RenderVsJSON)
+				fullRatios = append(fullRatios, t.DecodeRenderVsJS)
+				if t.RenderVsJSON > worst.RenderVsJSON {
+					worst = t
+				}
+				if t.DecodeRenderVsJS > worstFull.DecodeRenderVsJS {
+					worstFull = t
+				}
+			}
+			fmt.Fprintf(tw, "B render.HTML / json.Unmarshal (%d templates)\tmedian %.2fx, worst %.2fx (%s)\t<= 5x\t%s\n",
+				len(ts), median(renderRatios), worst.RenderVsJSON, worst.Name, verdict(worst.RenderVsJSON <= 5))
+			fmt.Fprintf(tw, "B (Decode+render.HTML) / json.Unmarshal\tmedian %.2fx, worst %.2fx (%s)\t<= 5x\t%s\n",
+				median(fullRatios), worstFull.DecodeRenderVsJS, worstFull.Name, verdict(worstFull.DecodeRenderVsJS <= 5))
+			for _, t := range ts {
+				if t.Name == largestEmail {
+					fmt.Fprintf(tw, "B largest email (%s), -cpu 1\tDecode+render %.3f ms (render %.3f ms)\t< 1 ms\t%s\n",
+						t.Name, t.DecodeRender.NsOp/1e6, t.Render.NsOp/1e6, verdict(t.DecodeRender.NsOp < 1e6))
+				}
+			}
+		}
+	} else {
+		fmt.Fprintf(tw, "B renderer\t(no result: %v)\t\t-\n", err)
 	}
 
 	if data, err := os.ReadFile(filepath.Join(dir, "c-mjml.json")); err == nil {

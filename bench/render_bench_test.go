@@ -1,0 +1,114 @@
+// Package bench holds the benchmark harness (see run.sh). This file is B:
+// the renderer per corpus template, beside encoding/json decoding the same
+// document, so that the cost of rendering reads as a multiple of the cost
+// of merely parsing the JSON:
+//
+//	go test -run '^$' -bench . -benchmem -cpu 1 ./bench/ | go run ./bench/benchtable
+//
+// BenchmarkJSONUnmarshal decodes into `any` (what a Go service that only
+// parses the body would do); BenchmarkDecode is design.Decode (our parser
+// plus the typed view); BenchmarkRender is render.HTML of a decoded design;
+// BenchmarkDecodeRender is both, the content service's work per request.
+package bench
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/render"
+)
+
+type corpusDoc struct {
+	name string
+	data []byte
+}
+
+func loadCorpus(b *testing.B) []corpusDoc {
+	b.Helper()
+	dir := os.Getenv("CORPUS_DIR")
+	if dir == "" {
+		dir = "../../shared/corpus"
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil || len(files) == 0 {
+		b.Skipf("corpus not found in %s (set CORPUS_DIR): %v", dir, err)
+	}
+	docs := make([]corpusDoc, 0, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, corpusDoc{name: strings.TrimSuffix(filepath.Base(f), ".json"), data: data})
+	}
+	return docs
+}
+
+func BenchmarkJSONUnmarshal(b *testing.B) {
+	for _, doc := range loadCorpus(b) {
+		b.Run(doc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var v any
+				if err := json.Unmarshal(doc.data, &v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	for _, doc := range loadCorpus(b) {
+		b.Run(doc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := design.Decode(doc.data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkRender(b *testing.B) {
+	for _, doc := range loadCorpus(b) {
+		d, err := design.Decode(doc.data)
+		if err != nil {
+			b.Fatalf("%s: %v", doc.name, err)
+		}
+		b.Run(doc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := render.HTML(d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkDecodeRender(b *testing.B) {
+	for _, doc := range loadCorpus(b) {
+		b.Run(doc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				d, err := design.Decode(doc.data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := render.HTML(d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
