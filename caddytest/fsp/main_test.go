@@ -1,0 +1,252 @@
+// Package fsp holds the integration tests of fsp_error: a real Caddy
+// (in-process, started by caddytest) loads real Caddyfiles whose handlers
+// (basic_auth, file_server, reverse_proxy, request_body, error) raise real
+// errors, in front of real upstream HTTP servers on loopback that record
+// what reached them.
+package fsp
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddytest"
+
+	_ "github.com/designbridge/caddy-designbridge"
+)
+
+// This package's ports (TEAM.md): admin 2902, HTTP 9200-9299.
+const (
+	adminPort = 2902
+	httpPort  = 9200
+	httpsPort = 9243
+	// deadPort is in this package's range and never listened on: a
+	// reverse_proxy to it meets a refused connection.
+	deadPort = 9298
+)
+
+var tmpDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	tmpDir, err = os.MkdirTemp("", "fsp-caddytest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmpDir)
+	for name, dir := range map[string]string{
+		"HOME":            filepath.Join(tmpDir, "home"),
+		"XDG_CONFIG_HOME": filepath.Join(tmpDir, "config"),
+		"XDG_DATA_HOME":   filepath.Join(tmpDir, "data"),
+	} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if err := os.Setenv(name, dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+// globalOptions is the global block every Caddyfile of this package starts
+// with.
+func globalOptions() string {
+	return fmt.Sprintf(`{
+	admin localhost:%d
+	http_port %d
+	https_port %d
+	skip_install_trust
+	persist_config off
+}
+`, adminPort, httpPort, httpsPort)
+}
+
+// load starts (or reconfigures) the in-process Caddy with the given site
+// blocks.
+func load(t *testing.T, sites string) *caddytest.Tester {
+	t.Helper()
+	tc := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
+		AdminPort:          adminPort,
+		LoadRequestTimeout: 10 * time.Second,
+	})
+	tc.InitServer(globalOptions()+sites, "caddyfile")
+	if t.Failed() {
+		t.FailNow()
+	}
+	return tc
+}
+
+// loadError posts a Caddyfile to the admin endpoint and returns the error
+// message Caddy answers, failing the test if the config is accepted. The
+// running config stays as it was.
+func loadError(t *testing.T, sites string) string {
+	t.Helper()
+	// make sure Caddy runs, so that the admin endpoint answers
+	load(t, fmt.Sprintf(":%d {\n\trespond ok\n}\n", httpPort+1))
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", adminPort),
+		strings.NewReader(globalOptions()+sites))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "text/caddyfile")
+	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode == http.StatusOK {
+		t.Fatalf("config was accepted:\n%s", sites)
+	}
+	var answer struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(body, &answer); err != nil || answer.Error == "" {
+		t.Fatalf("admin answered %d %s", res.StatusCode, body)
+	}
+	return answer.Error
+}
+
+// received is one request an upstream saw.
+type received struct {
+	Method string
+	URI    string
+	Body   string
+}
+
+// upstream is a real HTTP server on loopback that records every request.
+type upstream struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []received
+}
+
+func newUpstream(t *testing.T) *upstream {
+	t.Helper()
+	u := &upstream{}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		u.mu.Lock()
+		u.seen = append(u.seen, received{r.Method, r.RequestURI, string(body)})
+		u.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":null}`)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *upstream) requests() []received {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]received(nil), u.seen...)
+}
+
+func (u *upstream) reset() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.seen = nil
+}
+
+// response is what a client got back.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// rawRequest sends requestLine and headers exactly as written (so that raw
+// characters and encodings in the request target reach Caddy untouched)
+// and reads the response. A Content-Length is added for a non-empty body
+// unless the headers choose chunked transfer encoding.
+func rawRequest(t *testing.T, port int, requestLine string, headers []string, body string) response {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	var sb strings.Builder
+	sb.WriteString(requestLine + "\r\n")
+	sb.WriteString(fmt.Sprintf("Host: localhost:%d\r\n", port))
+	for _, h := range headers {
+		sb.WriteString(h + "\r\n")
+	}
+	chunked := strings.Contains(strings.Join(headers, "\n"), "Transfer-Encoding: chunked")
+	if body != "" && !chunked {
+		sb.WriteString(fmt.Sprintf("Content-Length: %d\r\n", len(body)))
+	}
+	sb.WriteString("Connection: close\r\n\r\n")
+	sb.WriteString(body)
+	if _, err := io.WriteString(conn, sb.String()); err != nil {
+		t.Fatal(err)
+	}
+	method, _, _ := strings.Cut(requestLine, " ")
+	res, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: method})
+	if err != nil {
+		t.Fatalf("%s: %v", requestLine, err)
+	}
+	defer res.Body.Close()
+	got, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s: reading body: %v", requestLine, err)
+	}
+	return response{res.StatusCode, res.Header, got}
+}
+
+// fspBody is an FSP error body.
+type fspBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Details string `json:"details"`
+}
+
+// checkFSP asserts that res is the FSP error want with HTTP status
+// wantStatus, in the contract's form (exactly three members, JSON, not
+// cached).
+func checkFSP(t *testing.T, what string, res response, wantStatus int, want fspBody) {
+	t.Helper()
+	if res.Status != wantStatus {
+		t.Errorf("%s: status %d, want %d (body %s)", what, res.Status, wantStatus, res.Body)
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s: Content-Type %q", what, ct)
+	}
+	if cc := res.Header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("%s: Cache-Control %q", what, cc)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(res.Body, &members); err != nil {
+		t.Errorf("%s: body is not a JSON object: %s", what, res.Body)
+		return
+	}
+	if len(members) != 3 {
+		t.Errorf("%s: %d members, want 3: %s", what, len(members), res.Body)
+	}
+	var got fspBody
+	if err := json.Unmarshal(res.Body, &got); err != nil {
+		t.Errorf("%s: %v: %s", what, err, res.Body)
+	}
+	if got != want {
+		t.Errorf("%s: body %+v, want %+v", what, got, want)
+	}
+}
