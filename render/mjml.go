@@ -92,11 +92,16 @@ func (w *mjmlWriter) document(d *design.Design) {
 		w.buf.WriteString(strconv.Itoa(body.Width + 21))
 		w.buf.WriteString("px){.desktop_hide{display:none!important;max-height:0;overflow:hidden}}</mj-style>\n")
 	}
+	// Rich text comes with its own inline styles; the head style only sets
+	// what the editor shows by default. It is not inlined (mj-style
+	// inline="inline" would run MJML's CSS inliner over the whole document).
+	w.buf.WriteString("<mj-style>p{margin:0}")
 	if body.LinkColor != "" {
-		w.buf.WriteString("<mj-style inline=\"inline\">a{color:")
+		w.buf.WriteString(" a{color:")
 		w.buf.WriteString(mjmlText(body.LinkColor))
-		w.buf.WriteString("}</mj-style>\n")
+		w.buf.WriteString("}")
 	}
+	w.buf.WriteString("</mj-style>\n")
 	w.buf.WriteString("</mj-head>\n<mj-body")
 	w.attr("width", strconv.Itoa(body.Width)+"px")
 	w.attrIf("background-color", mjmlColor(body.BackgroundColor))
@@ -118,8 +123,10 @@ func (w *mjmlWriter) row(r *design.Row, body *design.Body) {
 		w.buf.WriteString(">\n")
 	}
 	w.buf.WriteString("<mj-section")
-	if box == "" {
+	if box == "" && band != "" {
+		// Only the band is coloured: a full-width section paints it.
 		box = band
+		w.attr("full-width", "full-width")
 	}
 	w.attrIf("background-color", box)
 	if wrapped {

@@ -49,6 +49,7 @@ func TestMJML(t *testing.T) {
 			want: []string{`<mjml>`, `<mj-title>T</mj-title>`, `<mj-breakpoint width="620px" />`,
 				`<mj-font name="Lato" href="https://fonts.example/css?family=Lato" />`,
 				`<mj-all font-family="Arial, sans-serif" />`, `<mj-text color="#111111" padding="0" />`,
+				`<mj-style>p{margin:0} a{color:#0068A5}</mj-style>`,
 				`<mj-body width="600px" background-color="#eeeeee">`, `</mj-body>`, `</mjml>`},
 			notWant: []string{`<mj-section background`, `mobile_hide`},
 		},
@@ -58,6 +59,18 @@ func TestMJML(t *testing.T) {
 			want: []string{`<mj-section background-color="#ffffff" padding="4px 0px 0px 0px">`,
 				`<mj-column width="33.3333%" padding="5px 0px">`, `<mj-column width="66.6667%" padding="5px 0px">`},
 			notWant: []string{`<mj-group>`, `<mj-wrapper`},
+		},
+		{
+			name: "coloured band and box use a wrapper",
+			rows: `[{"container":{"style":{"background-color":"#000000"}},"content":{"style":{"background-color":"#ffffff"}},"columns":[` + mjmlCol(12) + `]}]`,
+			want: []string{"<mj-wrapper full-width=\"full-width\" padding=\"0\" background-color=\"#000000\">\n<mj-section background-color=\"#ffffff\" padding=\"0px\">",
+				"</mj-section>\n</mj-wrapper>"},
+		},
+		{
+			name:    "coloured band alone is a full-width section",
+			rows:    `[{"container":{"style":{"background-color":"#000000","background-image":"url('https://img.example/bg.png')","background-repeat":"no-repeat"}},"content":{"style":{"background-color":"transparent"}},"columns":[` + mjmlCol(12) + `]}]`,
+			want:    []string{`<mj-section full-width="full-width" background-color="#000000" background-url="https://img.example/bg.png" background-repeat="no-repeat" padding="0px">`},
+			notWant: []string{`<mj-wrapper`},
 		},
 		{
 			name:    "no stacking uses a group",
