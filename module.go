@@ -125,6 +125,26 @@ func (Bridge) CaddyModule() caddy.ModuleInfo {
 // two internal reverse proxies (content service and LoginV2).
 func (b *Bridge) Provision(ctx caddy.Context) error {
 	b.logger = ctx.Logger()
+	if err := b.resolve(); err != nil {
+		return err
+	}
+	var err error
+	if b.exportProxy, err = b.newProxy(ctx, b.contentURL, b.bearer, false); err != nil {
+		return fmt.Errorf("content service proxy: %v", err)
+	}
+	if b.authProxy, err = b.newProxy(ctx, b.authURL, "", true); err != nil {
+		return fmt.Errorf("auth proxy: %v", err)
+	}
+	return nil
+}
+
+// resolve applies defaults and resolves global placeholders ({env.X}) into
+// the unexported fields that requests use.
+func (b *Bridge) resolve() error {
+	if b.logger == nil {
+		b.logger = zap.NewNop()
+	}
+	b.secrets, b.bearer = nil, ""
 	repl := caddy.NewReplacer()
 	resolve := func(s, def string) string {
 		if s == "" {
@@ -181,13 +201,6 @@ func (b *Bridge) Provision(ctx caddy.Context) error {
 	b.allowed = make(map[string]struct{}, len(b.AllowedOrigins))
 	for _, o := range b.AllowedOrigins {
 		b.allowed[normalizeOrigin(resolve(o, ""))] = struct{}{}
-	}
-
-	if b.exportProxy, err = b.newProxy(ctx, b.contentURL, b.bearer); err != nil {
-		return fmt.Errorf("content service proxy: %v", err)
-	}
-	if b.authProxy, err = b.newProxy(ctx, b.authURL, ""); err != nil {
-		return fmt.Errorf("auth proxy: %v", err)
 	}
 	return nil
 }
@@ -337,10 +350,16 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		seen[name] = true
 		switch name {
 		case "content_service", "token", "client_id", "client_secret", "auth_url", "uid", "auth_path":
-			var v string
-			if !d.AllArgs(&v) {
+			args := d.RemainingArgs()
+			// {$CS_API_TOKEN} holding "Bearer <token>" is split at the space
+			// by the Caddyfile lexer; take it back together.
+			if name == "token" && len(args) == 2 && strings.EqualFold(args[0], "Bearer") {
+				args = []string{args[0] + " " + args[1]}
+			}
+			if len(args) != 1 {
 				return d.ArgErr()
 			}
+			v := args[0]
 			if v == "" {
 				return d.Errf("%s: empty value", name)
 			}

@@ -1,0 +1,289 @@
+package designbridge
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+)
+
+func TestUnmarshalCaddyfile(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  Bridge
+	}{
+		{"empty block", `design_bridge`, Bridge{}},
+		{"empty braces", "design_bridge {\n}", Bridge{}},
+		{"content_service", "design_bridge {\n content_service http://127.0.0.1:8080\n}", Bridge{ContentService: "http://127.0.0.1:8080"}},
+		{"content_service placeholder", "design_bridge {\n content_service {env.CS_URL}\n}", Bridge{ContentService: "{env.CS_URL}"}},
+		{"token", "design_bridge {\n token abc\n}", Bridge{Token: "abc"}},
+		{"token with prefix quoted", "design_bridge {\n token \"Bearer abc\"\n}", Bridge{Token: "Bearer abc"}},
+		{"token as two words", "design_bridge {\n token Bearer abc\n}", Bridge{Token: "Bearer abc"}},
+		{"token env", "design_bridge {\n token {env.CS_API_TOKEN}\n}", Bridge{Token: "{env.CS_API_TOKEN}"}},
+		{"client_id", "design_bridge {\n client_id {env.CLIENT_ID}\n}", Bridge{ClientID: "{env.CLIENT_ID}"}},
+		{"client_secret", "design_bridge {\n client_secret s3cr3t\n}", Bridge{ClientSecret: "s3cr3t"}},
+		{"auth_url", "design_bridge {\n auth_url http://localhost:8080/loginV2\n}", Bridge{AuthURL: "http://localhost:8080/loginV2"}},
+		{"uid placeholder", "design_bridge {\n uid {http.auth.user.id}\n}", Bridge{UID: "{http.auth.user.id}"}},
+		{"uid literal", "design_bridge {\n uid customer-42\n}", Bridge{UID: "customer-42"}},
+		{"export_paths", "design_bridge {\n export_paths /a /b/c\n}", Bridge{ExportPaths: []string{"/a", "/b/c"}}},
+		{"auth_path", "design_bridge {\n auth_path /auth\n}", Bridge{AuthPath: "/auth"}},
+		{"max_body MiB", "design_bridge {\n max_body 10MiB\n}", Bridge{MaxBody: 10 << 20}},
+		{"max_body MB", "design_bridge {\n max_body 10MB\n}", Bridge{MaxBody: 10_000_000}},
+		{"max_body bytes", "design_bridge {\n max_body 1234\n}", Bridge{MaxBody: 1234}},
+		{"timeout", "design_bridge {\n timeout 1m30s\n}", Bridge{Timeout: caddy.Duration(90 * time.Second)}},
+		{"timeout days", "design_bridge {\n timeout 1d\n}", Bridge{Timeout: caddy.Duration(24 * time.Hour)}},
+		{"unwrap_html", "design_bridge {\n unwrap_html\n}", Bridge{UnwrapHTML: true}},
+		{"allowed_origins", "design_bridge {\n allowed_origins http://localhost:3000 https://app.example.com\n}", Bridge{AllowedOrigins: []string{"http://localhost:3000", "https://app.example.com"}}},
+		{"insecure_http", "design_bridge {\n insecure_http\n}", Bridge{InsecureHTTP: true}},
+		{"all", `design_bridge {
+			content_service https://cs.example.com/api
+			token           {env.TOK}
+			client_id       id
+			client_secret   secret
+			auth_url        https://auth.example.com/loginV2
+			uid             {http.auth.user.id}
+			export_paths    /v1/message/html
+			auth_path       /proxy/auth
+			max_body        1MiB
+			timeout         5s
+			unwrap_html
+			allowed_origins http://localhost:3000
+			insecure_http
+		}`, Bridge{
+			ContentService: "https://cs.example.com/api", Token: "{env.TOK}", ClientID: "id", ClientSecret: "secret",
+			AuthURL: "https://auth.example.com/loginV2", UID: "{http.auth.user.id}", ExportPaths: []string{"/v1/message/html"},
+			AuthPath: "/proxy/auth", MaxBody: 1 << 20, Timeout: caddy.Duration(5 * time.Second), UnwrapHTML: true,
+			AllowedOrigins: []string{"http://localhost:3000"}, InsecureHTTP: true,
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got Bridge
+			if err := got.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input)); err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestUnmarshalCaddyfileErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   string
+		wantErr string
+	}{
+		{"argument on directive", "design_bridge http://x", "wrong argument count or unexpected line ending after 'http://x'"},
+		{"unknown subdirective", "design_bridge {\n contentservice http://x\n}", `unrecognized subdirective "contentservice"`},
+		{"duplicate", "design_bridge {\n token a\n token b\n}", "token specified more than once"},
+		{"content_service no arg", "design_bridge {\n content_service\n}", "wrong argument count or unexpected line ending after 'content_service'"},
+		{"content_service two args", "design_bridge {\n content_service a b\n}", "wrong argument count or unexpected line ending after 'b'"},
+		{"token no arg", "design_bridge {\n token\n}", "wrong argument count or unexpected line ending after 'token'"},
+		{"token two words without Bearer", "design_bridge {\n token Basic abc\n}", "wrong argument count or unexpected line ending after 'abc'"},
+		{"token three words", "design_bridge {\n token Bearer a b\n}", "after 'b'"},
+		{"token empty", "design_bridge {\n token \"\"\n}", "token: empty value"},
+		{"client_id no arg", "design_bridge {\n client_id\n}", "after 'client_id'"},
+		{"client_secret no arg", "design_bridge {\n client_secret\n}", "after 'client_secret'"},
+		{"auth_url no arg", "design_bridge {\n auth_url\n}", "after 'auth_url'"},
+		{"uid no arg", "design_bridge {\n uid\n}", "after 'uid'"},
+		{"uid empty", "design_bridge {\n uid \"\"\n}", "uid: empty value"},
+		{"auth_path relative", "design_bridge {\n auth_path proxy\n}", `auth_path "proxy" must start with /`},
+		{"auth_path no arg", "design_bridge {\n auth_path\n}", "after 'auth_path'"},
+		{"export_paths none", "design_bridge {\n export_paths\n}", "after 'export_paths'"},
+		{"export_paths relative", "design_bridge {\n export_paths /a b\n}", `export_paths: "b" must start with /`},
+		{"allowed_origins none", "design_bridge {\n allowed_origins\n}", "after 'allowed_origins'"},
+		{"max_body bad", "design_bridge {\n max_body lots\n}", `max_body: parsing "lots"`},
+		{"max_body zero", "design_bridge {\n max_body 0\n}", `max_body: "0" out of range`},
+		{"max_body no arg", "design_bridge {\n max_body\n}", "after 'max_body'"},
+		{"timeout bad", "design_bridge {\n timeout soon\n}", `timeout: parsing "soon"`},
+		{"timeout negative", "design_bridge {\n timeout -1s\n}", `timeout: "-1s" must be positive`},
+		{"timeout two args", "design_bridge {\n timeout 1s 2s\n}", "after '1s'"},
+		{"unwrap_html arg", "design_bridge {\n unwrap_html yes\n}", "after 'yes'"},
+		{"insecure_http arg", "design_bridge {\n insecure_http yes\n}", "after 'yes'"},
+		{"block instead of value", "design_bridge {\n token {\n}\n}", "after 'token'"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b Bridge
+			err := b.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input))
+			if err == nil {
+				t.Fatalf("expected an error containing %q", tc.wantErr)
+			}
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %q does not contain %q", err, tc.wantErr)
+			}
+			// Every parse error points at the Caddyfile position.
+			if !strings.Contains(err.Error(), "Testfile:") {
+				t.Errorf("error %q does not name the file and line", err)
+			}
+		})
+	}
+}
+
+// TestResolveAndValidate covers defaults, placeholder resolution and every
+// Validate error.
+func TestResolveAndValidate(t *testing.T) {
+	t.Setenv("DB_TEST_TOKEN", "Bearer env-token-123456")
+	t.Setenv("DB_TEST_URL", "http://127.0.0.1:9")
+	tests := []struct {
+		name    string
+		b       Bridge
+		wantErr string
+		check   func(t *testing.T, b *Bridge)
+	}{
+		{name: "defaults", b: Bridge{}, check: func(t *testing.T, b *Bridge) {
+			if b.contentURL.String() != DefaultContentService || b.authURL.String() != DefaultAuthURL {
+				t.Errorf("urls %s %s", b.contentURL, b.authURL)
+			}
+			if b.AuthPath != DefaultAuthPath || b.MaxBody != DefaultMaxBody || time.Duration(b.Timeout) != DefaultTimeout {
+				t.Errorf("defaults not applied: %+v", b)
+			}
+			if len(b.exportPaths) != len(DefaultExportPaths) {
+				t.Errorf("export paths %v", b.exportPaths)
+			}
+		}},
+		{name: "token without prefix", b: Bridge{Token: "abc12345"}, check: wantBearer("Bearer abc12345")},
+		{name: "token with prefix", b: Bridge{Token: "Bearer abc12345"}, check: wantBearer("Bearer abc12345")},
+		{name: "token with lowercase prefix", b: Bridge{Token: "bearer abc12345"}, check: wantBearer("Bearer abc12345")},
+		{name: "token from env with prefix", b: Bridge{Token: "{env.DB_TEST_TOKEN}"}, check: wantBearer("Bearer env-token-123456")},
+		{name: "content_service from env", b: Bridge{ContentService: "{env.DB_TEST_URL}", Token: "x"}, check: func(t *testing.T, b *Bridge) {
+			if b.contentURL.String() != "http://127.0.0.1:9" {
+				t.Errorf("content url %s", b.contentURL)
+			}
+		}},
+		{name: "trailing slash trimmed", b: Bridge{ContentService: "http://localhost:1/api/"}, check: func(t *testing.T, b *Bridge) {
+			if b.contentURL.Path != "/api" {
+				t.Errorf("path %q", b.contentURL.Path)
+			}
+		}},
+		{name: "plain http to loopback allowed", b: Bridge{ContentService: "http://localhost:8080", AuthURL: "http://[::1]:8080/loginV2", Token: "t", ClientID: "i", ClientSecret: "s"}},
+		{name: "plain http to remote refused", b: Bridge{ContentService: "http://cs.example.com", Token: "t"}, wantErr: "content_service http://cs.example.com would receive the token over plain HTTP"},
+		{name: "plain http to remote without token passes", b: Bridge{ContentService: "http://cs.example.com"}},
+		{name: "plain http auth refused", b: Bridge{AuthURL: "http://10.0.0.1/loginV2", ClientSecret: "s"}, wantErr: "auth_url http://10.0.0.1/loginV2 would receive the client secret over plain HTTP"},
+		{name: "insecure_http allows", b: Bridge{ContentService: "http://cs.example.com", AuthURL: "http://a.example.com", Token: "t", ClientSecret: "s", InsecureHTTP: true}},
+		{name: "bad scheme", b: Bridge{ContentService: "ftp://x"}, wantErr: `content_service: "ftp://x": scheme must be http or https`},
+		{name: "no host", b: Bridge{AuthURL: "http://"}, wantErr: `auth_url: "http://": missing host`},
+		{name: "user info", b: Bridge{ContentService: "https://u:p@x"}, wantErr: "user info, query and fragment are not allowed"},
+		{name: "query", b: Bridge{ContentService: "https://x/?a=1"}, wantErr: "user info, query and fragment are not allowed"},
+		{name: "bad port", b: Bridge{ContentService: "https://x:99999"}, wantErr: "bad port"},
+		{name: "unparsable url", b: Bridge{ContentService: "http://[::1"}, wantErr: `content_service: invalid URL`},
+		{name: "auth path collides", b: Bridge{AuthPath: "/v1/message/html"}, wantErr: `auth_path "/v1/message/html" is also an export path`},
+		{name: "auth path relative (JSON)", b: Bridge{AuthPath: "auth"}, wantErr: `auth_path "auth" must start with /`},
+		{name: "export path relative (JSON)", b: Bridge{ExportPaths: []string{"x"}}, wantErr: `export path "x" must start with /`},
+		{name: "negative max_body (JSON)", b: Bridge{MaxBody: -1}, wantErr: "max_body must not be negative"},
+		{name: "negative timeout (JSON)", b: Bridge{Timeout: -1}, wantErr: "timeout must not be negative"},
+		{name: "origin with path", b: Bridge{AllowedOrigins: []string{"http://localhost:3000/app"}}, wantErr: `allowed_origins: "http://localhost:3000/app" is not an origin`},
+		{name: "origin without scheme", b: Bridge{AllowedOrigins: []string{"localhost:3000"}}, wantErr: `allowed_origins: "localhost:3000" is not an origin`},
+		{name: "origin normalized", b: Bridge{AllowedOrigins: []string{"HTTP://LocalHost:3000/"}}, check: func(t *testing.T, b *Bridge) {
+			if _, ok := b.allowed["http://localhost:3000"]; !ok {
+				t.Errorf("allowed %v", b.allowed)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.b
+			err := b.resolve()
+			if err == nil {
+				err = b.Validate()
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			if tc.check != nil {
+				tc.check(t, &b)
+			}
+		})
+	}
+}
+
+func wantBearer(want string) func(t *testing.T, b *Bridge) {
+	return func(t *testing.T, b *Bridge) {
+		t.Helper()
+		if b.bearer != want {
+			t.Errorf("bearer %q, want %q", b.bearer, want)
+		}
+	}
+}
+
+// TestJSONFieldNames pins the JSON config names (they are the module's
+// public interface, documented in docs/bridge.md).
+func TestJSONFieldNames(t *testing.T) {
+	b := Bridge{ContentService: "a", Token: "b", ClientID: "c", ClientSecret: "d", AuthURL: "e", UID: "f",
+		ExportPaths: []string{"/g"}, AuthPath: "/h", MaxBody: 1, Timeout: 2, UnwrapHTML: true,
+		AllowedOrigins: []string{"i"}, InsecureHTTP: true}
+	raw, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"content_service":"a","token":"b","client_id":"c","client_secret":"d","auth_url":"e","uid":"f","export_paths":["/g"],"auth_path":"/h","max_body":1,"timeout":2,"unwrap_html":true,"allowed_origins":["i"],"insecure_http":true}`
+	if string(raw) != want {
+		t.Errorf("got  %s\nwant %s", raw, want)
+	}
+	if raw, _ := json.Marshal(Bridge{}); string(raw) != "{}" {
+		t.Errorf("zero config marshals to %s", raw)
+	}
+}
+
+func FuzzUnmarshalCaddyfile(f *testing.F) {
+	for _, s := range []string{
+		"design_bridge",
+		"design_bridge {\n content_service http://127.0.0.1:8080\n token abc\n}",
+		"design_bridge {\n max_body 10MiB\n timeout 30s\n unwrap_html\n}",
+		"design_bridge {\n export_paths /a /b\n allowed_origins http://localhost:3000\n}",
+		"design_bridge {\n uid {http.auth.user.id}\n insecure_http\n auth_path /x\n}",
+		"design_bridge {\n token {\n}\n}",
+		"design_bridge {\n max_body 99999999999999999999PB\n}",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		var b Bridge
+		if err := b.UnmarshalCaddyfile(caddyfile.NewTestDispenser(input)); err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error message")
+			}
+			return
+		}
+		// Whatever parses must keep the invariants the parser promises.
+		if b.MaxBody < 0 || b.MaxBody > 1<<40 || b.Timeout < 0 {
+			t.Fatalf("out of range: %+v", b)
+		}
+		if b.AuthPath != "" && !strings.HasPrefix(b.AuthPath, "/") {
+			t.Fatalf("auth_path %q", b.AuthPath)
+		}
+		for _, p := range b.ExportPaths {
+			if !strings.HasPrefix(p, "/") {
+				t.Fatalf("export path %q", p)
+			}
+		}
+		// The JSON form round-trips.
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Bridge
+		if err := json.Unmarshal(raw, &back); err != nil {
+			t.Fatalf("JSON %s: %v", raw, err)
+		}
+		if !reflect.DeepEqual(b, back) {
+			t.Fatalf("JSON round trip changed the config: %+v vs %+v", b, back)
+		}
+		// resolve and Validate must not panic on anything that parses.
+		_ = back.resolve()
+		_ = back.Validate()
+	})
+}
