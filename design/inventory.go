@@ -204,7 +204,7 @@ func (inv *Inventory) module(m *Module) {
 		items := c.Get("items")
 		for i := range items.Len() {
 			it := items.Index(i)
-			inv.add(ItemText, it.Get("text").Text())
+			inv.richHTML(it.Get("text").Text()) // may hold inline markup
 			inv.add(ItemHref, it.At("link", "href").Text())
 		}
 	case KindTable:

@@ -111,9 +111,7 @@ func (w *emailWriter) row(r *design.Row) {
 	rowCls := ""
 	if r.MobileStyle.Len() > 0 {
 		rowCls = "r" + strconv.Itoa(n) + "p"
-		var mp emStyle
-		mp.addPadding(emPadding(r.MobileStyle))
-		w.mobileRule("."+rowCls, emImportant(mp.String()))
+		w.mobileRule("."+rowCls, emMobilePadding(r.MobileStyle))
 		w.s(` class="`)
 		w.s(rowCls)
 		w.s(`"`)
@@ -295,9 +293,7 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, mul
 	w.s("><tr><td")
 	if c.MobileStyle.Len() > 0 {
 		cls := "c" + strconv.Itoa(w.columnSeq)
-		var mp emStyle
-		mp.addPadding(emPadding(c.MobileStyle))
-		w.mobileRule("."+cls, emImportant(mp.String()))
+		w.mobileRule("."+cls, emMobilePadding(c.MobileStyle))
 		w.s(` class="`)
 		w.s(cls)
 		w.s(`"`)
@@ -421,12 +417,7 @@ func (w *emailWriter) blockClose() { w.s("</td></tr></table>") }
 // blockMobileRules turns descriptor.mobileStyle into rules for the block.
 func (w *emailWriter) blockMobileRules(m *design.Module, cls string) {
 	ms := m.Mobile
-	var pad emStyle
-	if ms.Has("padding-top") || ms.Has("padding-right") || ms.Has("padding-bottom") || ms.Has("padding-left") {
-		t, r, b, l := emPadding(ms)
-		pad.raw("padding:" + emFmt(t) + "px " + emFmt(r) + "px " + emFmt(b) + "px " + emFmt(l) + "px;")
-		w.mobileRule("."+cls+" td.pad", emImportant(pad.String()))
-	}
+	w.mobileRule("."+cls+" td.pad", emMobilePadding(ms))
 	var txt emStyle
 	txt.add("font-size", ms.Get("font-size"))
 	txt.add("line-height", ms.Get("line-height"))

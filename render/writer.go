@@ -439,3 +439,18 @@ func emImportant(decls string) string {
 	}
 	return b.String()
 }
+
+// emMobilePadding turns the padding sides a mobileStyle sets (and only
+// those) into !important declarations.
+func emMobilePadding(st design.Style) string {
+	var b strings.Builder
+	for _, side := range [...]string{"padding-top", "padding-right", "padding-bottom", "padding-left"} {
+		if v, ok := st.Px(side); ok {
+			b.WriteString(side)
+			b.WriteByte(':')
+			b.WriteString(emFmt(max(v, 0)))
+			b.WriteString("px!important;")
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,195 @@
+package render
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// The -update flag is shared with the plain-text golden tests of this
+// package. Package variables are initialised before init functions, so
+// this defines it only when no other test file does.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files under testdata/")
+	}
+}
+
+func emUpdate() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// TestGolden renders every testdata/fixtures/*.json and compares the HTML
+// (and warnings) with testdata/golden/. Run with -update after an
+// intended change, then look at the diff and the screenshots (-shots).
+func TestGolden(t *testing.T) {
+	fixtures, err := filepath.Glob("testdata/fixtures/*.json")
+	if err != nil || len(fixtures) == 0 {
+		t.Fatal("no fixtures")
+	}
+	for _, f := range fixtures {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := design.Decode(data)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			out, err := HTML(d)
+			if err != nil {
+				t.Fatalf("HTML: %v", err)
+			}
+			// Every fixture must also satisfy the corpus properties.
+			c := emParseDoc(t, out.Body)
+			inv := d.Inventory()
+			for _, s := range inv.Texts {
+				if !strings.Contains(c.text, s) {
+					t.Errorf("text run missing: %q", s)
+				}
+			}
+			for _, h := range inv.Hrefs {
+				if !c.hrefs[h] {
+					t.Errorf("href missing: %q", h)
+				}
+			}
+			for _, s := range inv.Srcs {
+				if !c.srcs[s] {
+					t.Errorf("src missing: %q", s)
+				}
+			}
+			emCheckDocument(t, out.Body)
+
+			warnings := strings.Join(out.Warnings, "\n")
+			if warnings != "" {
+				warnings += "\n"
+			}
+			golden := filepath.Join("testdata/golden", name+".html")
+			goldenWarn := filepath.Join("testdata/golden", name+".warnings.txt")
+			if emUpdate() {
+				if err := os.WriteFile(golden, out.Body, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if warnings != "" {
+					if err := os.WriteFile(goldenWarn, []byte(warnings), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					os.Remove(goldenWarn)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if !bytes.Equal(out.Body, want) {
+				t.Errorf("HTML differs from %s (run with -update and review the diff)\n%s", golden, emFirstDiff(out.Body, want))
+			}
+			wantWarn, _ := os.ReadFile(goldenWarn)
+			if warnings != string(wantWarn) {
+				t.Errorf("warnings:\n%s\nwant:\n%s", warnings, wantWarn)
+			}
+		})
+	}
+}
+
+func emFirstDiff(got, want []byte) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	lo := max(i-80, 0)
+	return "at byte " + itoaTest(i) + ":\n got: " + string(got[lo:min(i+80, len(got))]) + "\nwant: " + string(want[lo:min(i+80, len(want))])
+}
+
+func itoaTest(n int) string {
+	var b []byte
+	if n == 0 {
+		return "0"
+	}
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+// emCheckDocument checks properties every rendering must have: the
+// document frame, role="presentation" on layout tables, alt on images,
+// and nothing able to run script outside the HTML block.
+func emCheckDocument(t *testing.T, body []byte) {
+	t.Helper()
+	doc, err := html.Parse(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hasTitle, hasLang, hasViewport, hasCharset bool
+	var walk func(n *html.Node, inHTMLBlock bool)
+	walk = func(n *html.Node, inHTMLBlock bool) {
+		if n.Type == html.ElementNode {
+			attrs := map[string]string{}
+			for _, a := range n.Attr {
+				attrs[a.Key] = a.Val
+			}
+			if strings.Contains(attrs["class"], "html_block") {
+				inHTMLBlock = true
+			}
+			switch n.Data {
+			case "html":
+				hasLang = attrs["lang"] != ""
+			case "title":
+				hasTitle = true
+			case "meta":
+				hasViewport = hasViewport || attrs["name"] == "viewport"
+				hasCharset = hasCharset || attrs["charset"] != ""
+			case "table":
+				// Data tables (the table module) are the only tables
+				// allowed to keep their role.
+				if attrs["role"] != "presentation" && !inHTMLBlock && !strings.Contains(attrs["class"], "tx") {
+					t.Errorf("layout table without role=presentation: %v", n.Attr)
+				}
+			case "img":
+				if _, ok := attrs["alt"]; !ok {
+					t.Errorf("img without alt: %v", n.Attr)
+				}
+			}
+			if !inHTMLBlock {
+				if n.Data == "script" || n.Data == "iframe" || n.Data == "object" || n.Data == "embed" || n.Data == "form" || n.Data == "input" {
+					t.Errorf("forbidden element <%s> in output", n.Data)
+				}
+				if n.Data == "style" && (n.Parent == nil || n.Parent.Data != "head") {
+					t.Errorf("<style> outside head")
+				}
+				for _, a := range n.Attr {
+					if strings.HasPrefix(a.Key, "on") {
+						t.Errorf("event handler attribute %s on <%s>", a.Key, n.Data)
+					}
+					if (a.Key == "href" || a.Key == "src") && !design.SafeURL(a.Val) {
+						t.Errorf("unsafe URL %s=%q", a.Key, a.Val)
+					}
+					if a.Key == "style" && strings.Contains(strings.ToLower(a.Val), "javascript:") {
+						t.Errorf("script URL in style %q", a.Val)
+					}
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, inHTMLBlock)
+		}
+	}
+	walk(doc, false)
+	if !hasTitle || !hasLang || !hasViewport || !hasCharset {
+		t.Errorf("document frame: title=%v lang=%v viewport=%v charset=%v", hasTitle, hasLang, hasViewport, hasCharset)
+	}
+}
