@@ -1,0 +1,441 @@
+package browser
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddytest"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	// Registers design_bridge, fsp_error and content_service.
+	_ "github.com/designbridge/caddy-designbridge"
+)
+
+// Ports of this package (TEAM.md: admin 2904, HTTP 9400-9499).
+const (
+	adminPort          = 2904
+	httpPort           = 9400
+	httpsPort          = 9443
+	sitePort           = 9401 // PORT: the host site
+	contentServicePort = 9402 // CONTENT_SERVICE_PORT
+	devPort            = 9403 // DEV_PORT: the development layout
+)
+
+var (
+	siteURL = fmt.Sprintf("http://localhost:%d", sitePort)
+	devURL  = fmt.Sprintf("http://localhost:%d", devPort)
+)
+
+// secretNames are the .env settings that must never reach the browser.
+var secretNames = []string{"CLIENT_SECRET", "CS_API_TOKEN", "SIGNING_KEY"}
+
+// readEnvExample parses .env.example the way `caddy run --envfile` does
+// (KEY=VALUE lines, # comments; the examples use no quoting).
+func readEnvExample(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(repoRoot, ".env.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	env := map[string]string{}
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		line := strings.TrimSpace(scanner.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if !ok {
+			t.Fatalf(".env.example: line %q is not KEY=VALUE", line)
+		}
+		if before, _, found := strings.Cut(value, "#"); found {
+			value = strings.TrimRight(before, " \t")
+		}
+		env[strings.TrimPrefix(key, "export ")] = value
+	}
+	if err := scanner.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range append([]string{"CLIENT_ID", "PORT", "CONTENT_SERVICE_URL", "AUTH_URL"}, secretNames...) {
+		if env[name] == "" {
+			t.Fatalf(".env.example has no value for %s", name)
+		}
+	}
+	return env
+}
+
+// setEnv puts .env.example's settings in the environment with this
+// package's ports; contentServiceURL overrides CONTENT_SERVICE_URL when not
+// empty.
+func setEnv(t *testing.T, env map[string]string, contentServiceURL string) {
+	t.Helper()
+	values := map[string]string{}
+	for k, v := range env {
+		values[k] = v
+	}
+	values["PORT"] = fmt.Sprint(sitePort)
+	values["DEV_PORT"] = fmt.Sprint(devPort)
+	values["CONTENT_SERVICE_PORT"] = fmt.Sprint(contentServicePort)
+	values["CONTENT_SERVICE_URL"] = fmt.Sprintf("http://localhost:%d", contentServicePort)
+	values["AUTH_URL"] = fmt.Sprintf("http://localhost:%d/loginV2", contentServicePort)
+	if contentServiceURL != "" {
+		values["CONTENT_SERVICE_URL"] = contentServiceURL
+	}
+	for k, v := range values {
+		t.Setenv(k, v)
+	}
+}
+
+// exampleConfig returns Caddyfile.example with caddytest's global options
+// in front. When bridgeToken is not empty it replaces the token of the
+// design_bridge block (only that one; the content service keeps its own).
+func exampleConfig(t *testing.T, bridgeToken string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	if bridgeToken != "" {
+		const directive = "design_bridge {"
+		start := strings.Index(text, directive)
+		if start < 0 {
+			t.Fatal("Caddyfile.example has no design_bridge block")
+		}
+		end := start + strings.Index(text[start:], "\n\t}")
+		block := text[start:end]
+		lines := strings.Split(block, "\n")
+		replaced := 0
+		for i, line := range lines {
+			fields := strings.Fields(line)
+			if len(fields) == 2 && fields[0] == "token" {
+				lines[i] = "\t\ttoken " + bridgeToken
+				replaced++
+			}
+		}
+		if replaced != 1 {
+			t.Fatalf("design_bridge block has %d token lines, want 1", replaced)
+		}
+		text = text[:start] + strings.Join(lines, "\n") + text[end:]
+	}
+	if strings.HasPrefix(strings.TrimSpace(stripComments(text)), "{") {
+		t.Fatal("Caddyfile.example now has a global options block; merge caddytest's options into it here")
+	}
+	global := fmt.Sprintf(`{
+	admin localhost:%d
+	http_port %d
+	https_port %d
+	skip_install_trust
+	persist_config off
+}
+`, adminPort, httpPort, httpsPort)
+	return global + text
+}
+
+func stripComments(text string) string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func loadConfig(t *testing.T, tester *caddytest.Tester, config string) {
+	t.Helper()
+	tester.InitServer(config, "caddyfile")
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
+// wrappingUpstream is a content service in front of the local one that asks
+// it for the JSON wrapper form ({"body": {"html": …}}), so the page gets
+// the same design through the other response form of the contract.
+type wrappingUpstream struct {
+	server       *httptest.Server
+	mu           sync.Mutex
+	contentTypes []string // Content-Type of each answer it relayed
+}
+
+func newWrappingUpstream(t *testing.T, target string) *wrappingUpstream {
+	t.Helper()
+	targetURL, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &wrappingUpstream{}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(targetURL)
+			r.Out.Header.Set("Accept", "application/json")
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			w.mu.Lock()
+			w.contentTypes = append(w.contentTypes, resp.Header.Get("Content-Type"))
+			w.mu.Unlock()
+			return nil
+		},
+	}
+	w.server = httptest.NewServer(proxy)
+	t.Cleanup(w.server.Close)
+	return w
+}
+
+func (w *wrappingUpstream) relayed() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.contentTypes...)
+}
+
+// --- the browser --------------------------------------------------------------
+
+// session is one headless Chromium tab and everything it saw.
+type session struct {
+	ctx context.Context
+
+	mu        sync.Mutex
+	responses map[network.RequestID]*seenResponse
+	bodies    sync.WaitGroup
+	dialogs   []*page.EventJavascriptDialogOpening
+	errors    []string // uncaught exceptions and console errors
+}
+
+type seenResponse struct {
+	url     string
+	status  int64
+	headers []string // "name: value", from both header events
+	body    []byte
+	bodyErr error
+	done    bool
+}
+
+func newSession(t *testing.T) *session {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		t.Skip("no /usr/bin/chromium: install the Debian package chromium")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath("/usr/bin/chromium"),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.WindowSize(1280, 900),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	s := &session{ctx: ctx, responses: map[network.RequestID]*seenResponse{}}
+	t.Cleanup(func() {
+		s.bodies.Wait()
+		cancelCtx()
+		cancelAlloc()
+	})
+	chromedp.ListenTarget(ctx, s.onEvent)
+	if err := chromedp.Run(ctx); err != nil { // starts the browser
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s *session) onEvent(ev any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch ev := ev.(type) {
+	case *network.EventResponseReceived:
+		r := s.response(ev.RequestID)
+		r.url = ev.Response.URL
+		r.status = ev.Response.Status
+		for k, v := range ev.Response.Headers {
+			r.headers = append(r.headers, fmt.Sprintf("%s: %v", k, v))
+		}
+	case *network.EventResponseReceivedExtraInfo:
+		r := s.response(ev.RequestID)
+		for k, v := range ev.Headers {
+			r.headers = append(r.headers, fmt.Sprintf("%s: %v", k, v))
+		}
+		r.headers = append(r.headers, ev.HeadersText)
+	case *network.EventLoadingFinished:
+		r := s.response(ev.RequestID)
+		id := ev.RequestID
+		s.bodies.Add(1)
+		// Fetching the body is a CDP call: not from the event loop.
+		go func() {
+			defer s.bodies.Done()
+			c := chromedp.FromContext(s.ctx)
+			body, err := network.GetResponseBody(id).Do(cdp.WithExecutor(s.ctx, c.Target))
+			s.mu.Lock()
+			r.body, r.bodyErr, r.done = body, err, true
+			s.mu.Unlock()
+		}()
+	case *page.EventJavascriptDialogOpening:
+		s.dialogs = append(s.dialogs, ev)
+		go func() {
+			_ = chromedp.Run(s.ctx, page.HandleJavaScriptDialog(true))
+		}()
+	case *cdpruntime.EventExceptionThrown:
+		s.errors = append(s.errors, ev.ExceptionDetails.Error())
+	}
+}
+
+func (s *session) response(id network.RequestID) *seenResponse {
+	r := s.responses[id]
+	if r == nil {
+		r = &seenResponse{}
+		s.responses[id] = r
+	}
+	return r
+}
+
+func (s *session) dialogCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.dialogs)
+}
+
+func (s *session) run(t *testing.T, actions ...chromedp.Action) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eval evaluates a JavaScript expression (awaiting a promise) into res.
+func eval(expression string, res any) chromedp.Action {
+	return chromedp.Evaluate(expression, res, func(p *cdpruntime.EvaluateParams) *cdpruntime.EvaluateParams {
+		return p.WithAwaitPromise(true)
+	})
+}
+
+// waitFor polls a JavaScript condition until it is true.
+func waitFor(condition string) chromedp.Action {
+	return chromedp.Poll(condition, nil, chromedp.WithPollingTimeout(20*time.Second))
+}
+
+// --- secrets ---------------------------------------------------------------------
+
+// secretForms returns the strings whose presence would reveal a secret: the
+// value itself and its base64 encodings (standard and URL alphabets) at each
+// of the three byte alignments, as inside a JWT or a basic-auth header.
+func secretForms(secret string) []string {
+	forms := []string{secret}
+	for pad := 0; pad < 3; pad++ {
+		b := append(make([]byte, pad), secret...)
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			e := enc.EncodeToString(b)
+			first := (8*pad + 5) / 6 // first character made only of secret bits
+			last := 8 * len(b) / 6   // end of the last such character
+			if last-first >= 8 {
+				forms = append(forms, e[first:last])
+			}
+		}
+	}
+	return forms
+}
+
+// checkNoSecrets fails the test if a secret (in any form of secretForms)
+// appears in a response body or header the browser received. It returns
+// how many bodies it searched.
+func (s *session) checkNoSecrets(t *testing.T, env map[string]string) int {
+	t.Helper()
+	s.bodies.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.responses))
+	for id := range s.responses {
+		ids = append(ids, string(id))
+	}
+	sort.Strings(ids)
+	searched := 0
+	for _, id := range ids {
+		r := s.responses[network.RequestID(id)]
+		if r.done && r.bodyErr == nil {
+			searched++
+		}
+		haystack := string(r.body) + "\n" + strings.Join(r.headers, "\n")
+		for _, name := range secretNames {
+			for _, form := range secretForms(env[name]) {
+				if strings.Contains(haystack, form) {
+					t.Errorf("response of %s (HTTP %d) contains %s", r.url, r.status, name)
+				}
+			}
+		}
+	}
+	return searched
+}
+
+// bodiesFor returns the bodies received for URLs ending in suffix.
+func (s *session) bodiesFor(suffix string) [][]byte {
+	s.bodies.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out [][]byte
+	for _, r := range s.responses {
+		if strings.HasSuffix(r.url, suffix) && r.done && r.bodyErr == nil {
+			out = append(out, r.body)
+		}
+	}
+	return out
+}
+
+// --- files ----------------------------------------------------------------------------
+
+// waitForFile waits until path exists with no download in progress beside it.
+func waitForFile(t *testing.T, path string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		partial, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.crdownload"))
+		if data, err := os.ReadFile(path); err == nil && len(partial) == 0 {
+			return data
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	t.Fatalf("no %s after 15s; the download directory holds %v", filepath.Base(path), names)
+	return nil
+}
+
+func saveArtifact(t *testing.T, name string, data []byte) {
+	t.Helper()
+	dir := filepath.Join(repoRoot, "artifacts", "screenshots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("saved %s", path)
+}

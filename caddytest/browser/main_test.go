@@ -1,0 +1,60 @@
+// Package browser tests the editor page (www/) in headless Chromium against
+// a real Caddy running Caddyfile.example.
+//
+// How the example is adapted for the test (see exampleConfig):
+//   - the settings come from .env.example, read and put in the process
+//     environment, as `caddy run --envfile .env.example` does; only the
+//     ports and upstream URLs are overridden (PORT, DEV_PORT,
+//     CONTENT_SERVICE_PORT, CONTENT_SERVICE_URL, AUTH_URL) so the sites
+//     listen in this package's range 9400-9499;
+//   - a global options block for caddytest (admin localhost:2904,
+//     http_port/https_port in the range, skip_install_trust,
+//     persist_config off) is put in front of the file;
+//   - the working directory is the repository root, so `root * www`
+//     resolves as it does for `go run ./cmd/caddy run` there.
+//
+// Artifacts (screenshots) go to artifacts/screenshots/ at the repository
+// root; that directory is git-ignored.
+package browser
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// repoRoot is the repository root, found from this file's location.
+var repoRoot = func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}()
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	home, err := os.MkdirTemp("", "browser-test-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(home)
+	for name, dir := range map[string]string{
+		"HOME":            home,
+		"XDG_CONFIG_HOME": filepath.Join(home, "config"),
+		"XDG_DATA_HOME":   filepath.Join(home, "data"),
+	} {
+		if err := os.Setenv(name, dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	if err := os.Chdir(repoRoot); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}

@@ -1,0 +1,491 @@
+package browser
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddytest"
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// Selectors of the page (www/index.html) and the stand-in editor.
+const (
+	headingInput  = `#standin-fields input[name="heading-text"]`
+	getHTMLButton = `#get-html`
+	getTextButton = `#get-text`
+	copyButton    = `#copy-html`
+	downloadBtn   = `#download-html`
+	resultHTML    = `#result-html`
+	resultText    = `#result-text`
+	placeholder   = `#result-placeholder`
+)
+
+// TestEditorPage walks the page the way a user does, in one browser
+// session, against Caddyfile.example: the steps depend on each other (the
+// previous result must survive a failed export), so they run in order and
+// stop at the first failure.
+func TestEditorPage(t *testing.T) {
+	env := readEnvExample(t)
+	setEnv(t, env, "")
+	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
+	loadConfig(t, tester, exampleConfig(t, ""))
+
+	s := newSession(t)
+	downloads := t.TempDir()
+	s.run(t,
+		browser.GrantPermissions([]browser.PermissionType{
+			browser.PermissionTypeClipboardReadWrite,
+			browser.PermissionTypeClipboardSanitizedWrite,
+		}).WithOrigin(siteURL),
+		browser.SetDownloadBehavior(browser.SetDownloadBehaviorBehaviorAllow).
+			WithDownloadPath(downloads).WithEventsEnabled(true),
+		// The clipboard API wants a focused document; headless has none.
+		emulation.SetFocusEmulationEnabled(true),
+	)
+
+	step(t, "page opens with the stand-in editor and the placeholder", func(t *testing.T) {
+		s.run(t,
+			chromedp.Navigate(siteURL+"/"),
+			chromedp.WaitVisible(headingInput),
+			waitFor(`!document.querySelector("#get-html").disabled`),
+		)
+		var got struct {
+			Placeholder        string
+			PlaceholderVisible bool
+			ResultHidden       bool
+			Notice             string
+			PreviewSandbox     string
+		}
+		s.run(t, eval(`({
+			Placeholder: document.querySelector("#result-placeholder").textContent,
+			PlaceholderVisible: document.querySelector("#result-placeholder").checkVisibility(),
+			ResultHidden: document.querySelector("#html-result").hidden && document.querySelector("#text-result").hidden,
+			Notice: document.querySelector(".standin-notice").textContent,
+			PreviewSandbox: document.querySelector("#standin-preview").getAttribute("sandbox"),
+		})`, &got))
+		if got.Placeholder != "Export results will appear here." || !got.PlaceholderVisible {
+			t.Errorf("placeholder = %q (visible %v), want the contract's text, visible", got.Placeholder, got.PlaceholderVisible)
+		}
+		if !got.ResultHidden {
+			t.Error("a result is shown before any export")
+		}
+		if !strings.Contains(got.Notice, "Offline stand-in editor") {
+			t.Errorf("the stand-in does not say what it is: %q", got.Notice)
+		}
+		if got.PreviewSandbox != "" {
+			t.Errorf("stand-in preview sandbox = %q, want empty (no scripts)", got.PreviewSandbox)
+		}
+		// The stand-in's live preview is rendered by the content service.
+		s.run(t, waitFor(`(document.querySelector("#standin-preview").srcdoc || "").includes("Welcome aboard")`))
+	})
+
+	heading := "Spring picnic — bring a friend & a <basket>"
+	escaped := "Spring picnic — bring a friend &amp; a &lt;basket&gt;"
+	step(t, "edit a heading in the stand-in editor", func(t *testing.T) {
+		s.run(t,
+			chromedp.Focus(headingInput),
+			chromedp.Evaluate(`document.querySelector(`+jsString(headingInput)+`).select()`, nil),
+			chromedp.SendKeys(headingInput, kb.Delete),
+			chromedp.SendKeys(headingInput, heading),
+			waitFor(`(document.querySelector("#standin-preview").srcdoc || "").includes(`+jsString(escaped)+`)`),
+		)
+	})
+
+	var html string
+	step(t, "Get design HTML shows the edited design", func(t *testing.T) {
+		html = getDesignHTML(t, s, escaped)
+		if !strings.HasPrefix(html, "<!DOCTYPE html>") {
+			t.Errorf("result does not start with <!DOCTYPE html>: %.80q", html)
+		}
+		var got struct {
+			Focused                       string
+			Status                        string
+			PlaceholderHidden             bool
+			DesktopSrcdoc, MobileSrcdoc   string
+			DesktopSandbox, MobileSandbox string
+			DesktopWidth, MobileWidth     int
+		}
+		s.run(t, eval(`({
+			Focused: document.activeElement.id,
+			Status: document.querySelector("#status").textContent,
+			PlaceholderHidden: !document.querySelector("#result-placeholder").checkVisibility(),
+			DesktopSrcdoc: document.querySelector("#preview-desktop").srcdoc,
+			MobileSrcdoc: document.querySelector("#preview-mobile").srcdoc,
+			DesktopSandbox: document.querySelector("#preview-desktop").getAttribute("sandbox"),
+			MobileSandbox: document.querySelector("#preview-mobile").getAttribute("sandbox"),
+			DesktopWidth: document.querySelector("#preview-desktop").getBoundingClientRect().width,
+			MobileWidth: document.querySelector("#preview-mobile").getBoundingClientRect().width,
+		})`, &got))
+		if got.Focused != "html-result-title" {
+			t.Errorf("focus after the export is on #%s, want #html-result-title", got.Focused)
+		}
+		if !strings.Contains(got.Status, "Design HTML ready") {
+			t.Errorf("status = %q, want an announcement of the result", got.Status)
+		}
+		if !got.PlaceholderHidden {
+			t.Error("placeholder still shown next to the result")
+		}
+		if got.DesktopSrcdoc != html || got.MobileSrcdoc != html {
+			t.Error("the previews do not show the exported HTML")
+		}
+		if got.DesktopSandbox != "" || got.MobileSandbox != "" {
+			t.Errorf("preview sandbox = %q, %q; want empty (no scripts)", got.DesktopSandbox, got.MobileSandbox)
+		}
+		if got.DesktopWidth != 640 || got.MobileWidth != 375 {
+			t.Errorf("preview widths = %d, %d; want 640 and 375", got.DesktopWidth, got.MobileWidth)
+		}
+		// The page shows exactly what the bridge answered.
+		bodies := s.bodiesFor("/v1/message/html")
+		if !anyEqual(bodies, html) {
+			t.Error("the shown HTML is not a response body of /v1/message/html")
+		}
+	})
+
+	step(t, "Copy puts exactly the HTML on the clipboard", func(t *testing.T) {
+		checkCopy(t, s, html)
+	})
+
+	step(t, "Download saves design.html with exactly the HTML", func(t *testing.T) {
+		checkDownload(t, s, downloads, html)
+	})
+
+	step(t, "Get plain text", func(t *testing.T) {
+		text := getPlainText(t, s, heading)
+		for _, want := range []string{"Plan my first box", "https://example.com/plan"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("plain text lacks %q:\n%s", want, text)
+			}
+		}
+		if strings.Contains(text, "<p>") {
+			t.Errorf("plain text holds HTML:\n%s", text)
+		}
+	})
+
+	step(t, "the HTML result rule holds in the browser for every shared case", func(t *testing.T) {
+		checkHTMLResultCases(t, s)
+	})
+
+	step(t, "screenshots at 1280 and 390 px", func(t *testing.T) {
+		for _, width := range []int64{1280, 390} {
+			saveArtifact(t, fmt.Sprintf("editor-%d.png", width), pageScreenshot(t, s, width))
+			var overflow int
+			s.run(t, eval(`document.documentElement.scrollWidth - document.documentElement.clientWidth`, &overflow))
+			if overflow > 0 {
+				t.Errorf("at %d px the page scrolls sideways by %d px", width, overflow)
+			}
+		}
+		s.run(t, chromedp.EmulateViewport(1280, 900))
+	})
+
+	step(t, "keyboard and labels", func(t *testing.T) {
+		checkKeyboardAndLabels(t, s)
+	})
+
+	// The content service answers in the JSON wrapper form from here on:
+	// a proxy in front of it asks for Accept: application/json.
+	wrapper := newWrappingUpstream(t, fmt.Sprintf("http://localhost:%d", contentServicePort))
+	step(t, "the same flow with the JSON wrapper response form", func(t *testing.T) {
+		setEnv(t, env, wrapper.server.URL)
+		loadConfig(t, tester, exampleConfig(t, ""))
+
+		heading2 := "Wrapped heading for the JSON form"
+		s.run(t,
+			chromedp.Evaluate(`document.querySelector(`+jsString(headingInput)+`).select()`, nil),
+			chromedp.SendKeys(headingInput, kb.Delete),
+			chromedp.SendKeys(headingInput, heading2),
+		)
+		html = getDesignHTML(t, s, heading2)
+		if !strings.HasPrefix(html, "<!DOCTYPE html>") {
+			t.Errorf("wrapped result was not unwrapped: %.80q", html)
+		}
+		wrapped := false
+		for _, body := range s.bodiesFor("/v1/message/html") {
+			var w struct {
+				Body struct {
+					HTML string `json:"html"`
+				} `json:"body"`
+			}
+			if json.Unmarshal(body, &w) == nil && w.Body.HTML == html {
+				wrapped = true
+			}
+		}
+		if !wrapped {
+			t.Error("the browser received no JSON wrapper holding the shown HTML")
+		}
+		checkCopy(t, s, html)
+		checkDownload(t, s, downloads, html)
+		text := getPlainText(t, s, heading2)
+		if strings.HasPrefix(strings.TrimSpace(text), "{") {
+			t.Errorf("plain text wrapper was not unwrapped: %.80q", text)
+		}
+		jsonAnswers := 0
+		for _, ct := range wrapper.relayed() {
+			if strings.HasPrefix(ct, "application/json") {
+				jsonAnswers++
+			}
+		}
+		if jsonAnswers < 2 {
+			t.Errorf("the content service gave %d JSON answers through the wrapper (%v), want the HTML and the text", jsonAnswers, wrapper.relayed())
+		}
+	})
+
+	step(t, "a wrong token: alert, and the previous result stays", func(t *testing.T) {
+		setEnv(t, env, "")
+		loadConfig(t, tester, exampleConfig(t, "wrong-token-for-the-browser-test"))
+
+		var before string
+		s.run(t, chromedp.Value(resultHTML, &before))
+		if before != html {
+			t.Fatal("the result panel does not show the last result")
+		}
+		dialogs := s.dialogCount()
+		s.run(t, chromedp.Click(getHTMLButton))
+		waitForDialog(t, s, dialogs)
+		var after struct {
+			HTML, Desktop string
+			Shown         bool
+			Focused       string
+		}
+		s.run(t,
+			waitFor(`!document.querySelector("#get-html").disabled`),
+			eval(`({
+				HTML: document.querySelector("#result-html").value,
+				Desktop: document.querySelector("#preview-desktop").srcdoc,
+				Shown: !document.querySelector("#html-result").hidden,
+				Focused: document.activeElement.id,
+			})`, &after),
+		)
+		if after.HTML != html || after.Desktop != html || !after.Shown {
+			t.Error("the previous result did not stay after the failed conversion")
+		}
+		if after.Focused != "get-html" {
+			t.Errorf("focus after the alert is on #%s, want #get-html", after.Focused)
+		}
+		s.mu.Lock()
+		d := s.dialogs[len(s.dialogs)-1]
+		s.mu.Unlock()
+		if d.Type != "alert" || !strings.Contains(d.Message, "failed") {
+			t.Errorf("dialog %s %q, want an alert that the conversion failed", d.Type, d.Message)
+		}
+		checkCopy(t, s, html) // Copy still copies the kept result
+	})
+
+	step(t, "development layout: the dev server forwards /v1 and /proxy", func(t *testing.T) {
+		loadConfig(t, tester, exampleConfig(t, ""))
+		s.run(t,
+			chromedp.Navigate(devURL+"/"),
+			chromedp.WaitVisible(headingInput),
+			waitFor(`!document.querySelector("#get-html").disabled`),
+		)
+		got := getDesignHTML(t, s, "Welcome aboard")
+		if !strings.HasPrefix(got, "<!DOCTYPE html>") {
+			t.Errorf("dev layout result: %.80q", got)
+		}
+	})
+
+	step(t, "no secret reached the browser", func(t *testing.T) {
+		if n := s.checkNoSecrets(t, env); n < 10 {
+			t.Errorf("only %d response bodies were searched; the check saw too little", n)
+		}
+		if len(s.bodiesFor("/proxy/bee-auth")) == 0 {
+			t.Error("the LoginV2 answer was not among the searched bodies")
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.errors) > 0 {
+			t.Errorf("uncaught exceptions in the page: %v", s.errors)
+		}
+		if len(s.dialogs) != 1 {
+			t.Errorf("%d dialogs opened, want only the wrong-token alert", len(s.dialogs))
+		}
+	})
+}
+
+// step runs one step as a subtest and stops the walk at its first failure.
+func step(t *testing.T, name string, f func(t *testing.T)) {
+	t.Helper()
+	if !t.Run(name, f) {
+		t.FailNow()
+	}
+}
+
+// getDesignHTML presses "Get design HTML" and returns the shown HTML once
+// it contains want.
+func getDesignHTML(t *testing.T, s *session, want string) string {
+	t.Helper()
+	var html string
+	s.run(t,
+		chromedp.Evaluate(`document.querySelector("#result-html").value = ""`, nil),
+		chromedp.Click(getHTMLButton),
+		waitFor(`!document.querySelector("#html-result").hidden && document.querySelector("#result-html").value.includes(`+jsString(want)+`)`),
+		chromedp.Value(resultHTML, &html),
+	)
+	return html
+}
+
+func getPlainText(t *testing.T, s *session, want string) string {
+	t.Helper()
+	var text string
+	s.run(t,
+		chromedp.Evaluate(`document.querySelector("#result-text").value = ""`, nil),
+		chromedp.Click(getTextButton),
+		waitFor(`!document.querySelector("#text-result").hidden && document.querySelector("#result-text").value.includes(`+jsString(want)+`)`),
+		chromedp.Value(resultText, &text),
+	)
+	return text
+}
+
+func checkCopy(t *testing.T, s *session, html string) {
+	t.Helper()
+	var clip string
+	s.run(t,
+		eval(`navigator.clipboard.writeText("something else")`, nil),
+		chromedp.Click(copyButton),
+		waitFor(`document.querySelector("#status").textContent.includes("Copied")`),
+		eval(`navigator.clipboard.readText()`, &clip),
+	)
+	if clip != html {
+		t.Errorf("clipboard holds %d bytes, want the %d bytes of the result (equal: %v)", len(clip), len(html), clip == html)
+	}
+}
+
+func checkDownload(t *testing.T, s *session, dir, html string) {
+	t.Helper()
+	path := filepath.Join(dir, "design.html")
+	_ = os.Remove(path)
+	var types []string
+	s.run(t,
+		// Records the type of the Blob the page downloads.
+		chromedp.Evaluate(`window.__blobTypes = [];
+			if (!window.__wrapped) {
+				const create = URL.createObjectURL.bind(URL);
+				URL.createObjectURL = (blob) => { window.__blobTypes.push(blob.type); return create(blob); };
+				window.__wrapped = true;
+			}`, nil),
+		chromedp.Click(downloadBtn),
+	)
+	data := waitForFile(t, path)
+	if string(data) != html {
+		t.Errorf("design.html has %d bytes, want the %d bytes of the result", len(data), len(html))
+	}
+	s.run(t, eval(`window.__blobTypes`, &types))
+	if len(types) != 1 || types[0] != "text/html;charset=utf-8" {
+		t.Errorf("downloaded Blob types %q, want [text/html;charset=utf-8]", types)
+	}
+}
+
+// pageScreenshot captures the whole page at the given width. The viewport
+// is made as tall as the page rather than capturing beyond it, because
+// Chromium does not paint sandboxed (out-of-process) frames outside the
+// viewport.
+func pageScreenshot(t *testing.T, s *session, width int64) []byte {
+	t.Helper()
+	var height int64
+	var png []byte
+	s.run(t,
+		chromedp.EmulateViewport(width, 900),
+		eval(`document.documentElement.scrollHeight`, &height),
+	)
+	s.run(t,
+		chromedp.EmulateViewport(width, height),
+		chromedp.Sleep(500*time.Millisecond), // frames repaint at the new size
+		chromedp.CaptureScreenshot(&png),
+	)
+	return png
+}
+
+// waitForDialog waits until more than before dialogs have opened (each is
+// accepted as it opens).
+func waitForDialog(t *testing.T, s *session, before int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for s.dialogCount() <= before {
+		if time.Now().After(deadline) {
+			t.Fatal("no dialog opened within 15s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkHTMLResultCases runs www/htmlresult.js in the page over
+// testdata/htmlresult_cases.json, the table the Go side checks too.
+func checkHTMLResultCases(t *testing.T, s *session) {
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "htmlresult_cases.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Name string `json:"name"`
+		Text string `json:"text"`
+		HTML string `json:"html"`
+	}
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) == 0 {
+		t.Fatal("no cases")
+	}
+	var got []string
+	s.run(t, eval(`import("/htmlresult.js").then((m) => `+string(raw)+`.map((c) => m.htmlFromResponseText(c.text)))`, &got))
+	if len(got) != len(cases) {
+		t.Fatalf("%d results for %d cases", len(got), len(cases))
+	}
+	for i, c := range cases {
+		if got[i] != c.HTML {
+			t.Errorf("%s: got %q, want %q", c.Name, got[i], c.HTML)
+		}
+	}
+}
+
+// checkKeyboardAndLabels tabs through the page and checks that every
+// control is reached and every form field has a label.
+func checkKeyboardAndLabels(t *testing.T, s *session) {
+	var unlabelled []string
+	s.run(t, eval(`[...document.querySelectorAll("input, select, textarea, button, iframe")]
+		.filter((el) => el.localName === "button" ? !el.textContent.trim() && !el.getAttribute("aria-label")
+			: el.localName === "iframe" ? !el.title
+			: el.labels.length === 0 && !el.getAttribute("aria-label"))
+		.map((el) => el.id || el.name || el.outerHTML.slice(0, 60))`, &unlabelled))
+	if len(unlabelled) > 0 {
+		t.Errorf("controls without a label: %v", unlabelled)
+	}
+
+	reached := map[string]bool{}
+	s.run(t, chromedp.Evaluate(`document.activeElement.blur(); window.scrollTo(0, 0)`, nil))
+	for i := 0; i < 400 && !reached["download-html"]; i++ {
+		var id string
+		s.run(t,
+			chromedp.KeyEvent(kb.Tab),
+			chromedp.Evaluate(`document.activeElement.id || document.activeElement.name || document.activeElement.localName`, &id),
+		)
+		reached[id] = true
+	}
+	for _, want := range []string{"standin-starter", "standin-load", "r1c0m0-text", "get-html", "get-text", "copy-html", "download-html"} {
+		if !reached[want] {
+			t.Errorf("Tab never reaches #%s", want)
+		}
+	}
+}
+
+func anyEqual(bodies [][]byte, s string) bool {
+	for _, b := range bodies {
+		if string(b) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
