@@ -153,6 +153,9 @@ func (w *emailWriter) assemble() []byte {
 	out.WriteString(`@media (max-width:`)
 	out.WriteString(strconv.Itoa(width + 20))
 	out.WriteString(`px){.rc{width:100%!important}.st .col{max-width:100%!important;width:100%!important;display:block!important}.st .sp{padding-left:0!important;padding-right:0!important}.mh{display:none!important;max-height:0!important;overflow:hidden!important;font-size:0!important}.dh,.dh table{display:block!important;max-height:none!important;overflow:visible!important}.fw{max-width:100%!important;width:100%!important}.fw img{width:100%!important}`)
+	if w.hasRev {
+		out.WriteString(`.rv{display:table!important;width:100%!important}.rv .cf{display:table-footer-group!important}.rv .cl{display:table-header-group!important}`)
+	}
 	out.Write(w.mobile.Bytes())
 	out.WriteString(`}</style><!--[if mso]><style>sup,sub{font-size:100%!important}sup{mso-text-raise:10%}sub{mso-text-raise:-10%}</style><![endif]--></head>`)
 	out.Write(w.body.Bytes())

@@ -80,9 +80,11 @@ func (w *emailWriter) moduleForm(m *design.Module, b *emBlock) {
 				w.s("</div>")
 			}
 		case "checkbox", "radio":
-			mark := "&#9744; "
+			// Drawn boxes rather than glyphs: nothing for screen readers
+			// or text extraction to read out.
+			mark := `<span style="display:inline-block;width:12px;height:12px;border:1px solid #999999;vertical-align:middle;margin-right:4px"></span>`
 			if fld.Type == "radio" {
-				mark = "&#9675; "
+				mark = `<span style="display:inline-block;width:12px;height:12px;border:1px solid #999999;border-radius:50%;vertical-align:middle;margin-right:4px"></span>`
 			}
 			w.s("<div")
 			w.styleAttr(&lbl)

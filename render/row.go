@@ -108,12 +108,23 @@ func (w *emailWriter) row(r *design.Row) {
 	}
 	w.styleAttr(&box)
 	w.s("><tr><td")
-	rowCls := ""
+	reverse := r.ReverseOnMobile && stack
+	var tdCls []string
 	if r.MobileStyle.Len() > 0 {
-		rowCls = "r" + strconv.Itoa(n) + "p"
+		rowCls := "r" + strconv.Itoa(n) + "p"
 		w.mobileRule("."+rowCls, emMobilePadding(r.MobileStyle))
+		tdCls = append(tdCls, rowCls)
+	}
+	if reverse {
+		// Reversed stacking keeps the document (reading) order; only the
+		// stacked layout swaps the first and last column, with table
+		// header/footer groups (rules in the @media block).
+		tdCls = append(tdCls, "rv")
+		w.hasRev = true
+	}
+	if len(tdCls) > 0 {
 		w.s(` class="`)
-		w.s(rowCls)
+		w.s(strings.Join(tdCls, " "))
 		w.s(`"`)
 	}
 	var cst emStyle
@@ -121,17 +132,6 @@ func (w *emailWriter) row(r *design.Row) {
 		cst.raw("font-size:0;")
 	}
 	cst.addPadding(pt, pr, pb, pl)
-	reverse := r.ReverseOnMobile && stack
-	if reverse {
-		// Reversed stacking: columns are written last-first in a
-		// right-to-left container, so desktop shows them in order while
-		// the stacked (block) layout shows the last column on top.
-		if w.d.Page.Body.Direction == "rtl" {
-			w.s(` dir="ltr"`)
-		} else {
-			w.s(` dir="rtl"`)
-		}
-	}
 	w.styleAttr(&cst)
 	w.s(">")
 	w.columns(r, inner, stack, reverse)
@@ -190,26 +190,10 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 		return
 	}
 	spacing := r.ColumnsSpacing
-	order := make([]int, len(cols))
-	for i := range order {
-		order[i] = i
-		if reverse {
-			order[i] = len(cols) - 1 - i
-		}
-	}
 	w.s(`<!--[if mso]><table width="100%"`)
 	w.s(emTableAttrs)
-	if reverse {
-		w.s(` dir="`)
-		if w.d.Page.Body.Direction == "rtl" {
-			w.s("ltr")
-		} else {
-			w.s("rtl")
-		}
-		w.s(`"`)
-	}
 	w.s(`><tr><![endif]-->`)
-	for _, i := range order {
+	for i := range cols {
 		c := &cols[i]
 		cw := widths[i]
 		padL, padR := 0.0, 0.0
@@ -232,16 +216,13 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 		if padL > 0 || padR > 0 {
 			w.s(" sp")
 		}
-		w.s(`"`)
-		if reverse {
-			w.s(` dir="`)
-			if w.d.Page.Body.Direction == "rtl" {
-				w.s("rtl")
-			} else {
-				w.s("ltr")
-			}
-			w.s(`"`)
+		if reverse && i == 0 {
+			w.s(" cf")
 		}
+		if reverse && i == len(cols)-1 {
+			w.s(" cl")
+		}
+		w.s(`"`)
 		w.s(` style="display:inline-block;vertical-align:`)
 		w.s(valign)
 		if stack {
