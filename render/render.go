@@ -28,7 +28,13 @@ func HTML(d *design.Design) (*Output, error) {
 	return &Output{Body: w.assemble(), Warnings: w.warnings}, nil
 }
 
-// PlainText renders d as plain text in reading order.
+// PlainText renders d as plain text in reading order (export.md
+// "/v1/message/plain-text"): links as "label (url)", images by alt text,
+// paragraphs separated by blank lines. The implementation is plainText in
+// plaintext.go.
 func PlainText(d *design.Design) (*Output, error) {
-	return nil, errors.New("render: not implemented yet")
+	if d == nil {
+		return nil, errors.New("render: nil design")
+	}
+	return plainText(d)
 }
