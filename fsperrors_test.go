@@ -644,3 +644,35 @@ func fspHandlerSequence(t testing.TB, config []byte) []string {
 	}
 	return seq
 }
+
+// TestFSPDocsExamplesAdapt adapts every Caddyfile example of docs/fsp.md:
+// ```caddy blocks as they are, ```caddy-d snippets inside a site block.
+func TestFSPDocsExamplesAdapt(t *testing.T) {
+	raw, err := os.ReadFile("docs/fsp.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fence := regexp.MustCompile("(?s)```(caddy|caddy-d)\n(.*?)```")
+	examples := fence.FindAllStringSubmatch(string(raw), -1)
+	if len(examples) < 4 {
+		t.Fatalf("found %d Caddyfile examples in docs/fsp.md", len(examples))
+	}
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	for i, ex := range examples {
+		kind, text := ex[1], ex[2]
+		if strings.Contains(text, "[<matcher>]") {
+			continue // the syntax block, with <placeholders> for arguments
+		}
+		if kind == "caddy-d" {
+			text = ":9299 {\n" + text + "}\n"
+		}
+		out, _, err := adapter.Adapt([]byte(text), nil)
+		if err != nil {
+			t.Errorf("example %d does not adapt: %v\n%s", i, err, text)
+			continue
+		}
+		if !strings.Contains(string(out), `"handler":"fsp_error"`) {
+			t.Errorf("example %d has no fsp_error handler: %s", i, out)
+		}
+	}
+}
