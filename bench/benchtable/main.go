@@ -84,11 +84,6 @@ func parse(r io.Reader) ([]*Template, error) {
 		if !ok {
 			continue
 		}
-		if i := strings.LastIndexByte(name, '-'); i > 0 {
-			if _, err := strconv.Atoi(name[i+1:]); err == nil {
-				name = name[:i]
-			}
-		}
 		var m measure
 		for i := 2; i+1 < len(fields); i += 2 {
 			v, err := strconv.ParseFloat(fields[i], 64)
@@ -120,6 +115,10 @@ func parse(r io.Reader) ([]*Template, error) {
 			t.DecodeRender = m
 		}
 	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	byName = dropCPUSuffix(byName)
 	out := make([]*Template, 0, len(byName))
 	for _, t := range byName {
 		if t.JSON.NsOp > 0 {
@@ -129,7 +128,35 @@ func parse(r io.Reader) ([]*Template, error) {
 		out = append(out, t)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, sc.Err()
+	return out, nil
+}
+
+// dropCPUSuffix removes the "-N" that go test appends to every benchmark
+// name when GOMAXPROCS is not 1. Template names can end in "-2" themselves
+// (template-2), so the suffix is removed only when every name has the same
+// one.
+func dropCPUSuffix(byName map[string]*Template) map[string]*Template {
+	suffix := ""
+	for name := range byName {
+		i := strings.LastIndexByte(name, '-')
+		if i < 0 {
+			return byName
+		}
+		if _, err := strconv.Atoi(name[i+1:]); err != nil {
+			return byName
+		}
+		if suffix == "" {
+			suffix = name[i:]
+		} else if name[i:] != suffix {
+			return byName
+		}
+	}
+	out := make(map[string]*Template, len(byName))
+	for name, t := range byName {
+		t.Name = strings.TrimSuffix(name, suffix)
+		out[t.Name] = t
+	}
+	return out
 }
 
 func printTable(w io.Writer, ts []*Template) {

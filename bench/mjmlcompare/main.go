@@ -83,7 +83,11 @@ func run() error {
 		return errors.New("flags out of range (-n 1..10000, -warmup 0..1000, -go-time (0,30s])")
 	}
 	dir := *outDir
-	if dir == "" {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	} else {
 		tmp, err := os.MkdirTemp("", "mjmlcompare-")
 		if err != nil {
 			return err
