@@ -5,10 +5,10 @@
 //
 //	go test -run '^$' -bench . -benchmem -cpu 1 ./bench/ | go run ./bench/benchtable
 //
-// BenchmarkJSONUnmarshal decodes into `any` (what a Go service that only
-// parses the body would do); BenchmarkDecode is design.Decode (our parser
-// plus the typed view); BenchmarkRender is render.HTML of a decoded design;
-// BenchmarkDecodeRender is both, the content service's work per request.
+// For each template, JSONUnmarshal decodes into `any` (what a Go service that
+// only parses the body would do); Decode is design.Decode (our parser plus
+// the typed view); Render is render.HTML of a decoded design; DecodeRender
+// is both, the content service's work per request.
 package bench
 
 import (
@@ -48,9 +48,16 @@ func loadCorpus(b *testing.B) []corpusDoc {
 	return docs
 }
 
-func BenchmarkJSONUnmarshal(b *testing.B) {
+// BenchmarkCorpus runs, per template, the four measurements one after the
+// other, so that a change in machine load affects a template's four figures
+// alike and their ratios stay meaningful.
+func BenchmarkCorpus(b *testing.B) {
 	for _, doc := range loadCorpus(b) {
-		b.Run(doc.name, func(b *testing.B) {
+		d, err := design.Decode(doc.data)
+		if err != nil {
+			b.Fatalf("%s: %v", doc.name, err)
+		}
+		b.Run(doc.name+"/JSONUnmarshal", func(b *testing.B) {
 			b.SetBytes(int64(len(doc.data)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -60,12 +67,7 @@ func BenchmarkJSONUnmarshal(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-func BenchmarkDecode(b *testing.B) {
-	for _, doc := range loadCorpus(b) {
-		b.Run(doc.name, func(b *testing.B) {
+		b.Run(doc.name+"/Decode", func(b *testing.B) {
 			b.SetBytes(int64(len(doc.data)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -74,16 +76,7 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-func BenchmarkRender(b *testing.B) {
-	for _, doc := range loadCorpus(b) {
-		d, err := design.Decode(doc.data)
-		if err != nil {
-			b.Fatalf("%s: %v", doc.name, err)
-		}
-		b.Run(doc.name, func(b *testing.B) {
+		b.Run(doc.name+"/Render", func(b *testing.B) {
 			b.SetBytes(int64(len(doc.data)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -92,12 +85,7 @@ func BenchmarkRender(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-func BenchmarkDecodeRender(b *testing.B) {
-	for _, doc := range loadCorpus(b) {
-		b.Run(doc.name, func(b *testing.B) {
+		b.Run(doc.name+"/DecodeRender", func(b *testing.B) {
 			b.SetBytes(int64(len(doc.data)))
 			b.ReportAllocs()
 			for b.Loop() {

@@ -18,12 +18,13 @@ import (
 	"text/tabwriter"
 )
 
-// The benchmarks of render_bench_test.go, by the column they fill.
+// The sub-benchmarks of BenchmarkCorpus (render_bench_test.go), by the
+// column they fill: BenchmarkCorpus/<template>/<kind>.
 const (
-	benchJSON         = "BenchmarkJSONUnmarshal"
-	benchDecode       = "BenchmarkDecode"
-	benchRender       = "BenchmarkRender"
-	benchDecodeRender = "BenchmarkDecodeRender"
+	benchJSON         = "JSONUnmarshal"
+	benchDecode       = "Decode"
+	benchRender       = "Render"
+	benchDecodeRender = "DecodeRender"
 )
 
 type measure struct {
@@ -69,20 +70,28 @@ func main() {
 
 // parse reads lines such as
 //
-//	BenchmarkRender/name  	   1234	  56789 ns/op	 12.3 MB/s	 4567 B/op	 89 allocs/op
+//	BenchmarkCorpus/name/Render  	   1234	  56789 ns/op	 12.3 MB/s	 4567 B/op	 89 allocs/op
 //
-// (a -cpu suffix "-2" on the name is dropped).
+// (with -cpu N other than 1, go test appends "-N" to the name).
 func parse(r io.Reader) ([]*Template, error) {
 	byName := map[string]*Template{}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") {
+		if len(fields) < 4 || !strings.HasPrefix(fields[0], "BenchmarkCorpus/") {
 			continue
 		}
-		bench, name, ok := strings.Cut(fields[0], "/")
-		if !ok {
+		full := strings.TrimPrefix(fields[0], "BenchmarkCorpus/")
+		cut := strings.LastIndexByte(full, '/')
+		if cut < 0 {
 			continue
+		}
+		name, bench := full[:cut], full[cut+1:]
+		// The kinds never end in digits: a "-N" there is the -cpu suffix.
+		if i := strings.LastIndexByte(bench, '-'); i > 0 {
+			if _, err := strconv.Atoi(bench[i+1:]); err == nil {
+				bench = bench[:i]
+			}
 		}
 		var m measure
 		for i := 2; i+1 < len(fields); i += 2 {
@@ -118,7 +127,6 @@ func parse(r io.Reader) ([]*Template, error) {
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	byName = dropCPUSuffix(byName)
 	out := make([]*Template, 0, len(byName))
 	for _, t := range byName {
 		if t.JSON.NsOp > 0 {
@@ -129,34 +137,6 @@ func parse(r io.Reader) ([]*Template, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
-}
-
-// dropCPUSuffix removes the "-N" that go test appends to every benchmark
-// name when GOMAXPROCS is not 1. Template names can end in "-2" themselves
-// (template-2), so the suffix is removed only when every name has the same
-// one.
-func dropCPUSuffix(byName map[string]*Template) map[string]*Template {
-	suffix := ""
-	for name := range byName {
-		i := strings.LastIndexByte(name, '-')
-		if i < 0 {
-			return byName
-		}
-		if _, err := strconv.Atoi(name[i+1:]); err != nil {
-			return byName
-		}
-		if suffix == "" {
-			suffix = name[i:]
-		} else if name[i:] != suffix {
-			return byName
-		}
-	}
-	out := make(map[string]*Template, len(byName))
-	for name, t := range byName {
-		t.Name = strings.TrimSuffix(name, suffix)
-		out[t.Name] = t
-	}
-	return out
 }
 
 func printTable(w io.Writer, ts []*Template) {
