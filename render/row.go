@@ -289,7 +289,7 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, mul
 		w.s("&nbsp;")
 	}
 	for mi := range c.Modules {
-		w.path = "page.rows[" + strconv.Itoa(w.rowIndex) + "].columns[" + strconv.Itoa(index) + "].modules[" + strconv.Itoa(mi) + "]"
+		w.colIndex, w.modIndex = index, mi
 		w.module(&c.Modules[mi])
 	}
 	w.s("</td></tr></table>")
@@ -302,9 +302,9 @@ func (w *emailWriter) module(m *design.Module) {
 	render := emModuleRenderers[kind]
 	if render == nil {
 		if m.Kind == design.KindAddon {
-			w.warn("addon module without a renderable contentType (" + strconv.Quote(m.ContentType) + ") omitted at " + w.path)
+			w.warn("addon module without a renderable contentType (" + strconv.Quote(m.ContentType) + ") omitted at " + w.path())
 		} else {
-			w.warn("unknown module type " + strconv.Quote(m.Type) + " omitted at " + w.path)
+			w.warn("unknown module type " + strconv.Quote(m.Type) + " omitted at " + w.path())
 		}
 		return
 	}

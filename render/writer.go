@@ -31,7 +31,8 @@ type emailWriter struct {
 	blockSeq  int // module counter, for per-block mobile classes
 	columnSeq int
 	rowIndex  int
-	path      string // JSON path of the current module, for warnings
+	colIndex  int // current column and module, for warning paths
+	modIndex  int
 }
 
 // Table attributes shared by every layout table: a presentation role for
@@ -85,6 +86,30 @@ func emEscape(b *bytes.Buffer, s string) {
 		start = i + 1
 	}
 	b.WriteString(s[start:])
+}
+
+// emEscapeBytes is emEscape for a byte slice.
+func emEscapeBytes(b *bytes.Buffer, s []byte) {
+	start := 0
+	for i, c := range s {
+		var rep string
+		switch c {
+		case '&':
+			rep = "&amp;"
+		case '<':
+			rep = "&lt;"
+		case '>':
+			rep = "&gt;"
+		case '"':
+			rep = "&quot;"
+		default:
+			continue
+		}
+		b.Write(s[start:i])
+		b.WriteString(rep)
+		start = i + 1
+	}
+	b.Write(s[start:])
 }
 
 // emFmt formats a pixel amount compactly: 12, 12.5, 0.33.
@@ -160,10 +185,21 @@ func (s *emStyle) String() string {
 
 // styleAttr writes ` style="…"` unless empty.
 func (w *emailWriter) styleAttr(s *emStyle) {
-	if len(s.b) == 0 {
+	b := s.b
+	if len(b) == 0 {
 		return
 	}
-	w.attr("style", s.String())
+	if b[len(b)-1] == ';' {
+		b = b[:len(b)-1]
+	}
+	w.body.WriteString(` style="`)
+	emEscapeBytes(&w.body, b)
+	w.body.WriteByte('"')
+}
+
+// path is the JSON path of the module being rendered, for warnings.
+func (w *emailWriter) path() string {
+	return "page.rows[" + strconv.Itoa(w.rowIndex) + "].columns[" + strconv.Itoa(w.colIndex) + "].modules[" + strconv.Itoa(w.modIndex) + "]"
 }
 
 // emColor returns a usable colour ("" for empty or junk).
