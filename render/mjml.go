@@ -491,11 +491,11 @@ func mjmlText(s string) string { return mjmlEscaper.Replace(s) }
 // mj-button, …): passed through, except that nothing in it may close or
 // open an MJML component.
 func mjmlContent(html string) string {
-	if !strings.Contains(html, "mj-") {
+	if !strings.Contains(html, "<mj") && !strings.Contains(html, "</mj") {
 		return html
 	}
-	html = strings.ReplaceAll(html, "</mj-", "&lt;/mj-")
-	return strings.ReplaceAll(html, "<mj-", "&lt;mj-")
+	html = strings.ReplaceAll(html, "</mj", "&lt;/mj")
+	return strings.ReplaceAll(html, "<mj", "&lt;mj")
 }
 
 // mjmlPadding is the CSS padding shorthand of a style's padding-* (0 where

@@ -136,8 +136,8 @@ func TestMJML(t *testing.T) {
 		},
 		{
 			name:    "content cannot close an mjml tag",
-			rows:    `[` + mjmlRow("", mjmlCol(12, mjmlModule("html", `{"html":{"html":"x</mj-text></mj-column><mj-raw>y"}}`))) + `]`,
-			want:    []string{`x&lt;/mj-text>&lt;/mj-column>&lt;mj-raw>y</mj-text>`},
+			rows:    `[` + mjmlRow("", mjmlCol(12, mjmlModule("html", `{"html":{"html":"x</mj-text></mj-column><mj-raw>y<mjml></mjml>"}}`))) + `]`,
+			want:    []string{`x&lt;/mj-text>&lt;/mj-column>&lt;mj-raw>y&lt;mjml>&lt;/mjml></mj-text>`},
 			notWant: []string{`<mj-raw>`},
 		},
 		{
@@ -254,4 +254,30 @@ func mjmlBalanced(doc string) string {
 		return "unclosed <" + stack[len(stack)-1] + ">"
 	}
 	return ""
+}
+
+// FuzzMJML exports whatever design.Decode accepts: the export must not
+// panic, and the MJML must stay balanced whatever the design's strings hold.
+func FuzzMJML(f *testing.F) {
+	for _, name := range []string{"beefree-clients__message.json", "beefree-sdk-assets-templates__popup-A-Month-Full-Of-Juicy-Burgers.json"} {
+		if data, err := os.ReadFile(filepath.Join("../../shared/corpus", name)); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte(`{"page":{"body":{},"rows":[{"columns":[{"grid-columns":12,"modules":[` +
+		`{"type":"mailup-bee-newsletter-modules-button","descriptor":{"button":{"label":"</mj-button><mj-raw>","href":"\"><x"}}}]}]}]}}`))
+	f.Add([]byte(`{"page":{"rows":[{"container":{"style":{"background-color":"#000","background-image":"url(\")"}},"columns":[{"grid-columns":0,"modules":[]}]}]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := design.Decode(data)
+		if err != nil {
+			return
+		}
+		out, err := MJML(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := mjmlBalanced(string(out)); msg != "" {
+			t.Fatalf("unbalanced MJML: %s\n%s", msg, out)
+		}
+	})
 }
