@@ -1,0 +1,72 @@
+package render
+
+import (
+	"testing"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+func emRich(src string, o *richOpts) string {
+	w := &emailWriter{d: &design.Design{}}
+	w.rich(src, o)
+	return w.body.String()
+}
+
+func TestSanitizeRich(t *testing.T) {
+	link := &richOpts{linkColor: "#0068A5", pMargin: true, paraSpacing: 16}
+	tests := []struct {
+		name, in string
+		o        *richOpts
+		want     string
+	}{
+		{"plain text fast path", "Hello {{name}} & $x$", nil, "Hello {{name}} & $x$"},
+		{"entities kept as written", "a&nbsp;b &amp; c", nil, "a&nbsp;b &amp; c"},
+		{"script and content dropped", "a<script>alert(1)</script>b", nil, "ab"},
+		{"style element dropped", "<style>p{color:red}</style>x", nil, "x"},
+		{"iframe/object dropped with content", `<iframe src="x">t</iframe><object data="y">o</object>z`, nil, "z"},
+		{"event handlers dropped", `<p onclick="x()" style="color:red">t</p>`, nil, `<p style="color:red">t</p>`},
+		{"javascript href dropped", `<a href="javascript:alert(1)">x</a>`, nil, `<a>x</a>`},
+		{"obfuscated scheme dropped", `<a href=" jAvA&#x09;script:alert(1)">x</a>`, nil, `<a>x</a>`},
+		{"merge tag href kept", `<a href="{{ unsubscribe_link }}">u</a>`, nil, `<a href="{{ unsubscribe_link }}">u</a>`},
+		{"query ampersand re-escaped", `<a href="https://x.test/?a=1&amp;b=2">q</a>`, nil, `<a href="https://x.test/?a=1&amp;b=2">q</a>`},
+		{"data-mce-style dropped", `<span style="font-size:14px" data-mce-style="font-size:14px">s</span>`, nil, `<span style="font-size:14px">s</span>`},
+		{"img gets empty alt", `<img src="https://x.test/a.png">`, nil, `<img src="https://x.test/a.png" alt="">`},
+		{"unclosed elements closed", `<div><span>x`, nil, `<div><span>x</span></div>`},
+		{"stray end tags ignored", `x</div></span>y`, nil, `xy`},
+		{"misnested closed in order", `<b><i>x</b>y</i>`, nil, `<b><i>x</i></b>y`},
+		{"forms and inputs dropped, text kept", `<form action="/x">F<input name="q"></form>`, nil, `F`},
+		{"comments dropped", `a<!--[if mso]><b>x</b><![endif]-->b`, nil, `ab`},
+		{"plaintext raw text re-escaped", `<plaintext><script>x</script>`, nil, `&lt;script&gt;x&lt;/script&gt;`},
+		{"css expression dropped", `<p style="color:red;width:expression(alert(1))">t</p>`, nil, `<p style="color:red">t</p>`},
+		{"fixed positioning dropped", `<div style="position:fixed;top:0">t</div>`, nil, `<div style="top:0">t</div>`},
+		{"link colour added", `<a href="https://x.test">l</a>`, link, `<a href="https://x.test" style="color:#0068A5">l</a>`},
+		{"own link colour kept", `<a href="h" style="color:#111">l</a>`, link, `<a href="h" style="color:#111">l</a>`},
+		{"background-color is not color", `<a href="h" style="background-color:#111">l</a>`, link, `<a href="h" style="color:#0068A5;background-color:#111">l</a>`},
+		{"paragraph margins and spacing", `<p>a</p><p>b</p>`, link, `<p style="margin:0">a</p><p style="margin:16px 0 0">b</p>`},
+		{"own paragraph margin kept", `<p style="margin-top:4px">a</p>`, link, `<p style="margin-top:4px">a</p>`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := emRich(tt.in, tt.o); got != tt.want {
+				t.Errorf("\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCSSValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"#FFFFFF":                     "#FFFFFF",
+		"'Lato', Tahoma, sans-serif":  "'Lato', Tahoma, sans-serif",
+		"red;background:url(x)":       "",
+		"red}</style><script>":        "",
+		"expression(alert(1))":        "",
+		"url('javascript:alert(1)')":  "",
+		"url('https://x.test/a.png')": "url('https://x.test/a.png')",
+		"  10px  ":                    "10px",
+	} {
+		if got := emCSSValue(in); got != want {
+			t.Errorf("emCSSValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
