@@ -52,6 +52,9 @@ func (w *emailWriter) row(r *design.Row) {
 	}
 	w.styleAttr(&band)
 	w.s("><tr><td>")
+	if bandImg != "" {
+		w.vmlBackgroundOpen(bandImg, bandBg, r.ContainerStyle, "mso-width-percent:1000")
+	}
 
 	// Centred content box.
 	cs := r.ContentStyle
@@ -93,6 +96,9 @@ func (w *emailWriter) row(r *design.Row) {
 	w.s(`"`)
 	w.s(emTableAttrs)
 	w.s(`><tr><td><![endif]-->`)
+	if boxImg != "" {
+		w.vmlBackgroundOpen(boxImg, boxBg, cs, "width:"+strconv.Itoa(int(width))+"px")
+	}
 	w.s(`<table class="rc`)
 	stack := r.StackOnMobile && len(r.Columns) > 1
 	if stack {
@@ -135,7 +141,14 @@ func (w *emailWriter) row(r *design.Row) {
 	w.styleAttr(&cst)
 	w.s(">")
 	w.columns(r, inner, stack, reverse)
-	w.s("</td></tr></table><!--[if mso]></td></tr></table><![endif]-->")
+	w.s("</td></tr></table>")
+	if boxImg != "" {
+		w.vmlBackgroundClose()
+	}
+	w.s("<!--[if mso]></td></tr></table><![endif]-->")
+	if bandImg != "" {
+		w.vmlBackgroundClose()
+	}
 	w.s("</td></tr></table>")
 	if r.HideOnDesktop {
 		w.desktopHideClose()
@@ -143,6 +156,30 @@ func (w *emailWriter) row(r *design.Row) {
 	if r.DisplayAfter != "" {
 		w.s(r.DisplayAfter)
 	}
+}
+
+// vmlBackgroundOpen gives Outlook for Windows, which ignores CSS
+// background images, a VML rectangle filled with the image behind the
+// content (tiled when the design repeats it, else stretched).
+func (w *emailWriter) vmlBackgroundOpen(img, color string, st design.Style, size string) {
+	w.s(`<!--[if gte mso 9]><v:rect xmlns:v="urn:schemas-microsoft-com:vml" fill="true" stroke="false" style="`)
+	w.s(size)
+	w.s(`"><v:fill type="`)
+	if rep := emLower(st.Get("background-repeat")); rep == "" || strings.HasPrefix(rep, "repeat") {
+		w.s("tile")
+	} else {
+		w.s("frame")
+	}
+	w.s(`"`)
+	w.attr("src", img)
+	if !emIsTransparent(color) {
+		w.attr("color", color)
+	}
+	w.s(` /><v:textbox style="mso-fit-shape-to-text:true" inset="0,0,0,0"><![endif]-->`)
+}
+
+func (w *emailWriter) vmlBackgroundClose() {
+	w.s(`<!--[if gte mso 9]></v:textbox></v:rect><![endif]-->`)
 }
 
 func (w *emailWriter) backgroundProps(s *emStyle, st design.Style) {
