@@ -1,0 +1,202 @@
+package bridge
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+)
+
+// loginUpstream answers LoginV2 like the contract says, echoing the uid.
+func loginUpstream(t *testing.T) *upstream {
+	return newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		var in struct {
+			ClientID     string `json:"client_id"`
+			ClientSecret string `json:"client_secret"`
+			UID          string `json:"uid"`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if json.Unmarshal(body, &in) != nil || in.ClientID != clientID || in.ClientSecret != clientSecret {
+			w.WriteHeader(401)
+			io.WriteString(w, `{"code":5002,"message":"bad client","status_code":401}`)
+			return
+		}
+		fmt.Fprintf(w, `{"access_token":"editor-token","token_type":"Bearer","expires_in":300,"refresh_until":1764000000,"uid":%q,"v2":true}`, in.UID)
+	})
+}
+
+func authBlock(u *upstream, extra ...string) string {
+	return fmt.Sprintf("\t\tauth_url %s/loginV2\n\t\tclient_id {env.DB_TEST_CLIENT_ID}\n\t\tclient_secret {env.DB_TEST_CLIENT_SECRET}\n\t\ttoken %s\n\t\tcontent_service %s\n%s",
+		u.URL, tokenPlain, u.URL, indent(extra))
+}
+
+func TestLoginV2(t *testing.T) {
+	up := loginUpstream(t)
+	type tcase struct {
+		name    string
+		body    string
+		header  map[string]string
+		status  int
+		wantUID string // "" when the upstream must not be called
+		code    int    // error code when design_bridge refuses
+	}
+	run := func(t *testing.T, block string, cases []tcase) {
+		tc := load(t, site(block))
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				before := len(up.requests())
+				var body []byte
+				if c.body != "" {
+					body = []byte(c.body)
+				}
+				res := post(t, tc, "/proxy/bee-auth", body, c.header)
+				if res.Status != c.status {
+					t.Fatalf("status %d %s", res.Status, res.Body)
+				}
+				if c.wantUID == "" {
+					if c.code != 0 {
+						assertErrorBody(t, res, c.code)
+					}
+					if len(up.requests()) != before {
+						t.Errorf("upstream called for a refused request")
+					}
+					return
+				}
+				got := up.last(t)
+				if got.Path != "/loginV2" || got.Header.Get("Content-Type") != "application/json" {
+					t.Errorf("upstream got %s %q", got.Path, got.Header.Get("Content-Type"))
+				}
+				want := fmt.Sprintf(`{"client_id":%q,"client_secret":%q,"uid":%q}`, clientID, clientSecret, c.wantUID)
+				if string(got.Body) != want {
+					t.Errorf("LoginV2 body %s, want %s", got.Body, want)
+				}
+				for _, h := range []string{"Cookie", "Authorization", "X-User"} {
+					if got.Header.Get(h) != "" {
+						t.Errorf("%s forwarded to LoginV2", h)
+					}
+				}
+				wantRes := fmt.Sprintf(`{"access_token":"editor-token","token_type":"Bearer","expires_in":300,"refresh_until":1764000000,"uid":%q,"v2":true}`, c.wantUID)
+				if string(res.Body) != wantRes || res.Header.Get("Content-Type") != "application/json" {
+					t.Errorf("response %q", res.Body)
+				}
+			})
+		}
+	}
+	t.Run("uid from body", func(t *testing.T) {
+		run(t, authBlock(up), []tcase{
+			{name: "body uid", body: `{"uid":"customer-42"}`, header: map[string]string{"Cookie": "s=1", "Authorization": "Basic eDp5"}, status: 200, wantUID: "customer-42"},
+			{name: "underscore digits", body: `{"uid":"A_b-9"}`, status: 200, wantUID: "A_b-9"},
+			{name: "empty body", status: 200, wantUID: "demo-user"},
+			{name: "empty object", body: `{}`, status: 200, wantUID: "demo-user"},
+			{name: "other members only", body: `{"name":"x"}`, status: 200, wantUID: "demo-user"},
+			{name: "number", body: `{"uid":42}`, status: 400, code: 5005},
+			{name: "null", body: `{"uid":null}`, status: 400, code: 5005},
+			{name: "empty string", body: `{"uid":""}`, status: 400, code: 5005},
+			{name: "space", body: `{"uid":"a b"}`, status: 400, code: 5005},
+			{name: "slash", body: `{"uid":"../x"}`, status: 400, code: 5005},
+			{name: "unicode", body: `{"uid":"jürgen"}`, status: 400, code: 5005},
+			{name: "array", body: `{"uid":["a"]}`, status: 400, code: 5005},
+			{name: "not JSON", body: `uid=customer-42`, status: 400, code: 4100},
+			{name: "JSON array", body: `["customer-42"]`, status: 400, code: 4100},
+		})
+	})
+	t.Run("uid from config literal", func(t *testing.T) {
+		run(t, authBlock(up, "uid configured-7"), []tcase{
+			{name: "body ignored", body: `{"uid":"other"}`, status: 200, wantUID: "configured-7"},
+			{name: "invalid body ignored", body: `{"uid":42}`, status: 200, wantUID: "configured-7"},
+		})
+	})
+	t.Run("uid from request placeholder", func(t *testing.T) {
+		run(t, authBlock(up, "uid {http.request.header.X-User}"), []tcase{
+			{name: "header", header: map[string]string{"X-User": "u-1"}, body: `{"uid":"other"}`, status: 200, wantUID: "u-1"},
+			{name: "placeholder empty", body: `{"uid":"other"}`, status: 403, code: 5005},
+			{name: "placeholder invalid", header: map[string]string{"X-User": "a@b"}, status: 400, code: 5005},
+		})
+	})
+	t.Run("wrong credentials passed through", func(t *testing.T) {
+		block := fmt.Sprintf("\t\tauth_url %s/loginV2\n\t\tclient_id wrong-id-123456\n\t\tclient_secret wrong-secret-123456\n", up.URL)
+		tc := load(t, site(block))
+		res := post(t, tc, "/proxy/bee-auth", nil, nil)
+		if res.Status != 401 || string(res.Body) != `{"code":5002,"message":"bad client","status_code":401}` {
+			t.Errorf("got %d %s", res.Status, res.Body)
+		}
+	})
+	t.Run("credentials not configured", func(t *testing.T) {
+		tc := load(t, site(fmt.Sprintf("\t\tauth_url %s/loginV2\n\t\tclient_id {env.DB_TEST_UNSET}\n\t\tclient_secret {env.DB_TEST_UNSET}", up.URL)))
+		res := post(t, tc, "/proxy/bee-auth", nil, nil)
+		if res.Status != 500 {
+			t.Errorf("got %d %s", res.Status, res.Body)
+		}
+		assertErrorBody(t, res, 5000)
+	})
+	t.Run("custom auth_path", func(t *testing.T) {
+		tc := load(t, site(authBlock(up, "auth_path /login")))
+		if res := post(t, tc, "/login", []byte(`{"uid":"x1"}`), nil); res.Status != 200 {
+			t.Errorf("POST /login = %d", res.Status)
+		}
+		if res := post(t, tc, "/proxy/bee-auth", []byte(`{"uid":"x1"}`), nil); res.Status == 200 {
+			t.Errorf("old auth path still answers")
+		}
+	})
+}
+
+func TestCrossSiteRefused(t *testing.T) {
+	up := loginUpstream(t)
+	type tcase struct {
+		name   string
+		header map[string]string
+		ok     bool
+	}
+	cases := map[bool][]tcase{
+		false: { // no allowed_origins
+			{"no browser headers", nil, true},
+			{"same-origin fetch", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": siteURL}, true},
+			{"same-site fetch", map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://app.localhost:9101"}, true},
+			{"cross-site fetch", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.test"}, false},
+			{"cross-site without origin", map[string]string{"Sec-Fetch-Site": "cross-site"}, false},
+			{"old browser own origin", map[string]string{"Origin": siteURL}, true},
+			{"old browser foreign origin", map[string]string{"Origin": "http://evil.test"}, false},
+			{"old browser null origin", map[string]string{"Origin": "null"}, false},
+			{"dev server origin not allowed", map[string]string{"Origin": "http://localhost:3000"}, false},
+			// A dev server that forwards without rewriting Host: the
+			// browser's origin and Host agree.
+			{"dev server keeping Host", map[string]string{"Origin": "http://localhost:3000", "Host": "localhost:3000"}, true},
+		},
+		true: { // allowed_origins http://localhost:3000
+			{"dev server origin allowed", map[string]string{"Origin": "http://localhost:3000"}, true},
+			{"dev server same-origin fetch", map[string]string{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "same-origin"}, true},
+			{"allowed origin even if cross-site", map[string]string{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "cross-site"}, true},
+			{"other origin still refused", map[string]string{"Origin": "http://localhost:3002", "Sec-Fetch-Site": "cross-site"}, false},
+			{"own origin still fine", map[string]string{"Origin": siteURL}, true},
+		},
+	}
+	for _, allowed := range []bool{false, true} {
+		block := authBlock(up)
+		if allowed {
+			block = authBlock(up, "allowed_origins http://localhost:3000")
+		}
+		tc := load(t, site(block))
+		for _, c := range cases[allowed] {
+			for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
+				t.Run(fmt.Sprintf("allowed=%v %s %s", allowed, c.name, path), func(t *testing.T) {
+					before := len(up.requests())
+					res := post(t, tc, path, []byte(`{"uid":"u1"}`), c.header)
+					if c.ok {
+						if res.Status == 403 {
+							t.Errorf("refused: %s", res.Body)
+						}
+						return
+					}
+					if res.Status != 403 {
+						t.Errorf("status %d, want 403", res.Status)
+					}
+					assertErrorBody(t, res, 4031)
+					if len(up.requests()) != before {
+						t.Errorf("upstream called for a cross-site request")
+					}
+				})
+			}
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package bridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+)
+
+func adapt(t *testing.T, cfg string) []byte {
+	t.Helper()
+	out, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cfg), nil)
+	if err != nil {
+		t.Fatalf("adapt: %v", err)
+	}
+	for _, w := range warnings {
+		t.Logf("adapt warning: %v", w)
+	}
+	return out
+}
+
+// findHandler returns the first handler object with the given name.
+func findHandler(v any, name string) map[string]any {
+	switch x := v.(type) {
+	case map[string]any:
+		if x["handler"] == name {
+			return x
+		}
+		for _, e := range x {
+			if h := findHandler(e, name); h != nil {
+				return h
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if h := findHandler(e, name); h != nil {
+				return h
+			}
+		}
+	}
+	return nil
+}
+
+// TestAdaptRoundTrip: the Caddyfile adapts to the documented JSON, and
+// that JSON, loaded as is, configures the same working handler.
+func TestAdaptRoundTrip(t *testing.T) {
+	up := newUpstream(t, nil)
+	block := fmt.Sprintf(`		content_service %s
+		token {env.DB_TEST_TOKEN}
+		client_id {env.DB_TEST_CLIENT_ID}
+		client_secret {env.DB_TEST_CLIENT_SECRET}
+		auth_url %s/loginV2
+		uid {http.auth.user.id}
+		export_paths /v1/message/html /v1/message/plain-text
+		auth_path /proxy/bee-auth
+		max_body 10MiB
+		timeout 30s
+		unwrap_html
+		allowed_origins http://localhost:3000
+		insecure_http`, up.URL, up.URL)
+	raw := adapt(t, site(block))
+	var cfg any
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(findHandler(cfg, "design_bridge"))
+	want := fmt.Sprintf(`{"allowed_origins":["http://localhost:3000"],"auth_path":"/proxy/bee-auth","auth_url":"%s/loginV2","client_id":"{env.DB_TEST_CLIENT_ID}","client_secret":"{env.DB_TEST_CLIENT_SECRET}","content_service":"%s","export_paths":["/v1/message/html","/v1/message/plain-text"],"handler":"design_bridge","insecure_http":true,"max_body":10485760,"timeout":30000000000,"token":"{env.DB_TEST_TOKEN}","uid":"{http.auth.user.id}","unwrap_html":true}`, up.URL, up.URL)
+	if string(got) != want {
+		t.Fatalf("adapted handler\n got %s\nwant %s", got, want)
+	}
+	// Load the JSON itself (not the Caddyfile) and use it.
+	tc := newTester(t)
+	tc.InitServer(string(raw), "json")
+	res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil)
+	if res.Status != 200 || up.last(t).Header.Get("Authorization") != "Bearer "+tokenEnv {
+		t.Errorf("JSON config does not forward: %d", res.Status)
+	}
+}
+
+// TestDirectiveOrder: without any `order` option, design_bridge runs after
+// authentication and before respond, reverse_proxy and file_server.
+func TestDirectiveOrder(t *testing.T) {
+	cfg := `:9101 {
+	file_server
+	reverse_proxy /rp/* 127.0.0.1:9
+	respond /r "r"
+	design_bridge
+	forward_auth /fa/* 127.0.0.1:9 {
+		uri /check
+	}
+	basic_auth /private/* {
+		u $2a$14$Zkx19XLiW6VYouLHR5NmfOFU0z2GTNmpkT/5qqR7hx4IjWJPDhjvG
+	}
+}`
+	raw := string(adapt(t, cfg))
+	pos := func(s string) int {
+		i := strings.Index(raw, s)
+		if i < 0 {
+			t.Fatalf("%s not in adapted config", s)
+		}
+		return i
+	}
+	order := []string{`"handler":"authentication"`, `"uri":"/check"`, `"handler":"design_bridge"`, `"body":"r"`, `"path":["/rp/*"]`, `"handler":"file_server"`}
+	for i := 1; i < len(order); i++ {
+		if pos(order[i-1]) > pos(order[i]) {
+			t.Errorf("%s comes after %s", order[i-1], order[i])
+		}
+	}
+}
+
+// TestConfigLoadErrors: bad configs fail at load time, naming the token.
+func TestConfigLoadErrors(t *testing.T) {
+	tests := []struct {
+		block, want string
+	}{
+		{"\t\tcontentservice http://127.0.0.1:1", `unrecognized subdirective \"contentservice\"`},
+		{"\t\tmax_body huge", `max_body: parsing \"huge\"`},
+		{"\t\ttimeout 5", `timeout: parsing \"5\"`},
+		{"\t\tcontent_service http://cs.example.com\n\t\ttoken abcdefgh", "would receive the token over plain HTTP"},
+	}
+	load(t, site("")) // admin API up, with a valid config that must survive
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", adminPort), strings.NewReader(site(tt.block)))
+			req.Header.Set("Content-Type", "text/caddyfile")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var body bytes.Buffer
+			body.ReadFrom(res.Body)
+			if res.StatusCode == 200 || !strings.Contains(body.String(), tt.want) {
+				t.Errorf("load: %d %s; want error containing %s", res.StatusCode, body.String(), tt.want)
+			}
+		})
+	}
+}
+
+// TestReloadLeaks reloads the config through the admin API 100 times,
+// using the bridge after each reload, and then counts goroutines and the
+// connections the upstream still has open. A config that left its
+// transport's keep-alive connections behind would leave one connection and
+// its goroutines per reload.
+func TestReloadLeaks(t *testing.T) {
+	up := newUpstream(t, nil)
+	raw := adapt(t, site(bridgeBlock(up)))
+	tc := newTester(t)
+	tc.InitServer(string(raw), "json")
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	reload := func() {
+		req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", adminPort), bytes.NewReader(raw))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Cache-Control", "must-revalidate") // reload even though unchanged
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("reload: %v", err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("reload: %d", res.StatusCode)
+		}
+	}
+	use := func() {
+		req, _ := http.NewRequest(http.MethodPost, siteURL+"/v1/message/html", strings.NewReader(`{"page":{}}`))
+		res, err := client.Do(req)
+		if err != nil && isReset(err) {
+			req, _ = http.NewRequest(http.MethodPost, siteURL+"/v1/message/html", strings.NewReader(`{"page":{}}`))
+			res, err = client.Do(req)
+		}
+		if err != nil {
+			t.Fatalf("request: %v", err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("request: %d", res.StatusCode)
+		}
+	}
+	settle := func(ok func() bool) {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !ok(); {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for i := 0; i < 5; i++ {
+		reload()
+		use()
+	}
+	reload() // drops the last keep-alive connection
+	settle(func() bool { return up.openConns() == 0 })
+	time.Sleep(500 * time.Millisecond)
+	baseG, baseC := runtime.NumGoroutine(), up.openConns()
+	const reloads = 100
+	for i := 0; i < reloads; i++ {
+		reload()
+		use() // leaves an idle keep-alive connection in this config's transport
+	}
+	reload()
+	const slack = 20
+	settle(func() bool { return up.openConns() <= baseC && runtime.NumGoroutine() <= baseG+slack })
+	g, c := runtime.NumGoroutine(), up.openConns()
+	t.Logf("after %d reloads: goroutines %d (baseline %d), open upstream connections %d (baseline %d)", reloads, g, baseG, c, baseC)
+	if c > baseC {
+		t.Errorf("%d upstream connections left open after %d reloads (baseline %d)", c, reloads, baseC)
+	}
+	if g > baseG+slack {
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		t.Errorf("goroutines grew from %d to %d over %d reloads\n%s", baseG, g, reloads, buf[:min(n, 20000)])
+	}
+}

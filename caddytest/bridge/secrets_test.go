@@ -1,0 +1,151 @@
+package bridge
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// echoUpstream is a hostile upstream: it sends every request header back
+// as a response header (X-Echo-…), as a trailer, and in the body together
+// with the request body, so that anything design_bridge added on the way
+// out would come straight back to the browser unless it is stopped.
+func echoUpstream(t *testing.T) *upstream {
+	return newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		var dump bytes.Buffer
+		names := make([]string, 0, len(r.Header))
+		for name := range r.Header {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		w.Header().Set("Trailer", "X-Echo-Trailer")
+		for _, name := range names {
+			for _, v := range r.Header[name] {
+				w.Header().Add("X-Echo-"+name, v)
+				fmt.Fprintf(&dump, "%s: %s\n", name, v)
+			}
+		}
+		dump.WriteString("\n")
+		dump.Write(body)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if r.Header.Get("X-Want-Status") == "401" {
+			w.WriteHeader(401)
+		}
+		w.Write(dump.Bytes())
+		w.Header().Set("X-Echo-Trailer", r.Header.Get("Authorization"))
+	})
+}
+
+var allSecrets = []string{tokenPlain, tokenEnv, clientID, clientSecret}
+
+func assertNoSecret(t *testing.T, where string, data []byte) {
+	t.Helper()
+	for _, s := range allSecrets {
+		if bytes.Contains(data, []byte(s)) {
+			i := bytes.Index(data, []byte(s))
+			lo, hi := max(0, i-150), min(len(data), i+len(s)+50)
+			t.Errorf("%s contains secret %q: …%s…", where, s, data[lo:hi])
+		}
+	}
+}
+
+func headerText(h http.Header) []byte {
+	var b bytes.Buffer
+	h.Write(&b)
+	return b.Bytes()
+}
+
+func TestSecretsNeverLeak(t *testing.T) {
+	echo := echoUpstream(t)
+	slow := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		select {
+		case <-time.After(2 * time.Second):
+		case <-r.Context().Done():
+		}
+	})
+	dead := "http://" + closedPort(t)
+	withEnv := fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken {env.DB_TEST_TOKEN}\n\t\tclient_id {env.DB_TEST_CLIENT_ID}\n\t\tclient_secret {env.DB_TEST_CLIENT_SECRET}\n\t\tauth_url %s/loginV2\n", echo.URL, echo.URL)
+	configs := []struct {
+		name, block string
+	}{
+		{"echo env secrets", withEnv},
+		{"echo literal secrets", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\tunwrap_html\n", echo.URL, tokenPlain, clientID, clientSecret, echo.URL)},
+		{"unreachable", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n", dead, tokenPlain, clientID, clientSecret, dead)},
+		{"slow", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\ttimeout 200ms\n", slow.URL, tokenPlain, clientID, clientSecret, slow.URL)},
+	}
+	for _, cfg := range configs {
+		t.Run(cfg.name, func(t *testing.T) {
+			tc := load(t, site(cfg.block))
+			requests := []struct {
+				method, path, body string
+				header             map[string]string
+			}{
+				{"POST", "/v1/message/html", `{"page":{"rows":[]}}`, map[string]string{"Authorization": "Basic YnJvd3Nlcjpwdw==", "Cookie": "a=b"}},
+				{"POST", "/v1/message/plain-text", `{"page":{}}`, map[string]string{"X-Want-Status": "401"}},
+				{"POST", "/proxy/bee-auth", `{"uid":"leak-test"}`, nil},
+				{"POST", "/proxy/bee-auth", `{"uid":42}`, nil},
+				{"GET", "/v1/message/html", "", nil},
+				{"POST", "/v1/message/html", `{}`, map[string]string{"Sec-Fetch-Site": "cross-site"}},
+			}
+			for _, rq := range requests {
+				req, _ := http.NewRequest(rq.method, siteURL+rq.path, strings.NewReader(rq.body))
+				for k, v := range rq.header {
+					req.Header.Set(k, v)
+				}
+				res, err := tc.Client.Do(req)
+				if err != nil {
+					t.Fatalf("%s %s: %v", rq.method, rq.path, err)
+				}
+				body, err := io.ReadAll(res.Body)
+				res.Body.Close()
+				if err != nil {
+					t.Fatalf("reading %s: %v", rq.path, err)
+				}
+				where := fmt.Sprintf("%s %s (status %d)", rq.method, rq.path, res.StatusCode)
+				assertNoSecret(t, where+" body", body)
+				assertNoSecret(t, where+" headers", headerText(res.Header))
+				assertNoSecret(t, where+" trailers", headerText(res.Trailer))
+				if cl := res.Header.Get("Content-Length"); cl != "" && cl != fmt.Sprint(len(body)) {
+					t.Errorf("%s: Content-Length %s, body %d bytes", where, cl, len(body))
+				}
+				// Prove that the hostile upstream did echo what it got:
+				// the secret is there, masked to its length.
+				if strings.HasPrefix(cfg.name, "echo") && res.StatusCode/100 == 2 || res.StatusCode == 401 && strings.HasPrefix(cfg.name, "echo") {
+					tok := tokenPlain
+					if cfg.name == "echo env secrets" {
+						tok = tokenEnv
+					}
+					var want string
+					if strings.HasPrefix(rq.path, "/v1/") {
+						want = "Authorization: Bearer " + strings.Repeat("*", len(tok))
+					} else {
+						want = fmt.Sprintf(`"client_secret":%q`, strings.Repeat("*", len(clientSecret)))
+					}
+					if !bytes.Contains(body, []byte(want)) {
+						t.Errorf("%s: echo does not show the masked secret %q:\n%s", where, want, body)
+					}
+					if res.Header.Get("X-Echo-Cookie") != "" || res.Header.Get("X-Echo-Authorization") != "" {
+						t.Errorf("%s: echoed credential header reached the browser", where)
+					}
+				}
+			}
+		})
+	}
+	// Every log line Caddy wrote, at DEBUG level with log_credentials on,
+	// including the reverse proxy's "upstream roundtrip" entries.
+	logs := readFile(t, logFile)
+	if !bytes.Contains(logs, []byte(`"upstream roundtrip"`)) {
+		t.Fatalf("debug log of the reverse proxy not captured (%d bytes of log)", len(logs))
+	}
+	assertNoSecret(t, "caddy log", logs)
+	access := readFile(t, accLog)
+	if !bytes.Contains(access, []byte("/proxy/bee-auth")) {
+		t.Fatalf("access log not captured")
+	}
+	assertNoSecret(t, "access log", access)
+}
