@@ -21,6 +21,7 @@ import (
 type Design struct {
 	Root Value // the whole document as decoded; Encode writes it back
 	Page Page
+	Size int // bytes of JSON decoded (renderers size their buffers by it)
 }
 
 // Era is the format generation of a design (design-json.md §1).
@@ -292,7 +293,7 @@ func DecodeWithLimits(data []byte, lim Limits) (*Design, error) {
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
 		data = data[3:]
 	}
-	d := &Design{}
+	d := &Design{Size: len(data)}
 	root, err := parseDocument(data, lim)
 	if err != nil {
 		var le *limitError
