@@ -216,8 +216,15 @@ type session struct {
 	mu        sync.Mutex
 	responses map[network.RequestID]*seenResponse
 	bodies    sync.WaitGroup
+	requests  []sentRequest
 	dialogs   []*page.EventJavascriptDialogOpening
 	errors    []string // uncaught exceptions and console errors
+}
+
+// sentRequest is a request the page made, with its body.
+type sentRequest struct {
+	url, method, contentType string
+	body                     []byte
 }
 
 type seenResponse struct {
@@ -267,6 +274,19 @@ func (s *session) onEvent(ev any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch ev := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		req := sentRequest{url: ev.Request.URL, method: ev.Request.Method}
+		for k, v := range ev.Request.Headers {
+			if strings.EqualFold(k, "Content-Type") {
+				req.contentType = fmt.Sprint(v)
+			}
+		}
+		for _, entry := range ev.Request.PostDataEntries {
+			if b, err := base64.StdEncoding.DecodeString(entry.Bytes); err == nil {
+				req.body = append(req.body, b...)
+			}
+		}
+		s.requests = append(s.requests, req)
 	case *network.EventResponseReceived:
 		r := s.response(ev.RequestID)
 		r.url = ev.Response.URL
@@ -389,6 +409,20 @@ func (s *session) checkNoSecrets(t *testing.T, env map[string]string) int {
 		}
 	}
 	return searched
+}
+
+// lastRequest returns the last request made to a URL ending in suffix.
+func (s *session) lastRequest(t *testing.T, suffix string) sentRequest {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.requests) - 1; i >= 0; i-- {
+		if strings.HasSuffix(s.requests[i].url, suffix) {
+			return s.requests[i]
+		}
+	}
+	t.Fatalf("no request to %s", suffix)
+	return sentRequest{}
 }
 
 // bodiesFor returns the bodies received for URLs ending in suffix.

@@ -489,3 +489,83 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestStandInEdits edits every kind of field the stand-in offers on a
+// two-column starter design and checks that the edits reach the exported
+// HTML and that the page POSTs the full design JSON as application/json.
+func TestStandInEdits(t *testing.T) {
+	env := readEnvExample(t)
+	setEnv(t, env, "")
+	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
+	loadConfig(t, tester, exampleConfig(t, ""))
+
+	s := newSession(t)
+	s.run(t,
+		chromedp.Navigate(siteURL+"/"),
+		chromedp.WaitVisible(headingInput),
+		chromedp.SetValue(`#standin-starter`, "designs/product-launch.json"),
+		chromedp.Click(`#standin-load`),
+		waitFor(`document.querySelector("#standin-fields").textContent.includes("column 2")`),
+	)
+	var focused string
+	s.run(t, eval(`document.activeElement.id`, &focused))
+	if focused != "standin-load" {
+		t.Errorf("focus after loading a starter design is on #%s, want #standin-load", focused)
+	}
+
+	// Field ids are r<row>c<column>m<module>-<field>; see standin-editor.js.
+	edits := []struct{ id, value string }{
+		{"r1c0m1-text", "Trailhead 24 Ultralight"},                // heading
+		{"r1c0m2-text", "Now in green.\n\nAnd with a new strap."}, // paragraph as text
+		{"r1c0m3-label", "Buy the green pack"},                    // button label
+		{"r1c0m3-href", "https://example.com/green?ref=mail"},     // button link
+		{"r1c1m0-src", "designs/img/pack-green.svg"},              // image source
+		{"r1c1m0-alt", "The orange pack, now also in green"},      // image alt text
+		{"r1c0m3-background", "#123456"},                          // button colour
+		{"page-background", "#fedcba"},                            // page colour
+		{"r2c0m0-colour", "#aa00aa"},                              // divider colour
+	}
+	for _, e := range edits {
+		s.run(t, eval(`(() => {
+			const field = document.getElementById(`+jsString(e.id)+`);
+			field.value = `+jsString(e.value)+`;
+			field.dispatchEvent(new Event("input", { bubbles: true }));
+			return true;
+		})()`, nil))
+	}
+	html := strings.ToLower(getDesignHTML(t, s, "Trailhead 24 Ultralight"))
+	for _, want := range []string{
+		">now in green.</p>", ">and with a new strap.</p>", "buy the green pack",
+		`href="https://example.com/green?ref=mail"`, `alt="the orange pack, now also in green"`,
+		"#123456", "#fedcba", "#aa00aa",
+	} {
+		if !strings.Contains(html, strings.ToLower(want)) {
+			t.Errorf("exported HTML lacks %s", want)
+		}
+	}
+	if strings.Count(html, "designs/img/pack-green.svg") < 2 {
+		t.Error("the edited image source is not in the exported HTML")
+	}
+
+	req := s.lastRequest(t, "/v1/message/html")
+	if req.method != "POST" || req.contentType != "application/json" {
+		t.Errorf("export request: %s with Content-Type %q, want POST application/json", req.method, req.contentType)
+	}
+	var sent struct {
+		Page struct {
+			Title string `json:"title"`
+			Rows  []struct {
+				Columns []json.RawMessage `json:"columns"`
+			} `json:"rows"`
+		} `json:"page"`
+	}
+	if err := json.Unmarshal(req.body, &sent); err != nil {
+		t.Fatalf("the export body is not JSON: %v", err)
+	}
+	if sent.Page.Title != "Meet the Trailhead backpack" || len(sent.Page.Rows) != 3 || len(sent.Page.Rows[1].Columns) != 2 {
+		t.Errorf("the export body is not the full design (title %q, %d rows)", sent.Page.Title, len(sent.Page.Rows))
+	}
+	if n := s.checkNoSecrets(t, env); n == 0 {
+		t.Error("no response bodies were searched")
+	}
+}
