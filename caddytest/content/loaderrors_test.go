@@ -1,0 +1,79 @@
+package content
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// loadCaddyfile posts a Caddyfile to the admin API and returns the status
+// and the answer's text.
+func loadCaddyfile(t *testing.T, caddyfile string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", adminPort), strings.NewReader(caddyfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "text/caddyfile")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("admin API: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var answer struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(body, &answer); err == nil && answer.Error != "" {
+		return resp.StatusCode, answer.Error
+	}
+	return resp.StatusCode, string(body)
+}
+
+// A bad configuration is refused when it loads, with an error naming the
+// problem (and never a secret); the running config stays in place.
+func TestLoadErrors(t *testing.T) {
+	tester := start(t) // a running Caddy with the good config
+	site := func(block string) string {
+		return globalOptions + ":9310 {\n\tcontent_service {\n" + block + "\n\t}\n}\n"
+	}
+	validApp := "app a {\n secret s\n token t-load-secret-token\n }"
+	tests := []struct {
+		name  string
+		block string
+		want  string
+	}{
+		{"no signing_key", validApp, "signing_key is required"},
+		{"short literal key", "signing_key abc\n" + validApp, "signing_key: 3 bytes; at least 32"},
+		{"key from an unset variable", "signing_key {env.CS_IT_UNSET_VARIABLE}\n" + validApp, "signing_key"},
+		{"no app", "signing_key {env.CS_IT_SIGNING_KEY}", "no app configured"},
+		{"app without secret", "signing_key {env.CS_IT_SIGNING_KEY}\napp a {\n token t\n }", `app "a": secret is required`},
+		{"secret from an unset variable", "signing_key {env.CS_IT_SIGNING_KEY}\napp a {\n secret {env.CS_IT_UNSET_VARIABLE}\n }", "secret"},
+		{"unknown subdirective", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nverbose", `unrecognized content_service subdirective "verbose"`},
+		{"bad max_body", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nmax_body lots", `max_body: "lots" is not a size`},
+		{"bad rate_limit", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nrate_limit 5 per fortnight", `"fortnight" is not a duration`},
+		{"same token twice", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\napp b {\n secret s\n token t-load-secret-token\n }", "also configured for app"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := loadCaddyfile(t, site(tt.block))
+			if status == 200 {
+				t.Fatalf("config loaded; want an error containing %q", tt.want)
+			}
+			if !strings.Contains(body, tt.want) {
+				t.Errorf("error %s\nwant it to contain %q", body, tt.want)
+			}
+			if strings.Contains(body, "t-load-secret-token") {
+				t.Error("the load error names a token")
+			}
+		})
+	}
+	// The good config is restored (and the running one never broke).
+	tester.InitServer(config, "caddyfile")
+	if r := post(t, tester, http.MethodPost, mainSite+"/v1/message/html", nil, nil); r.status != 401 {
+		t.Errorf("after the load errors: %d", r.status)
+	}
+}
