@@ -263,22 +263,25 @@ func emShorthand(s string) (top, right, bottom, left float64) {
 	return 0, 0, 0, 0
 }
 
-// addPadding adds the padding declarations, in shorthand when possible.
+// addPadding adds the padding declarations in the shortest shorthand.
 func (s *emStyle) addPadding(top, right, bottom, left float64) {
 	if top == 0 && right == 0 && bottom == 0 && left == 0 {
 		return
 	}
+	vals := []float64{top, right, bottom, left}
+	switch {
+	case right == left && top == bottom && top == right:
+		vals = vals[:1]
+	case right == left && top == bottom:
+		vals = vals[:2]
+	case right == left:
+		vals = vals[:3]
+	}
 	s.b = append(s.b, "padding:"...)
-	s.b = append(s.b, emFmt(top)...)
-	if top != 0 {
-		s.b = append(s.b, "px"...)
-	}
-	if right == top && bottom == top && left == top {
-		s.b = append(s.b, ';')
-		return
-	}
-	for _, v := range [...]float64{right, bottom, left} {
-		s.b = append(s.b, ' ')
+	for i, v := range vals {
+		if i > 0 {
+			s.b = append(s.b, ' ')
+		}
 		s.b = append(s.b, emFmt(v)...)
 		if v != 0 {
 			s.b = append(s.b, "px"...)
