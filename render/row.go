@@ -463,13 +463,5 @@ func (w *emailWriter) linkColorFor(vals ...string) string {
 	return w.linkColor
 }
 
-// emTrimPx formats "<n>px" values from a style, "" when absent.
-func emTrimPx(st design.Style, prop string) string {
-	if v, ok := st.Px(prop); ok {
-		return emFmt(v) + "px"
-	}
-	return ""
-}
-
 // emLower lower-cases ASCII.
 func emLower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
