@@ -163,9 +163,6 @@ func (h *Handler) setup(repl *caddy.Replacer) error {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	if h.decode == nil {
-		h.decode = design.Decode
-	}
 	if h.renderHTML == nil {
 		h.renderHTML = render.HTML
 	}
@@ -241,6 +238,13 @@ func (h *Handler) setup(repl *caddy.Replacer) error {
 		if h.maxBody, err = parseSize(value); err != nil {
 			return fmt.Errorf("max_body: %v", err)
 		}
+	}
+
+	if h.decode == nil {
+		// max_body is the one size bound; the decoder's other bounds
+		// (depth, counts, string sizes) keep their defaults.
+		limits := design.Limits{MaxBytes: int(h.maxBody)}
+		h.decode = func(body []byte) (*design.Design, error) { return design.DecodeWithLimits(body, limits) }
 	}
 
 	h.limiter = nil
