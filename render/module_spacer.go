@@ -14,9 +14,14 @@ func (w *emailWriter) moduleSpacer(m *design.Module, b *emBlock) {
 		h = 20
 	}
 	h = min(h, 2000)
+	mh, hasMobile := m.Mobile.Px("height")
 	w.s(`<div class="spacer_block`)
 	if m.HideOnMobile {
 		w.s(" mh")
+	}
+	if hasMobile {
+		w.s(" m")
+		w.int(w.blockSeq)
 	}
 	w.s(`" style="height:`)
 	w.s(emFmt(h))
@@ -28,9 +33,7 @@ func (w *emailWriter) moduleSpacer(m *design.Module, b *emBlock) {
 		w.text(bg)
 	}
 	w.s(`">&#8202;</div>`)
-	if m.Mobile.Len() > 0 {
-		if mh, ok := m.Mobile.Px("height"); ok {
-			w.mobileRule(".spacer_block.m"+strconv.Itoa(w.blockSeq), "height:"+emFmt(mh)+"px!important")
-		}
+	if hasMobile {
+		w.mobileRule(".m"+strconv.Itoa(w.blockSeq), "height:"+emFmt(mh)+"px!important;line-height:"+emFmt(mh)+"px!important")
 	}
 }
