@@ -11,7 +11,7 @@ import (
 func (w *emailWriter) moduleForm(m *design.Module, b *emBlock) {
 	f := m.Content()
 	fields := design.FormFields(f)
-	w.warn("form module at " + w.path() + " rendered as a static preview: email clients cannot submit forms")
+	w.warnOnce("form module rendered as a static preview (email clients cannot submit forms)", w.path())
 	if len(fields) == 0 {
 		return
 	}

@@ -25,6 +25,7 @@ func HTML(d *design.Design) (*Output, error) {
 	}
 	w := newEmailWriter(d)
 	w.document()
+	w.finishWarnings()
 	return &Output{Body: w.assemble(), Warnings: w.warnings}, nil
 }
 

@@ -339,9 +339,9 @@ func (w *emailWriter) module(m *design.Module) {
 	render := emModuleRenderers[kind]
 	if render == nil {
 		if m.Kind == design.KindAddon {
-			w.warn("addon module without a renderable contentType (" + strconv.Quote(m.ContentType) + ") omitted at " + w.path())
+			w.warnOnce("addon module without a renderable contentType ("+emQuote(m.ContentType)+") omitted", w.path())
 		} else {
-			w.warn("unknown module type " + strconv.Quote(m.Type) + " omitted at " + w.path())
+			w.warnOnce("unknown module type "+emQuote(m.Type)+" omitted", w.path())
 		}
 		return
 	}
@@ -465,3 +465,13 @@ func (w *emailWriter) linkColorFor(vals ...string) string {
 
 // emLower lower-cases ASCII.
 func emLower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// emQuote quotes a design-supplied name for a warning: ASCII only (the
+// warnings travel in an HTTP header) and bounded in length.
+func emQuote(s string) string {
+	const maxLen = 80
+	if len(s) > maxLen {
+		s = s[:maxLen] + "…"
+	}
+	return strconv.QuoteToASCII(s)
+}
