@@ -349,15 +349,6 @@ func (w *textWriter) listBoundary(level int) {
 	w.lineBreak()
 }
 
-func isVoid(a atom.Atom) bool {
-	switch a {
-	case atom.Area, atom.Base, atom.Br, atom.Col, atom.Embed, atom.Hr, atom.Img, atom.Input,
-		atom.Link, atom.Meta, atom.Source, atom.Track, atom.Wbr:
-		return true
-	}
-	return false
-}
-
 // fragmentText converts one HTML fragment on its own (tests, table cells).
 func fragmentText(src string) string {
 	var w textWriter

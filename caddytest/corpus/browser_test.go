@@ -176,6 +176,6 @@ func artifactName(set, page string, width int) string {
 			return '_'
 		}
 		return r
-	}, strings.TrimSuffix(page, filepath.Ext(page)))
+	}, strings.TrimSuffix(page, ".html"))
 	return filepath.Join(set, fmt.Sprintf("%s-%d.png", page, width))
 }

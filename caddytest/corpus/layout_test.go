@@ -9,12 +9,13 @@ import (
 // the viewport and document widths, the outermost elements that stick out
 // of the viewport, and for every layout row its columns' boxes.
 //
-// Rows and columns are found by the vendor's class names, which our
-// renderer keeps: email tables (table.row-content > tr > td.column, class
-// "stack" when the row stacks, tr.reverse when it stacks reversed) and the
+// Rows and columns are found by class names, in three dialects: the
+// vendor's email tables (table.row-content > tr > td.column, class "stack"
+// when the row stacks, tr.reverse when it stacks reversed), the vendor's
 // page/popup flexbox markup (.bee[-popup]-row-content > .bee[-popup]-col,
-// class "no_stack" when it does not stack). The row number comes from the
-// "row-N" class of the enclosing row.
+// class "no_stack" when it does not stack) and our renderer's hybrid layout
+// (table.rc > … > div.col, class "st" when the row stacks). The row number
+// comes from the "row-N" or "rN" class of the enclosing row.
 const layoutProbe = `(() => {
   const vw = window.innerWidth;
   const tol = 1; // sub-pixel rounding
@@ -58,13 +59,16 @@ const layoutProbe = `(() => {
       }
     }
   }
-  const rowSel = 'table.row-content, .bee-row-content, .bee-popup-row-content';
+  const rowSel = 'table.row-content, table.rc, .bee-row-content, .bee-popup-row-content';
   const box = el => { const r = el.getBoundingClientRect(); return {left: r.left, top: r.top, width: r.width, height: r.height}; };
+  const pageDir = getComputedStyle(document.body || document.documentElement).direction;
+  out.pageRTL = pageDir === 'rtl';
   for (const row of document.querySelectorAll(rowSel)) {
-    const isTable = row.tagName === 'TABLE';
     let cols;
-    if (isTable) {
+    if (row.matches('table.row-content')) {
       cols = Array.from(row.querySelectorAll('td.column')).filter(c => c.closest('table.row-content') === row);
+    } else if (row.matches('table.rc')) {
+      cols = Array.from(row.querySelectorAll('div.col')).filter(c => c.closest('table.rc') === row);
     } else {
       cols = Array.from(row.children).filter(c => c.classList.contains('bee-col') || c.classList.contains('bee-popup-col'));
     }
@@ -72,13 +76,16 @@ const layoutProbe = `(() => {
     for (let e = row; e && !number; e = e.parentElement) {
       if (typeof e.className !== 'string') continue;
       for (const c of e.className.split(/\s+/)) {
-        const m = /^(?:bee-(?:popup-)?)?row-(\d+)$/.exec(c);
+        const m = /^(?:(?:bee-(?:popup-)?)?row-|r)(\d+)$/.exec(c);
         if (m) { number = parseInt(m[1], 10); break; }
       }
     }
-    const reverse = row.classList.contains('reverse') || !!row.querySelector('tr.reverse') && isTable;
-    const stack = isTable ? row.classList.contains('stack') : !row.classList.contains('no_stack');
-    out.rows.push({number: number, path: path(row), box: box(row), stack: stack, reverse: reverse, cols: cols.map(box)});
+    const reverse = row.classList.contains('reverse') || (row.matches('table.row-content') && !!row.querySelector('tr.reverse'));
+    const stack = row.matches('table') ? (row.classList.contains('stack') || row.classList.contains('st')) : !row.classList.contains('no_stack');
+    // Columns written in reverse document order inside a container of the
+    // opposite direction (the hybrid layout's way to stack reversed).
+    const domReversed = cols.length > 0 && !!cols[0].parentElement && getComputedStyle(cols[0].parentElement).direction !== pageDir;
+    out.rows.push({number: number, path: path(row), box: box(row), stack: stack, reverse: reverse, domReversed: domReversed, cols: cols.map(box)});
   }
   return JSON.stringify(out);
 })()`
@@ -102,12 +109,25 @@ type rowProbe struct {
 	Box     box
 	Stack   bool // the markup says the row stacks on mobile
 	Reverse bool // the markup says it stacks in reverse order
-	Cols    []box
+	// DOMReversed: the columns are in reverse document order (written
+	// last-first in a container of the opposite direction).
+	DOMReversed bool
+	Cols        []box
+}
+
+// designOrder returns the visible columns in the design's order.
+func (r rowProbe) designOrder() []box {
+	cols := visibleCols(r)
+	if r.DOMReversed {
+		return reversed(cols)
+	}
+	return cols
 }
 
 type measurement struct {
 	VW          float64
 	ScrollWidth float64
+	PageRTL     bool
 	Overflow    []offender
 	Rows        []rowProbe
 }
@@ -115,14 +135,20 @@ type measurement struct {
 // tolerance absorbs sub-pixel rounding of layout boxes.
 const tolerance = 1.0
 
-// rowExpectation is what a row should do on mobile.
+// rowExpectation is what a row should do.
 type rowExpectation struct {
-	stack, reverse bool
+	stack, reverse              bool   // on mobile
+	hiddenMobile, hiddenDesktop bool   // not shown at that width
+	valign                      string // "top" (default), "middle" or "bottom": what lines up side by side
 }
+
+// expectFunc gives a row's expectation; false when the row is not to be
+// checked.
+type expectFunc func(rowProbe) (rowExpectation, bool)
 
 // checkMobile returns the problems of a page at phone width: horizontal
 // overflow, and rows whose columns are not arranged as expected.
-func checkMobile(m *measurement, expect func(rowProbe) (rowExpectation, bool)) []string {
+func checkMobile(m *measurement, expect expectFunc) []string {
 	var problems []string
 	if m.ScrollWidth > m.VW {
 		problems = append(problems, fmt.Sprintf("document scrollWidth %.0f > viewport %.0f", m.ScrollWidth, m.VW))
@@ -131,12 +157,18 @@ func checkMobile(m *measurement, expect func(rowProbe) (rowExpectation, bool)) [
 		problems = append(problems, fmt.Sprintf("element outside the viewport (left %.0f, right %.0f, width %.0f): %s", o.Left, o.Right, o.Width, o.Path))
 	}
 	for _, r := range m.Rows {
-		cols := visibleCols(r)
-		if !r.Box.visible() || len(cols) < 2 {
-			continue
-		}
 		exp, ok := expect(r)
 		if !ok {
+			continue
+		}
+		if exp.hiddenMobile {
+			if r.Box.visible() {
+				problems = append(problems, fmt.Sprintf("row %d (%s) is hidden on mobile but shows", r.Number, r.Path))
+			}
+			continue
+		}
+		cols := r.designOrder()
+		if !r.Box.visible() || len(cols) < 2 {
 			continue
 		}
 		if exp.stack {
@@ -148,24 +180,41 @@ func checkMobile(m *measurement, expect func(rowProbe) (rowExpectation, bool)) [
 			}
 			continue
 		}
-		if p := sideBySide(cols); p != "" {
+		if m.PageRTL {
+			cols = reversed(cols)
+		}
+		if p := sideBySide(cols, exp.valign); p != "" {
 			problems = append(problems, fmt.Sprintf("row %d (%s) should keep its columns side by side on mobile: %s", r.Number, r.Path, p))
 		}
 	}
 	return problems
 }
 
-// checkDesktop returns the problems of a page at desktop width: every
-// multi-column row must have its columns side by side. Rows wider than the
-// viewport (1440 px page designs) are left to the mobile checks.
-func checkDesktop(m *measurement) []string {
+// checkDesktop returns the problems of a page at desktop width (wider than
+// the design's breakpoint): every multi-column row must have its columns
+// side by side, and rows hidden on desktop must not show.
+func checkDesktop(m *measurement, expect expectFunc) []string {
 	var problems []string
 	for _, r := range m.Rows {
-		cols := visibleCols(r)
+		exp, ok := expect(r)
+		if !ok {
+			continue
+		}
+		if exp.hiddenDesktop {
+			if r.Box.visible() {
+				problems = append(problems, fmt.Sprintf("row %d (%s) is hidden on desktop but shows", r.Number, r.Path))
+			}
+			continue
+		}
+		cols := r.designOrder()
 		if !r.Box.visible() || len(cols) < 2 {
 			continue
 		}
-		if p := sideBySide(cols); p != "" {
+		// Right to left designs put the first column on the right.
+		if m.PageRTL {
+			cols = reversed(cols)
+		}
+		if p := sideBySide(cols, exp.valign); p != "" {
 			problems = append(problems, fmt.Sprintf("row %d (%s) should have its columns side by side on desktop: %s", r.Number, r.Path, p))
 		}
 	}
@@ -212,13 +261,23 @@ func stacked(cols []box) string {
 	return ""
 }
 
-// sideBySide: same top, each column starting at or right of the end of the
+// sideBySide: lined up vertically (same top, or same middle or bottom
+// for rows aligned so), each column starting at or right of the end of the
 // one before.
-func sideBySide(cols []box) string {
+func sideBySide(cols []box, valign string) string {
+	line := func(b box) float64 { return b.Top }
+	switch valign {
+	case "middle":
+		line = func(b box) float64 { return b.Top + b.Height/2 }
+	case "bottom":
+		line = box.bottom
+	default:
+		valign = "top"
+	}
 	for i := 1; i < len(cols); i++ {
 		a, b := cols[i-1], cols[i]
-		if d := b.Top - a.Top; d > tolerance || d < -tolerance {
-			return fmt.Sprintf("column %d top %.0f != column %d top %.0f", i+1, b.Top, i, a.Top)
+		if d := line(b) - line(a); d > tolerance || d < -tolerance {
+			return fmt.Sprintf("column %d %s %.0f != column %d %s %.0f", i+1, valign, line(b), i, valign, line(a))
 		}
 		if b.Left < a.right()-tolerance {
 			return fmt.Sprintf("column %d (left %.0f) starts before column %d ends (%.0f)", i+1, b.Left, i, a.right())

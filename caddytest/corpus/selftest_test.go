@@ -100,7 +100,7 @@ func TestLayoutChecksCatchFaults(t *testing.T) {
 			if m, err = tb.measure(); err != nil {
 				t.Fatal(err)
 			}
-			assertProblems(t, "desktop", checkDesktop(m), tc.wantDesktop)
+			assertProblems(t, "desktop", checkDesktop(m, markupExpectation), tc.wantDesktop)
 		})
 	}
 }

@@ -10,13 +10,14 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 	// Registers the project's modules (content_service among them).
-	// TEMP _ "github.com/designbridge/caddy-designbridge"
+	_ "github.com/designbridge/caddy-designbridge"
 )
 
 // startCaddy loads a Caddyfile into the package's in-process Caddy that
 // serves, on 127.0.0.1:9500, the vendor's exported HTML (/vendor/), the
-// vendor's JSON+HTML pairs (/pairs/) and the directory of pages rendered
-// by this test (/ours/). It returns the base URL.
+// vendor's JSON+HTML pairs (/pairs/), the directory of pages rendered by
+// this test (/ours/) and our content_service (/v1/…, which renders design
+// JSON with the render package). It returns the base URL.
 func startCaddy(t *testing.T, oursDir string) string {
 	t.Helper()
 	vendorDir, err := filepath.Abs(filepath.Join(corpusDir, "exported-html"))
@@ -56,9 +57,18 @@ http://127.0.0.1:%d {
 		root * %q
 		file_server
 	}
+	handle /v1/* {
+		content_service {
+			signing_key %s
+			app corpus-layout {
+				secret corpus-layout-secret
+				token %s
+			}
+		}
+	}
 	respond 404
 }
-`, adminPort, httpPort, httpsPort, httpPort, vendorDir, pairsDir, oursDir)
+`, adminPort, httpPort, httpsPort, httpPort, vendorDir, pairsDir, oursDir, testSigningKey, testToken)
 	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
 		AdminPort:          adminPort,
 		LoadRequestTimeout: 10 * time.Second,

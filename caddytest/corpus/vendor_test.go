@@ -40,7 +40,7 @@ func TestVendorHTMLLayout(t *testing.T) {
 	rowsSeen := 0
 	for _, p := range pages {
 		t.Run(p.set+"/"+p.file, func(t *testing.T) {
-			m := checkPage(t, tb, base+"/"+p.set+"/"+url.PathEscape(p.file), map[string]string{"vendor": "vendor-exported", "pairs": "vendor-pairs"}[p.set], p.file, markupExpectation)
+			m, _ := checkPage(t, tb, base+"/"+p.set+"/"+url.PathEscape(p.file), map[string]string{"vendor": "vendor-exported", "pairs": "vendor-pairs"}[p.set], p.file, desktopWidth, markupExpectation)
 			rowsSeen += len(m.Rows)
 		})
 	}
@@ -57,8 +57,8 @@ func markupExpectation(r rowProbe) (rowExpectation, bool) {
 }
 
 // checkPage opens pageURL at phone width, checks and screenshots it, then
-// does the same at desktop width. It returns the mobile measurement.
-func checkPage(t *testing.T, tb *tab, pageURL, set, name string, expect func(rowProbe) (rowExpectation, bool)) *measurement {
+// does the same at the desktop width wide. It returns both measurements.
+func checkPage(t *testing.T, tb *tab, pageURL, set, name string, wide int, expect expectFunc) (mobile, desktop *measurement) {
 	t.Helper()
 	if err := tb.setWidth(mobileWidth); err != nil {
 		t.Fatal(err)
@@ -80,20 +80,20 @@ func checkPage(t *testing.T, tb *tab, pageURL, set, name string, expect func(row
 		t.Errorf("at %d px:%s", mobileWidth, joinProblems(ps))
 	}
 
-	if err := tb.setWidth(desktopWidth); err != nil {
+	if err := tb.setWidth(wide); err != nil {
 		t.Fatal(err)
 	}
-	desktop, err := tb.measure()
+	desktop, err = tb.measure()
 	if err != nil {
-		t.Fatalf("measuring at %d px: %v", desktopWidth, err)
+		t.Fatalf("measuring at %d px: %v", wide, err)
 	}
-	if err := tb.screenshot(artifactName(set, name, desktopWidth)); err != nil {
+	if err := tb.screenshot(artifactName(set, name, wide)); err != nil {
 		t.Errorf("screenshot: %v", err)
 	}
-	if ps := checkDesktop(desktop); len(ps) > 0 {
-		t.Errorf("at %d px:%s", desktopWidth, joinProblems(ps))
+	if ps := checkDesktop(desktop, expect); len(ps) > 0 {
+		t.Errorf("at %d px:%s", wide, joinProblems(ps))
 	}
-	return mobile
+	return mobile, desktop
 }
 
 func hostOf(t *testing.T, base string) string {

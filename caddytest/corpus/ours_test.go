@@ -1,0 +1,237 @@
+package corpus
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Credentials of the content_service configured by this test only.
+const (
+	testToken      = "corpus-layout-token"
+	testSigningKey = "corpus-layout-signing-key-0123456789abcdef"
+)
+
+// designRow is what a design's JSON says about one row's mobile and
+// desktop behaviour, read here independently of the design package so that
+// a misreading there shows up as a layout failure.
+type designRow struct {
+	columns                 int
+	stack, reverse          bool
+	hideMobile, hideDesktop bool
+	valign                  string
+}
+
+// designLayout is what the checks need of a design.
+type designLayout struct {
+	messageWidth int // body.content.computedStyle.messageWidth in px, 0 if unreadable
+	rows         []designRow
+}
+
+// readDesignLayout reads a design tolerantly (the corpus has [] for {} and
+// strings for booleans).
+func readDesignLayout(data []byte) (designLayout, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return designLayout{}, err
+	}
+	page, _ := doc["page"].(map[string]any)
+	rows, ok := page["rows"].([]any)
+	if !ok {
+		return designLayout{}, fmt.Errorf("no page.rows array")
+	}
+	var layout designLayout
+	body, _ := page["body"].(map[string]any)
+	content, _ := body["content"].(map[string]any)
+	computed, _ := content["computedStyle"].(map[string]any)
+	if mw, ok := computed["messageWidth"].(string); ok {
+		fmt.Sscanf(mw, "%dpx", &layout.messageWidth)
+	}
+	out := make([]designRow, len(rows))
+	for i, r := range rows {
+		row, _ := r.(map[string]any)
+		cols, _ := row["columns"].([]any)
+		content, _ := row["content"].(map[string]any)
+		cs, _ := content["computedStyle"].(map[string]any)
+		dr := designRow{
+			columns:     len(cols),
+			stack:       truthy(cs["rowColStackOnMobile"], true),
+			hideMobile:  truthy(cs["hideContentOnMobile"], false),
+			hideDesktop: truthy(cs["hideContentOnDesktop"], false),
+		}
+		dr.reverse = dr.stack && truthy(cs["rowReverseColStackOnMobile"], false)
+		dr.valign, _ = cs["verticalAlign"].(string)
+		if dr.valign == "" {
+			dr.valign, _ = cs["vertical-align"].(string)
+		}
+		out[i] = dr
+	}
+	layout.rows = out
+	return layout, nil
+}
+
+func truthy(v any, def bool) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true", "1":
+			return true
+		case "false", "0":
+			return false
+		}
+	case float64:
+		return x != 0
+	}
+	return def
+}
+
+// corpusDesignFiles lists every whole design of the shared corpus: the
+// top-level emails, pages and popups, and the pairs' popups and message
+// (copies with identical bytes once).
+func corpusDesignFiles(t *testing.T) map[string]string {
+	t.Helper()
+	top, err := filepath.Glob(filepath.Join(corpusDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, err := filepath.Glob(filepath.Join(corpusDir, "pairs", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	seen := map[string]bool{}
+	for _, f := range append(top, pairs...) {
+		base := strings.TrimSuffix(filepath.Base(f), ".json")
+		if strings.HasSuffix(base, ".config") || strings.Contains(base, ".request.simple") {
+			continue // popup settings; a Simple-Schema document, not a design
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[string(data)] {
+			continue
+		}
+		seen[string(data)] = true
+		if filepath.Base(filepath.Dir(f)) == "pairs" {
+			base = "pairs__" + base
+		}
+		out[base] = f
+	}
+	if len(out) < 40 {
+		t.Fatalf("found %d designs under %s; the shared corpus is missing", len(out), corpusDir)
+	}
+	return out
+}
+
+// TestOurHTMLLayout renders every corpus design through content_service in
+// Caddy (POST /v1/message/html, as the editor's export does), serves the
+// result from the same Caddy, and runs the layout checks in Chromium with
+// expectations taken from the design JSON.
+func TestOurHTMLLayout(t *testing.T) {
+	oursDir := t.TempDir()
+	base := startCaddy(t, oursDir)
+	designs := corpusDesignFiles(t)
+	names := make([]string, 0, len(designs))
+	for n := range designs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+
+	// Render all first: the browser then only reads files.
+	layoutOf := map[string]designLayout{}
+	client := &http.Client{Timeout: 30 * time.Second}
+	for _, name := range names {
+		data, err := os.ReadFile(designs[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		layout, err := readDesignLayout(data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		layoutOf[name] = layout
+		req, err := http.NewRequest(http.MethodPost, base+"/v1/message/html", bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s: POST /v1/message/html: %v", name, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("%s: POST /v1/message/html: %d %s: %.300s", name, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+		if err := os.WriteFile(filepath.Join(oursDir, name+".html"), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	b := newBrowser(t)
+	defer b.close()
+	tb := b.newTab(t, hostOf(t, base))
+	defer tb.cancel()
+	// Screenshots of an earlier run must not linger beside this run's.
+	if err := os.RemoveAll(filepath.Join(artifactsDir, "ours")); err != nil {
+		t.Fatal(err)
+	}
+
+	multiColumnRows := 0
+	for _, name := range names {
+		layout := layoutOf[name]
+		rows := layout.rows
+		t.Run(name, func(t *testing.T) {
+			var missing []string
+			expect := func(r rowProbe) (rowExpectation, bool) {
+				if r.Number < 1 || r.Number > len(rows) {
+					missing = append(missing, fmt.Sprintf("row %q has no design row number", r.Path))
+					return rowExpectation{}, false
+				}
+				dr := rows[r.Number-1]
+				if len(r.Cols) != dr.columns && dr.columns > 1 {
+					missing = append(missing, fmt.Sprintf("row %d has %d columns in the HTML, %d in the design", r.Number, len(r.Cols), dr.columns))
+				}
+				return rowExpectation{stack: dr.stack, reverse: dr.reverse, hiddenMobile: dr.hideMobile, hiddenDesktop: dr.hideDesktop, valign: dr.valign}, true
+			}
+			// "Desktop" is above the design's breakpoint (message width +
+			// 20 px): 800 px, or more for the 1440 px page designs.
+			wide := max(desktopWidth, layout.messageWidth+40)
+			mobile, _ := checkPage(t, tb, base+"/ours/"+name+".html", "ours", name, wide, expect)
+			// Every design row must be found in the markup, or the
+			// checks above would pass by not seeing it.
+			found := map[int]bool{}
+			for _, r := range mobile.Rows {
+				found[r.Number] = true
+			}
+			for i, dr := range rows {
+				if !found[i+1] {
+					missing = append(missing, fmt.Sprintf("design row %d not found in the HTML", i+1))
+				}
+				if dr.columns > 1 {
+					multiColumnRows++
+				}
+			}
+			if len(missing) > 0 {
+				t.Errorf("markup does not match the design:%s", joinProblems(missing))
+			}
+		})
+	}
+	t.Logf("%d designs, %d multi-column rows checked at %d px and at desktop width", len(names), multiColumnRows, mobileWidth)
+}
