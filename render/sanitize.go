@@ -272,7 +272,7 @@ func emHasProp(style, prop string) bool {
 // block (expression(), javascript: URLs, behavior, -moz-binding, @import)
 // and keeps the rest as written.
 func emSafeInlineStyle(s string) string {
-	l := strings.ToLower(s)
+	l := emLowerASCII(s)
 	if !strings.Contains(l, "expression") && !strings.Contains(l, "script:") &&
 		!strings.Contains(l, "behavior") && !strings.Contains(l, "binding") &&
 		!strings.Contains(l, "@import") && !strings.Contains(l, "\\") &&
@@ -297,4 +297,15 @@ func emSafeInlineStyle(s string) string {
 		b.WriteString(decl)
 	}
 	return b.String()
+}
+
+// emLowerASCII lower-cases ASCII letters, allocating only when there are
+// upper-case ones (editor styles rarely have any).
+func emLowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }
