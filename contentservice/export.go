@@ -1,6 +1,8 @@
 package contentservice
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -109,12 +111,7 @@ func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 	setWarnings(w.Header(), out.Warnings)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if wantsJSON(r.Header.Values("Accept"), f.rawType) {
-		wrapped, err := marshalJSON(map[string]map[string]string{"body": {f.jsonKey: string(out.Body)}})
-		if err != nil {
-			// Only invalid UTF-8 would be replaced, never an error.
-			writeError(w, http.StatusInternalServerError, CodeInternal, "Internal error", "request id "+id)
-			return
-		}
+		wrapped := wrapBody(f.jsonKey, out.Body)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(len(wrapped)))
 		w.WriteHeader(http.StatusOK)
@@ -249,4 +246,21 @@ func headerSafe(s string, max int) string {
 		sb.WriteByte(c)
 	}
 	return sb.String()
+}
+
+// wrapBody returns {"body":{"<key>":"<body as a JSON string>"}}, written
+// directly into one buffer: it is on every JSON-form export.
+func wrapBody(key string, body []byte) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(body) + len(body)/8 + len(key) + 16)
+	buf.WriteString(`{"body":{"`)
+	buf.WriteString(key)
+	buf.WriteString(`":`)
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	// Encoding a string cannot fail (invalid UTF-8 becomes U+FFFD).
+	_ = enc.Encode(string(body))
+	buf.Truncate(buf.Len() - 1) // the encoder's newline
+	buf.WriteString("}}")
+	return buf.Bytes()
 }

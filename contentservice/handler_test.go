@@ -2,12 +2,14 @@ package contentservice
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
 func TestProvisionErrors(t *testing.T) {
@@ -242,5 +244,22 @@ func TestLimiter(t *testing.T) {
 		if got := retryAfterSeconds(tt.wait); got != tt.want {
 			t.Errorf("retryAfterSeconds(%v) = %d, want %d", tt.wait, got, tt.want)
 		}
+	}
+}
+
+// Behind Caddy's server, the request id is Caddy's {http.request.uuid}, so
+// that the access log (field "uuid") and our error log share it.
+func TestRequestIDIsCaddyUUID(t *testing.T) {
+	h, _, _ := newTestHandler(t, nil)
+	r := httptest.NewRequest(http.MethodGet, PathHTML, nil)
+	w := httptest.NewRecorder()
+	repl := caddy.NewReplacer()
+	r = caddyhttp.PrepareRequest(r, repl, w, nil)
+	if err := h.ServeHTTP(w, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	id := w.Header().Get("X-Request-Id")
+	if uuid := repl.ReplaceAll("{http.request.uuid}", ""); id == "" || id != uuid {
+		t.Errorf("X-Request-Id %q, {http.request.uuid} %q", id, uuid)
 	}
 }

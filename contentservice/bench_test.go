@@ -1,0 +1,66 @@
+package contentservice
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+// benchDesign is a typical corpus design (a 2-column newsletter, ~88 KB).
+const benchDesign = "../../shared/corpus/beefree-sdk-assets-templates__v2-email-BF-newsletter-template.json"
+
+// BenchmarkServeHTTP measures the whole handler path of an export (token
+// check, body read, decode, render, response) with the real renderer and a
+// request prepared as Caddy's server prepares it.
+func BenchmarkServeHTTP(b *testing.B) {
+	body, err := os.ReadFile(benchDesign)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, _, _ := newTestHandler(b, func(h *Handler) { h.now = nil })
+	for _, bc := range []struct {
+		name, path, accept string
+	}{
+		{"html", PathHTML, ""},
+		{"html-json", PathHTML, "application/json"},
+		{"plain-text", PathPlainText, ""},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest(http.MethodPost, bc.path, bytes.NewReader(body))
+				r.Header.Set("Authorization", "Bearer "+testAPIToken)
+				r.Header.Set("Content-Type", "application/json")
+				if bc.accept != "" {
+					r.Header.Set("Accept", bc.accept)
+				}
+				w := httptest.NewRecorder()
+				r = caddyhttp.PrepareRequest(r, caddy.NewReplacer(), w, nil)
+				if err := h.ServeHTTP(w, r, nil); err != nil || w.Code != http.StatusOK {
+					b.Fatalf("status %d, err %v: %.200s", w.Code, err, w.Body)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLogin measures LoginV2 (credential check and HS256 signing).
+func BenchmarkLogin(b *testing.B) {
+	h, _, _ := newTestHandler(b, func(h *Handler) { h.now = nil })
+	body := []byte(`{"client_id":"alpha","client_secret":"` + testSecret + `","uid":"customer-42"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, PathLogin, bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		if err := h.ServeHTTP(w, r, nil); err != nil || w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
