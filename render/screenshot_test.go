@@ -1,16 +1,43 @@
 package render
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"flag"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
+
+// emPlaceholderPNG is served for every remote image (there is no network):
+// a 1200×600 grey picture with a dark frame, so widths and alignment show.
+func emPlaceholderPNG() string {
+	const w, h = 1200, 600
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			c := color.RGBA{0xb8, 0xc4, 0xd0, 0xff}
+			if x < 12 || y < 12 || x >= w-12 || y >= h-12 || (x-y*2)%200 == 0 {
+				c = color.RGBA{0x40, 0x50, 0x60, 0xff}
+			}
+			img.Set(x, y, c)
+		}
+	}
+	var b bytes.Buffer
+	png.Encode(&b, img)
+	return base64.StdEncoding.EncodeToString(b.Bytes())
+}
 
 // -shots DIR renders every golden file and corpus design to a PNG in DIR
 // with headless Chromium, for looking at (not an assertion).
@@ -35,8 +62,31 @@ func TestScreenshots(t *testing.T) {
 	defer cancel()
 	ctx, cancel2 := chromedp.NewContext(actx)
 	defer cancel2()
-	// Start the browser on the long-lived context: the first Run binds it.
-	if err := chromedp.Run(ctx); err != nil {
+	// Start the browser on the long-lived context (the first Run binds
+	// it) and answer every non-file request locally: images get the
+	// placeholder, anything else (fonts) fails fast.
+	placeholder := emPlaceholderPNG()
+	chromedp.ListenTarget(ctx, func(ev any) {
+		e, ok := ev.(*fetch.EventRequestPaused)
+		if !ok {
+			return
+		}
+		go func() {
+			exec := cdp.WithExecutor(ctx, chromedp.FromContext(ctx).Target)
+			if strings.HasPrefix(e.Request.URL, "file:") {
+				_ = fetch.ContinueRequest(e.RequestID).Do(exec)
+				return
+			}
+			if e.ResourceType == network.ResourceTypeImage {
+				_ = fetch.FulfillRequest(e.RequestID, 200).
+					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "image/png"}}).
+					WithBody(placeholder).Do(exec)
+				return
+			}
+			_ = fetch.FailRequest(e.RequestID, network.ErrorReasonBlockedByClient).Do(exec)
+		}()
+	})
+	if err := chromedp.Run(ctx, fetch.Enable()); err != nil {
 		t.Fatal(err)
 	}
 
