@@ -331,9 +331,24 @@ func parseWindow(s string) (time.Duration, error) {
 
 // replace replaces placeholders, refusing unknown ones and ones that are
 // empty, so that an unset environment variable is a load-time error rather
-// than an empty secret.
+// than an empty secret. Caddy's message quotes the placeholder; it is kept
+// only when the value is one whole placeholder, since otherwise the braces
+// may be part of a literal secret (escape them as \{ \}).
 func replace(repl *caddy.Replacer, s string) (string, error) {
-	return repl.ReplaceOrErr(s, true, true)
+	out, err := repl.ReplaceOrErr(s, true, true)
+	if err != nil {
+		if isWholePlaceholder(s) {
+			return "", err
+		}
+		return "", fmt.Errorf("holds an unknown or empty placeholder (escape a literal brace as \\{)")
+	}
+	return out, nil
+}
+
+// isWholePlaceholder reports whether s is exactly one placeholder, such as
+// {env.SIGNING_KEY}.
+func isWholePlaceholder(s string) bool {
+	return len(s) > 2 && s[0] == '{' && s[len(s)-1] == '}' && !strings.ContainsAny(s[1:len(s)-1], "{}")
 }
 
 // replaceRequired is replace that also refuses an empty result.

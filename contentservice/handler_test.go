@@ -32,6 +32,8 @@ func TestProvisionErrors(t *testing.T) {
 		{"unset env key", func(h *Handler) { h.SigningKey = "{env.CS_TEST_UNSET_VAR}" }, "signing_key"},
 		{"unknown placeholder", func(h *Handler) { h.SigningKey = "{nope.nothing}" + testKey }, "signing_key"},
 		{"no apps", func(h *Handler) { h.Apps = nil }, "no app configured"},
+		{"brace inside a literal secret", func(h *Handler) { h.Apps[0].ClientSecret = "abc{tok-one}def" }, "escape a literal brace"},
+		{"unset env in whole-placeholder secret names it", func(h *Handler) { h.Apps[0].ClientSecret = "{env.CS_TEST_UNSET_VAR}" }, "CS_TEST_UNSET_VAR"},
 		{"empty client id", func(h *Handler) { h.Apps[0].ClientID = "" }, "client_id"},
 		{"duplicate client id", func(h *Handler) { h.Apps = append(h.Apps, App{ClientID: "a", ClientSecret: "x"}) }, "configured twice"},
 		{"empty secret", func(h *Handler) { h.Apps[0].ClientSecret = "" }, "secret"},
@@ -104,6 +106,10 @@ func TestProvisionResolvesPlaceholders(t *testing.T) {
 	}
 	if h.lookupApp("a", "sec-from-env") != 0 || h.lookupApp("a", "{env.CS_TEST_SECRET}") != -1 {
 		t.Error("client secret placeholder not resolved")
+	}
+	h.Apps[0].ClientSecret = `ab\{c\}d`
+	if err := h.setup(caddy.NewReplacer()); err != nil || h.lookupApp("a", "ab{c}d") != 0 {
+		t.Errorf("escaped braces: %v", err)
 	}
 	if h.limiter == nil || len(h.limiter.buckets) != 4+1 {
 		t.Errorf("limiter %+v", h.limiter)
