@@ -386,6 +386,13 @@ func TestFSPHandleErrorsMapping(t *testing.T) {
 			}
 		})
 	}
+	t.Run("handler error without a status is a 500", func(t *testing.T) {
+		fe := fspProvisioned(t, FSPError{})
+		w := fspServe(t, fe, fspRequest(t, http.MethodGet, "/x", nil, caddyhttp.HandlerError{Err: errors.New(secret)}))
+		if got := fspDecode(t, w); got.Code != 3100 || w.Code != 503 {
+			t.Errorf("got %d/%+v, want 503/3100", w.Code, got)
+		}
+	})
 	t.Run("plain error is a 500", func(t *testing.T) {
 		fe := fspProvisioned(t, FSPError{})
 		w := fspServe(t, fe, fspRequest(t, http.MethodGet, "/x", nil, errors.New(secret)))
@@ -674,5 +681,33 @@ func TestFSPDocsExamplesAdapt(t *testing.T) {
 		if !strings.Contains(string(out), `"handler":"fsp_error"`) {
 			t.Errorf("example %d has no fsp_error handler: %s", i, out)
 		}
+	}
+}
+
+// BenchmarkFSPServeHTTP measures one answer of each kind: a literal table
+// code, a custom code from placeholders, and the handle_errors mapping.
+func BenchmarkFSPServeHTTP(b *testing.B) {
+	cases := []struct {
+		name    string
+		fe      FSPError
+		vars    map[string]any
+		handled error
+	}{
+		{"table code", FSPError{Code: "3200"}, nil, nil},
+		{"placeholders", FSPError{Code: "{http.vars.c}", StatusCode: "400", Message: "Upload error", Details: "{http.request.uri.path.file}"}, map[string]any{"c": "3901"}, nil},
+		{"mapping", FSPError{}, nil, caddyhttp.Error(http.StatusBadGateway, errors.New("dial"))},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			fe := fspProvisioned(b, c.fe)
+			r := fspRequest(b, http.MethodPost, "/dir/what%3F.png", c.vars, c.handled)
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				if err := fe.ServeHTTP(w, r, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
