@@ -1,0 +1,51 @@
+package render
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestDocumentFrame checks head-level behaviour on fixtures with explicit
+// expectations (the goldens pin the exact bytes; this says what matters).
+func TestDocumentFrame(t *testing.T) {
+	tests := []struct {
+		fixture     string
+		contains    []string
+		notContains []string
+	}{
+		{"body-rtl-meta", []string{
+			`lang="ar" dir="rtl"`,
+			`<title>Newsletter &lt;العربية&gt;</title>`,
+			`@media (max-width:660px)`, // messageWidth 640 + 20
+			`<!--[if !mso]><!--><link href="https://fonts.googleapis.com/css2?family=Cairo:wght@400;700" rel="stylesheet" type="text/css"><!--<![endif]-->`,
+			`>Preview text shown in the inbox`,
+		}, []string{"family=Unused"}},
+		{"module-heading", []string{"family=Lato", "'Lato', Tahoma, Verdana, Segoe, sans-serif"}, []string{"family=Montserrat"}},
+		{"module-text", []string{`lang="en"`, `@media (max-width:620px)`, "<title></title>"}, []string{"dir=", "<link"}},
+		{"row-nostack", []string{`class="rc"`, "width:50.0000%"}, []string{`class="rc st"`}},
+		{"row-columns", []string{`class="rc st"`, "max-width:200px", "max-width:400px", `<!--[if mso]><td width="200" valign="top"`}, nil},
+		{"row-reverse", []string{`class="rv"`, `class="col cf"`, `class="col cl"`, ".rv .cf{display:table-footer-group!important}"}, nil},
+		{"row-visibility", []string{`class="row r1 mh"`, `<!--[if !mso]><!--><div class="dh" style="display:none;`, `class="paragraph_block mh"`}, nil},
+		{"module-button", []string{`<v:roundrect`, `href="https://example.com/start?utm={{campaign}}"`, `arcsize="8%"`, `fillcolor="#8E364B"`, `height:52px;width:148px`}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			data, err := os.ReadFile("testdata/fixtures/" + tt.fixture + ".json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := string(renderForTest(t, data))
+			for _, s := range tt.contains {
+				if !strings.Contains(out, s) {
+					t.Errorf("output lacks %q", s)
+				}
+			}
+			for _, s := range tt.notContains {
+				if strings.Contains(out, s) {
+					t.Errorf("output has %q", s)
+				}
+			}
+		})
+	}
+}
