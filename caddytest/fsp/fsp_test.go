@@ -15,19 +15,20 @@ import (
 var uploadError = fspBody{3901, "Upload error", `File names may not contain any of: \ / ? |`}
 
 // forbiddenNameRule is the forbidden-character rule as docs/fsp.md shows it
-// for a site of its own, in front of the FSP at upstreamURL.
+// for a site of its own, in front of the FSP at upstreamURL; reverse_proxy
+// is written first on purpose: the directive order, not the text, decides.
 func forbiddenNameRule(port int, upstreamURL string) string {
 	return fmt.Sprintf(`:%d {
 	@forbiddenName {
 		method POST
 		vars_regexp {http.request.orig_uri} `+"`"+`^[^?]*/[^/?]*(%%5[Cc]|%%2[Ff]|%%3[Ff]|%%7[Cc]|[\\|])[^/?]*(\?.*)?$`+"`"+`
 	}
+	reverse_proxy %s
 	fsp_error @forbiddenName 3901 {
 		status 400
 		message "Upload error"
 		details `+"`"+`File names may not contain any of: \ / ? |`+"`"+`
 	}
-	reverse_proxy %s
 	handle_errors {
 		fsp_error
 	}
