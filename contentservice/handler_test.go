@@ -2,6 +2,8 @@ package contentservice
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -106,6 +108,14 @@ func TestProvisionResolvesPlaceholders(t *testing.T) {
 	}
 	if h.lookupApp("a", "sec-from-env") != 0 || h.lookupApp("a", "{env.CS_TEST_SECRET}") != -1 {
 		t.Error("client secret placeholder not resolved")
+	}
+	keyFile := filepath.Join(t.TempDir(), "signing_key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("f", 48)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.SigningKey = "{file." + keyFile + "}"
+	if err := h.setup(caddy.NewReplacer()); err != nil || string(h.signingKey) != strings.Repeat("f", 48) {
+		t.Errorf("key from a file: %v, %d bytes", err, len(h.signingKey))
 	}
 	h.Apps[0].ClientSecret = `ab\{c\}d`
 	if err := h.setup(caddy.NewReplacer()); err != nil || h.lookupApp("a", "ab{c}d") != 0 {
