@@ -9,6 +9,8 @@ const $ = (id) => document.getElementById(id);
 
 const ui = {
   editorError: $("editor-error"),
+  editorErrorText: $("editor-error-text"),
+  editorErrorDismiss: $("editor-error-dismiss"),
   getHtml: $("get-html"),
   getText: $("get-text"),
   status: $("status"),
@@ -35,6 +37,10 @@ async function main() {
   ui.getText.addEventListener("click", getPlainText);
   ui.copy.addEventListener("click", copyHtml);
   ui.download.addEventListener("click", downloadHtml);
+  ui.editorErrorDismiss.addEventListener("click", () => {
+    ui.editorError.hidden = true;
+    document.getElementById("editor-title").focus();
+  });
 
   try {
     const token = await getEditorToken();
@@ -70,7 +76,8 @@ async function getEditorToken() {
     body: JSON.stringify({ uid: config.uid }),
   });
   if (!response.ok) {
-    throw new Error(`no editor token (HTTP ${response.status} from ${config.authPath})`);
+    const reason = errorMessage(await response.text());
+    throw new Error(`no editor token (HTTP ${response.status} from ${config.authPath}).${reason}`);
   }
   return response.json();
 }
@@ -101,7 +108,7 @@ async function handleEditorError(err, editor) {
 }
 
 function showEditorError(message) {
-  ui.editorError.textContent = message;
+  ui.editorErrorText.textContent = message;
   ui.editorError.hidden = false;
 }
 

@@ -357,12 +357,14 @@ export function withText(html, text) {
   return template.innerHTML;
 }
 
-function isPlainParagraphs(html) {
+/** Whether a paragraph can be edited as plain text without losing markup. */
+export function isPlainParagraphs(html) {
   const content = parseFragment(html).content;
   return [...content.querySelectorAll("*")].every((node) => node.localName === "p" || node.localName === "br");
 }
 
-function paragraphsToText(html) {
+/** Paragraph HTML made of <p> and <br> as text: blank line between paragraphs. */
+export function paragraphsToText(html) {
   const content = parseFragment(html).content;
   const onlyParagraphs = [...content.childNodes].every((node) =>
     node.localName === "p" || (node.nodeType === Node.TEXT_NODE && node.data.trim() === ""));
@@ -376,7 +378,8 @@ function paragraphsToText(html) {
   }).join("\n\n");
 }
 
-function textToParagraphs(text) {
+/** The reverse of paragraphsToText: escaped text in <p>, newlines as <br>. */
+export function textToParagraphs(text) {
   return text.split(/\n\s*\n/).map((block) => block.trim()).filter(Boolean).map((block) => {
     const p = document.createElement("p");
     block.split("\n").forEach((line, i) => {

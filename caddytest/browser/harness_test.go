@@ -105,34 +105,38 @@ func setEnv(t *testing.T, env map[string]string, contentServiceURL string) {
 }
 
 // exampleConfig returns Caddyfile.example with caddytest's global options
-// in front. When bridgeToken is not empty it replaces the token of the
-// design_bridge block (only that one; the content service keeps its own).
-func exampleConfig(t *testing.T, bridgeToken string) string {
+// in front. bridge replaces the values of subdirectives of the
+// design_bridge block (e.g. {"token": "wrong"}); the content service's own
+// settings stay as they are.
+func exampleConfig(t *testing.T, bridge map[string]string) string {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "Caddyfile.example"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(raw)
-	if bridgeToken != "" {
+	if len(bridge) > 0 {
 		const directive = "design_bridge {"
 		start := strings.Index(text, directive)
 		if start < 0 {
 			t.Fatal("Caddyfile.example has no design_bridge block")
 		}
 		end := start + strings.Index(text[start:], "\n\t}")
-		block := text[start:end]
-		lines := strings.Split(block, "\n")
-		replaced := 0
+		lines := strings.Split(text[start:end], "\n")
+		replaced := map[string]int{}
 		for i, line := range lines {
 			fields := strings.Fields(line)
-			if len(fields) == 2 && fields[0] == "token" {
-				lines[i] = "\t\ttoken " + bridgeToken
-				replaced++
+			if len(fields) == 2 {
+				if value, ok := bridge[fields[0]]; ok {
+					lines[i] = "\t\t" + fields[0] + " " + value
+					replaced[fields[0]]++
+				}
 			}
 		}
-		if replaced != 1 {
-			t.Fatalf("design_bridge block has %d token lines, want 1", replaced)
+		for name := range bridge {
+			if replaced[name] != 1 {
+				t.Fatalf("design_bridge block has %d %s lines, want 1", replaced[name], name)
+			}
 		}
 		text = text[:start] + strings.Join(lines, "\n") + text[end:]
 	}
@@ -425,18 +429,26 @@ func (s *session) lastRequest(t *testing.T, suffix string) sentRequest {
 	return sentRequest{}
 }
 
-// bodiesFor returns the bodies received for URLs ending in suffix.
+// bodiesFor returns the bodies received for URLs ending in suffix. A
+// response's body arrives after the page has seen the response, so it waits
+// up to 5s for at least one.
 func (s *session) bodiesFor(suffix string) [][]byte {
-	s.bodies.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out [][]byte
-	for _, r := range s.responses {
-		if strings.HasSuffix(r.url, suffix) && r.done && r.bodyErr == nil {
-			out = append(out, r.body)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s.bodies.Wait()
+		s.mu.Lock()
+		var out [][]byte
+		for _, r := range s.responses {
+			if strings.HasSuffix(r.url, suffix) && r.done && r.bodyErr == nil {
+				out = append(out, r.body)
+			}
 		}
+		s.mu.Unlock()
+		if len(out) > 0 || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return out
 }
 
 // --- files ----------------------------------------------------------------------------

@@ -36,7 +36,7 @@ func TestEditorPage(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
 	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
-	loadConfig(t, tester, exampleConfig(t, ""))
+	loadConfig(t, tester, exampleConfig(t, nil))
 
 	s := newSession(t)
 	downloads := t.TempDir()
@@ -194,7 +194,7 @@ func TestEditorPage(t *testing.T) {
 	wrapper := newWrappingUpstream(t, fmt.Sprintf("http://localhost:%d", contentServicePort))
 	step(t, "the same flow with the JSON wrapper response form", func(t *testing.T) {
 		setEnv(t, env, wrapper.server.URL)
-		loadConfig(t, tester, exampleConfig(t, ""))
+		loadConfig(t, tester, exampleConfig(t, nil))
 
 		heading2 := "Wrapped heading for the JSON form"
 		s.run(t,
@@ -239,7 +239,7 @@ func TestEditorPage(t *testing.T) {
 
 	step(t, "a wrong token: alert, and the previous result stays", func(t *testing.T) {
 		setEnv(t, env, "")
-		loadConfig(t, tester, exampleConfig(t, "wrong-token-for-the-browser-test"))
+		loadConfig(t, tester, exampleConfig(t, map[string]string{"token": "wrong-token-for-the-browser-test"}))
 
 		var before string
 		s.run(t, chromedp.Value(resultHTML, &before))
@@ -279,7 +279,7 @@ func TestEditorPage(t *testing.T) {
 	})
 
 	step(t, "development layout: the dev server forwards /v1 and /proxy", func(t *testing.T) {
-		loadConfig(t, tester, exampleConfig(t, ""))
+		loadConfig(t, tester, exampleConfig(t, nil))
 		s.run(t,
 			chromedp.Navigate(devURL+"/"),
 			chromedp.WaitVisible(headingInput),
@@ -497,7 +497,7 @@ func TestStandInEdits(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
 	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
-	loadConfig(t, tester, exampleConfig(t, ""))
+	loadConfig(t, tester, exampleConfig(t, nil))
 
 	s := newSession(t)
 	s.run(t,
@@ -547,6 +547,27 @@ func TestStandInEdits(t *testing.T) {
 		t.Error("the edited image source is not in the exported HTML")
 	}
 
+	// The stand-in's text helpers, case by case, in the page.
+	var helperFailures []string
+	s.run(t, eval(`import("/standin-editor.js").then((m) => [
+		[m.withText('<p style="font-size: 16px;">Buy</p>', "Sell"), '<p style="font-size: 16px;">Sell</p>'],
+		[m.withText('<span class="tinyMce-placeholder">I\'m a new title block</span>', "New"), '<span class="tinyMce-placeholder">New</span>'],
+		[m.withText("<strong>Hi</strong> there", "Yo"), "Yo"],
+		[m.withText("", "A & <b>"), "A &amp; &lt;b&gt;"],
+		[m.withText("<p>{{ first_name }}</p>", "Hi {{ first_name }}"), "<p>Hi {{ first_name }}</p>"],
+		[m.textOf('<div class="txtTinyMce-wrapper"><p>Get <em>Started</em></p></div>'), "Get Started"],
+		[m.textOf("Fish &amp; chips"), "Fish & chips"],
+		[m.paragraphsToText("<p>One<br>line two</p><p>Two</p>"), "One\nline two\n\nTwo"],
+		[m.paragraphsToText("bare text"), "bare text"],
+		[m.textToParagraphs("One\nline two\n\n\nTwo <3"), "<p>One<br>line two</p><p>Two &lt;3</p>"],
+		[m.textToParagraphs("  \n\n "), ""],
+		[String(m.isPlainParagraphs("<p>a</p><p>b<br>c</p>")), "true"],
+		[String(m.isPlainParagraphs('<p>a <a href="x">link</a></p>')), "false"],
+	].filter(([got, want]) => got !== want).map(([got, want]) => got + " != " + want))`, &helperFailures))
+	for _, f := range helperFailures {
+		t.Error("stand-in text helper: " + f)
+	}
+
 	req := s.lastRequest(t, "/v1/message/html")
 	if req.method != "POST" || req.contentType != "application/json" {
 		t.Errorf("export request: %s with Content-Type %q, want POST application/json", req.method, req.contentType)
@@ -568,4 +589,43 @@ func TestStandInEdits(t *testing.T) {
 	if n := s.checkNoSecrets(t, env); n == 0 {
 		t.Error("no response bodies were searched")
 	}
+}
+
+// TestEditorTokenRefused: when LoginV2 refuses the server's credentials the
+// page says the editor could not start, offers no export, and the answer
+// carries no secret.
+func TestEditorTokenRefused(t *testing.T) {
+	env := readEnvExample(t)
+	setEnv(t, env, "")
+	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
+	loadConfig(t, tester, exampleConfig(t, map[string]string{"client_secret": "not-the-secret-of-this-app"}))
+
+	s := newSession(t)
+	var got struct {
+		Error    string
+		Disabled bool
+	}
+	s.run(t,
+		chromedp.Navigate(siteURL+"/"),
+		waitFor(`!document.querySelector("#editor-error").hidden`),
+		eval(`({
+			Error: document.querySelector("#editor-error-text").textContent,
+			Disabled: document.querySelector("#get-html").disabled && document.querySelector("#get-text").disabled,
+		})`, &got),
+	)
+	t.Logf("shown: %s", got.Error)
+	if !strings.Contains(got.Error, "could not start") || !strings.Contains(got.Error, "401") {
+		t.Errorf("error shown: %q; want that the editor could not start (HTTP 401)", got.Error)
+	}
+	if !got.Disabled {
+		t.Error("export buttons are enabled without an editor")
+	}
+	s.run(t,
+		chromedp.Click(`#editor-error-dismiss`),
+		waitFor(`document.querySelector("#editor-error").hidden && document.activeElement.id === "editor-title"`),
+	)
+	if len(s.bodiesFor("/proxy/bee-auth")) == 0 {
+		t.Error("the LoginV2 answer was not captured")
+	}
+	s.checkNoSecrets(t, env)
 }

@@ -45,7 +45,7 @@ func TestVendorSDKSetting(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
 	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
-	loadConfig(t, tester, exampleConfig(t, ""))
+	loadConfig(t, tester, exampleConfig(t, nil))
 
 	configJS, err := os.ReadFile(filepath.Join(repoRoot, "www", "config.js"))
 	if err != nil {
