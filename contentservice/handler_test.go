@@ -2,9 +2,9 @@ package contentservice
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
