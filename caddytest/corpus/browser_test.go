@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -154,12 +155,29 @@ func (tb *tab) measure() (*measurement, error) {
 	return &m, nil
 }
 
-// screenshot saves a full-page PNG under artifacts/corpus/.
+// screenshot saves a full-page PNG under artifacts/corpus/. The viewport
+// is stretched to the document's height for the capture (Chromium's
+// capture-beyond-viewport mode shifts right-to-left documents sideways),
+// then restored.
 func (tb *tab) screenshot(name string) error {
 	var buf []byte
 	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
 	defer cancel()
-	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&buf, 100)); err != nil {
+	var size struct{ W, H int64 }
+	err := chromedp.Run(ctx,
+		chromedp.Evaluate(`({w: window.innerWidth, h: Math.min(16384, Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0))})`, &size),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			if err := emulation.SetDeviceMetricsOverride(size.W, max(size.H, viewHeight), 1, false).Do(ctx); err != nil {
+				return err
+			}
+			var err error
+			buf, err = page.CaptureScreenshot().WithFormat(page.CaptureScreenshotFormatPng).Do(ctx)
+			if err != nil {
+				return err
+			}
+			return emulation.SetDeviceMetricsOverride(size.W, viewHeight, 1, false).Do(ctx)
+		}))
+	if err != nil {
 		return err
 	}
 	path := filepath.Join(artifactsDir, name)

@@ -149,13 +149,7 @@ type expectFunc func(rowProbe) (rowExpectation, bool)
 // checkMobile returns the problems of a page at phone width: horizontal
 // overflow, and rows whose columns are not arranged as expected.
 func checkMobile(m *measurement, expect expectFunc) []string {
-	var problems []string
-	if m.ScrollWidth > m.VW {
-		problems = append(problems, fmt.Sprintf("document scrollWidth %.0f > viewport %.0f", m.ScrollWidth, m.VW))
-	}
-	for _, o := range m.Overflow {
-		problems = append(problems, fmt.Sprintf("element outside the viewport (left %.0f, right %.0f, width %.0f): %s", o.Left, o.Right, o.Width, o.Path))
-	}
+	problems := checkOverflow(m)
 	for _, r := range m.Rows {
 		exp, ok := expect(r)
 		if !ok {
@@ -191,10 +185,10 @@ func checkMobile(m *measurement, expect expectFunc) []string {
 }
 
 // checkDesktop returns the problems of a page at desktop width (wider than
-// the design's breakpoint): every multi-column row must have its columns
-// side by side, and rows hidden on desktop must not show.
+// the design's breakpoint): no horizontal overflow, every multi-column row
+// with its columns side by side, and rows hidden on desktop not showing.
 func checkDesktop(m *measurement, expect expectFunc) []string {
-	var problems []string
+	problems := checkOverflow(m)
 	for _, r := range m.Rows {
 		exp, ok := expect(r)
 		if !ok {
@@ -217,6 +211,18 @@ func checkDesktop(m *measurement, expect expectFunc) []string {
 		if p := sideBySide(cols, exp.valign); p != "" {
 			problems = append(problems, fmt.Sprintf("row %d (%s) should have its columns side by side on desktop: %s", r.Number, r.Path, p))
 		}
+	}
+	return problems
+}
+
+// checkOverflow: nothing may stick out of the viewport sideways.
+func checkOverflow(m *measurement) []string {
+	var problems []string
+	if m.ScrollWidth > m.VW {
+		problems = append(problems, fmt.Sprintf("document scrollWidth %.0f > viewport %.0f", m.ScrollWidth, m.VW))
+	}
+	for _, o := range m.Overflow {
+		problems = append(problems, fmt.Sprintf("element outside the viewport (left %.0f, right %.0f, width %.0f): %s", o.Left, o.Right, o.Width, o.Path))
 	}
 	return problems
 }
