@@ -369,7 +369,7 @@ func plainText(d *design.Design) (*Output, error) {
 		return nil, errors.New("render: nil design")
 	}
 	var w textWriter
-	var warnings []string
+	var warn textWarnings
 	for ri := range d.Page.Rows {
 		r := &d.Page.Rows[ri]
 		if r.HideOnDesktop {
@@ -391,15 +391,13 @@ func plainText(d *design.Design) (*Output, error) {
 				w.paragraphBreak()
 				known := w.module(m)
 				path := "page.rows[" + strconv.Itoa(ri) + "].columns[" + strconv.Itoa(ci) + "].modules[" + strconv.Itoa(mi) + "]"
-				if m.EffectiveKind() == design.KindForm {
-					warnings = append(warnings, "form module at "+path+" omitted from the plain text: email clients cannot submit forms")
-				}
-				if !known {
-					if m.Kind == design.KindAddon {
-						warnings = append(warnings, "addon module without a renderable contentType ("+strconv.Quote(m.ContentType)+") omitted at "+path)
-					} else {
-						warnings = append(warnings, "unknown module type "+strconv.Quote(m.Type)+" omitted at "+path)
-					}
+				switch {
+				case m.EffectiveKind() == design.KindForm:
+					warn.once("form module omitted from the plain text (email clients cannot submit forms)", path)
+				case !known && m.Kind == design.KindAddon:
+					warn.once("addon module without a renderable contentType ("+quoteBounded(m.ContentType)+") omitted", path)
+				case !known:
+					warn.once("unknown module type "+quoteBounded(m.Type)+" omitted", path)
 				}
 				w.paragraphBreak()
 			}
@@ -410,7 +408,55 @@ func plainText(d *design.Design) (*Output, error) {
 			w.paragraphBreak()
 		}
 	}
-	return &Output{Body: []byte(w.String()), Warnings: warnings}, nil
+	return &Output{Body: []byte(w.String()), Warnings: warn.list()}, nil
+}
+
+// textWarnings collects warnings the way the HTML renderer does: one per
+// distinct message, naming the first place it occurs and how often it
+// recurs, so that a design with thousands of unknown modules yields one
+// warning (they travel in a response header).
+type textWarnings struct {
+	msgs  []string
+	count []int
+	index map[string]int
+}
+
+func (t *textWarnings) once(msg, path string) {
+	if t.index == nil {
+		t.index = map[string]int{}
+	}
+	if i, ok := t.index[msg]; ok {
+		t.count[i]++
+		return
+	}
+	t.index[msg] = len(t.msgs)
+	t.msgs = append(t.msgs, msg+" at "+path)
+	t.count = append(t.count, 1)
+}
+
+func (t *textWarnings) list() []string {
+	out := make([]string, 0, len(t.msgs))
+	for i, m := range t.msgs {
+		if t.count[i] > 1 {
+			m += " (and " + strconv.Itoa(t.count[i]-1) + " more)"
+		}
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// quoteBounded quotes a value from the design for a warning: ASCII only
+// (warnings end up in a response header) and at most 80 characters.
+func quoteBounded(s string) string {
+	const maxRunes = 80
+	if utf8.RuneCountInString(s) > maxRunes {
+		r := []rune(s)
+		s = string(r[:maxRunes]) + "…"
+	}
+	return strconv.QuoteToASCII(s)
 }
 
 // module writes one block; false when the kind is not one this renderer

@@ -212,7 +212,7 @@ func TestPlainText(t *testing.T) {
 				paragraph("<p>after</p>"),
 			)) + "]",
 			want:         "before\n\nafter\n",
-			wantWarnings: []string{"form module at page.rows[0].columns[0].modules[4] omitted from the plain text: email clients cannot submit forms"},
+			wantWarnings: []string{"form module omitted from the plain text (email clients cannot submit forms) at page.rows[0].columns[0].modules[4]"},
 		},
 		{
 			name: "blocks hidden on desktop are left out, blocks hidden on mobile kept",
@@ -238,10 +238,14 @@ func TestPlainText(t *testing.T) {
 			want: "Click\n",
 		},
 		{
-			name:         "unknown module types are warned about",
-			rows:         "[" + row("", mods(paragraph("<p>x</p>"), module("carousel", `{"carousel":{"slides":[{"type":"image","alt":"s","src":"https://s.test/1.png"}]}}`))) + "]",
-			want:         "x\n",
-			wantWarnings: []string{`unknown module type "mailup-bee-newsletter-modules-carousel" omitted at page.rows[0].columns[0].modules[1]`},
+			name: "unknown module types are warned about once per type",
+			rows: "[" + row("", mods(paragraph("<p>x</p>"), module("carousel", `{"carousel":{"slides":[{"type":"image","alt":"s","src":"https://s.test/1.png"}]}}`))) + "," +
+				row("", mods(module("carousel", `{}`), module("carousel", `{}`), module("x-\u00e9", `{}`))) + "]",
+			want: "x\n",
+			wantWarnings: []string{
+				`unknown module type "mailup-bee-newsletter-modules-carousel" omitted at page.rows[0].columns[0].modules[1] (and 2 more)`,
+				`unknown module type "mailup-bee-newsletter-modules-x-\u00e9" omitted at page.rows[1].columns[0].modules[2]`,
+			},
 		},
 	}
 	for _, tc := range tests {
