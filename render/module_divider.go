@@ -9,6 +9,27 @@ import (
 func (w *emailWriter) moduleDivider(m *design.Module, b *emBlock) {
 	c := m.Content()
 	st := design.StyleOf(c.Get("style"))
+	border := emCSSValue(st.Get("border-top"))
+	if border == "" {
+		border = "1px solid #BBBBBB"
+	}
+	if !emBorderVisible(border) && m.Mobile.Len() == 0 {
+		// An invisible divider is the editor's spacer: just its height,
+		// as one div (editors use dozens of these; a table each would
+		// cost kilobytes).
+		pt, _, pb, _ := emPadding(m.Style)
+		h := pt + emBorderWidth(border) + 1 + pb // +1: the rule's own line
+		w.s(`<div class="divider_block`)
+		if m.HideOnMobile {
+			w.s(" mh")
+		}
+		w.s(`" style="height:`)
+		w.s(emFmt(h))
+		w.s("px;line-height:")
+		w.s(emFmt(h))
+		w.s(`px;font-size:1px">&#8202;</div>`)
+		return
+	}
 	align := emAlign(m.Computed.Get("align"))
 	if align == "" || align == "justify" {
 		align = "center"
@@ -22,10 +43,6 @@ func (w *emailWriter) moduleDivider(m *design.Module, b *emBlock) {
 		case "px", "":
 			width = min(n/avail*100, 100)
 		}
-	}
-	border := emCSSValue(st.Get("border-top"))
-	if border == "" {
-		border = "1px solid #BBBBBB"
 	}
 	if width >= 100 || !emBorderVisible(border) {
 		// Full width (or invisible, used as a spacer): no inner table.

@@ -23,14 +23,19 @@ func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 		fs += "px"
 	}
 	s.add("font-size", fs)
-	s.add("font-weight", st.Get("font-weight"))
-	s.add("letter-spacing", st.Get("letter-spacing"))
+	// Defaults are left out to keep the markup lean.
+	if fw := st.Get("font-weight"); fw != "400" && fw != "normal" {
+		s.add("font-weight", fw)
+	}
+	if ls := st.Get("letter-spacing"); ls != "0px" && ls != "0" && ls != "normal" {
+		s.add("letter-spacing", ls)
+	}
 	lh := st.Get("line-height")
 	s.add("line-height", lh)
 	if a := emAlign(st.Get("text-align")); a != "" {
 		s.add("text-align", a)
 	}
-	if d := emLower(st.Get("direction")); d == "rtl" || d == "ltr" {
+	if d := emLower(st.Get("direction")); d == "rtl" || (d == "ltr" && w.d.Page.Body.Direction == "rtl") {
 		s.add("direction", d)
 	}
 	// Outlook computes line height from mso-line-height-alt when the
