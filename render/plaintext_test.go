@@ -254,7 +254,7 @@ func TestPlainText(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
-			out, err := plainText(d)
+			out, err := PlainText(d)
 			if err != nil {
 				t.Fatalf("PlainText: %v", err)
 			}
@@ -269,7 +269,7 @@ func TestPlainText(t *testing.T) {
 }
 
 func TestPlainTextNilDesign(t *testing.T) {
-	if _, err := plainText(nil); err == nil {
+	if _, err := PlainText(nil); err == nil {
 		t.Fatal("want an error for a nil design")
 	}
 }
@@ -331,11 +331,11 @@ func TestPlainTextCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
-			out, err := plainText(d)
+			out, err := PlainText(d)
 			if err != nil {
 				t.Fatalf("PlainText: %v", err)
 			}
-			again, _ := plainText(d)
+			again, _ := PlainText(d)
 			if !bytes.Equal(out.Body, again.Body) {
 				t.Error("two renderings of the same design differ")
 			}
@@ -479,7 +479,7 @@ func FuzzPlainText(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			out, err := plainText(d)
+			out, err := PlainText(d)
 			if err != nil {
 				t.Fatalf("PlainText: %v", err)
 			}
@@ -498,7 +498,7 @@ func FuzzPlainText(f *testing.F) {
 					t.Fatalf("trailing space in %q", text)
 				}
 			}
-			again, _ := plainText(d)
+			again, _ := PlainText(d)
 			if !bytes.Equal(out.Body, again.Body) {
 				t.Fatal("not deterministic")
 			}
