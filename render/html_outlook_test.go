@@ -1,0 +1,74 @@
+package render
+
+import (
+	"strings"
+	"testing"
+)
+
+// emClientView returns the markup a client sees after conditional
+// comments: Outlook for Windows (mso) unwraps <!--[if mso]>…<![endif]-->
+// (and "gte mso 9") and drops <!--[if !mso]><!-->…<!--<![endif]-->;
+// every other client keeps the latter and ignores the former.
+func emClientView(doc string, mso bool) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(doc, "<!--[if ")
+		if i < 0 {
+			b.WriteString(doc)
+			return b.String()
+		}
+		b.WriteString(doc[:i])
+		doc = doc[i:]
+		if strings.HasPrefix(doc, "<!--[if !mso]><!-->") {
+			end := strings.Index(doc, "<!--<![endif]-->")
+			if end < 0 {
+				return b.String() + "<!--unterminated-->"
+			}
+			if !mso {
+				b.WriteString(doc[len("<!--[if !mso]><!-->"):end])
+			}
+			doc = doc[end+len("<!--<![endif]-->"):]
+			continue
+		}
+		open := strings.Index(doc, "]>")
+		end := strings.Index(doc, "<![endif]-->")
+		if open < 0 || end < 0 || end < open {
+			return b.String() + "<!--unterminated-->"
+		}
+		if mso {
+			b.WriteString(doc[open+2 : end])
+		}
+		doc = doc[end+len("<![endif]-->"):]
+	}
+}
+
+// emCheckBalanced checks that layout elements open and close in equal
+// numbers in one client's view (a broken ghost table would not).
+func emCheckBalanced(t *testing.T, view, client string) {
+	t.Helper()
+	if strings.Contains(view, "<!--unterminated-->") {
+		t.Errorf("%s view: unterminated conditional comment", client)
+	}
+	for _, tag := range []string{"table", "tr", "td", "div", "a", "v:roundrect", "v:rect"} {
+		opens := strings.Count(view, "<"+tag+" ") + strings.Count(view, "<"+tag+">")
+		closes := strings.Count(view, "</"+tag+">")
+		if opens != closes {
+			t.Errorf("%s view: %d <%s> but %d </%s>", client, opens, tag, closes, tag)
+		}
+	}
+}
+
+func TestClientViewsBalanced(t *testing.T) {
+	for name, data := range emCorpusAndFixtures(t) {
+		t.Run(name, func(t *testing.T) {
+			out := string(renderForTest(t, data))
+			// HTML blocks pass through as written and may be unbalanced
+			// themselves; only check documents without them.
+			if strings.Contains(out, `class="html_block`) {
+				t.Skip("has a pass-through HTML block")
+			}
+			emCheckBalanced(t, emClientView(out, true), "Outlook")
+			emCheckBalanced(t, emClientView(out, false), "non-Outlook")
+		})
+	}
+}
