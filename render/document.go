@@ -109,11 +109,15 @@ func emCSSURL(v string) string {
 		v = strings.TrimSuffix(v[4:], ")")
 		v = strings.Trim(strings.TrimSpace(v), `'"`)
 	}
-	if v == "" || !design.SafeURL(v) || strings.ContainsAny(v, "'\"()<>\\;{}\n") {
+	if v == "" || !design.SafeURL(v) || strings.ContainsAny(v, "<>\\;{}\n\r") {
 		return ""
 	}
-	return v
+	// Characters that would end url('…') are percent-encoded, which
+	// leaves the URL's meaning unchanged.
+	return emURLInCSS.Replace(v)
 }
+
+var emURLInCSS = strings.NewReplacer("'", "%27", `"`, "%22", "(", "%28", ")", "%29", " ", "%20")
 
 func (w *emailWriter) lang() string {
 	if l := emCSSValue(w.d.Page.Meta.Lang); l != "" && !strings.ContainsAny(l, " \"'") {

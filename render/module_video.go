@@ -31,7 +31,11 @@ func (w *emailWriter) moduleVideo(m *design.Module, b *emBlock) {
 	}
 	height := float64(int(width * ratio))
 	href := strings.TrimSpace(v.Get("src").Text())
-	thumb := emCSSURL(v.Get("thumbSrc").Text())
+	thumb := strings.TrimSpace(v.Get("thumbSrc").Text())
+	if !design.SafeURL(thumb) {
+		thumb = ""
+	}
+	cssThumb := emCSSURL(thumb) // encoded for url('…')
 	alt := v.Get("thumbAlt").Text()
 	linked := href != "" && design.SafeURL(href)
 
@@ -56,9 +60,9 @@ func (w *emailWriter) moduleVideo(m *design.Module, b *emBlock) {
 	w.s(` style="max-width:`)
 	w.s(emFmt(width))
 	w.s("px")
-	if thumb != "" {
+	if cssThumb != "" {
 		w.s(";background-image:url('")
-		w.text(thumb)
+		w.text(cssThumb)
 		w.s("');background-size:cover;background-position:center;background-repeat:no-repeat")
 	}
 	w.s(`"><tr><td align="center" valign="middle" height="`)
