@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/render"
 )
 
 // Credentials of the content_service configured by this test only.
@@ -161,21 +164,7 @@ func TestOurHTMLLayout(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		layoutOf[name] = layout
-		req, err := http.NewRequest(http.MethodPost, base+"/v1/message/html", bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatalf("%s: POST /v1/message/html: %v", name, err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, body := postDesign(t, client, base+"/v1/message/html", data)
 		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 			t.Fatalf("%s: POST /v1/message/html: %d %s: %.300s", name, resp.StatusCode, resp.Header.Get("Content-Type"), body)
 		}
@@ -234,4 +223,65 @@ func TestOurHTMLLayout(t *testing.T) {
 		})
 	}
 	t.Logf("%d designs, %d multi-column rows checked at %d px and at desktop width", len(names), multiColumnRows, mobileWidth)
+}
+
+// postDesign sends a design to an export endpoint of the test's
+// content_service and returns the response and its body.
+func postDesign(t *testing.T, client *http.Client, endpoint string, data []byte) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", endpoint, err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+// TestPlainTextThroughContentService checks the text export end to end:
+// for every corpus design, POST /v1/message/plain-text through Caddy
+// answers with exactly what render.PlainText makes of the design, as
+// text/plain, with the renderer's warnings in X-Design-Warnings.
+func TestPlainTextThroughContentService(t *testing.T) {
+	base := startCaddy(t, "")
+	designs := corpusDesignFiles(t)
+	client := &http.Client{Timeout: 30 * time.Second}
+	for name, file := range designs {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := design.Decode(data)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			want, err := render.PlainText(d)
+			if err != nil {
+				t.Fatalf("PlainText: %v", err)
+			}
+			resp, body := postDesign(t, client, base+"/v1/message/plain-text", data)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d: %.300s", resp.StatusCode, body)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "text/plain; charset=utf-8" {
+				t.Errorf("Content-Type %q, want text/plain; charset=utf-8", ct)
+			}
+			if !bytes.Equal(body, want.Body) {
+				t.Errorf("body differs from render.PlainText:\n got %.200q\nwant %.200q", body, want.Body)
+			}
+			if got := len(resp.Header.Values("X-Design-Warnings")); (got == 0) != (len(want.Warnings) == 0) {
+				t.Errorf("%d X-Design-Warnings headers for %d renderer warnings", got, len(want.Warnings))
+			}
+		})
+	}
 }
