@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -307,7 +308,7 @@ func (b *Bridge) fail(w http.ResponseWriter, r *http.Request, status, code int, 
 // reverse proxy does the proxying proper (hop-by-hop headers, streaming,
 // flushing, 1xx, trailers, error statuses); upstreamTransport adds the
 // secret on the way out and masks it on the way back.
-func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string) (*reverseproxy.Handler, error) {
+func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string, endpoint bool) (*reverseproxy.Handler, error) {
 	tcfg := map[string]any{"compression": false}
 	if target.Scheme == "https" {
 		tcfg["tls"] = map[string]any{}
@@ -326,11 +327,12 @@ func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string) (*r
 	h := &reverseproxy.Handler{
 		Upstreams: reverseproxy.UpstreamPool{{Dial: net.JoinHostPort(target.Hostname(), port)}},
 		Transport: &upstreamTransport{
-			inner:   mod.(http.RoundTripper),
-			target:  target,
-			bearer:  bearer,
-			secrets: b.secrets,
-			logger:  b.logger,
+			inner:    mod.(http.RoundTripper),
+			target:   target,
+			bearer:   bearer,
+			endpoint: endpoint,
+			secrets:  b.secrets,
+			logger:   b.logger,
 		},
 	}
 	if err := h.Provision(ctx); err != nil {
@@ -344,11 +346,14 @@ func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string) (*r
 // token is in no debug log) and masks configured secrets that the upstream
 // echoes back in headers, trailers or the body.
 type upstreamTransport struct {
-	inner   http.RoundTripper
-	target  *url.URL
-	bearer  string
-	secrets [][]byte
-	logger  *zap.Logger
+	inner  http.RoundTripper
+	target *url.URL
+	bearer string
+	// endpoint: target is the whole URL (LoginV2), not a base that the
+	// request path is appended to.
+	endpoint bool
+	secrets  [][]byte
+	logger   *zap.Logger
 }
 
 func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -356,12 +361,13 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	out.URL.Scheme = t.target.Scheme
 	out.URL.Host = t.target.Host
 	out.Host = t.target.Host
+	out.URL.Path = t.target.Path + req.URL.Path
+	if t.endpoint {
+		out.URL.Path = t.target.Path
+	}
+	out.Header.Del("Authorization")
 	if t.bearer != "" {
-		out.URL.Path = t.target.Path + req.URL.Path
 		out.Header.Set("Authorization", t.bearer)
-	} else {
-		out.URL.Path = t.target.Path // LoginV2: the URL is the endpoint
-		out.Header.Del("Authorization")
 	}
 	out.URL.RawPath = ""
 	resp, err := t.inner.RoundTrip(out)
@@ -451,48 +457,66 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 var errBodyTooLarge = errors.New("request body exceeds max_body")
 
 // maskingReader replaces each occurrence of a secret in the stream with as
-// many '*' (so Content-Length stays right), holding back just enough bytes
-// to see a secret split across reads.
+// many '*' (so Content-Length stays right), holding back the last
+// longest-secret-minus-one bytes of each read until more data shows whether
+// they begin a secret.
 type maskingReader struct {
 	src     io.ReadCloser
 	secrets [][]byte
 	onEOF   func()
-	pending []byte // read from src, not yet safe to hand out
-	ready   []byte // masked and safe to hand out
-	err     error  // src's terminal error, once seen
+	buf     []byte // buf[:n] holds data: buf[r:ready] masked and safe, buf[ready:n] held back
+	r       int
+	ready   int
+	n       int
+	err     error // src's terminal error, once seen
 }
 
+const maskChunk = 32 << 10
+
+var maskBufPool = sync.Pool{New: func() any { b := make([]byte, 0, maskChunk); return &b }}
+
 func (m *maskingReader) Read(p []byte) (int, error) {
-	for len(m.ready) == 0 && m.err == nil {
-		var chunk [32 << 10]byte
-		n, err := m.src.Read(chunk[:])
-		m.pending = append(m.pending, chunk[:n]...)
-		maskSecrets(m.pending, m.secrets)
-		keep := 0
-		if err == nil {
-			keep = longest(m.secrets) - 1
-			if keep > len(m.pending) {
-				keep = len(m.pending)
+	for m.r == m.ready {
+		if m.err != nil {
+			return 0, m.err
+		}
+		keep := longest(m.secrets) - 1
+		if m.buf == nil {
+			m.buf = *maskBufPool.Get().(*[]byte)
+			if cap(m.buf) < maskChunk+keep {
+				m.buf = make([]byte, 0, maskChunk+keep)
 			}
-		} else {
+			m.buf = m.buf[:cap(m.buf)]
+		}
+		// Move the held-back bytes to the front and read after them.
+		m.n = copy(m.buf, m.buf[m.ready:m.n])
+		m.r, m.ready = 0, 0
+		read, err := m.src.Read(m.buf[m.n:])
+		m.n += read
+		maskSecrets(m.buf[:m.n], m.secrets)
+		if err != nil {
 			m.err = err
+			m.ready = m.n
 			if err == io.EOF && m.onEOF != nil {
 				m.onEOF()
 			}
+		} else {
+			m.ready = max(m.n-keep, 0)
 		}
-		cut := len(m.pending) - keep
-		m.ready = append(m.ready, m.pending[:cut]...)
-		m.pending = append(m.pending[:0], m.pending[cut:]...)
 	}
-	n := copy(p, m.ready)
-	m.ready = m.ready[n:]
-	if len(m.ready) == 0 && m.err != nil {
-		return n, m.err
-	}
+	n := copy(p, m.buf[m.r:m.ready])
+	m.r += n
 	return n, nil
 }
 
-func (m *maskingReader) Close() error { return m.src.Close() }
+func (m *maskingReader) Close() error {
+	if m.buf != nil {
+		b := m.buf[:0]
+		m.buf = nil
+		maskBufPool.Put(&b)
+	}
+	return m.src.Close()
+}
 
 func maskSecrets(b []byte, secrets [][]byte) {
 	for _, s := range secrets {

@@ -298,6 +298,9 @@ func secureTransport(u *url.URL) bool {
 // so that configured tokens with and without it give the same header.
 func bareToken(s string) string {
 	s = strings.TrimSpace(s)
+	if strings.EqualFold(s, "bearer") {
+		return ""
+	}
 	if len(s) >= 7 && strings.EqualFold(s[:7], "bearer ") {
 		s = strings.TrimSpace(s[7:])
 	}

@@ -1,0 +1,224 @@
+package designbridge
+
+import (
+	"bytes"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func TestMaskingReader(t *testing.T) {
+	secrets := [][]byte{[]byte("s3cr3t-token"), []byte("client-secret-xyz"), []byte("short")}
+	tests := []struct {
+		name, in, want string
+	}{
+		{"no secret", "hello world", "hello world"},
+		{"empty", "", ""},
+		{"one", "a s3cr3t-token b", "a ************ b"},
+		{"at start and end", "s3cr3t-tokenXs3cr3t-token", "************X************"},
+		{"adjacent", "s3cr3t-tokens3cr3t-token", "************************"},
+		{"two secrets", `{"client_secret":"client-secret-xyz","t":"s3cr3t-token"}`, `{"client_secret":"*****************","t":"************"}`},
+		{"short secrets are not masked", "short", "short"},
+		{"prefix only", "s3cr3t-toke", "s3cr3t-toke"},
+		{"prefix at end after data", strings.Repeat("x", 100) + "s3cr3t-tok", strings.Repeat("x", 100) + "s3cr3t-tok"},
+		{"binary", "\x00\xff\x89PNG s3cr3t-token\r\n", "\x00\xff\x89PNG ************\r\n"},
+		{"long", strings.Repeat("ab", 40000) + "s3cr3t-token" + strings.Repeat("cd", 40000), strings.Repeat("ab", 40000) + "************" + strings.Repeat("cd", 40000)},
+	}
+	readers := map[string]func(io.Reader) io.Reader{
+		"whole":    func(r io.Reader) io.Reader { return r },
+		"one byte": iotest.OneByteReader,
+		"half":     iotest.HalfReader,
+		"data+err": iotest.DataErrReader,
+	}
+	for _, tc := range tests {
+		for rname, wrap := range readers {
+			t.Run(tc.name+"/"+rname, func(t *testing.T) {
+				eof := 0
+				m := &maskingReader{src: io.NopCloser(wrap(strings.NewReader(tc.in))), secrets: secrets, onEOF: func() { eof++ }}
+				got, err := io.ReadAll(iotest.OneByteReader(m))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != tc.want {
+					t.Errorf("got %q, want %q", got, tc.want)
+				}
+				if eof != 1 {
+					t.Errorf("onEOF called %d times", eof)
+				}
+				if err := m.Close(); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+func TestMaskingReaderPassesErrors(t *testing.T) {
+	boom := errors.New("boom")
+	m := &maskingReader{src: io.NopCloser(io.MultiReader(strings.NewReader("data s3cr3t-token"), iotest.ErrReader(boom))), secrets: [][]byte{[]byte("s3cr3t-token")}}
+	got, err := io.ReadAll(m)
+	if !errors.Is(err, boom) || string(got) != "data ************" {
+		t.Errorf("got %q, %v", got, err)
+	}
+}
+
+func TestLimitedBody(t *testing.T) {
+	for _, tc := range []struct {
+		size, limit int
+		exceeded    bool
+	}{{0, 0, false}, {10, 10, false}, {11, 10, true}, {100000, 65536, true}, {65536, 65536, false}} {
+		l := &limitedBody{ReadCloser: io.NopCloser(bytes.NewReader(make([]byte, tc.size))), remaining: int64(tc.limit)}
+		n, err := io.Copy(io.Discard, l)
+		if l.exceeded != tc.exceeded {
+			t.Errorf("size %d limit %d: exceeded %v", tc.size, tc.limit, l.exceeded)
+		}
+		if tc.exceeded != errors.Is(err, errBodyTooLarge) {
+			t.Errorf("size %d limit %d: err %v", tc.size, tc.limit, err)
+		}
+		if n > int64(tc.limit) {
+			t.Errorf("size %d limit %d: %d bytes passed", tc.size, tc.limit, n)
+		}
+	}
+}
+
+func TestBareToken(t *testing.T) {
+	for in, want := range map[string]string{
+		"abc":             "abc",
+		"Bearer abc":      "abc",
+		"bearer abc":      "abc",
+		"BEARER  abc ":    "abc",
+		" Bearer abc":     "abc",
+		"Bearerabc":       "Bearerabc",
+		"Bearer ":         "",
+		"":                "",
+		"Bearer Bearer x": "Bearer x",
+	} {
+		if got := bareToken(in); got != want {
+			t.Errorf("bareToken(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCrossSite(t *testing.T) {
+	b := &Bridge{AllowedOrigins: []string{"http://localhost:3000"}}
+	if err := b.resolve(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		host   string
+		tls    bool
+		header map[string]string
+		refuse bool
+	}{
+		{"no headers", "site.test", false, nil, false},
+		{"same-origin", "site.test", false, map[string]string{"Sec-Fetch-Site": "same-origin"}, false},
+		{"none (typed URL)", "site.test", false, map[string]string{"Sec-Fetch-Site": "none"}, false},
+		{"cross-site", "site.test", false, map[string]string{"Sec-Fetch-Site": "cross-site"}, true},
+		{"cross-site upper case", "site.test", false, map[string]string{"Sec-Fetch-Site": "Cross-Site"}, true},
+		{"cross-site allowed origin", "site.test", false, map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://localhost:3000"}, false},
+		{"own origin http", "site.test", false, map[string]string{"Origin": "http://site.test"}, false},
+		{"own origin https", "site.test", true, map[string]string{"Origin": "https://site.test"}, false},
+		{"scheme mismatch", "site.test", true, map[string]string{"Origin": "http://site.test"}, true},
+		{"foreign origin", "site.test", false, map[string]string{"Origin": "http://evil.test"}, true},
+		{"allowed origin case", "site.test", false, map[string]string{"Origin": "HTTP://LOCALHOST:3000"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "http://"+tc.host+"/v1/message/html", nil)
+			if tc.tls {
+				r.TLS = &tls.ConnectionState{}
+			}
+			for k, v := range tc.header {
+				r.Header.Set(k, v)
+			}
+			if got := b.crossSite(r) != ""; got != tc.refuse {
+				t.Errorf("refused = %v, want %v (%s)", got, tc.refuse, b.crossSite(r))
+			}
+		})
+	}
+}
+
+func TestIsJSONType(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"application/json":                true,
+		"application/json; charset=utf-8": true,
+		"Application/JSON":                true,
+		"application/problem+json":        true,
+		"text/html":                       false,
+		"":                                false,
+		"text/json-ish":                   false,
+	} {
+		if got := isJSONType(ct); got != want {
+			t.Errorf("isJSONType(%q) = %v", ct, got)
+		}
+	}
+}
+
+func TestSecureTransport(t *testing.T) {
+	for raw, want := range map[string]bool{
+		"https://api.getbee.io":  true,
+		"http://localhost:8080":  true,
+		"http://app.localhost":   true,
+		"http://127.0.0.1:1":     true,
+		"http://127.8.9.10":      true,
+		"http://[::1]:80":        true,
+		"http://10.0.0.1":        false,
+		"http://api.example.com": false,
+		"http://localhost.evil":  false,
+	} {
+		u, err := parseUpstreamURL(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if got := secureTransport(u); got != want {
+			t.Errorf("secureTransport(%s) = %v", raw, got)
+		}
+	}
+}
+
+func FuzzMaskingReader(f *testing.F) {
+	f.Add([]byte("a s3cr3t-token b"), uint8(3))
+	f.Add([]byte("s3cr3t-tokens3cr3t-token"), uint8(1))
+	f.Add([]byte("s3cr3t-tos3cr3t-token"), uint8(7))
+	secret := []byte("s3cr3t-token")
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
+		size := int(chunk%16) + 1
+		src := io.NopCloser(&chunkReader{data: data, size: size})
+		got, err := io.ReadAll(&maskingReader{src: src, secrets: [][]byte{secret}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(data) {
+			t.Fatalf("length changed: %d -> %d", len(data), len(got))
+		}
+		if bytes.Contains(got, secret) {
+			t.Fatalf("secret survived in %q", got)
+		}
+		want := append([]byte(nil), data...)
+		maskSecrets(want, [][]byte{secret})
+		if !bytes.Equal(got, want) {
+			t.Fatalf("streamed masking differs from whole-buffer masking")
+		}
+	})
+}
+
+type chunkReader struct {
+	data []byte
+	size int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), c.size, len(c.data))
+	copy(p, c.data[:n])
+	c.data = c.data[n:]
+	return n, nil
+}
