@@ -69,7 +69,7 @@ func TestMain(m *testing.M) {
 	wwwDir = filepath.Join(tmpDir, "www")
 	logFile = filepath.Join(tmpDir, "caddy.log")
 	accLog = filepath.Join(tmpDir, "access.log")
-	if err := os.MkdirAll(wwwDir, 0o755); err == nil {
+	if err = os.MkdirAll(wwwDir, 0o755); err == nil {
 		err = os.WriteFile(filepath.Join(wwwDir, "index.html"), []byte("<h1>editor page</h1>\n"), 0o644)
 	}
 	if err != nil {
