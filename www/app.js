@@ -65,6 +65,7 @@ async function main() {
     ui.getHtml.disabled = false;
     ui.getText.disabled = false;
   } catch (err) {
+    document.getElementById("editor").replaceChildren();
     showEditorError(`The editor could not start: ${err.message}`);
   }
 }

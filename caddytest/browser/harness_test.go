@@ -245,9 +245,16 @@ func newSession(t *testing.T) *session {
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 		t.Skip("no /usr/bin/chromium: install the Debian package chromium")
 	}
+	// Not t.TempDir: Chromium's helper processes may still write to the
+	// profile for a moment after the browser exits, which would fail the
+	// test in TempDir's cleanup.
+	profile, err := os.MkdirTemp("", "browser-test-profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath("/usr/bin/chromium"),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
@@ -266,6 +273,9 @@ func newSession(t *testing.T) *session {
 		s.bodies.Wait()
 		cancelCtx()
 		cancelAlloc()
+		for i := 0; i < 20 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
 	})
 	chromedp.ListenTarget(ctx, s.onEvent)
 	if err := chromedp.Run(ctx); err != nil { // starts the browser

@@ -67,7 +67,7 @@ func TestEditorPage(t *testing.T) {
 		s.run(t, eval(`({
 			Placeholder: document.querySelector("#result-placeholder").textContent,
 			PlaceholderVisible: document.querySelector("#result-placeholder").checkVisibility(),
-			ResultHidden: document.querySelector("#html-result").hidden && document.querySelector("#text-result").hidden,
+			ResultHidden: !document.querySelector("#html-result").checkVisibility() && !document.querySelector("#text-result").checkVisibility(),
 			Notice: document.querySelector(".standin-notice").textContent,
 			PreviewSandbox: document.querySelector("#standin-preview").getAttribute("sandbox"),
 		})`, &got))
@@ -602,8 +602,10 @@ func TestEditorTokenRefused(t *testing.T) {
 
 	s := newSession(t)
 	var got struct {
-		Error    string
-		Disabled bool
+		Error               string
+		Disabled            bool
+		PlaceholderOnly     bool
+		StartingMessageGone bool
 	}
 	s.run(t,
 		chromedp.Navigate(siteURL+"/"),
@@ -611,6 +613,10 @@ func TestEditorTokenRefused(t *testing.T) {
 		eval(`({
 			Error: document.querySelector("#editor-error-text").textContent,
 			Disabled: document.querySelector("#get-html").disabled && document.querySelector("#get-text").disabled,
+			PlaceholderOnly: document.querySelector("#result-placeholder").checkVisibility()
+				&& !document.querySelector("#html-result").checkVisibility()
+				&& !document.querySelector("#text-result").checkVisibility(),
+			StartingMessageGone: !document.querySelector("#editor").textContent.includes("Starting"),
 		})`, &got),
 	)
 	t.Logf("shown: %s", got.Error)
@@ -620,6 +626,13 @@ func TestEditorTokenRefused(t *testing.T) {
 	if !got.Disabled {
 		t.Error("export buttons are enabled without an editor")
 	}
+	if !got.PlaceholderOnly {
+		t.Error("the result panel shows more than the placeholder")
+	}
+	if !got.StartingMessageGone {
+		t.Error(`"Starting the editor…" is still shown after the failure`)
+	}
+	saveArtifact(t, "editor-error-390.png", pageScreenshot(t, s, 390))
 	s.run(t,
 		chromedp.Click(`#editor-error-dismiss`),
 		waitFor(`document.querySelector("#editor-error").hidden && document.activeElement.id === "editor-title"`),
