@@ -69,6 +69,8 @@ const layoutProbe = `(() => {
       cols = Array.from(row.querySelectorAll('td.column')).filter(c => c.closest('table.row-content') === row);
     } else if (row.matches('table.rc')) {
       cols = Array.from(row.querySelectorAll('div.col')).filter(c => c.closest('table.rc') === row);
+      // A one-column row has no column wrapper: the row is the column.
+      if (cols.length === 0) cols = [row];
     } else {
       cols = Array.from(row.children).filter(c => c.classList.contains('bee-col') || c.classList.contains('bee-popup-col'));
     }
@@ -85,7 +87,20 @@ const layoutProbe = `(() => {
     // Columns written in reverse document order inside a container of the
     // opposite direction (the hybrid layout's way to stack reversed).
     const domReversed = cols.length > 0 && !!cols[0].parentElement && getComputedStyle(cols[0].parentElement).direction !== pageDir;
-    out.rows.push({number: number, path: path(row), box: box(row), stack: stack, reverse: reverse, domReversed: domReversed, cols: cols.map(box)});
+    // The content blocks of a column, outermost only (an html block may
+    // hold markup with *_block classes of its own).
+    const blockKind = el => {
+      if (typeof el.className !== 'string') return '';
+      const m = /(?:^|\s)([a-z]+)_block(?:\s|$)/.exec(el.className);
+      return m ? m[1] : '';
+    };
+    const blocksOf = col => Array.from(col.querySelectorAll('[class*="_block"]')).filter(b => {
+      if (!blockKind(b)) return false;
+      for (let p = b.parentElement; p && p !== col; p = p.parentElement) if (blockKind(p)) return false;
+      return true;
+    }).map(b => ({kind: blockKind(b), box: box(b)}));
+    out.rows.push({number: number, path: path(row), box: box(row), stack: stack, reverse: reverse, domReversed: domReversed,
+      cols: cols.map(box), blocks: cols.map(blocksOf)});
   }
   return JSON.stringify(out);
 })()`
@@ -113,6 +128,14 @@ type rowProbe struct {
 	// last-first in a container of the opposite direction).
 	DOMReversed bool
 	Cols        []box
+	Blocks      [][]blockProbe // per column, in document order
+}
+
+// blockProbe is one content block: its kind (from the "<kind>_block"
+// class) and box.
+type blockProbe struct {
+	Kind string
+	Box  box
 }
 
 // designOrder returns the visible columns in the design's order.

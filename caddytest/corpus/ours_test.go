@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -28,6 +29,7 @@ const (
 // a misreading there shows up as a layout failure.
 type designRow struct {
 	columns                 int
+	modules                 [][]designModule // per column
 	stack, reverse          bool
 	hideMobile, hideDesktop bool
 	valign                  string
@@ -71,6 +73,17 @@ func readDesignLayout(data []byte) (designLayout, error) {
 			hideDesktop: truthy(cs["hideContentOnDesktop"], false),
 		}
 		dr.reverse = dr.stack && truthy(cs["rowReverseColStackOnMobile"], false)
+		for _, c := range cols {
+			col, _ := c.(map[string]any)
+			mods, _ := col["modules"].([]any)
+			var ms []designModule
+			for _, m := range mods {
+				if dm, ok := readModule(m); ok {
+					ms = append(ms, dm)
+				}
+			}
+			dr.modules = append(dr.modules, ms)
+		}
 		dr.valign, _ = cs["verticalAlign"].(string)
 		if dr.valign == "" {
 			dr.valign, _ = cs["vertical-align"].(string)
@@ -79,6 +92,89 @@ func readDesignLayout(data []byte) (designLayout, error) {
 	}
 	layout.rows = out
 	return layout, nil
+}
+
+// designModule is a module that renders as a block: its kind and
+// visibility.
+type designModule struct {
+	kind                    string
+	hideMobile, hideDesktop bool
+}
+
+// blockKinds are the module kinds that render as a block of their own;
+// empty modules and kinds the renderer does not know render nothing.
+var blockKinds = map[string]bool{
+	"text": true, "paragraph": true, "heading": true, "list": true, "image": true, "button": true,
+	"divider": true, "spacer": true, "social": true, "icons": true, "menu": true, "html": true,
+	"video": true, "table": true, "form": true,
+}
+
+func readModule(v any) (designModule, bool) {
+	m, _ := v.(map[string]any)
+	typ, _ := m["type"].(string)
+	kind := strings.TrimPrefix(typ, "mailup-bee-newsletter-modules-")
+	if kind == "addon" {
+		kind, _ = m["contentType"].(string)
+	}
+	if !blockKinds[kind] {
+		return designModule{}, false
+	}
+	desc, _ := m["descriptor"].(map[string]any)
+	cs, _ := desc["computedStyle"].(map[string]any)
+	return designModule{
+		kind:        kind,
+		hideMobile:  truthy(cs["hideContentOnMobile"], false),
+		hideDesktop: truthy(cs["hideContentOnDesktop"], false),
+	}, true
+}
+
+// checkBlocks: every module of the design is a block of its kind, in its
+// column and in order, and blocks hidden on this view (mobile or desktop)
+// do not show while the others do.
+func checkBlocks(m *measurement, rows []designRow, mobileView bool) (problems []string, checked int) {
+	for _, r := range m.Rows {
+		if r.Number < 1 || r.Number > len(rows) {
+			continue
+		}
+		dr := rows[r.Number-1]
+		blocks := r.Blocks
+		if r.DOMReversed {
+			blocks = slices.Clone(blocks)
+			slices.Reverse(blocks)
+		}
+		if len(blocks) != len(dr.modules) {
+			continue // reported by the column count check
+		}
+		for ci, want := range dr.modules {
+			got := blocks[ci]
+			var gotKinds, wantKinds []string
+			for _, b := range got {
+				gotKinds = append(gotKinds, b.Kind)
+			}
+			for _, w := range want {
+				wantKinds = append(wantKinds, w.kind)
+			}
+			if !slices.Equal(gotKinds, wantKinds) {
+				problems = append(problems, fmt.Sprintf("row %d column %d: blocks %v in the HTML, modules %v in the design", r.Number, ci+1, gotKinds, wantKinds))
+				continue
+			}
+			checked += len(want)
+			if !r.Box.visible() {
+				continue
+			}
+			for bi, w := range want {
+				hidden := w.hideDesktop
+				view := "desktop"
+				if mobileView {
+					hidden, view = w.hideMobile, "mobile"
+				}
+				if shows := got[bi].Box.visible(); shows == hidden {
+					problems = append(problems, fmt.Sprintf("row %d column %d block %d (%s, hidden on %s: %v) shows on %s: %v", r.Number, ci+1, bi+1, w.kind, view, hidden, view, shows))
+				}
+			}
+		}
+	}
+	return problems, checked
 }
 
 func truthy(v any, def bool) bool {
@@ -182,7 +278,7 @@ func TestOurHTMLLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	multiColumnRows := 0
+	multiColumnRows, blocksChecked := 0, 0
 	for _, name := range names {
 		layout := layoutOf[name]
 		rows := layout.rows
@@ -202,7 +298,15 @@ func TestOurHTMLLayout(t *testing.T) {
 			// "Desktop" is above the design's breakpoint (message width +
 			// 20 px): 800 px, or more for the 1440 px page designs.
 			wide := max(desktopWidth, layout.messageWidth+40)
-			mobile, _ := checkPage(t, tb, base+"/ours/"+name+".html", "ours", name, wide, expect)
+			mobile, desktop := checkPage(t, tb, base+"/ours/"+name+".html", "ours", name, wide, expect)
+			ps, n := checkBlocks(mobile, rows, true)
+			if len(ps) > 0 {
+				t.Errorf("blocks at %d px:%s", mobileWidth, joinProblems(ps))
+			}
+			blocksChecked += n
+			if ps, _ := checkBlocks(desktop, rows, false); len(ps) > 0 {
+				t.Errorf("blocks at %d px:%s", wide, joinProblems(ps))
+			}
 			// Every design row must be found in the markup, or the
 			// checks above would pass by not seeing it.
 			found := map[int]bool{}
@@ -222,7 +326,12 @@ func TestOurHTMLLayout(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d designs, %d multi-column rows checked at %d px and at desktop width", len(names), multiColumnRows, mobileWidth)
+	t.Logf("%d designs, %d multi-column rows, %d blocks checked at %d px and at desktop width", len(names), multiColumnRows, blocksChecked, mobileWidth)
+	// Blocks found in the markup and matched to modules: if the probe no
+	// longer recognised them, the checks above would pass vacuously.
+	if blocksChecked < 1000 {
+		t.Errorf("only %d blocks matched to design modules; the block probe no longer matches the markup", blocksChecked)
+	}
 }
 
 // postDesign sends a design to an export endpoint of the test's
