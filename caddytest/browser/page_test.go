@@ -85,6 +85,10 @@ func TestEditorPage(t *testing.T) {
 		}
 		// The stand-in's live preview is rendered by the content service.
 		s.run(t, waitFor(`(document.querySelector("#standin-preview").srcdoc || "").includes("Welcome aboard")`))
+		for _, width := range []int64{1280, 390} {
+			saveArtifact(t, fmt.Sprintf("start-%d.png", width), pageScreenshot(t, s, width))
+		}
+		s.run(t, chromedp.EmulateViewport(1280, 900))
 	})
 
 	heading := "Spring picnic — bring a friend & a <basket>"
