@@ -46,8 +46,16 @@ export class StandInEditor {
     this.load(design, { notify: false });
   }
 
-  /** Replaces the design being edited. */
+  /** Replaces the design being edited (an object, or JSON text as onChange gives it). */
   load(design, { notify = true } = {}) {
+    if (typeof design === "string") {
+      try {
+        design = JSON.parse(design);
+      } catch (err) {
+        this.reportError({ code: 0, message: `This is not a design: ${err.message}` });
+        return;
+      }
+    }
     if (!design || typeof design !== "object" || !design.page) {
       this.reportError({ code: 0, message: "This is not a design: it has no page." });
       return;
@@ -56,7 +64,7 @@ export class StandInEditor {
     this.buildFields();
     this.schedulePreview(0);
     if (notify) {
-      this.changed("load");
+      this.notifyChange("load");
     }
   }
 
@@ -67,6 +75,10 @@ export class StandInEditor {
 
   changed(description) {
     this.schedulePreview(PREVIEW_DELAY_MS);
+    this.notifyChange(description);
+  }
+
+  notifyChange(description) {
     if (this.config.trackChanges) {
       // Like the vendor's SDK, hand over the design as a JSON string.
       this.config.onChange(JSON.stringify(this.design), { description });
