@@ -511,6 +511,8 @@ func TestStandInEdits(t *testing.T) {
 		chromedp.Click(`#standin-load`),
 		waitFor(`document.querySelector("#standin-fields").textContent.includes("column 2")`),
 	)
+	s.run(t, waitFor(`(document.querySelector("#standin-preview").srcdoc || "").includes("Trailhead 38")`))
+	saveArtifact(t, "standin-two-columns-1280.png", pageScreenshot(t, s, 1280))
 	var focused string
 	s.run(t, eval(`document.activeElement.id`, &focused))
 	if focused != "standin-load" {
