@@ -1,12 +1,14 @@
 package contentservice
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -277,5 +279,49 @@ func TestRequestIDIsCaddyUUID(t *testing.T) {
 	id := w.Header().Get("X-Request-Id")
 	if uuid := repl.ReplaceAll("{http.request.uuid}", ""); id == "" || id != uuid {
 		t.Errorf("X-Request-Id %q, {http.request.uuid} %q", id, uuid)
+	}
+}
+
+// The handler is shared by all of a server's connections: concurrent
+// exports, logins and refreshes (run with -race) must not interfere.
+func TestConcurrentRequests(t *testing.T) {
+	h, _, _ := newTestHandler(t, func(h *Handler) {
+		withFakeRenderer(nil, fakeOutput, nil)(h)
+		h.now = time.Now
+		h.RateLimit = &RateLimit{Requests: "1000000", Window: "1s"}
+	})
+	tok := login(t, h, "editor-app", "secret-editor-0123", "u").AccessToken
+	var wg sync.WaitGroup
+	failures := make(chan string, 64)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				var req request
+				switch i % 3 {
+				case 0:
+					req = request{path: PathHTML, headers: bearer(testAPIToken), body: "{}"}
+				case 1:
+					req = request{path: PathPlainText, headers: bearer(tok), body: "{}"}
+				default:
+					req = request{path: PathRefresh, headers: bearer(tok)}
+				}
+				r := httptest.NewRequest(http.MethodPost, req.path, strings.NewReader(req.body))
+				for k, v := range req.headers {
+					r.Header.Set(k, v)
+				}
+				w := httptest.NewRecorder()
+				if err := h.ServeHTTP(w, r, nil); err != nil || w.Code != 200 {
+					failures <- fmt.Sprintf("%s: %d %s", req.path, w.Code, w.Body)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(failures)
+	for f := range failures {
+		t.Error(f)
 	}
 }
