@@ -368,6 +368,10 @@ func replaceRequired(repl *caddy.Replacer, s string) (string, error) {
 
 // ServeHTTP dispatches the service's endpoints.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if r.Body == nil {
+		// Servers never pass a nil body; other callers might.
+		r.Body = http.NoBody
+	}
 	switch r.URL.Path {
 	case PathLogin, PathRefresh:
 		w.Header().Set("X-Request-Id", requestID(r))

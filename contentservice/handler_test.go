@@ -325,3 +325,17 @@ func TestConcurrentRequests(t *testing.T) {
 		t.Error(f)
 	}
 }
+
+func TestNilBody(t *testing.T) {
+	h, _, _ := newTestHandler(t, nil)
+	for _, path := range []string{PathHTML, PathLogin} {
+		r := httptest.NewRequest(http.MethodPost, path, nil)
+		r.Body = nil
+		r.Header.Set("Authorization", "Bearer "+testAPIToken)
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		if err := h.ServeHTTP(w, r, nil); err != nil || w.Code != http.StatusBadRequest {
+			t.Errorf("%s with a nil body: %d %v %s", path, w.Code, err, w.Body)
+		}
+	}
+}
