@@ -98,7 +98,16 @@ const layoutProbe = `(() => {
       if (!blockKind(b)) return false;
       for (let p = b.parentElement; p && p !== col; p = p.parentElement) if (blockKind(p)) return false;
       return true;
-    }).map(b => ({kind: blockKind(b), box: box(b)}));
+    }).map(b => {
+      const out = {kind: blockKind(b), box: box(b)};
+      // The element that carries a text block's typography.
+      const tx = (out.kind === 'heading' || out.kind === 'paragraph') ? b.querySelector('h1,h2,h3,h4,h5,h6,.tx') : null;
+      if (tx) {
+        const cs = getComputedStyle(tx);
+        out.font = {size: cs.fontSize, weight: cs.fontWeight, color: cs.color};
+      }
+      return out;
+    });
     out.rows.push({number: number, path: path(row), box: box(row), stack: stack, reverse: reverse, domReversed: domReversed,
       cols: cols.map(box), blocks: cols.map(blocksOf)});
   }
@@ -136,6 +145,11 @@ type rowProbe struct {
 type blockProbe struct {
 	Kind string
 	Box  box
+	Font *fontProbe // computed typography of heading and paragraph blocks
+}
+
+type fontProbe struct {
+	Size, Weight, Color string
 }
 
 // designOrder returns the visible columns in the design's order.

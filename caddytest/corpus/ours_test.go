@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +101,10 @@ func readDesignLayout(data []byte) (designLayout, error) {
 type designModule struct {
 	kind                    string
 	hideMobile, hideDesktop bool
+	// Typography of heading and paragraph modules, as written ("" when
+	// unset): font-size on desktop and on mobile (mobileStyle), weight,
+	// colour.
+	fontSize, mobileFontSize, fontWeight, color string
 }
 
 // blockKinds are the module kinds that render as a block of their own;
@@ -121,16 +127,89 @@ func readModule(v any) (designModule, bool) {
 	}
 	desc, _ := m["descriptor"].(map[string]any)
 	cs, _ := desc["computedStyle"].(map[string]any)
-	return designModule{
+	dm := designModule{
 		kind:        kind,
 		hideMobile:  truthy(cs["hideContentOnMobile"], false),
 		hideDesktop: truthy(cs["hideContentOnDesktop"], false),
-	}, true
+	}
+	if kind == "heading" || kind == "paragraph" {
+		content, _ := desc[kind].(map[string]any)
+		style, _ := content["style"].(map[string]any)
+		mobile, _ := desc["mobileStyle"].(map[string]any)
+		str := func(m map[string]any, k string) string { v, _ := m[k].(string); return strings.TrimSpace(v) }
+		dm.fontSize, dm.fontWeight, dm.color = str(style, "font-size"), str(style, "font-weight"), str(style, "color")
+		dm.mobileFontSize = str(mobile, "font-size")
+	}
+	return dm, true
+}
+
+// checkFont compares a text block's computed typography with the design.
+func checkFont(w designModule, f *fontProbe, mobileView bool) []string {
+	if f == nil {
+		return []string{"no text element found"}
+	}
+	var problems []string
+	size := w.fontSize
+	if mobileView && w.mobileFontSize != "" {
+		size = w.mobileFontSize
+	}
+	if want, ok := pxValue(size); ok {
+		if got, ok := pxValue(f.Size); !ok || math.Abs(got-want) > 0.5 {
+			problems = append(problems, fmt.Sprintf("font-size %s, design %s", f.Size, size))
+		}
+	}
+	if want := cssWeight(w.fontWeight); want != "" && w.kind == "heading" && f.Weight != want {
+		problems = append(problems, fmt.Sprintf("font-weight %s, design %q", f.Weight, w.fontWeight))
+	}
+	if want, ok := cssRGB(w.color); ok && f.Color != want {
+		problems = append(problems, fmt.Sprintf("color %s, design %s", f.Color, w.color))
+	}
+	return problems
+}
+
+func pxValue(s string) (float64, bool) {
+	var v float64
+	if _, err := fmt.Sscanf(s, "%gpx", &v); err != nil || !strings.HasSuffix(s, "px") {
+		return 0, false
+	}
+	return v, true
+}
+
+// cssWeight is the computed form of a font-weight value ("" if unknown).
+func cssWeight(s string) string {
+	switch strings.ToLower(s) {
+	case "normal":
+		return "400"
+	case "bold":
+		return "700"
+	}
+	if n, err := strconv.Atoi(s); err == nil && n >= 100 && n <= 900 {
+		return s
+	}
+	return ""
+}
+
+// cssRGB is the computed form of a #RGB or #RRGGBB colour.
+func cssRGB(s string) (string, bool) {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "#")
+	if len(s) == 3 {
+		s = string([]byte{s[0], s[0], s[1], s[1], s[2], s[2]})
+	}
+	if len(s) != 6 {
+		return "", false
+	}
+	v, err := strconv.ParseUint(s, 16, 32)
+	if err != nil {
+		return "", false
+	}
+	return fmt.Sprintf("rgb(%d, %d, %d)", v>>16, v>>8&0xff, v&0xff), true
 }
 
 // checkBlocks: every module of the design is a block of its kind, in its
-// column and in order, and blocks hidden on this view (mobile or desktop)
-// do not show while the others do.
+// column and in order; blocks hidden on this view (mobile or desktop) do
+// not show while the others do; headings and paragraphs show in the
+// design's font size (mobile size on phones), weight (headings) and
+// colour.
 func checkBlocks(m *measurement, rows []designRow, mobileView bool) (problems []string, checked int) {
 	for _, r := range m.Rows {
 		if r.Number < 1 || r.Number > len(rows) {
@@ -168,8 +247,14 @@ func checkBlocks(m *measurement, rows []designRow, mobileView bool) (problems []
 				if mobileView {
 					hidden, view = w.hideMobile, "mobile"
 				}
-				if shows := got[bi].Box.visible(); shows == hidden {
+				shows := got[bi].Box.visible()
+				if shows == hidden {
 					problems = append(problems, fmt.Sprintf("row %d column %d block %d (%s, hidden on %s: %v) shows on %s: %v", r.Number, ci+1, bi+1, w.kind, view, hidden, view, shows))
+				}
+				if shows && (w.kind == "heading" || w.kind == "paragraph") {
+					for _, p := range checkFont(w, got[bi].Font, mobileView) {
+						problems = append(problems, fmt.Sprintf("row %d column %d block %d (%s) on %s: %s", r.Number, ci+1, bi+1, w.kind, view, p))
+					}
 				}
 			}
 		}
