@@ -108,8 +108,26 @@ const layoutProbe = `(() => {
       }
       return out;
     });
+    // Content sticking out of its column sideways (into the next column or
+    // the margin), outermost offender only; content clipped by a box
+    // inside the column does not count.
+    const spillOf = col => {
+      const c = col.getBoundingClientRect();
+      if (c.width === 0 && c.height === 0) return '';
+      for (const el of col.querySelectorAll('*')) {
+        const r = el.getBoundingClientRect();
+        if (r.width === 0 && r.height === 0) continue;
+        if (r.left >= c.left - tol && r.right <= c.right + tol) continue;
+        let clippedInside = false;
+        for (let p = el.parentElement; p && p !== col; p = p.parentElement) {
+          if (getComputedStyle(p).overflowX !== 'visible') { clippedInside = true; break; }
+        }
+        if (!clippedInside) return path(el) + ' (' + Math.round(r.left) + '..' + Math.round(r.right) + ' in column ' + Math.round(c.left) + '..' + Math.round(c.right) + ')';
+      }
+      return '';
+    };
     out.rows.push({number: number, path: path(row), box: box(row), stack: stack, reverse: reverse, domReversed: domReversed,
-      cols: cols.map(box), blocks: cols.map(blocksOf)});
+      cols: cols.map(box), blocks: cols.map(blocksOf), spill: cols.map(spillOf)});
   }
   return JSON.stringify(out);
 })()`
@@ -138,6 +156,7 @@ type rowProbe struct {
 	DOMReversed bool
 	Cols        []box
 	Blocks      [][]blockProbe // per column, in document order
+	Spill       []string       // per column: content sticking out of it sideways, "" if none
 }
 
 // blockProbe is one content block: its kind (from the "<kind>_block"
@@ -252,9 +271,17 @@ func checkDesktop(m *measurement, expect expectFunc) []string {
 	return problems
 }
 
-// checkOverflow: nothing may stick out of the viewport sideways.
+// checkOverflow: nothing may stick out of the viewport sideways, nor out
+// of its column.
 func checkOverflow(m *measurement) []string {
 	var problems []string
+	for _, r := range m.Rows {
+		for ci, s := range r.Spill {
+			if s != "" {
+				problems = append(problems, fmt.Sprintf("row %d column %d: content outside its column: %s", r.Number, ci+1, s))
+			}
+		}
+	}
 	if m.ScrollWidth > m.VW {
 		problems = append(problems, fmt.Sprintf("document scrollWidth %.0f > viewport %.0f", m.ScrollWidth, m.VW))
 	}
