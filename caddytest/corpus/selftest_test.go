@@ -62,6 +62,14 @@ func TestLayoutChecksCatchFaults(t *testing.T) {
 			wantMobile: []string{"row 3", "should stack (reversed)"},
 		},
 		{
+			name: "content spilling into the next column",
+			body: `<table class="row row-5" width="100%"><tbody><tr><td><table class="row-content" width="600" style="width:600px;margin:0 auto;table-layout:fixed"><tbody><tr>` +
+				`<td class="column column-1" width="50%"><div style="width:400px">wide</div></td><td class="column column-2" width="50%">right</td>` +
+				`</tr></tbody></table></td></tr></tbody></table>`,
+			wantMobile:  []string{"row 5 column 1: content outside its column"},
+			wantDesktop: []string{"row 5 column 1: content outside its column"},
+		},
+		{
 			name:        "columns stacked on desktop",
 			body:        `<style>.column{display:block!important;width:100%!important}</style>` + twoColumnRow(4, "stack", ""),
 			wantDesktop: []string{"row 4", "side by side on desktop"},
