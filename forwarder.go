@@ -25,19 +25,18 @@ import (
 // Error codes of the bodies design_bridge itself writes (the content
 // service's error shape: {"code", "message", "details"}).
 const (
-	codeBadRequestJSON  = 4100
-	codeCrossSite       = 4031
-	codeMethod          = 4050
-	codeTooLarge        = 4130
-	codeNotConfigured   = 5000
-	codeBadGateway      = 5020
-	codeGatewayTimeout  = 5040
-	codeInvalidUID      = 5005 // LoginV2's code for a bad uid
-	maxAuthBody         = 64 << 10
-	maxUIDLength        = 128
-	defaultUID          = "demo-user"
-	minMaskedSecret     = 8
-	redactedHeaderValue = "[REDACTED]"
+	codeBadRequestJSON = 4100
+	codeCrossSite      = 4031
+	codeMethod         = 4050
+	codeTooLarge       = 4130
+	codeNotConfigured  = 5000
+	codeBadGateway     = 5020
+	codeGatewayTimeout = 5040
+	codeInvalidUID     = 5005 // LoginV2's code for a bad uid
+	maxAuthBody        = 64 << 10
+	maxUIDLength       = 128
+	defaultUID         = "demo-user"
+	minMaskedSecret    = 8
 )
 
 var uidPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
