@@ -97,9 +97,11 @@ type App struct {
 	ClientSecret string `json:"client_secret,omitempty"`
 
 	// Tokens are the CS API tokens accepted as "Authorization: Bearer
-	// <token>" on the export endpoints. A value whose replacement holds
-	// whitespace counts as several tokens, so one placeholder may carry a
-	// list (e.g. during a rotation).
+	// <token>" on the export endpoints; several may be listed (e.g. during
+	// a rotation). A value may be written with or without the "Bearer "
+	// prefix, the same way design_bridge's token is; a value that still
+	// holds whitespace after that is a configuration error, so that no
+	// word of it (such as "Bearer" alone) becomes a token by itself.
 	Tokens []string `json:"tokens,omitempty"`
 
 	// Disabled makes LoginV2 and refresh answer 403 (code 5003) for this
@@ -217,15 +219,17 @@ func (h *Handler) setup(repl *caddy.Replacer) error {
 			if err != nil {
 				return fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
 			}
-			for _, tok := range strings.Fields(value) {
-				digest := sha256.Sum256([]byte(tok))
-				if other, dup := seenTokens[digest]; dup {
-					// The token itself is never printed.
-					return fmt.Errorf("app %q: token #%d is also configured for app %q", id, j+1, other)
-				}
-				seenTokens[digest] = id
-				h.apiTokens = append(h.apiTokens, apiToken{digest: digest, app: len(h.apps) - 1})
+			tok, err := configuredToken(value)
+			if err != nil {
+				return fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
 			}
+			digest := sha256.Sum256([]byte(tok))
+			if other, dup := seenTokens[digest]; dup {
+				// The token itself is never printed.
+				return fmt.Errorf("app %q: token #%d is also configured for app %q", id, j+1, other)
+			}
+			seenTokens[digest] = id
+			h.apiTokens = append(h.apiTokens, apiToken{digest: digest, app: len(h.apps) - 1})
 		}
 	}
 

@@ -43,6 +43,8 @@ func TestProvisionErrors(t *testing.T) {
 		{"empty secret", func(h *Handler) { h.Apps[0].ClientSecret = "" }, "secret"},
 		{"unset env secret", func(h *Handler) { h.Apps[0].ClientSecret = "{env.CS_TEST_UNSET_VAR}" }, "secret"},
 		{"unset env token", func(h *Handler) { h.Apps[0].Tokens = []string{"{env.CS_TEST_UNSET_VAR}"} }, "token #1"},
+		{"token holding whitespace", func(h *Handler) { h.Apps[0].Tokens = []string{"{env.CS_TEST_TOKENS}"} }, "token #1: holds whitespace"},
+		{"bearer prefix without a token", func(h *Handler) { h.Apps[0].Tokens = []string{"Bearer "} }, "token #1: is empty"},
 		{"token shared by two apps", func(h *Handler) {
 			h.Apps = append(h.Apps, App{ClientID: "b", ClientSecret: "x", Tokens: []string{"t"}})
 		}, "also configured for app"},
@@ -85,12 +87,13 @@ func TestValidateUnprovisioned(t *testing.T) {
 }
 
 func TestProvisionResolvesPlaceholders(t *testing.T) {
-	t.Setenv("CS_TEST_TOKENS", "tok-one  tok-two\ttok-three")
+	t.Setenv("CS_TEST_TOKENS", "Bearer tok-one")
+	t.Setenv("CS_TEST_TOKEN2", "tok-two")
 	t.Setenv("CS_TEST_MAX", "1KiB")
 	t.Setenv("CS_TEST_SECRET", "sec-from-env")
 	h := &Handler{
 		SigningKey: testKey,
-		Apps:       []App{{ClientID: "a", ClientSecret: "{env.CS_TEST_SECRET}", Tokens: []string{"{env.CS_TEST_TOKENS}", "tok-four"}}},
+		Apps:       []App{{ClientID: "a", ClientSecret: "{env.CS_TEST_SECRET}", Tokens: []string{"{env.CS_TEST_TOKENS}", "{env.CS_TEST_TOKEN2}", "bearer tok-three", "tok-four"}}},
 		MaxBody:    "{env.CS_TEST_MAX}",
 		RateLimit:  &RateLimit{Requests: "10", Window: "1m"},
 	}
@@ -105,8 +108,10 @@ func TestProvisionResolvesPlaceholders(t *testing.T) {
 			t.Errorf("token %q not accepted", tok)
 		}
 	}
-	if h.lookupAPIToken("{env.CS_TEST_TOKENS}") >= 0 {
-		t.Error("the raw placeholder is accepted as a token")
+	for _, tok := range []string{"{env.CS_TEST_TOKENS}", "Bearer", "bearer", "Bearer tok-one"} {
+		if h.lookupAPIToken(tok) >= 0 {
+			t.Errorf("%q is accepted as a token", tok)
+		}
 	}
 	if h.lookupApp("a", "sec-from-env") != 0 || h.lookupApp("a", "{env.CS_TEST_SECRET}") != -1 {
 		t.Error("client secret placeholder not resolved")
