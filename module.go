@@ -177,6 +177,15 @@ func (b *Bridge) resolve() error {
 				zap.Int("min_length", minMaskedSecret))
 		}
 	}
+	for field, raw := range map[string]string{"token": b.Token, "client_id": b.ClientID, "client_secret": b.ClientSecret} {
+		if raw != "" && !strings.Contains(raw, "{") {
+			// The config JSON is visible through the admin API (/config/),
+			// autosave.json and Caddy's own DEBUG dumps of the config;
+			// {env.X} keeps the value itself out of all of them.
+			b.logger.Warn("a secret is configured as a literal value, which Caddy's config (admin API, autosave, debug logs) shows; use an {env.*} placeholder",
+				zap.String("field", field))
+		}
+	}
 	if b.bearer == "" {
 		b.logger.Warn("no content service token configured (token, default {env.CS_API_TOKEN}); export requests will be refused")
 	}
