@@ -277,12 +277,16 @@ func (b *Bridge) upstreamName(r *http.Request) string {
 }
 
 // fail answers with the error object {"code", "message", "details"}. When
-// the server has handle_errors routes, the error is returned instead as a
-// caddyhttp.Error so that those routes render it.
+// one of the server's handle_errors routes would answer this error, the
+// error is returned instead as a caddyhttp.Error so that the route renders
+// it.
 func (b *Bridge) fail(w http.ResponseWriter, r *http.Request, status, code int, message, details string) error {
 	herr := caddyhttp.Error(status, fmt.Errorf("design_bridge: %s: %s", message, details))
 	if srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv.Errors != nil && len(srv.Errors.Routes) > 0 {
-		return herr
+		if _, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok &&
+			errorRoutesRespond(srv.Errors.Routes, srv.Errors.WithError(r, herr)) {
+			return herr
+		}
 	}
 	if status >= 500 {
 		b.logger.Error("request failed", zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details))
@@ -301,6 +305,52 @@ func (b *Bridge) fail(w http.ResponseWriter, r *http.Request, status, code int, 
 	w.WriteHeader(status)
 	_, err := w.Write(payload)
 	return err
+}
+
+// errorRoutesRespond reports whether routes (a server's handle_errors
+// routes, with the error's placeholders set on r) would answer r: some
+// route matches and holds, directly or in a matching subroute, a handler
+// that writes a response. Matching is all it does; no handler runs.
+func errorRoutesRespond(routes caddyhttp.RouteList, r *http.Request) bool {
+	for _, route := range routes {
+		match, err := route.MatcherSets.AnyMatchWithError(r)
+		if err != nil || !match {
+			continue
+		}
+		for _, h := range route.Handlers {
+			if sub, ok := h.(*caddyhttp.Subroute); ok {
+				if errorRoutesRespond(sub.Routes, r) {
+					return true
+				}
+				continue
+			}
+			if m, ok := h.(caddy.Module); ok && passiveHandlers[string(m.CaddyModule().ID)] {
+				continue
+			}
+			return true
+		}
+		if route.Terminal {
+			return false
+		}
+	}
+	return false
+}
+
+// passiveHandlers only prepare or wrap a response that another handler
+// writes.
+var passiveHandlers = map[string]bool{
+	"http.handlers.vars":                  true,
+	"http.handlers.headers":               true,
+	"http.handlers.map":                   true,
+	"http.handlers.rewrite":               true,
+	"http.handlers.encode":                true,
+	"http.handlers.templates":             true,
+	"http.handlers.request_body":          true,
+	"http.handlers.log_append":            true,
+	"http.handlers.log_skip":              true,
+	"http.handlers.tracing":               true,
+	"http.handlers.push":                  true,
+	"http.handlers.copy_response_headers": true,
 }
 
 // newProxy provisions an internal reverse proxy to target. Caddy's

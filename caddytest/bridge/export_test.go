@@ -320,6 +320,28 @@ func TestExportUpstreamFailures(t *testing.T) {
 			}
 		})
 	}
+	// handle_errors for other paths only (like the example's FSP errors):
+	// design_bridge's own errors keep their JSON body.
+	t.Run("handle_errors for other paths", func(t *testing.T) {
+		tc := load(t, site(cases[0].block, "\thandle_errors {\n\t\t@other path /other/*\n\t\trespond @other \"other {err.status_code}\" {err.status_code}\n\t\theader X-Error-Route seen\n\t}"))
+		res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil)
+		if res.Status != 502 {
+			t.Fatalf("status %d %s", res.Status, res.Body)
+		}
+		assertErrorBody(t, res, 5020)
+	})
+	t.Run("handle_errors for some statuses", func(t *testing.T) {
+		tc := load(t, site(cases[0].block, "\thandle_errors 404 405 {\n\t\trespond \"handled {err.status_code}\"\n\t}"))
+		res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil)
+		if res.Status != 502 {
+			t.Fatalf("status %d %s", res.Status, res.Body)
+		}
+		assertErrorBody(t, res, 5020)
+		res = do(t, tc, http.MethodGet, "/v1/message/html", nil, nil)
+		if res.Status != 405 || string(res.Body) != "handled 405" {
+			t.Fatalf("got %d %q", res.Status, res.Body)
+		}
+	})
 	t.Run("405 through handle_errors", func(t *testing.T) {
 		tc := load(t, site(bridgeBlock(slow), "\thandle_errors {\n\t\trespond \"handled {err.status_code}\" {err.status_code}\n\t}"))
 		res := do(t, tc, http.MethodGet, "/v1/message/html", nil, nil)
