@@ -51,7 +51,8 @@ func TestMain(m *testing.M) {
 		_ = os.Setenv(v, dir)
 	}
 	_ = os.Setenv("CS_IT_SIGNING_KEY", signingKey)
-	_ = os.Setenv("CS_IT_ALPHA_TOKENS", apiToken+" "+apiToken2)
+	_ = os.Setenv("CS_IT_ALPHA_TOKEN", "Bearer "+apiToken) // the prefix is optional
+	_ = os.Setenv("CS_IT_ALPHA_TOKEN2", apiToken2)
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
@@ -71,7 +72,7 @@ const globalOptions = `{
 const apps = `
 		app alpha {
 			secret ` + alphaSecret + `
-			token {env.CS_IT_ALPHA_TOKENS}
+			token {env.CS_IT_ALPHA_TOKEN} {env.CS_IT_ALPHA_TOKEN2}
 		}
 		app disabled-app {
 			secret it-secret-disabled-0123
