@@ -155,10 +155,18 @@ func TestReloadLeaks(t *testing.T) {
 	tc.InitServer(string(raw), "json")
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
 	reload := func() {
-		req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", adminPort), bytes.NewReader(raw))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Cache-Control", "must-revalidate") // reload even though unchanged
-		res, err := client.Do(req)
+		var res *http.Response
+		var err error
+		for attempt := 0; attempt < 3; attempt++ {
+			req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", adminPort), bytes.NewReader(raw))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Cache-Control", "must-revalidate") // reload even though unchanged
+			if res, err = client.Do(req); err == nil || !isReset(err) {
+				break
+			}
+			// The admin endpoint may be restarting from the previous load.
+			time.Sleep(100 * time.Millisecond)
+		}
 		if err != nil {
 			t.Fatalf("reload: %v", err)
 		}
