@@ -1,8 +1,10 @@
 package contentservice
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"strings"
@@ -65,11 +67,23 @@ func (h *Handler) lookupApp(clientID, secret string) int {
 	return found
 }
 
-// appByID returns the index of the application with the given client ID
-// (from a verified token, so not secret), or -1.
-func (h *Handler) appByID(clientID string) int {
+// appRef names an application inside the editor tokens the browser holds.
+// The token's payload is readable, and LoginV2 lets nothing the
+// configuration holds reach the browser, so the reference is a keyed hash
+// of the client ID: replicas sharing the signing key agree on it, and
+// nobody without the key learns the ID from it.
+func appRef(signingKey []byte, clientID string) string {
+	mac := hmac.New(sha256.New, signingKey)
+	mac.Write([]byte("design-bridge app reference\x00"))
+	mac.Write([]byte(clientID))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:16])
+}
+
+// appByRef returns the index of the application an editor token's
+// reference names (from a verified token), or -1.
+func (h *Handler) appByRef(ref string) int {
 	for i := range h.apps {
-		if h.apps[i].clientID == clientID {
+		if h.apps[i].ref == ref {
 			return i
 		}
 	}

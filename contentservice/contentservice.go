@@ -132,6 +132,7 @@ type RateLimit struct {
 // their lengths.
 type resolvedApp struct {
 	clientID     string
+	ref          string // names the app inside editor tokens; see appRef
 	idDigest     [sha256.Size]byte
 	secretDigest [sha256.Size]byte
 	disabled     bool
@@ -209,6 +210,7 @@ func (h *Handler) setup(repl *caddy.Replacer) error {
 		}
 		h.apps = append(h.apps, resolvedApp{
 			clientID:     id,
+			ref:          appRef(h.signingKey, id),
 			idDigest:     sha256.Sum256([]byte(id)),
 			secretDigest: sha256.Sum256([]byte(secret)),
 			disabled:     app.Disabled,

@@ -154,7 +154,7 @@ func (h *Handler) authorizeExport(w http.ResponseWriter, r *http.Request) (int, 
 	// Not an API token: maybe an editor token of an application that
 	// allows them. Editor tokens share their application's budget.
 	if claims, err := h.parseEditorToken(token); err == nil {
-		if app := h.appByID(claims.ClientID); app >= 0 && h.apps[app].editorTokens && !h.apps[app].disabled {
+		if app := h.appByRef(claims.AppRef); app >= 0 && h.apps[app].editorTokens && !h.apps[app].disabled {
 			if h.tokenExpired(claims) {
 				writeError(w, http.StatusUnauthorized, CodeTokenExpired, "Token expired",
 					"refresh the editor token (POST "+PathRefresh+")")

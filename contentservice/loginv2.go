@@ -46,9 +46,11 @@ type loginResponse struct {
 }
 
 // editorClaims are the claims of an editor access token: the user (sub),
-// the application (cid) and the end of the refresh window (rfu, Unix s).
+// the application (app: a keyed reference, never the client ID, since the
+// browser can read the claims) and the end of the refresh window (rfu,
+// Unix s).
 type editorClaims struct {
-	ClientID     string `json:"cid"`
+	AppRef       string `json:"app"`
 	RefreshUntil int64  `json:"rfu"`
 	jwt.RegisteredClaims
 }
@@ -88,7 +90,7 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := h.now()
-	h.issueToken(w, h.apps[app].clientID, uid, now.Add(RefreshWindow).Unix())
+	h.issueToken(w, h.apps[app].ref, uid, now.Add(RefreshWindow).Unix())
 }
 
 // serveRefresh answers POST /loginV2/refresh: any token this service (or
@@ -105,7 +107,7 @@ func (h *Handler) serveRefresh(w http.ResponseWriter, r *http.Request) {
 		writeLoginError(w, http.StatusUnauthorized, http.StatusUnauthorized, "Invalid access token")
 		return
 	}
-	app := h.appByID(claims.ClientID)
+	app := h.appByRef(claims.AppRef)
 	if app < 0 {
 		writeLoginError(w, http.StatusUnauthorized, http.StatusUnauthorized, "Invalid access token")
 		return
@@ -118,16 +120,16 @@ func (h *Handler) serveRefresh(w http.ResponseWriter, r *http.Request) {
 		writeLoginError(w, http.StatusUnauthorized, CodeRefreshExpired, "expired token cannot be refreshed")
 		return
 	}
-	h.issueToken(w, claims.ClientID, claims.Subject, claims.RefreshUntil)
+	h.issueToken(w, claims.AppRef, claims.Subject, claims.RefreshUntil)
 }
 
 // issueToken signs a new access token and answers with the LoginV2 body.
-func (h *Handler) issueToken(w http.ResponseWriter, clientID, uid string, refreshUntil int64) {
+func (h *Handler) issueToken(w http.ResponseWriter, appRef, uid string, refreshUntil int64) {
 	now := h.now()
 	var jti [12]byte
 	_, _ = rand.Read(jti[:])
 	claims := editorClaims{
-		ClientID:     clientID,
+		AppRef:       appRef,
 		RefreshUntil: refreshUntil,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    tokenIssuer,
@@ -175,7 +177,7 @@ func (h *Handler) parseEditorToken(raw string) (*editorClaims, error) {
 		return nil, err
 	}
 	if claims.Issuer != tokenIssuer || len(claims.Audience) != 1 || claims.Audience[0] != tokenAudience ||
-		claims.ExpiresAt == nil || claims.RefreshUntil == 0 || claims.ClientID == "" || !validUID(claims.Subject) {
+		claims.ExpiresAt == nil || claims.RefreshUntil == 0 || claims.AppRef == "" || !validUID(claims.Subject) {
 		return nil, errTokenClaims
 	}
 	return &claims, nil

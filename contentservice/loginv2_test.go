@@ -1,6 +1,7 @@
 package contentservice
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -99,8 +100,18 @@ func TestLoginSuccess(t *testing.T) {
 		if err != nil {
 			t.Fatalf("access token does not verify: %v", err)
 		}
-		if claims.Subject != uid || claims.ClientID != "alpha" || claims.ExpiresAt.Unix() != clock.t.Add(300*time.Second).Unix() {
+		if claims.Subject != uid || claims.AppRef != appRef([]byte(testKey), "alpha") || claims.ExpiresAt.Unix() != clock.t.Add(300*time.Second).Unix() {
 			t.Errorf("claims %+v", claims)
+		}
+		// The browser can read the payload: the client ID must not be in it.
+		for i, part := range strings.Split(tok, ".")[:2] {
+			decoded, err := base64.RawURLEncoding.DecodeString(part)
+			if err != nil {
+				t.Fatalf("token part %d: %v", i, err)
+			}
+			if strings.Contains(string(decoded), "alpha") {
+				t.Errorf("token part %d reveals the client ID: %s", i, decoded)
+			}
 		}
 		// HS256 with the signing key, by an independent verification.
 		parsed, err := jwt.Parse(tok, func(*jwt.Token) (any, error) { return []byte(testKey), nil },

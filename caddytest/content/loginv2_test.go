@@ -1,6 +1,10 @@
 package content
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -40,7 +44,10 @@ func loginOK(t *testing.T, tester *caddytest.Tester, site, clientID, secret, uid
 	if r.header.Get("Content-Type") != "application/json" {
 		t.Errorf("Content-Type %q", r.header.Get("Content-Type"))
 	}
-	checkTokenBody(t, r, uid, before)
+	checkTokenBody(t, r, clientID, uid, before)
+	if bytes.Contains(r.body, []byte(clientID)) || bytes.Contains(r.body, []byte(secret)) {
+		t.Errorf("the login answer reveals the client ID or secret: %s", r.body)
+	}
 	var body tokenBody
 	_ = json.Unmarshal(r.body, &body)
 	if body.RefreshUntil < before+12*3600 || body.RefreshUntil > time.Now().Unix()+12*3600 {
@@ -49,9 +56,10 @@ func loginOK(t *testing.T, tester *caddytest.Tester, site, clientID, secret, uid
 	return body
 }
 
-// checkTokenBody checks the exact field set and values of a token body and
-// that the access token is an HS256 JWT of the signing key, valid 300 s.
-func checkTokenBody(t *testing.T, r response, uid string, notBefore int64) {
+// checkTokenBody checks the exact field set and values of a token body,
+// that the access token is an HS256 JWT of the signing key, valid 300 s,
+// and that no claim reveals the client ID.
+func checkTokenBody(t *testing.T, r response, clientID, uid string, notBefore int64) {
 	t.Helper()
 	var fields map[string]any
 	if err := json.Unmarshal(r.body, &fields); err != nil {
@@ -74,6 +82,23 @@ func checkTokenBody(t *testing.T, r response, uid string, notBefore int64) {
 	if exp == nil || exp.Unix() < notBefore+300 || exp.Unix() > time.Now().Unix()+300 {
 		t.Errorf("exp %v is not 300 s after issue", exp)
 	}
+	// The claims are readable by the browser; the body check of loginOK
+	// only sees base64, so look at the decoded claims too.
+	for name, value := range claims {
+		if s, ok := value.(string); ok && strings.Contains(s, clientID) {
+			t.Errorf("claim %s reveals the client ID", name)
+		}
+	}
+}
+
+// appReference is how an editor token names its application: a keyed
+// hash of the client ID (computed here independently of the module), so
+// that the browser, which can read the claims, never sees the ID.
+func appReference(key, clientID string) string {
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write([]byte("design-bridge app reference\x00"))
+	mac.Write([]byte(clientID))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:16])
 }
 
 // forgeToken signs an editor token as the service would, with exp and
@@ -83,7 +108,7 @@ func forgeToken(t *testing.T, key, clientID, uid string, expIn, refreshIn int64)
 	t.Helper()
 	now := time.Now()
 	claims := jwt.MapClaims{
-		"cid": clientID,
+		"app": appReference(key, clientID),
 		"rfu": now.Unix() + refreshIn,
 		"iss": "content_service",
 		"aud": []string{"editor"},
@@ -164,7 +189,7 @@ func TestLoginV2Refresh(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
-		checkTokenBody(t, r, "refresher", before)
+		checkTokenBody(t, r, "alpha", "refresher", before)
 		var body tokenBody
 		_ = json.Unmarshal(r.body, &body)
 		if body.RefreshUntil != first.RefreshUntil {
