@@ -243,7 +243,8 @@ type seenResponse struct {
 func newSession(t *testing.T) *session {
 	t.Helper()
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-		t.Skip("no /usr/bin/chromium: install the Debian package chromium")
+		// A skipped browser suite would look green while testing nothing.
+		t.Fatalf("headless Chromium is required at /usr/bin/chromium (apt-get install -y chromium): %v", err)
 	}
 	// Not t.TempDir: Chromium's helper processes may still write to the
 	// profile for a moment after the browser exits, which would fail the
