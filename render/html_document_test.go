@@ -21,7 +21,9 @@ func TestDocumentFrame(t *testing.T) {
 			`<!--[if !mso]><!--><link href="https://fonts.googleapis.com/css2?family=Cairo:wght@400;700" rel="stylesheet" type="text/css"><!--<![endif]-->`,
 			`>Preview text shown in the inbox`,
 		}, []string{"family=Unused"}},
-		{"module-heading", []string{"family=Lato", "'Lato', Tahoma, Verdana, Segoe, sans-serif"}, []string{"family=Montserrat"}},
+		{"module-heading", []string{"family=Lato", "'Lato', Tahoma, Verdana, Segoe, sans-serif",
+			// Headings are bold by default: a normal weight must be said.
+			"font-size:24px;font-weight:normal;"}, []string{"family=Montserrat"}},
 		{"module-text", []string{`lang="en"`, `@media (max-width:620px)`, "<title></title>"}, []string{"dir=", "<link"}},
 		{"row-nostack", []string{`class="rc"`, "width:50.0000%"}, []string{`class="rc st"`}},
 		{"row-columns", []string{`class="rc st"`, "max-width:200px", "max-width:400px", `<!--[if mso]><td width="200" valign="top"`}, nil},

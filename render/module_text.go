@@ -23,8 +23,9 @@ func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 		fs += "px"
 	}
 	s.add("font-size", fs)
-	// Defaults are left out to keep the markup lean.
-	if fw := st.Get("font-weight"); fw != "400" && fw != "normal" {
+	// The normal weight is left out of divs to keep the markup lean, but
+	// headings need it: their user-agent default is bold.
+	if fw := st.Get("font-weight"); (fw != "400" && fw != "normal") || tag[0] == 'h' {
 		s.add("font-weight", fw)
 	}
 	if ls := st.Get("letter-spacing"); ls != "0px" && ls != "0" && ls != "normal" {
