@@ -29,6 +29,9 @@ func TestDocumentFrame(t *testing.T) {
 		{"row-columns", []string{`class="rc st"`, "max-width:200px", "max-width:400px", `<!--[if mso]><td width="200" valign="top"`}, nil},
 		{"row-reverse", []string{`class="rv"`, `class="col cf"`, `class="col cl"`, ".rv .cf{display:table-footer-group!important}"}, nil},
 		{"row-visibility", []string{`class="row r1 mh"`, `<!--[if !mso]><!--><div class="dh" style="display:none;`, `class="paragraph_block mh"`}, nil},
+		// Icons wrap in a narrow column (inline-block items); Outlook keeps
+		// them in one ghost-table row.
+		{"module-icons", []string{`<div class="icons-inner" style="text-align:center"><!--[if mso]><table align="center"`, `<!--[if mso]><td valign="middle"><![endif]--><div class="ic" style="display:inline-block;vertical-align:middle">`}, []string{`class="icons-table"`}},
 		{"module-button", []string{`<v:roundrect`, `href="https://example.com/start?utm={{campaign}}"`, `arcsize="8%"`, `fillcolor="#8E364B"`, `height:52px;width:148px`}, nil},
 	}
 	for _, tt := range tests {

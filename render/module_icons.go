@@ -29,11 +29,17 @@ func (w *emailWriter) moduleIcons(m *design.Module, b *emBlock) {
 	txt.add("font-weight", st.Get("font-weight"))
 	txt.add("letter-spacing", st.Get("letter-spacing"))
 	txt.raw("text-decoration:none;")
-	w.s(`<table class="icons-table" align="`)
+	// Items are inline-block boxes so that a row of icons too wide for a
+	// narrow column wraps onto further lines instead of spilling out;
+	// Outlook for Windows, which ignores inline-block, gets a ghost table
+	// keeping them on one line (it has no narrow screens).
+	w.s(`<div class="icons-inner" style="text-align:`)
+	w.s(align)
+	w.s(`"><!--[if mso]><table align="`)
 	w.s(align)
 	w.s(`"`)
 	w.s(emTableAttrs)
-	w.s("><tr>")
+	w.s(`><tr><![endif]-->`)
 	for i := range icons.Len() {
 		ic := icons.Index(i)
 		iw := iconH
@@ -44,10 +50,12 @@ func (w *emailWriter) moduleIcons(m *design.Module, b *emBlock) {
 		}
 		text := ic.Get("text").Text()
 		pos := emLower(ic.Get("textPosition").Text())
-		w.s(`<td valign="middle"`)
+		// The spacing sits on a cell: Outlook ignores padding on divs.
+		w.s(`<!--[if mso]><td valign="middle"><![endif]--><div class="ic" style="display:inline-block;vertical-align:middle"><table`)
+		w.s(emTableAttrs)
+		w.s("><tr><td")
 		w.styleAttr(&item)
-		w.s(">")
-		w.s(`<table`)
+		w.s("><table")
 		w.s(emTableAttrs)
 		w.s(` align="center"><tr>`)
 		textCell := func() {
@@ -75,9 +83,9 @@ func (w *emailWriter) moduleIcons(m *design.Module, b *emBlock) {
 		default:
 			textCell()
 		}
-		w.s("</tr></table></td>")
+		w.s("</tr></table></td></tr></table></div><!--[if mso]></td><![endif]-->")
 	}
-	w.s("</tr></table>")
+	w.s("<!--[if mso]></tr></table><![endif]--></div>")
 	w.blockClose()
 }
 
