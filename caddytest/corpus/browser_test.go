@@ -5,9 +5,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +39,7 @@ const placeholderImage = `<svg xmlns="http://www.w3.org/2000/svg" width="1200" h
 	`<rect width="1200" height="600" fill="#c9d1d9"/><path d="M0 0L1200 600M1200 0L0 600" stroke="#8b949e" stroke-width="6"/></svg>`
 
 // browser is one headless Chromium shared by all checks of the package
-// (starting it is the slow part); each page gets a fresh tab.
+// (starting it is the slow part), with one tab that every check reuses.
 type browser struct {
 	profileDir    string
 	allocCancel   context.CancelFunc
@@ -86,6 +88,34 @@ func (b *browser) close() {
 	b.browserCancel()
 	b.allocCancel()
 	_ = os.RemoveAll(b.profileDir)
+}
+
+// The package's browser and tab, started by the first test that needs
+// them and closed by TestMain (tests of a package run one at a time).
+var (
+	pkgBrowser *browser
+	pkgTab     *tab
+)
+
+// sharedTab returns the package's tab, starting Chromium on first use.
+func sharedTab(t *testing.T) *tab {
+	t.Helper()
+	if pkgTab == nil {
+		b := newBrowser(t)
+		pkgBrowser = b
+		pkgTab = b.newTab(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort)))
+	}
+	return pkgTab
+}
+
+// closeSharedBrowser ends the package's tab and browser, if started.
+func closeSharedBrowser() {
+	if pkgTab != nil {
+		pkgTab.cancel()
+	}
+	if pkgBrowser != nil {
+		pkgBrowser.close()
+	}
 }
 
 // tab is one page of the browser with requests to anything but the test's

@@ -53,6 +53,7 @@ func TestMain(m *testing.M) {
 	caddy.ConfigAutosavePath = filepath.Join(tmp, "XDG_CONFIG_HOME", "caddy", "autosave.json")
 	caddy.DefaultStorage = &certmagic.FileStorage{Path: filepath.Join(tmp, "XDG_DATA_HOME", "caddy")}
 	code := m.Run()
+	closeSharedBrowser()
 	os.RemoveAll(tmp)
 	os.Exit(code)
 }

@@ -354,10 +354,7 @@ func TestOurHTMLLayout(t *testing.T) {
 		}
 	}
 
-	b := newBrowser(t)
-	defer b.close()
-	tb := b.newTab(t, hostOf(t, base))
-	defer tb.cancel()
+	tb := sharedTab(t)
 	// Screenshots of an earlier run must not linger beside this run's.
 	if err := os.RemoveAll(filepath.Join(artifactsDir, "ours")); err != nil {
 		t.Fatal(err)

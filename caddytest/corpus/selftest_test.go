@@ -84,10 +84,7 @@ func TestLayoutChecksCatchFaults(t *testing.T) {
 		}
 	}
 	base := startCaddy(t, dir)
-	b := newBrowser(t)
-	defer b.close()
-	tb := b.newTab(t, hostOf(t, base))
-	defer tb.cancel()
+	tb := sharedTab(t)
 
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,11 +14,7 @@ import (
 // "no_stack", tr.reverse).
 func TestVendorHTMLLayout(t *testing.T) {
 	base := startCaddy(t, "")
-	host := hostOf(t, base)
-	b := newBrowser(t)
-	defer b.close()
-	tb := b.newTab(t, host)
-	defer tb.cancel()
+	tb := sharedTab(t)
 
 	type page struct{ set, file string }
 	var pages []page
@@ -94,13 +90,4 @@ func checkPage(t *testing.T, tb *tab, pageURL, set, name string, wide int, expec
 		t.Errorf("at %d px:%s", wide, joinProblems(ps))
 	}
 	return mobile, desktop
-}
-
-func hostOf(t *testing.T, base string) string {
-	t.Helper()
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Host
 }
