@@ -162,6 +162,9 @@ func (w *emailWriter) assemble() []byte {
 	if w.hasRev {
 		out.WriteString(`.rv{display:table!important;width:100%!important}.rv .cf{display:table-footer-group!important}.rv .cl{display:table-header-group!important}`)
 	}
+	if w.hasHamburger {
+		out.WriteString(`.hb .sep{display:none!important}.hb .mi{display:block!important;padding:4px 0!important}`)
+	}
 	out.Write(w.mobile.Bytes())
 	out.WriteString(`}</style><!--[if mso]><style>sup,sub{font-size:100%!important}sup{mso-text-raise:10%}sub{mso-text-raise:-10%}</style><![endif]--></head>`)
 	out.Write(w.body.Bytes())

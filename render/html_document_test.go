@@ -32,6 +32,11 @@ func TestDocumentFrame(t *testing.T) {
 		// Icons wrap in a narrow column (inline-block items); Outlook keeps
 		// them in one ghost-table row.
 		{"module-icons", []string{`<div class="icons-inner" style="text-align:center"><!--[if mso]><table align="center"`, `<!--[if mso]><td valign="middle"><![endif]--><div class="ic" style="display:inline-block;vertical-align:middle">`}, []string{`class="icons-table"`}},
+		// Menus wrap; a hamburger menu is a compact vertical list on phones
+		// with narrowed side padding; the others keep their separators.
+		{"module-menu", []string{"word-break:break-word", `<div class="menu-links tx hb"`,
+			".hb .sep{display:none!important}.hb .mi{display:block!important;padding:4px 0!important}",
+			`class="menu_block hp3"`, ".hp3 td.pad{padding-left:5px!important;padding-right:5px!important}"}, nil},
 		{"module-button", []string{`<v:roundrect`, `href="https://example.com/start?utm={{campaign}}"`, `arcsize="8%"`, `fillcolor="#8E364B"`, `height:52px;width:148px`}, nil},
 	}
 	for _, tt := range tests {

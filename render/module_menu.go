@@ -1,10 +1,15 @@
 package render
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/designbridge/caddy-designbridge/design"
 )
+
+// emHamburgerPad is the most side padding, in px, a hamburger menu keeps
+// on phones.
+const emHamburgerPad = 5
 
 // moduleMenu renders navigation links in a line (or stacked, for a
 // vertical layout), with the configured separator between items.
@@ -17,9 +22,21 @@ func (w *emailWriter) moduleMenu(m *design.Module, b *emBlock) {
 	}
 	var td emStyle
 	td.raw("text-align:" + align + ";")
-	w.blockOpen(m, "menu", &td, align)
-	linkColor := w.linkColorFor(m.Computed.Get("linkColor"), st.Get("color"))
 	vertical := emLower(m.Computed.Get("layout")) == "vertical"
+	// A hamburger menu on phones (the vendor's collapsible icon) becomes
+	// what it shows when opened, a compact vertical list: email has no
+	// script, and the list fits a narrow column where the line did not.
+	// Its wide side padding is narrowed too, so that the list's words
+	// fit a column a quarter of a phone wide.
+	hamburger := !vertical && m.Computed.Value("hamburger").Get("mobile").BoolOr(false)
+	padCls := ""
+	if _, pr, _, pl := emPadding(st); hamburger && (pl > emHamburgerPad || pr > emHamburgerPad) &&
+		!m.Mobile.Has("padding-left") && !m.Mobile.Has("padding-right") {
+		padCls = "hp" + strconv.Itoa(w.blockSeq)
+		w.mobileRule("."+padCls+" td.pad", "padding-left:"+emFmt(min(pl, emHamburgerPad))+"px!important;padding-right:"+emFmt(min(pr, emHamburgerPad))+"px!important")
+	}
+	w.blockOpenClass(m, "menu", padCls, &td, align)
+	linkColor := w.linkColorFor(m.Computed.Get("linkColor"), st.Get("color"))
 	var box emStyle
 	box.add("color", emColor(st.Get("color")))
 	box.add("font-family", w.fontStack(st.Get("font-family")))
@@ -27,7 +44,15 @@ func (w *emailWriter) moduleMenu(m *design.Module, b *emBlock) {
 	box.add("font-weight", st.Get("font-weight"))
 	box.add("letter-spacing", st.Get("letter-spacing"))
 	box.add("line-height", "1.5")
-	w.s(`<div class="menu-links tx"`)
+	// Items wrap between each other in a narrow column; a single word
+	// wider than the column breaks rather than spilling into the next.
+	box.raw("word-break:break-word;")
+	w.s(`<div class="menu-links tx`)
+	if hamburger {
+		w.s(" hb")
+		w.hasHamburger = true
+	}
+	w.s(`"`)
 	w.styleAttr(&box)
 	w.s(">")
 	var link emStyle
@@ -62,6 +87,7 @@ func (w *emailWriter) moduleMenu(m *design.Module, b *emBlock) {
 		} else {
 			w.s("<span")
 		}
+		w.s(` class="mi"`)
 		w.styleAttr(&link)
 		w.s(">")
 		w.rich(it.Get("text").Text(), nil)

@@ -390,9 +390,18 @@ func init() {
 // blockOpen writes the module's table and padded cell; it returns the
 // width available inside the padding. td holds extra cell declarations.
 func (w *emailWriter) blockOpen(m *design.Module, kind string, td *emStyle, align string) float64 {
+	return w.blockOpenClass(m, kind, "", td, align)
+}
+
+// blockOpenClass is blockOpen with an extra class on the block's table.
+func (w *emailWriter) blockOpenClass(m *design.Module, kind, extraCls string, td *emStyle, align string) float64 {
 	w.s(`<table class="`)
 	w.s(kind)
 	w.s("_block")
+	if extraCls != "" {
+		w.s(" ")
+		w.s(extraCls)
+	}
 	mobileCls := ""
 	if m.HideOnMobile {
 		w.s(" mh")

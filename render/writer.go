@@ -21,6 +21,8 @@ type emailWriter struct {
 
 	fontsUsed []string // normalised first family names seen in styles
 	hasRev    bool     // some row reverses its columns on mobile
+	// some menu turns into a vertical list on mobile (hamburger)
+	hasHamburger bool
 
 	// Defaults resolved once from page.body.
 	font      string // default font stack
