@@ -129,6 +129,16 @@ func (w *emailWriter) lang() string {
 	return "en"
 }
 
+// mobileWidth is the content width on phones a popup asks for
+// (messageWidthMobile), 0 when none or when it would not narrow anything.
+func (w *emailWriter) mobileWidth() int {
+	b := &w.d.Page.Body
+	if b.WidthMobile < design.MinWidth || b.WidthMobile >= b.Width {
+		return 0
+	}
+	return b.WidthMobile
+}
+
 func (w *emailWriter) title() string {
 	m := &w.d.Page.Meta
 	for _, t := range [...]string{m.Title, m.Subject} {
@@ -161,6 +171,11 @@ func (w *emailWriter) assemble() []byte {
 	out.WriteString(`px){.rc{width:100%!important}.st .col{max-width:100%!important;width:100%!important;display:block!important}.st .sp{padding-left:0!important;padding-right:0!important}.mh{display:none!important;max-height:0!important;overflow:hidden!important;font-size:0!important}.dh,.dh table{display:block!important;max-height:none!important;overflow:visible!important}.fw{max-width:100%!important;width:100%!important}`)
 	if w.hasRev {
 		out.WriteString(`.rv{display:table!important;width:100%!important}.rv .cf{display:table-footer-group!important}.rv .cl{display:table-header-group!important}`)
+	}
+	if mw := w.mobileWidth(); mw > 0 {
+		out.WriteString(`.mw{max-width:`)
+		out.WriteString(strconv.Itoa(mw))
+		out.WriteString(`px!important}`)
 	}
 	if w.hasHamburger {
 		out.WriteString(`.hb .sep{display:none!important}.hb .mi{display:block!important;padding:4px 0!important}`)

@@ -37,6 +37,10 @@ func TestDocumentFrame(t *testing.T) {
 		{"module-menu", []string{"word-break:break-word", `<div class="menu-links tx hb"`,
 			".hb .sep{display:none!important}.hb .mi{display:block!important;padding:4px 0!important}",
 			`class="menu_block hp3"`, ".hp3 td.pad{padding-left:5px!important;padding-right:5px!important}"}, nil},
+		// messageWidthMobile narrows stacking rows (one column too) on
+		// phones, not rows that keep their columns side by side.
+		{"body-popup-mobile-width", []string{`@media (max-width:420px)`, ".mw{max-width:250px!important}",
+			`<table class="row r1"`, `class="rc st mw"`, `class="rc mw"`, `class="rc" align`}, nil},
 		{"module-button", []string{`<v:roundrect`, `href="https://example.com/start?utm={{campaign}}"`, `arcsize="8%"`, `fillcolor="#8E364B"`, `height:52px;width:148px`}, nil},
 	}
 	for _, tt := range tests {

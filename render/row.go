@@ -104,6 +104,11 @@ func (w *emailWriter) row(r *design.Row) {
 	if stack {
 		w.s(" st")
 	}
+	if r.StackOnMobile && w.mobileWidth() > 0 {
+		// Popups narrow their stacking rows on phones to
+		// messageWidthMobile (as the vendor's popup HTML does).
+		w.s(" mw")
+	}
 	w.s(`" align="center" width="100%"`)
 	w.s(emTableAttrs)
 	if !emIsTransparent(boxBg) {
