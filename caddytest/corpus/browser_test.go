@@ -30,8 +30,9 @@ const (
 	viewHeight   = 900
 )
 
-// placeholderImage stands in for every remote image: the machine has no
-// network besides loopback, and a broken-image icon has no natural size.
+// placeholderImage stands in for every image: the machine has no network
+// besides loopback, designs use relative placeholder paths, and a
+// broken-image icon has no natural size.
 // Its natural size is deliberately large (like a 2x retina photo), so an
 // image that is not constrained by the markup overflows a phone screen
 // and is caught.
@@ -139,12 +140,14 @@ func (b *browser) newTab(t *testing.T, allowHost string) *tab {
 			_ = chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
 				u, err := url.Parse(e.Request.URL)
 				switch {
-				case err == nil && u.Host == allowHost:
-					return fetch.ContinueRequest(e.RequestID).Do(ctx)
+				// Every image, the designs' relative placeholder paths
+				// ("img/logo_1.png") included, gets the placeholder.
 				case e.ResourceType == network.ResourceTypeImage:
 					return fetch.FulfillRequest(e.RequestID, 200).
 						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "image/svg+xml"}}).
 						WithBody(base64.StdEncoding.EncodeToString([]byte(placeholderImage))).Do(ctx)
+				case err == nil && u.Host == allowHost:
+					return fetch.ContinueRequest(e.RequestID).Do(ctx)
 				default:
 					return fetch.FailRequest(e.RequestID, network.ErrorReasonBlockedByClient).Do(ctx)
 				}
