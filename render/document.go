@@ -119,14 +119,41 @@ func emCSSURL(v string) string {
 
 var emURLInCSS = strings.NewReplacer("'", "%27", `"`, "%22", "(", "%28", ")", "%29", " ", "%20")
 
+// lang is the document language: the design's head.meta.lang, else the
+// top-level "language" member, else "und" (BCP 47 "undetermined"). The
+// attribute stays, as accessibility checkers and export.md require, but
+// a design that names no language is not claimed to be English.
 func (w *emailWriter) lang() string {
-	if l := emCSSValue(w.d.Page.Meta.Lang); l != "" && !strings.ContainsAny(l, " \"'") {
-		return l
+	for _, l := range [...]string{w.d.Page.Meta.Lang, w.d.Root.Get("language").Text()} {
+		if tag, ok := emLangTag(l); ok {
+			return tag
+		}
 	}
-	if l := strings.TrimSpace(w.d.Root.Get("language").Text()); l != "" && len(l) < 20 && !strings.ContainsAny(l, " \"'<>&") {
-		return l
+	return "und"
+}
+
+// emLangTag checks that s looks like a BCP 47 language tag ("en",
+// "pt-BR", "zh-Hant-TW"; "it_IT" is accepted as "it-IT"): a 2–8 letter
+// primary subtag, then alphanumeric subtags of 1–8 characters.
+func emLangTag(s string) (string, bool) {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "_", "-")
+	if s == "" || len(s) > 35 {
+		return "", false
 	}
-	return "en"
+	for i, sub := range strings.Split(s, "-") {
+		if len(sub) == 0 || len(sub) > 8 || (i == 0 && len(sub) < 2) {
+			return "", false
+		}
+		for j := 0; j < len(sub); j++ {
+			c := sub[j] | 0x20
+			letter := c >= 'a' && c <= 'z'
+			digit := sub[j] >= '0' && sub[j] <= '9'
+			if !letter && !(digit && i > 0) {
+				return "", false
+			}
+		}
+	}
+	return s, true
 }
 
 // mobileWidth is the content width on phones a popup asks for

@@ -24,7 +24,8 @@ func TestDocumentFrame(t *testing.T) {
 		{"module-heading", []string{"family=Lato", "'Lato', Tahoma, Verdana, Segoe, sans-serif",
 			// Headings are bold by default: a normal weight must be said.
 			"font-size:24px;font-weight:normal;"}, []string{"family=Montserrat"}},
-		{"module-text", []string{`lang="en"`, `@media (max-width:620px)`, "<title></title>"}, []string{"dir=", "<link"}},
+		// No language in the design: "und" (undetermined), not a claim of English.
+		{"module-text", []string{`lang="und"`, `@media (max-width:620px)`, "<title></title>"}, []string{"dir=", "<link"}},
 		{"row-nostack", []string{`class="rc"`, "width:50.0000%"}, []string{`class="rc st"`}},
 		{"row-columns", []string{`class="rc st"`, "max-width:200px", "max-width:400px", `<!--[if mso]><td width="200" valign="top"`}, nil},
 		{"row-reverse", []string{`class="rv"`, `class="col cf"`, `class="col cl"`, ".rv .cf{display:table-footer-group!important}"}, nil},
@@ -61,5 +62,50 @@ func TestDocumentFrame(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestLangTag(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"en", "en", true},
+		{" pt-BR ", "pt-BR", true},
+		{"it_IT", "it-IT", true},
+		{"zh-Hant-TW", "zh-Hant-TW", true},
+		{"es-419", "es-419", true},
+		{"", "", false},
+		{"e", "", false},
+		{"1en", "", false},
+		{"en--US", "", false},
+		{"en-", "", false},
+		{`en" onload="x`, "", false},
+		{"en US", "", false},
+		{"toolongprimary", "", false},
+		{"fa-IR-x-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := emLangTag(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("emLangTag(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestLangFallbacks: head.meta.lang, then the top-level "language", then
+// "und"; junk is skipped.
+func TestLangFallbacks(t *testing.T) {
+	tests := []struct{ doc, want string }{
+		{`{"page":{"head":{"meta":{"lang":"fa-IR"}},"rows":[]},"language":"it-IT"}`, `lang="fa-IR"`},
+		{`{"page":{"head":{"meta":{"lang":"not a tag"}},"rows":[]},"language":"it-IT"}`, `lang="it-IT"`},
+		{`{"page":{"rows":[]},"language":"it_IT"}`, `lang="it-IT"`},
+		{`{"page":{"rows":[]}}`, `lang="und"`},
+	}
+	for _, tt := range tests {
+		out := string(renderForTest(t, []byte(tt.doc)))
+		if !strings.Contains(out, tt.want) {
+			t.Errorf("%s: output lacks %s", tt.doc, tt.want)
+		}
 	}
 }
