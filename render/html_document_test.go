@@ -42,6 +42,7 @@ func TestDocumentFrame(t *testing.T) {
 		// phones, not rows that keep their columns side by side.
 		{"body-popup-mobile-width", []string{`@media (max-width:420px)`, ".mw{max-width:250px!important}",
 			`<table class="row r1"`, `class="rc st mw"`, `class="rc mw"`, `class="rc" align`}, nil},
+		{"module-social", []string{`<div class="social-inner" style="text-align:center"><!--[if mso]><table align="center"`, `<!--[if mso]><td><![endif]--><div class="si" style="display:inline-block;vertical-align:top">`}, []string{`class="social-table"`}},
 		{"module-button", []string{`<v:roundrect`, `href="https://example.com/start?utm={{campaign}}"`, `arcsize="8%"`, `fillcolor="#8E364B"`, `height:52px;width:148px`}, nil},
 	}
 	for _, tt := range tests {

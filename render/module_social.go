@@ -24,11 +24,15 @@ func (w *emailWriter) moduleSocial(m *design.Module, b *emBlock) {
 	}
 	var cell emStyle
 	cell.addPadding(pt, pr, pb, pl)
-	w.s(`<table class="social-table" align="`)
+	// Inline-block items wrap in a column too narrow for the whole row of
+	// icons; Outlook for Windows gets them in one ghost-table row.
+	w.s(`<div class="social-inner" style="text-align:`)
+	w.s(align)
+	w.s(`"><!--[if mso]><table align="`)
 	w.s(align)
 	w.s(`"`)
 	w.s(emTableAttrs)
-	w.s("><tr>")
+	w.s(`><tr><![endif]-->`)
 	for i := range icons.Len() {
 		ic := icons.Index(i)
 		img := ic.Get("image")
@@ -40,7 +44,9 @@ func (w *emailWriter) moduleSocial(m *design.Module, b *emBlock) {
 		if alt == "" {
 			alt = ic.Get("name").Text()
 		}
-		w.s("<td")
+		w.s(`<!--[if mso]><td><![endif]--><div class="si" style="display:inline-block;vertical-align:top"><table`)
+		w.s(emTableAttrs)
+		w.s("><tr><td")
 		w.styleAttr(&cell)
 		w.s(">")
 		w.imageTag(img.Get("src").Text(), alt, img.Get("title").Text(), img.Get("href").Text(),
@@ -50,8 +56,8 @@ func (w *emailWriter) moduleSocial(m *design.Module, b *emBlock) {
 			w.text(t)
 			w.s("</span>")
 		}
-		w.s("</td>")
+		w.s("</td></tr></table></div><!--[if mso]></td><![endif]-->")
 	}
-	w.s("</tr></table>")
+	w.s("<!--[if mso]></tr></table><![endif]--></div>")
 	w.blockClose()
 }
