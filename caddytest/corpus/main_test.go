@@ -33,6 +33,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if err := lockPackage(); err != nil {
+		fmt.Fprintln(os.Stderr, "locking:", err)
+		os.Exit(1)
+	}
 	// Caddy writes its config and data (autosave, certificates) under the
 	// XDG directories: keep them out of the real home.
 	tmp, err := os.MkdirTemp("", "corpus-caddytest-")

@@ -323,8 +323,8 @@ func corpusDesignFiles(t *testing.T) map[string]string {
 // result from the same Caddy, and runs the layout checks in Chromium with
 // expectations taken from the design JSON.
 func TestOurHTMLLayout(t *testing.T) {
-	oursDir := t.TempDir()
-	base := startCaddy(t, oursDir)
+	oursDir, oursPath := pageDir(t)
+	base := startCaddy(t)
 	designs := corpusDesignFiles(t)
 	names := make([]string, 0, len(designs))
 	for n := range designs {
@@ -380,7 +380,7 @@ func TestOurHTMLLayout(t *testing.T) {
 			// "Desktop" is above the design's breakpoint (message width +
 			// 20 px): 800 px, or more for the 1440 px page designs.
 			wide := max(desktopWidth, layout.messageWidth+40)
-			mobile, desktop := checkPage(t, tb, base+"/ours/"+name+".html", "ours", name, wide, expect)
+			mobile, desktop := checkPage(t, tb, base+oursPath+name+".html", "ours", name, wide, expect)
 			ps, n := checkBlocks(mobile, rows, true)
 			if len(ps) > 0 {
 				t.Errorf("blocks at %d px:%s", mobileWidth, joinProblems(ps))
@@ -443,7 +443,7 @@ func postDesign(t *testing.T, client *http.Client, endpoint string, data []byte)
 // answers with exactly what render.PlainText makes of the design, as
 // text/plain, with the renderer's warnings in X-Design-Warnings.
 func TestPlainTextThroughContentService(t *testing.T) {
-	base := startCaddy(t, "")
+	base := startCaddy(t)
 	designs := corpusDesignFiles(t)
 	client := &http.Client{Timeout: 30 * time.Second}
 	for name, file := range designs {

@@ -76,14 +76,14 @@ func TestLayoutChecksCatchFaults(t *testing.T) {
 		},
 	}
 
-	dir := t.TempDir()
+	dir, dirPath := pageDir(t)
 	for i, tc := range tests {
 		name := "case" + strconv.Itoa(i) + ".html"
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(selfTestHead+tc.body+`</body></html>`), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	base := startCaddy(t, dir)
+	base := startCaddy(t)
 	tb := sharedTab(t)
 
 	for i, tc := range tests {
@@ -91,7 +91,7 @@ func TestLayoutChecksCatchFaults(t *testing.T) {
 			if err := tb.setWidth(mobileWidth); err != nil {
 				t.Fatal(err)
 			}
-			if err := tb.open(base + "/ours/case" + strconv.Itoa(i) + ".html"); err != nil {
+			if err := tb.open(base + dirPath + "case" + strconv.Itoa(i) + ".html"); err != nil {
 				t.Fatal(err)
 			}
 			m, err := tb.measure()

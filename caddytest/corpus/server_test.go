@@ -3,6 +3,7 @@ package corpus
 import (
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -13,25 +14,41 @@ import (
 	_ "github.com/designbridge/caddy-designbridge"
 )
 
+// siteRoot is where tests put the pages they render, each test process in
+// a directory of its own; the Caddy config names only this root. Two runs
+// of this package at once (a developer and CI, say) share one Caddy, since
+// the admin port is fixed: with the same config in both, a config loaded
+// by one run does not take the other run's pages away.
+var siteRoot = filepath.Join(os.TempDir(), "designbridge-corpus-site")
+
+// pageDir makes a directory for one test's pages under siteRoot and
+// returns it with its URL path ("/ours/<dir>/"); it is removed after the
+// test.
+func pageDir(t *testing.T) (dir, urlPath string) {
+	t.Helper()
+	if err := os.MkdirAll(siteRoot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(siteRoot, fmt.Sprintf("%d-", os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir, "/ours/" + filepath.Base(dir) + "/"
+}
+
 // startCaddy loads a Caddyfile into the package's in-process Caddy that
 // serves, on 127.0.0.1:9500, the vendor's exported HTML (/vendor/), the
-// vendor's JSON+HTML pairs (/pairs/), the directory of pages rendered by
-// this test (/ours/) and our content_service (/v1/…, which renders design
-// JSON with the render package). It returns the base URL.
-func startCaddy(t *testing.T, oursDir string) string {
+// vendor's JSON+HTML pairs (/pairs/), the pages rendered by the tests
+// (/ours/, from siteRoot) and our content_service (/v1/…, which renders
+// design JSON with the render package). It returns the base URL.
+func startCaddy(t *testing.T) string {
 	t.Helper()
 	vendorDir, err := filepath.Abs(filepath.Join(corpusDir, "exported-html"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pairsDir, err := filepath.Abs(filepath.Join(corpusDir, "pairs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if oursDir == "" {
-		oursDir = t.TempDir()
-	}
-	oursDir, err = filepath.Abs(oursDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +85,7 @@ http://127.0.0.1:%d {
 	}
 	respond 404
 }
-`, adminPort, httpPort, httpsPort, httpPort, vendorDir, pairsDir, oursDir, testSigningKey, testToken)
+`, adminPort, httpPort, httpsPort, httpPort, vendorDir, pairsDir, siteRoot, testSigningKey, testToken)
 	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
 		AdminPort:          adminPort,
 		LoadRequestTimeout: 10 * time.Second,

@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"sort"
@@ -13,7 +14,7 @@ import (
 // must pass. Expectations come from the markup itself (class "stack",
 // "no_stack", tr.reverse).
 func TestVendorHTMLLayout(t *testing.T) {
-	base := startCaddy(t, "")
+	base := startCaddy(t)
 	tb := sharedTab(t)
 
 	type page struct{ set, file string }
@@ -60,7 +61,13 @@ func checkPage(t *testing.T, tb *tab, pageURL, set, name string, wide int, expec
 		t.Fatal(err)
 	}
 	if err := tb.open(pageURL); err != nil {
-		t.Fatalf("opening %s: %v", pageURL, err)
+		// Tell a server-side failure from a browser-side one.
+		status := "no response"
+		if resp, gerr := http.Get(pageURL); gerr == nil {
+			status = resp.Status
+			resp.Body.Close()
+		}
+		t.Fatalf("opening %s: %v (a plain GET now answers: %s)", pageURL, err, status)
 	}
 	mobile, err := tb.measure()
 	if err != nil {
