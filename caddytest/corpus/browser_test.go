@@ -25,6 +25,7 @@ import (
 // every breakpoint of the corpus (message widths are 500-720 px; pages at
 // 1440 px are checked for side-by-side columns only where they fit).
 const (
+	narrowWidth  = 320 // overflow only
 	mobileWidth  = 375
 	desktopWidth = 800
 	viewHeight   = 900

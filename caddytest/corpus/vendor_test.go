@@ -83,6 +83,18 @@ func checkPage(t *testing.T, tb *tab, pageURL, set, name string, wide int, expec
 		t.Errorf("at %d px:%s", mobileWidth, joinProblems(ps))
 	}
 
+	// The narrowest phones in use: nothing may overflow there either.
+	if err := tb.setWidth(narrowWidth); err != nil {
+		t.Fatal(err)
+	}
+	narrow, err := tb.measure()
+	if err != nil {
+		t.Fatalf("measuring at %d px: %v", narrowWidth, err)
+	}
+	if ps := checkOverflow(narrow); len(ps) > 0 {
+		t.Errorf("at %d px:%s", narrowWidth, joinProblems(ps))
+	}
+
 	if err := tb.setWidth(wide); err != nil {
 		t.Fatal(err)
 	}
