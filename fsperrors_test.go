@@ -652,17 +652,22 @@ func fspHandlerSequence(t testing.TB, config []byte) []string {
 	return seq
 }
 
-// TestFSPDocsExamplesAdapt adapts every Caddyfile example of docs/fsp.md:
-// ```caddy blocks as they are, ```caddy-d snippets inside a site block.
+// TestFSPDocsExamplesAdapt adapts every Caddyfile example of the README's
+// fsp_error section: ```caddy blocks as they are, ```caddy-d snippets
+// inside a site block.
 func TestFSPDocsExamplesAdapt(t *testing.T) {
-	raw, err := os.ReadFile("docs/fsp.md")
+	raw, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	section := regexp.MustCompile("(?s)\n## fsp_error\n(.*?)(\n## |$)").FindSubmatch(raw)
+	if section == nil {
+		t.Fatal("README.md has no \"## fsp_error\" section")
+	}
 	fence := regexp.MustCompile("(?s)```(caddy|caddy-d)\n(.*?)```")
-	examples := fence.FindAllStringSubmatch(string(raw), -1)
+	examples := fence.FindAllStringSubmatch(string(section[1]), -1)
 	if len(examples) < 4 {
-		t.Fatalf("found %d Caddyfile examples in docs/fsp.md", len(examples))
+		t.Fatalf("found %d Caddyfile examples in the README's fsp_error section", len(examples))
 	}
 	adapter := caddyconfig.GetAdapter("caddyfile")
 	for i, ex := range examples {

@@ -220,7 +220,7 @@ func wantBearer(want string) func(t *testing.T, b *Bridge) {
 }
 
 // TestJSONFieldNames pins the JSON config names (they are the module's
-// public interface, documented in docs/bridge.md).
+// public interface, documented in the README).
 func TestJSONFieldNames(t *testing.T) {
 	b := Bridge{ContentService: "a", Token: "b", ClientID: "c", ClientSecret: "d", AuthURL: "e", UID: "f",
 		ExportPaths: []string{"/g"}, AuthPath: "/h", MaxBody: 1, Timeout: 2, UnwrapHTML: true,

@@ -14,7 +14,7 @@ import (
 // The contract's worked example of a custom error.
 var uploadError = fspBody{3901, "Upload error", `File names may not contain any of: \ / ? |`}
 
-// forbiddenNameRule is the forbidden-character rule as docs/fsp.md shows it
+// forbiddenNameRule is the forbidden-character rule as the README shows it
 // for a site of its own, in front of the FSP at upstreamURL; reverse_proxy
 // is written first on purpose: the directive order, not the text, decides.
 func forbiddenNameRule(port int, upstreamURL string) string {
