@@ -554,7 +554,13 @@ func FuzzFSPUnmarshalCaddyfile(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, input string) {
 		var fe FSPError
-		if err := fe.UnmarshalCaddyfile(caddyfile.NewTestDispenser(input)); err != nil {
+		// NewTestDispenser exits the process on input the lexer refuses,
+		// so tokenize first: such input is not the unmarshaler's to judge.
+		tokens, err := caddyfile.Tokenize([]byte(input), "fuzz")
+		if err != nil {
+			return
+		}
+		if err := fe.UnmarshalCaddyfile(caddyfile.NewDispenser(tokens)); err != nil {
 			return
 		}
 		if err := fe.Validate(); err != nil {
