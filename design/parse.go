@@ -13,10 +13,48 @@ import (
 // depth and count limits while parsing rather than after allocating.
 type parser struct {
 	data   []byte
+	src    string // data as one string: unescaped strings and numbers are substrings of it, so they cost no allocation
 	pos    int
 	depth  int
 	values int
 	lim    Limits
+
+	// Members and items are parsed onto these stacks (nested containers
+	// push above their parent's entries), then moved into an exactly sized
+	// slice cut from a shared slab, so that a document costs a few large
+	// allocations instead of one growing slice per object and array.
+	memberStack []Member
+	itemStack   []Value
+	memberSlab  []Member
+	itemSlab    []Value
+}
+
+// slabChunk is how many elements a fresh slab holds (more when one
+// container alone needs more).
+const slabChunk = 256
+
+func (p *parser) takeMembers(start int) []Member {
+	n := len(p.memberStack) - start
+	if cap(p.memberSlab)-len(p.memberSlab) < n {
+		p.memberSlab = make([]Member, 0, max(n, slabChunk))
+	}
+	l := len(p.memberSlab)
+	p.memberSlab = append(p.memberSlab, p.memberStack[start:]...)
+	clear(p.memberStack[start:])
+	p.memberStack = p.memberStack[:start]
+	return p.memberSlab[l : l+n : l+n]
+}
+
+func (p *parser) takeItems(start int) []Value {
+	n := len(p.itemStack) - start
+	if cap(p.itemSlab)-len(p.itemSlab) < n {
+		p.itemSlab = make([]Value, 0, max(n, slabChunk))
+	}
+	l := len(p.itemSlab)
+	p.itemSlab = append(p.itemSlab, p.itemStack[start:]...)
+	clear(p.itemStack[start:])
+	p.itemStack = p.itemStack[:start]
+	return p.itemSlab[l : l+n : l+n]
 }
 
 type syntaxError struct {
@@ -44,10 +82,10 @@ func (p *parser) skipSpace() {
 }
 
 func parseDocument(data []byte, lim Limits) (Value, error) {
-	p := &parser{data: data, lim: lim}
-	var v Value
+	p := &parser{data: data, src: string(data), lim: lim}
 	p.skipSpace()
-	if err := p.value(&v); err != nil {
+	v, err := p.value()
+	if err != nil {
 		return Value{}, err
 	}
 	p.skipSpace()
@@ -57,38 +95,43 @@ func parseDocument(data []byte, lim Limits) (Value, error) {
 	return v, nil
 }
 
-func (p *parser) value(v *Value) error {
+// value parses one value. It returns the Value rather than filling a
+// pointer: in this recursion a pointer parameter would make every
+// caller's Value escape to the heap.
+func (p *parser) value() (Value, error) {
+	var v Value
 	p.values++
 	if p.values > p.lim.MaxValues {
-		return &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
+		return v, &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
 	}
 	if p.pos >= len(p.data) {
-		return p.fail("unexpected end of input")
+		return v, p.fail("unexpected end of input")
 	}
+	var err error
 	switch c := p.data[p.pos]; c {
 	case '{':
-		return p.object(v)
+		v.Kind = Object
+		v.Members, err = p.object()
 	case '[':
-		return p.array(v)
+		v.Kind = Array
+		v.Items, err = p.array()
 	case '"':
-		s, err := p.str()
-		if err != nil {
-			return err
-		}
-		v.Kind, v.Str = String, s
-		return nil
+		v.Kind = String
+		v.Str, err = p.str()
 	case 't':
-		return p.literal(v, "true", Bool, true)
+		err = p.literal(&v, "true", Bool, true)
 	case 'f':
-		return p.literal(v, "false", Bool, false)
+		err = p.literal(&v, "false", Bool, false)
 	case 'n':
-		return p.literal(v, "null", Null, false)
+		err = p.literal(&v, "null", Null, false)
 	default:
 		if c == '-' || (c >= '0' && c <= '9') {
-			return p.number(v)
+			err = p.number(&v)
+		} else {
+			err = p.fail(fmt.Sprintf("invalid character %q", c))
 		}
-		return p.fail(fmt.Sprintf("invalid character %q", c))
 	}
+	return v, err
 }
 
 func (p *parser) literal(v *Value, word string, k Kind, b bool) error {
@@ -108,43 +151,46 @@ func (p *parser) enter() error {
 	return nil
 }
 
-func (p *parser) object(v *Value) error {
+func (p *parser) object() ([]Member, error) {
 	if err := p.enter(); err != nil {
-		return err
+		return nil, err
 	}
 	p.pos++ // {
-	v.Kind = Object
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
 		p.depth--
-		return nil
+		return nil, nil
 	}
+	start := len(p.memberStack)
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return p.fail("expected a member name")
+			return nil, p.fail("expected a member name")
 		}
 		key, err := p.str()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return p.fail("expected ':'")
+			return nil, p.fail("expected ':'")
 		}
 		p.pos++
 		p.skipSpace()
-		v.Members = append(v.Members, Member{Key: key})
-		if len(v.Members) > p.lim.MaxItems {
-			return &limitError{fmt.Sprintf("an object with more than %d members", p.lim.MaxItems)}
+		if len(p.memberStack)-start >= p.lim.MaxItems {
+			return nil, &limitError{fmt.Sprintf("an object with more than %d members", p.lim.MaxItems)}
 		}
-		if err := p.value(&v.Members[len(v.Members)-1].Value); err != nil {
-			return err
+		// The member's value is parsed before it goes on the stack:
+		// nested containers grow the stack and would move it.
+		mv, err := p.value()
+		if err != nil {
+			return nil, err
 		}
+		p.memberStack = append(p.memberStack, Member{Key: key, Value: mv})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
-			return p.fail("unexpected end of input in object")
+			return nil, p.fail("unexpected end of input in object")
 		}
 		switch p.data[p.pos] {
 		case ',':
@@ -152,37 +198,38 @@ func (p *parser) object(v *Value) error {
 		case '}':
 			p.pos++
 			p.depth--
-			return nil
+			return p.takeMembers(start), nil
 		default:
-			return p.fail("expected ',' or '}'")
+			return nil, p.fail("expected ',' or '}'")
 		}
 	}
 }
 
-func (p *parser) array(v *Value) error {
+func (p *parser) array() ([]Value, error) {
 	if err := p.enter(); err != nil {
-		return err
+		return nil, err
 	}
 	p.pos++ // [
-	v.Kind = Array
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
 		p.depth--
-		return nil
+		return nil, nil
 	}
+	start := len(p.itemStack)
 	for {
 		p.skipSpace()
-		v.Items = append(v.Items, Value{})
-		if len(v.Items) > p.lim.MaxItems {
-			return &limitError{fmt.Sprintf("an array with more than %d elements", p.lim.MaxItems)}
+		if len(p.itemStack)-start >= p.lim.MaxItems {
+			return nil, &limitError{fmt.Sprintf("an array with more than %d elements", p.lim.MaxItems)}
 		}
-		if err := p.value(&v.Items[len(v.Items)-1]); err != nil {
-			return err
+		item, err := p.value()
+		if err != nil {
+			return nil, err
 		}
+		p.itemStack = append(p.itemStack, item)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
-			return p.fail("unexpected end of input in array")
+			return nil, p.fail("unexpected end of input in array")
 		}
 		switch p.data[p.pos] {
 		case ',':
@@ -190,9 +237,9 @@ func (p *parser) array(v *Value) error {
 		case ']':
 			p.pos++
 			p.depth--
-			return nil
+			return p.takeItems(start), nil
 		default:
-			return p.fail("expected ',' or ']'")
+			return nil, p.fail("expected ',' or ']'")
 		}
 	}
 }
@@ -239,7 +286,7 @@ func (p *parser) number(v *Value) error {
 		}
 	}
 	p.pos = i
-	v.Kind, v.Str = Number, string(d[start:i])
+	v.Kind, v.Str = Number, p.src[start:i]
 	return nil
 }
 
@@ -256,7 +303,7 @@ func (p *parser) str() (string, error) {
 		if c == '"' {
 			if utf8.Valid(d[start:i]) {
 				p.pos = i + 1
-				return p.checkStr(string(d[start:i]))
+				return p.checkStr(p.src[start:i])
 			}
 			break
 		}
