@@ -3,6 +3,7 @@ package design
 import (
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -81,8 +82,37 @@ func (p *parser) skipSpace() {
 	}
 }
 
+// scratch holds a parser's stacks between documents: they end every
+// parse empty (their contents moved to the slabs), so reusing them saves
+// regrowing them per request.
+type scratch struct {
+	members []Member
+	items   []Value
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// maxPooledStack bounds what a pooled stack may keep, so that one huge
+// document does not pin its stacks' memory for good.
+const maxPooledStack = 1 << 14
+
 func parseDocument(data []byte, lim Limits) (Value, error) {
-	p := &parser{data: data, src: string(data), lim: lim}
+	sc := scratchPool.Get().(*scratch)
+	p := &parser{data: data, src: string(data), lim: lim, memberStack: sc.members[:0], itemStack: sc.items[:0]}
+	defer func() {
+		// After an error the stacks may hold entries; clear them so the
+		// pool keeps no pointers into this document.
+		clear(p.memberStack)
+		clear(p.itemStack)
+		sc.members, sc.items = p.memberStack[:0], p.itemStack[:0]
+		if cap(sc.members) > maxPooledStack {
+			sc.members = nil
+		}
+		if cap(sc.items) > maxPooledStack {
+			sc.items = nil
+		}
+		scratchPool.Put(sc)
+	}()
 	p.skipSpace()
 	v, err := p.value()
 	if err != nil {
