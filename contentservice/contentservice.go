@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -86,6 +87,10 @@ type Handler struct {
 	renderText func(*design.Design) (*render.Output, error)
 
 	logger *zap.Logger
+
+	// bodyBufs recycles request body buffers (*[]byte): the decoder copies
+	// what it keeps, so a body's buffer is free once the answer is written.
+	bodyBufs *sync.Pool
 }
 
 // App is one application configured on the service.
@@ -245,6 +250,8 @@ func (h *Handler) setup(repl *caddy.Replacer) error {
 			return fmt.Errorf("max_body: %v", err)
 		}
 	}
+
+	h.bodyBufs = &sync.Pool{New: func() any { return new([]byte) }}
 
 	if h.decode == nil {
 		// max_body is the one size bound; the decoder's other bounds

@@ -81,7 +81,8 @@ func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 		h.writeTooLarge(w)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	body, release, err := h.readBody(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength)
+	defer release()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -122,6 +123,50 @@ func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 	w.Header().Set("Content-Length", strconv.Itoa(len(out.Body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out.Body)
+}
+
+// maxPooledBody bounds the body buffers kept for reuse, so that a few
+// large designs do not pin their memory.
+const maxPooledBody = 1 << 20
+
+// readBody reads the whole body into a recycled buffer, sized from
+// Content-Length when the client sent one (io.ReadAll would start at 512
+// bytes and double, copying as it goes). release returns the buffer; the
+// body must not be used after it.
+func (h *Handler) readBody(r io.Reader, contentLength int64) (body []byte, release func(), err error) {
+	var bufp *[]byte
+	if h.bodyBufs != nil {
+		bufp = h.bodyBufs.Get().(*[]byte)
+	} else {
+		bufp = new([]byte)
+	}
+	buf := (*bufp)[:0]
+	// One byte more than announced, so that the read seeing EOF does not
+	// grow the buffer.
+	if contentLength > 0 && contentLength < h.maxBody && int64(cap(buf)) < contentLength+1 {
+		buf = make([]byte, 0, contentLength+1)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		var n int
+		n, err = r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			break
+		}
+	}
+	release = func() {
+		if h.bodyBufs != nil && cap(buf) <= maxPooledBody {
+			*bufp = buf[:0]
+			h.bodyBufs.Put(bufp)
+		}
+	}
+	return buf, release, err
 }
 
 func (h *Handler) writeTooLarge(w http.ResponseWriter) {
