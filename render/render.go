@@ -26,7 +26,9 @@ func HTML(d *design.Design) (*Output, error) {
 	w := newEmailWriter(d)
 	w.document()
 	w.finishWarnings()
-	return &Output{Body: w.assemble(), Warnings: w.warnings}, nil
+	out := &Output{Body: w.assemble(), Warnings: w.warnings}
+	w.recycle()
+	return out, nil
 }
 
 // PlainText renders d as plain text in reading order (export.md

@@ -14,6 +14,7 @@ import (
 type emailWriter struct {
 	d         *design.Design
 	body      bytes.Buffer
+	bodyBuf   *[]byte      // the pooled buffer behind body (see recycle)
 	mobile    bytes.Buffer // rules for the one @media block
 	warnings  []string
 	warnSeen  map[string]int // warnOnce message → index in warnings
