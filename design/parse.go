@@ -41,7 +41,6 @@ func (p *parser) takeMembers(start int) []Member {
 	}
 	l := len(p.memberSlab)
 	p.memberSlab = append(p.memberSlab, p.memberStack[start:]...)
-	clear(p.memberStack[start:])
 	p.memberStack = p.memberStack[:start]
 	return p.memberSlab[l : l+n : l+n]
 }
@@ -53,7 +52,6 @@ func (p *parser) takeItems(start int) []Value {
 	}
 	l := len(p.itemSlab)
 	p.itemSlab = append(p.itemSlab, p.itemStack[start:]...)
-	clear(p.itemStack[start:])
 	p.itemStack = p.itemStack[:start]
 	return p.itemSlab[l : l+n : l+n]
 }
@@ -100,10 +98,12 @@ func parseDocument(data []byte, lim Limits) (Value, error) {
 	sc := scratchPool.Get().(*scratch)
 	p := &parser{data: data, src: string(data), lim: lim, memberStack: sc.members[:0], itemStack: sc.items[:0]}
 	defer func() {
-		// After an error the stacks may hold entries; clear them so the
-		// pool keeps no pointers into this document.
-		clear(p.memberStack)
-		clear(p.itemStack)
+		// The stacks' backing arrays still hold copies of entries moved to
+		// the slabs (clearing them on every move costs write barriers);
+		// clear them once here so the pool keeps no pointers into this
+		// document.
+		clear(p.memberStack[:cap(p.memberStack)])
+		clear(p.itemStack[:cap(p.itemStack)])
 		sc.members, sc.items = p.memberStack[:0], p.itemStack[:0]
 		if cap(sc.members) > maxPooledStack {
 			sc.members = nil
@@ -326,12 +326,14 @@ func (p *parser) str() (string, error) {
 	p.pos++ // opening quote
 	start := p.pos
 	d := p.data
-	// Fast path: no escapes, ASCII or valid UTF-8.
+	// Fast path: no escapes, ASCII or valid UTF-8 (checked only when a
+	// non-ASCII byte was seen).
 	i := start
+	var high byte
 	for i < len(d) {
 		c := d[i]
 		if c == '"' {
-			if utf8.Valid(d[start:i]) {
+			if high < utf8.RuneSelf || utf8.Valid(d[start:i]) {
 				p.pos = i + 1
 				return p.checkStr(p.src[start:i])
 			}
@@ -340,6 +342,7 @@ func (p *parser) str() (string, error) {
 		if c == '\\' || c < 0x20 {
 			break
 		}
+		high |= c
 		i++
 	}
 	buf := make([]byte, 0, i-start+16)
