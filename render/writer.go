@@ -148,6 +148,14 @@ func emFmt(f float64) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
+// emAppendFmt appends emFmt(f) to b without an intermediate string.
+func emAppendFmt(b []byte, f float64) []byte {
+	if f == float64(int64(f)) {
+		return strconv.AppendInt(b, int64(f), 10)
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}
+
 // emCSSValue returns v if it is safe inside a style attribute or the
 // <style> block: no declaration or rule breaks, no markup, no script
 // URLs or legacy IE expressions. Design values are plain CSS values, so
@@ -175,11 +183,22 @@ func emCSSValue(v string) string {
 // emStyle accumulates declarations for a style attribute.
 type emStyle struct{ b []byte }
 
+// emStyleCap is a style's first allocation: most style attributes fit,
+// where growing from nil would allocate 8, 16, 32, … bytes in turn.
+const emStyleCap = 192
+
+func (s *emStyle) ensure() {
+	if s.b == nil {
+		s.b = make([]byte, 0, emStyleCap)
+	}
+}
+
 func (s *emStyle) add(prop, value string) {
 	value = emCSSValue(value)
 	if value == "" {
 		return
 	}
+	s.ensure()
 	s.b = append(s.b, prop...)
 	s.b = append(s.b, ':')
 	s.b = append(s.b, value...)
@@ -188,14 +207,21 @@ func (s *emStyle) add(prop, value string) {
 
 // addPx adds a pixel length.
 func (s *emStyle) addPx(prop string, px float64) {
+	s.ensure()
 	s.b = append(s.b, prop...)
 	s.b = append(s.b, ':')
-	s.b = append(s.b, emFmt(px)...)
+	s.b = emAppendFmt(s.b, px)
 	s.b = append(s.b, "px;"...)
 }
 
 // raw adds pre-formed, trusted declarations.
-func (s *emStyle) raw(decl string) { s.b = append(s.b, decl...) }
+func (s *emStyle) raw(decl string) {
+	if decl == "" {
+		return // b stays nil: callers test b != nil for "anything added"
+	}
+	s.ensure()
+	s.b = append(s.b, decl...)
+}
 
 // copyProps copies the listed properties from a design style.
 func (s *emStyle) copyProps(st design.Style, props ...string) {
@@ -305,12 +331,13 @@ func (s *emStyle) addPadding(top, right, bottom, left float64) {
 	case right == left:
 		vals = vals[:3]
 	}
+	s.ensure()
 	s.b = append(s.b, "padding:"...)
 	for i, v := range vals {
 		if i > 0 {
 			s.b = append(s.b, ' ')
 		}
-		s.b = append(s.b, emFmt(v)...)
+		s.b = emAppendFmt(s.b, v)
 		if v != 0 {
 			s.b = append(s.b, "px"...)
 		}
