@@ -367,6 +367,39 @@ func stringOrAbsent(v *Value, path, name string) error {
 	return perr(path, "%s must be a string, not %s", name, v.Kind)
 }
 
+// where locates a row, column or module; its path string is built only
+// when an error names it (building paths for every module cost several
+// allocations per module). col and mod are -1 above their level.
+type where struct{ row, col, mod int }
+
+func (w where) String() string {
+	s := "page.rows[" + strconv.Itoa(w.row) + "]"
+	if w.col >= 0 {
+		s += ".columns[" + strconv.Itoa(w.col) + "]"
+	}
+	if w.mod >= 0 {
+		s += ".modules[" + strconv.Itoa(w.mod) + "]"
+	}
+	return s
+}
+
+// objectOrEmptyAt is objectOrEmpty at at's path followed by suffix.
+func objectOrEmptyAt(v *Value, at where, suffix, name string) error {
+	if !v.Present() || v.IsObjectLike() {
+		return nil
+	}
+	return perr(at.String()+suffix, "%s must be an object, not %s", name, v.Kind)
+}
+
+// stringOrAbsentAt is stringOrAbsent at at's path, for the member named
+// namePrefix+name.
+func stringOrAbsentAt(v *Value, at where, namePrefix, name string) error {
+	if !v.Present() || v.Kind == String || v.Kind == Number {
+		return nil
+	}
+	return perr(at.String(), "%s must be a string, not %s", namePrefix+name, v.Kind)
+}
+
 func (b *builder) page(p *Page, root *Value) error {
 	if root.Kind != Object {
 		return perr("$", "a design is a JSON object with a \"page\" member, not %s", root.Kind)
@@ -414,7 +447,7 @@ func (b *builder) page(p *Page, root *Value) error {
 	}
 	p.Rows = make([]Row, len(rows.Items))
 	for i := range rows.Items {
-		if err := b.row(&p.Rows[i], &rows.Items[i], "page.rows["+strconv.Itoa(i)+"]"); err != nil {
+		if err := b.row(&p.Rows[i], &rows.Items[i], where{row: i, col: -1, mod: -1}); err != nil {
 			return err
 		}
 	}
@@ -502,9 +535,9 @@ func clampInt(n, lo, hi int) int {
 	return n
 }
 
-func (b *builder) row(r *Row, v *Value, path string) error {
+func (b *builder) row(r *Row, v *Value, at where) error {
 	if v.Kind != Object {
-		return perr(path, "a row must be an object, not %s", v.Kind)
+		return perr(at.String(), "a row must be an object, not %s", v.Kind)
 	}
 	r.Raw = v
 	r.Type = v.Get("type").Text()
@@ -514,18 +547,18 @@ func (b *builder) row(r *Row, v *Value, path string) error {
 		b.current = true
 	}
 	container, content := v.Get("container"), v.Get("content")
-	if err := objectOrEmpty(container, path+".container", "container"); err != nil {
+	if err := objectOrEmptyAt(container, at, ".container", "container"); err != nil {
 		return err
 	}
-	if err := objectOrEmpty(content, path+".content", "content"); err != nil {
+	if err := objectOrEmptyAt(content, at, ".content", "content"); err != nil {
 		return err
 	}
 	for _, sub := range [...]string{"style", "computedStyle", "mobileStyle"} {
-		if err := objectOrEmpty(content.Get(sub), path+".content."+sub, sub); err != nil {
+		if err := objectOrEmptyAt(content.Get(sub), at, ".content."+sub, sub); err != nil {
 			return err
 		}
 	}
-	if err := objectOrEmpty(container.Get("style"), path+".container.style", "style"); err != nil {
+	if err := objectOrEmptyAt(container.Get("style"), at, ".container.style", "style"); err != nil {
 		return err
 	}
 	r.ContainerStyle = StyleOf(container.Get("style"))
@@ -550,15 +583,15 @@ func (b *builder) row(r *Row, v *Value, path string) error {
 	cols := v.Get("columns")
 	switch {
 	case !cols.Present():
-		return perr(path, "missing \"columns\"")
+		return perr(at.String(), "missing \"columns\"")
 	case cols.Kind != Array:
-		return perr(path+".columns", "must be an array, not %s", cols.Kind)
+		return perr(at.String()+".columns", "must be an array, not %s", cols.Kind)
 	case len(cols.Items) > b.lim.MaxColumns:
-		return fmt.Errorf("%w: %s has %d columns, more than %d", ErrTooLarge, path, len(cols.Items), b.lim.MaxColumns)
+		return fmt.Errorf("%w: %s has %d columns, more than %d", ErrTooLarge, at, len(cols.Items), b.lim.MaxColumns)
 	}
 	r.Columns = make([]Column, len(cols.Items))
 	for i := range cols.Items {
-		if err := b.column(&r.Columns[i], &cols.Items[i], path+".columns["+strconv.Itoa(i)+"]"); err != nil {
+		if err := b.column(&r.Columns[i], &cols.Items[i], where{row: at.row, col: i, mod: -1}); err != nil {
 			return err
 		}
 	}
@@ -595,9 +628,9 @@ func normaliseGrid(cols []Column) {
 	}
 }
 
-func (b *builder) column(c *Column, v *Value, path string) error {
+func (b *builder) column(c *Column, v *Value, at where) error {
 	if v.Kind != Object {
-		return perr(path, "a column must be an object, not %s", v.Kind)
+		return perr(at.String(), "a column must be an object, not %s", v.Kind)
 	}
 	c.Raw = v
 	c.UUID = v.Get("uuid").Text()
@@ -605,16 +638,16 @@ func (b *builder) column(c *Column, v *Value, path string) error {
 	if g.Present() {
 		n, unit, ok := g.Number()
 		if !ok || unit != "" {
-			return perr(path, "grid-columns must be a number, not %s", g.Kind)
+			return perr(at.String(), "grid-columns must be a number, not %s", g.Kind)
 		}
 		if n >= 1 && n <= 12 {
 			c.Grid = int(n + 0.5)
 		}
 	}
-	if err := objectOrEmpty(v.Get("style"), path+".style", "style"); err != nil {
+	if err := objectOrEmptyAt(v.Get("style"), at, ".style", "style"); err != nil {
 		return err
 	}
-	if err := objectOrEmpty(v.Get("mobileStyle"), path+".mobileStyle", "mobileStyle"); err != nil {
+	if err := objectOrEmptyAt(v.Get("mobileStyle"), at, ".mobileStyle", "mobileStyle"); err != nil {
 		return err
 	}
 	c.Style = StyleOf(v.Get("style"))
@@ -624,7 +657,7 @@ func (b *builder) column(c *Column, v *Value, path string) error {
 	case !mods.Present():
 		return nil // a column without modules is an empty column
 	case mods.Kind != Array:
-		return perr(path+".modules", "must be an array, not %s", mods.Kind)
+		return perr(at.String()+".modules", "must be an array, not %s", mods.Kind)
 	}
 	b.modules += len(mods.Items)
 	if b.modules > b.lim.MaxModules {
@@ -632,7 +665,7 @@ func (b *builder) column(c *Column, v *Value, path string) error {
 	}
 	c.Modules = make([]Module, len(mods.Items))
 	for i := range mods.Items {
-		if err := b.module(&c.Modules[i], &mods.Items[i], path+".modules["+strconv.Itoa(i)+"]"); err != nil {
+		if err := b.module(&c.Modules[i], &mods.Items[i], where{row: at.row, col: at.col, mod: i}); err != nil {
 			return err
 		}
 	}
@@ -641,17 +674,17 @@ func (b *builder) column(c *Column, v *Value, path string) error {
 
 var emptyObject = Value{Kind: Object}
 
-func (b *builder) module(m *Module, v *Value, path string) error {
+func (b *builder) module(m *Module, v *Value, at where) error {
 	if v.Kind != Object {
-		return perr(path, "a module must be an object, not %s", v.Kind)
+		return perr(at.String(), "a module must be an object, not %s", v.Kind)
 	}
 	m.Raw = v
 	t := v.Get("type")
 	if t.Kind != String {
 		if !t.Present() {
-			return perr(path, "missing module \"type\"")
+			return perr(at.String(), "missing module \"type\"")
 		}
-		return perr(path, "type must be a string, not %s", t.Kind)
+		return perr(at.String(), "type must be a string, not %s", t.Kind)
 	}
 	m.Type = strings.TrimSpace(t.Str)
 	m.Kind = strings.TrimPrefix(m.Type, TypePrefix)
@@ -663,15 +696,17 @@ func (b *builder) module(m *Module, v *Value, path string) error {
 		b.current = true
 	}
 	d := v.Get("descriptor")
-	if err := objectOrEmpty(d, path+".descriptor", "descriptor"); err != nil {
+	if err := objectOrEmptyAt(d, at, ".descriptor", "descriptor"); err != nil {
 		return err
 	}
 	if d.Kind != Object {
 		d = &emptyObject
 	}
 	m.Descriptor = d
-	for _, sub := range [...]string{"style", "computedStyle", "mobileStyle"} {
-		if err := objectOrEmpty(d.Get(sub), path, "descriptor."+sub); err != nil {
+	for _, sub := range [...]struct{ key, name string }{
+		{"style", "descriptor.style"}, {"computedStyle", "descriptor.computedStyle"}, {"mobileStyle", "descriptor.mobileStyle"},
+	} {
+		if err := objectOrEmptyAt(d.Get(sub.key), at, "", sub.name); err != nil {
 			return err
 		}
 	}
@@ -680,22 +715,21 @@ func (b *builder) module(m *Module, v *Value, path string) error {
 	m.Mobile = StyleOf(d.Get("mobileStyle"))
 	m.HideOnMobile = m.Computed.V.Get("hideContentOnMobile").Truthy()
 	m.HideOnDesktop = m.Computed.V.Get("hideContentOnDesktop").Truthy()
-	return checkContent(m, path)
+	return checkContent(m, at)
 }
 
 // checkContent type-checks the members renderers read as text, so that a
 // wrongly typed design fails with a path instead of rendering garbage.
-func checkContent(m *Module, path string) error {
+func checkContent(m *Module, at where) error {
 	kind := m.EffectiveKind()
 	key := ContentKey(kind)
 	c := m.Descriptor.Get(key)
-	if err := objectOrEmpty(c, path, "descriptor."+key); err != nil {
-		return err
+	if c.Present() && !c.IsObjectLike() {
+		return perr(at.String(), "%s must be an object, not %s", "descriptor."+key, c.Kind)
 	}
-	pre := "descriptor." + key + "."
 	str := func(names ...string) error {
 		for _, n := range names {
-			if err := stringOrAbsent(c.Get(n), path, pre+n); err != nil {
+			if err := stringOrAbsentAt(c.Get(n), at, "descriptor."+key+".", n); err != nil {
 				return err
 			}
 		}
@@ -713,6 +747,7 @@ func checkContent(m *Module, path string) error {
 	case KindVideo:
 		return str("src", "thumbSrc", "thumbAlt")
 	case KindSocial, KindIcons:
+		path, pre := at.String(), "descriptor."+key+"."
 		icons := c.Get("icons")
 		if icons.Present() && icons.Kind != Array {
 			return perr(path, "%sicons must be an array, not %s", pre, icons.Kind)
@@ -738,6 +773,7 @@ func checkContent(m *Module, path string) error {
 			}
 		}
 	case KindMenu:
+		path, pre := at.String(), "descriptor."+key+"."
 		items := c.Get("items")
 		if items.Present() && items.Kind != Array {
 			return perr(path, "%sitems must be an array, not %s", pre, items.Kind)
