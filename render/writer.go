@@ -441,23 +441,49 @@ func (w *emailWriter) fontStack(f string) string {
 }
 
 func emWithGeneric(f string) string {
-	l := strings.ToLower(f)
-	for _, g := range [...]string{"sans-serif", "serif", "monospace", "cursive", "fantasy", "system-ui"} {
-		if strings.HasSuffix(strings.TrimRight(l, " '\""), g) {
+	generics := [...]string{"sans-serif", "serif", "monospace", "cursive", "fantasy", "system-ui"}
+	if emIsASCII(f) {
+		// No lower-cased copy: compare the tail ignoring ASCII case.
+		t := strings.TrimRight(f, " '\"")
+		for _, g := range generics {
+			if len(t) >= len(g) && strings.EqualFold(t[len(t)-len(g):], g) {
+				return f
+			}
+		}
+		return f + ", sans-serif"
+	}
+	// Unicode lower-casing can change lengths: compare the lowered copy.
+	l := strings.TrimRight(strings.ToLower(f), " '\"")
+	for _, g := range generics {
+		if strings.HasSuffix(l, g) {
 			return f
 		}
 	}
 	return f + ", sans-serif"
 }
 
+func emIsASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // emFamilyKey normalises a font family name for matching: the first
 // family of a stack, lower-case, without quotes or spaces.
 func emFamilyKey(stack string) string {
+	var buf [64]byte
+	return string(emAppendFamilyKey(buf[:0], stack))
+}
+
+// emAppendFamilyKey appends emFamilyKey(stack) to b.
+func emAppendFamilyKey(b []byte, stack string) []byte {
 	first := stack
 	if i := strings.IndexByte(first, ','); i >= 0 {
 		first = first[:i]
 	}
-	var b []byte
 	for i := 0; i < len(first); i++ {
 		c := first[i]
 		switch {
@@ -468,20 +494,23 @@ func emFamilyKey(stack string) string {
 			b = append(b, c)
 		}
 	}
-	return string(b)
+	return b
 }
 
 func (w *emailWriter) useFont(stack string) {
-	k := emFamilyKey(stack)
-	if k == "" {
+	// The key is built on the stack and becomes a string only when it is
+	// new: most modules repeat the page's font.
+	var buf [64]byte
+	k := emAppendFamilyKey(buf[:0], stack)
+	if len(k) == 0 {
 		return
 	}
 	for _, f := range w.fontsUsed {
-		if f == k {
+		if f == string(k) {
 			return
 		}
 	}
-	w.fontsUsed = append(w.fontsUsed, k)
+	w.fontsUsed = append(w.fontsUsed, string(k))
 }
 
 // scanFonts records font-family declarations found in an inline style.
