@@ -61,7 +61,7 @@ func (w *emailWriter) document() {
 	p := &w.d.Page
 	b := &p.Body
 	bg := emColor(b.BackgroundColor)
-	var st emStyle
+	st := w.style()
 	st.raw("margin:0;padding:0;-webkit-text-size-adjust:none;text-size-adjust:none;")
 	if !emIsTransparent(bg) {
 		st.add("background-color", bg)
@@ -71,12 +71,12 @@ func (w *emailWriter) document() {
 	w.s(">")
 	w.preheader(p.Meta.Preheader)
 
-	var ct emStyle
+	ct := w.style()
 	if !emIsTransparent(bg) {
 		ct.add("background-color", bg)
 	}
 	ct.add("background-image", emCSSURLValue(b.Container.Get("background-image")))
-	if ct.b != nil && strings.Contains(string(ct.b), "background-image") {
+	if len(ct.b) > 0 && strings.Contains(string(ct.b), "background-image") {
 		ct.copyProps(b.Container, "background-position", "background-repeat", "background-size")
 	}
 	w.s(`<table class="nl-container" width="100%"`)
@@ -86,7 +86,7 @@ func (w *emailWriter) document() {
 	}
 	w.styleAttr(&ct)
 	w.s("><tr><td")
-	var tdst emStyle
+	tdst := w.style()
 	tdst.add("font-family", w.font)
 	tdst.add("color", w.color)
 	w.styleAttr(&tdst)

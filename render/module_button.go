@@ -21,7 +21,7 @@ func (w *emailWriter) moduleButton(m *design.Module, b *emBlock) {
 	if align == "" || align == "justify" {
 		align = "center"
 	}
-	var td emStyle
+	td := w.style()
 	td.raw("text-align:" + align + ";")
 	avail := w.blockOpen(m, "button", &td, align)
 
@@ -65,7 +65,7 @@ func (w *emailWriter) moduleButton(m *design.Module, b *emBlock) {
 			boxWidth = n
 		}
 	}
-	var s emStyle
+	s := w.style()
 	s.raw("display:")
 	if full {
 		s.raw("block;")

@@ -22,7 +22,7 @@ func (w *emailWriter) moduleForm(m *design.Module, b *emBlock) {
 	align := emAlign(m.Style.Get("text-align"))
 	w.blockOpen(m, "form", nil, "")
 
-	var lbl emStyle
+	lbl := w.style()
 	lbl.add("color", emColor(labels.Get("color")))
 	lbl.add("font-family", w.fontStack(m.Style.Get("font-family")))
 	lbl.add("font-size", m.Style.Get("font-size"))
@@ -32,7 +32,7 @@ func (w *emailWriter) moduleForm(m *design.Module, b *emBlock) {
 	}
 	lbl.raw("padding:0 0 4px;")
 
-	var box emStyle
+	box := w.style()
 	bg := emColor(boxes.GetAny("backgroundColor", "background-color"))
 	if emIsTransparent(bg) {
 		bg = "#ffffff"
@@ -50,7 +50,7 @@ func (w *emailWriter) moduleForm(m *design.Module, b *emBlock) {
 		w.s(`<tr><td style="padding:0 0 10px">`)
 		switch fld.Type {
 		case "submit", "button":
-			var btn emStyle
+			btn := w.style()
 			btn.raw("display:inline-block;text-decoration:none;text-align:center;")
 			if bgc := emColor(buttons.GetAny("backgroundColor", "background-color")); !emIsTransparent(bgc) {
 				btn.add("background-color", bgc)

@@ -13,16 +13,16 @@ func (w *emailWriter) moduleIcons(m *design.Module, b *emBlock) {
 	if align == "" || align == "justify" {
 		align = "center"
 	}
-	var td emStyle
+	td := w.style()
 	td.raw("text-align:" + align + ";")
 	w.blockOpen(m, "icons", &td, align)
 	iconH, ok := m.Computed.Px("iconHeight")
 	if !ok || iconH <= 0 {
 		iconH = 32
 	}
-	var item emStyle
+	item := w.style()
 	item.addPadding(emPadding(design.StyleOf(m.Computed.Value("iconSpacing"))))
-	var txt emStyle
+	txt := w.style()
 	txt.add("color", emColor(st.Get("color")))
 	txt.add("font-family", w.fontStack(st.Get("font-family")))
 	txt.add("font-size", st.Get("font-size"))

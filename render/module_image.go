@@ -69,7 +69,7 @@ func emImageAlign(m *design.Module) string {
 func (w *emailWriter) moduleImage(m *design.Module, b *emBlock) {
 	img := m.Content()
 	align := emImageAlign(m)
-	var td emStyle
+	td := w.style()
 	td.raw("text-align:" + align + ";")
 	avail := w.blockOpen(m, "image", &td, align)
 	width := imageWidth(m, img, avail)

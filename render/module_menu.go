@@ -20,7 +20,7 @@ func (w *emailWriter) moduleMenu(m *design.Module, b *emBlock) {
 	if align == "" || align == "justify" {
 		align = "center"
 	}
-	var td emStyle
+	td := w.style()
 	td.raw("text-align:" + align + ";")
 	vertical := emLower(m.Computed.Get("layout")) == "vertical"
 	// A hamburger menu on phones (the vendor's collapsible icon) becomes
@@ -37,7 +37,7 @@ func (w *emailWriter) moduleMenu(m *design.Module, b *emBlock) {
 	}
 	w.blockOpenClass(m, "menu", padCls, &td, align)
 	linkColor := w.linkColorFor(m.Computed.Get("linkColor"), st.Get("color"))
-	var box emStyle
+	box := w.style()
 	box.add("color", emColor(st.Get("color")))
 	box.add("font-family", w.fontStack(st.Get("font-family")))
 	box.add("font-size", st.Get("font-size"))
@@ -55,7 +55,7 @@ func (w *emailWriter) moduleMenu(m *design.Module, b *emBlock) {
 	w.s(`"`)
 	w.styleAttr(&box)
 	w.s(">")
-	var link emStyle
+	link := w.style()
 	link.raw("text-decoration:none;")
 	link.add("color", linkColor)
 	link.addPadding(emPadding(design.StyleOf(m.Computed.Value("menuItemsSpacing"))))

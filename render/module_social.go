@@ -11,7 +11,7 @@ func (w *emailWriter) moduleSocial(m *design.Module, b *emBlock) {
 	if align == "" || align == "justify" {
 		align = "center"
 	}
-	var td emStyle
+	td := w.style()
 	td.raw("text-align:" + align + ";")
 	w.blockOpen(m, "social", &td, align)
 	size := 32.0
@@ -22,7 +22,7 @@ func (w *emailWriter) moduleSocial(m *design.Module, b *emBlock) {
 	if m.Computed.Get("padding") == "" {
 		pr = 5
 	}
-	var cell emStyle
+	cell := w.style()
 	cell.addPadding(pt, pr, pb, pl)
 	// Inline-block items wrap in a column too narrow for the whole row of
 	// icons; Outlook for Windows gets them in one ghost-table row.

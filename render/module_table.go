@@ -13,7 +13,7 @@ func (w *emailWriter) moduleTable(m *design.Module, b *emBlock) {
 	cs := design.StyleOf(t.Get("computedStyle"))
 	content := t.Get("content")
 	w.blockOpen(m, "table", nil, "")
-	var tbl emStyle
+	tbl := w.style()
 	tbl.raw("border-collapse:collapse;width:100%;table-layout:fixed;word-break:break-word;")
 	tbl.add("color", emColor(st.Get("color")))
 	tbl.add("font-family", w.fontStack(st.Get("font-family")))
@@ -27,13 +27,13 @@ func (w *emailWriter) moduleTable(m *design.Module, b *emBlock) {
 	if d := emLower(st.Get("direction")); d == "rtl" {
 		tbl.raw("direction:rtl;")
 	}
-	var cell emStyle
+	cell := w.style()
 	cell.raw("padding:10px;")
 	cell.addBorders(st)
 	if a := emAlign(st.Get("text-align")); a != "" {
 		cell.add("text-align", a)
 	}
-	var head emStyle
+	head := w.style()
 	head.raw(string(cell.b))
 	if bg := emColor(cs.Get("headersBackgroundColor")); !emIsTransparent(bg) {
 		head.add("background-color", bg)

@@ -10,7 +10,7 @@ import (
 // "inherit" to the body default so that Outlook, which does not inherit
 // fonts into tables, still gets the right one.
 func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
-	var s emStyle
+	s := w.style()
 	s.raw(extra)
 	color := emColor(st.Get("color"))
 	if color == "" {

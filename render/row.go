@@ -30,7 +30,7 @@ func (w *emailWriter) row(r *design.Row) {
 	if r.HideOnMobile {
 		cls += " mh"
 	}
-	var band emStyle
+	band := w.style()
 	bandBg := emColor(r.ContainerStyle.Get("background-color"))
 	if !emIsTransparent(bandBg) {
 		band.add("background-color", bandBg)
@@ -58,7 +58,7 @@ func (w *emailWriter) row(r *design.Row) {
 
 	// Centred content box.
 	cs := r.ContentStyle
-	var box emStyle
+	box := w.style()
 	box.raw("width:100%;max-width:")
 	box.raw(strconv.Itoa(int(width)))
 	box.raw("px;margin:0 auto;")
@@ -138,7 +138,7 @@ func (w *emailWriter) row(r *design.Row) {
 		w.s(strings.Join(tdCls, " "))
 		w.s(`"`)
 	}
-	var cst emStyle
+	cst := w.style()
 	if len(r.Columns) > 1 {
 		cst.raw("font-size:0;")
 	}
@@ -296,7 +296,7 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, multi bool, index int) {
 	w.columnSeq++
 	st := c.Style
-	var s emStyle
+	s := w.style()
 	if bg := emColor(st.Get("background-color")); !emIsTransparent(bg) {
 		s.add("background-color", bg)
 	}
@@ -420,7 +420,7 @@ func (w *emailWriter) blockOpenClass(m *design.Module, kind, extraCls string, td
 	w.s(emTableAttrs)
 	w.s(`><tr><td class="pad"`)
 	pt, pr, pb, pl := emPadding(m.Style)
-	var s emStyle
+	s := w.style()
 	s.addPadding(pt, pr, pb, pl)
 	if td != nil {
 		s.raw(string(td.b))
@@ -450,13 +450,13 @@ func (w *emailWriter) blockClose() { w.s("</td></tr></table>") }
 func (w *emailWriter) blockMobileRules(m *design.Module, cls string) {
 	ms := m.Mobile
 	w.mobileRule("."+cls+" td.pad", emMobilePadding(ms))
-	var txt emStyle
+	txt := w.style()
 	txt.add("font-size", ms.Get("font-size"))
 	txt.add("line-height", ms.Get("line-height"))
 	if a := emAlign(ms.Get("text-align")); a != "" {
 		txt.add("text-align", a)
 	}
-	if txt.b != nil {
+	if len(txt.b) > 0 {
 		w.mobileRule("."+cls+" .tx", emImportant(txt.String()))
 	}
 	if a := emAlign(ms.Get("text-align")); a != "" {

@@ -214,7 +214,7 @@ func (w *emailWriter) richStyle(a atom.Atom, style string, o *richOpts, paras *i
 		}
 		*paras++
 	case atom.Ul, atom.Ol:
-		var s emStyle
+		s := w.style()
 		if !emHasProp(style, "margin") {
 			s.raw("margin:0;")
 		}

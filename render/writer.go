@@ -12,13 +12,15 @@ import (
 // the model. The body is written first (into body) because the head
 // depends on what the body used: web fonts and per-block mobile rules.
 type emailWriter struct {
-	d         *design.Design
-	body      bytes.Buffer
-	bodyBuf   *[]byte      // the pooled buffer behind body (see recycle)
-	mobile    bytes.Buffer // rules for the one @media block
-	warnings  []string
-	warnSeen  map[string]int // warnOnce message → index in warnings
-	warnCount []int          // occurrences, parallel to warnings
+	d       *design.Design
+	body    bytes.Buffer
+	bodyBuf *[]byte // the pooled buffer behind body (see recycle)
+	// styleChunk is where style() cuts the styles' arrays from.
+	styleChunk []byte
+	mobile     bytes.Buffer // rules for the one @media block
+	warnings   []string
+	warnSeen   map[string]int // warnOnce message → index in warnings
+	warnCount  []int          // occurrences, parallel to warnings
 
 	fontsUsed []string // normalised first family names seen in styles
 	hasRev    bool     // some row reverses its columns on mobile
@@ -186,6 +188,22 @@ type emStyle struct{ b []byte }
 // emStyleCap is a style's first allocation: most style attributes fit,
 // where growing from nil would allocate 8, 16, 32, … bytes in turn.
 const emStyleCap = 192
+
+// style returns an empty style whose first emStyleCap bytes come from a
+// chunk shared by the render's styles: one allocation per
+// emStyleChunk/emStyleCap styles instead of one each. A style that
+// outgrows its share moves to its own array (the slice's capacity is
+// capped), so styles never overwrite each other.
+func (w *emailWriter) style() emStyle {
+	if cap(w.styleChunk)-len(w.styleChunk) < emStyleCap {
+		w.styleChunk = make([]byte, 0, emStyleChunk)
+	}
+	n := len(w.styleChunk)
+	w.styleChunk = w.styleChunk[:n+emStyleCap]
+	return emStyle{b: w.styleChunk[n : n : n+emStyleCap]}
+}
+
+const emStyleChunk = 32 * emStyleCap
 
 func (s *emStyle) ensure() {
 	if s.b == nil {
