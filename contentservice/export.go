@@ -109,6 +109,9 @@ func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 		return
 	}
 
+	// Writers must not retain what they are given (io.Writer), so the
+	// body's buffer can serve a later render once it is written.
+	defer out.Release()
 	setWarnings(w.Header(), out.Warnings)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if wantsJSON(r.Header.Values("Accept"), f.rawType) {

@@ -200,20 +200,21 @@ func (w *emailWriter) title() string {
 
 // assemble writes the document: doctype, head (title, fonts, CSS) and the
 // already rendered body.
-func (w *emailWriter) assemble() []byte {
-	var out bytes.Buffer
+func (w *emailWriter) assemble() ([]byte, *[]byte) {
+	pooled := bodyBufs.Get().(*[]byte)
+	out := bytes.NewBuffer((*pooled)[:0])
 	out.Grow(w.body.Len() + 4096)
 	width := w.d.Page.Body.Width
 	out.WriteString(`<!DOCTYPE html><html xmlns:v="urn:schemas-microsoft-com:vml" xmlns:o="urn:schemas-microsoft-com:office:office" lang="`)
-	emEscape(&out, w.lang())
+	emEscape(out, w.lang())
 	out.WriteByte('"')
 	if w.d.Page.Body.Direction == "rtl" {
 		out.WriteString(` dir="rtl"`)
 	}
 	out.WriteString(`><head><meta charset="utf-8"><meta http-equiv="Content-Type" content="text/html; charset=utf-8"><meta name="viewport" content="width=device-width, initial-scale=1.0"><meta name="x-apple-disable-message-reformatting"><meta name="format-detection" content="telephone=no, date=no, address=no, email=no"><title>`)
-	emEscape(&out, w.title())
+	emEscape(out, w.title())
 	out.WriteString(`</title><!--[if mso]><xml><o:OfficeDocumentSettings><o:PixelsPerInch>96</o:PixelsPerInch><o:AllowPNG/></o:OfficeDocumentSettings></xml><![endif]-->`)
-	w.fontLinks(&out)
+	w.fontLinks(out)
 	out.WriteString(`<style>*{box-sizing:border-box}body{margin:0;padding:0}table,td{mso-table-lspace:0pt;mso-table-rspace:0pt}img{-ms-interpolation-mode:bicubic}a[x-apple-data-detectors]{color:inherit!important;text-decoration:inherit!important}#MessageViewBody a{color:inherit;text-decoration:none}p{line-height:inherit}sup,sub{font-size:75%;line-height:0}.dh,.dh table{mso-hide:all;display:none;max-height:0;overflow:hidden}`)
 	out.WriteString(`@media (max-width:`)
 	out.WriteString(strconv.Itoa(width + 20))
@@ -232,7 +233,7 @@ func (w *emailWriter) assemble() []byte {
 	out.Write(w.mobile.Bytes())
 	out.WriteString(`}</style><!--[if mso]><style>sup,sub{font-size:100%!important}sup{mso-text-raise:10%}sub{mso-text-raise:-10%}</style><![endif]--></head>`)
 	out.Write(w.body.Bytes())
-	return out.Bytes()
+	return out.Bytes(), pooled
 }
 
 // fontLinks emits a stylesheet link for each web font the design uses,

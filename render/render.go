@@ -12,6 +12,22 @@ import (
 type Output struct {
 	Body     []byte   // the HTML document or the plain text
 	Warnings []string // e.g. unknown module types, omitted forms
+
+	pooled *[]byte // the recycled buffer behind Body (see Release)
+}
+
+// Release lets a later render reuse Body's memory. Calling it is optional
+// (a server calls it once the answer is written); Body must not be used
+// afterwards.
+func (o *Output) Release() {
+	if o == nil || o.pooled == nil {
+		return
+	}
+	if cap(o.Body) <= maxPooledBody {
+		*o.pooled = o.Body[:0]
+		bodyBufs.Put(o.pooled)
+	}
+	o.pooled, o.Body = nil, nil
 }
 
 // HTML renders d as one complete email HTML document: a hybrid (fluid)
@@ -26,7 +42,8 @@ func HTML(d *design.Design) (*Output, error) {
 	w := newEmailWriter(d)
 	w.document()
 	w.finishWarnings()
-	out := &Output{Body: w.assemble(), Warnings: w.warnings}
+	body, pooled := w.assemble()
+	out := &Output{Body: body, Warnings: w.warnings, pooled: pooled}
 	w.recycle()
 	return out, nil
 }
