@@ -30,14 +30,20 @@ type parser struct {
 	itemSlab    []Value
 }
 
-// slabChunk is how many elements a fresh slab holds (more when one
-// container alone needs more).
-const slabChunk = 256
+// A fresh slab holds twice as many elements as the one before, from
+// slabFirst up to slabMax (more when one container alone needs more): small
+// documents waste little, large ones take few allocations.
+const (
+	slabFirst = 32
+	slabMax   = 256
+)
+
+func nextSlab(prev int) int { return min(max(2*prev, slabFirst), slabMax) }
 
 func (p *parser) takeMembers(start int) []Member {
 	n := len(p.memberStack) - start
 	if cap(p.memberSlab)-len(p.memberSlab) < n {
-		p.memberSlab = make([]Member, 0, max(n, slabChunk))
+		p.memberSlab = make([]Member, 0, max(n, nextSlab(cap(p.memberSlab))))
 	}
 	l := len(p.memberSlab)
 	p.memberSlab = append(p.memberSlab, p.memberStack[start:]...)
@@ -48,7 +54,7 @@ func (p *parser) takeMembers(start int) []Member {
 func (p *parser) takeItems(start int) []Value {
 	n := len(p.itemStack) - start
 	if cap(p.itemSlab)-len(p.itemSlab) < n {
-		p.itemSlab = make([]Value, 0, max(n, slabChunk))
+		p.itemSlab = make([]Value, 0, max(n, nextSlab(cap(p.itemSlab))))
 	}
 	l := len(p.itemSlab)
 	p.itemSlab = append(p.itemSlab, p.itemStack[start:]...)
