@@ -28,6 +28,7 @@ type parser struct {
 	itemStack   []Value
 	memberSlab  []Member
 	itemSlab    []Value
+	strBuf      []byte // scratch for unescaping strings
 }
 
 // A fresh slab holds twice as many elements as the one before, from
@@ -92,6 +93,7 @@ func (p *parser) skipSpace() {
 type scratch struct {
 	members []Member
 	items   []Value
+	str     []byte
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -100,9 +102,12 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // document does not pin its stacks' memory for good.
 const maxPooledStack = 1 << 14
 
+// maxPooledString bounds the pooled unescaping buffer the same way.
+const maxPooledString = 1 << 20
+
 func parseDocument(data []byte, lim Limits) (Value, error) {
 	sc := scratchPool.Get().(*scratch)
-	p := &parser{data: data, src: string(data), lim: lim, memberStack: sc.members[:0], itemStack: sc.items[:0]}
+	p := &parser{data: data, src: string(data), lim: lim, memberStack: sc.members[:0], itemStack: sc.items[:0], strBuf: sc.str[:0]}
 	defer func() {
 		// The stacks' backing arrays still hold copies of entries moved to
 		// the slabs (clearing them on every move costs write barriers);
@@ -110,12 +115,15 @@ func parseDocument(data []byte, lim Limits) (Value, error) {
 		// document.
 		clear(p.memberStack[:cap(p.memberStack)])
 		clear(p.itemStack[:cap(p.itemStack)])
-		sc.members, sc.items = p.memberStack[:0], p.itemStack[:0]
+		sc.members, sc.items, sc.str = p.memberStack[:0], p.itemStack[:0], p.strBuf[:0]
 		if cap(sc.members) > maxPooledStack {
 			sc.members = nil
 		}
 		if cap(sc.items) > maxPooledStack {
 			sc.items = nil
+		}
+		if cap(sc.str) > maxPooledString {
+			sc.str = nil
 		}
 		scratchPool.Put(sc)
 	}()
@@ -351,8 +359,10 @@ func (p *parser) str() (string, error) {
 		high |= c
 		i++
 	}
-	buf := make([]byte, 0, i-start+16)
-	buf = append(buf, d[start:i]...)
+	// Unescaping goes through a scratch buffer reused for every string of
+	// the document (and kept with the stacks): only the result is allocated.
+	buf := append(p.strBuf[:0], d[start:i]...)
+	defer func() { p.strBuf = buf[:0] }()
 	for i < len(d) {
 		c := d[i]
 		switch {
