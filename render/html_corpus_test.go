@@ -112,23 +112,7 @@ func TestCorpusHTML(t *testing.T) {
 			if !bytes.HasPrefix(out.Body, []byte("<!DOCTYPE html>")) {
 				t.Error("no doctype")
 			}
-			c := emParseDoc(t, out.Body)
-			inv := d.Inventory()
-			for _, s := range inv.Texts {
-				if !strings.Contains(c.text, s) {
-					t.Errorf("text run missing from output: %q", s)
-				}
-			}
-			for _, h := range inv.Hrefs {
-				if !c.hrefs[h] {
-					t.Errorf("href missing from output: %q", h)
-				}
-			}
-			for _, s := range inv.Srcs {
-				if !c.srcs[s] {
-					t.Errorf("src missing from output: %q", s)
-				}
-			}
+			checkInventoryInOutput(t, d, out.Body)
 			again, _ := HTML(d)
 			if !bytes.Equal(again.Body, out.Body) {
 				t.Error("output differs between two runs")

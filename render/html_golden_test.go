@@ -51,23 +51,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("HTML: %v", err)
 			}
 			// Every fixture must also satisfy the corpus properties.
-			c := emParseDoc(t, out.Body)
-			inv := d.Inventory()
-			for _, s := range inv.Texts {
-				if !strings.Contains(c.text, s) {
-					t.Errorf("text run missing: %q", s)
-				}
-			}
-			for _, h := range inv.Hrefs {
-				if !c.hrefs[h] {
-					t.Errorf("href missing: %q", h)
-				}
-			}
-			for _, s := range inv.Srcs {
-				if !c.srcs[s] {
-					t.Errorf("src missing: %q", s)
-				}
-			}
+			checkInventoryInOutput(t, d, out.Body)
 			emCheckDocument(t, out.Body)
 
 			warnings := strings.Join(out.Warnings, "\n")
