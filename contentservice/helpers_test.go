@@ -95,8 +95,9 @@ func do(t testing.TB, h *Handler, req request) *httptest.ResponseRecorder {
 	return w
 }
 
-// exportErrorOf decodes an export error body, failing on any other shape.
-func exportErrorOf(t testing.TB, w *httptest.ResponseRecorder) exportError {
+// errorBodyOf decodes a JSON error body into T, failing unless it has
+// exactly the given members.
+func errorBodyOf[T any](t testing.TB, w *httptest.ResponseRecorder, members ...string) T {
 	t.Helper()
 	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("Content-Type %q, want application/json; body %s", ct, w.Body)
@@ -105,33 +106,31 @@ func exportErrorOf(t testing.TB, w *httptest.ResponseRecorder) exportError {
 	if err := json.Unmarshal(w.Body.Bytes(), &fields); err != nil {
 		t.Fatalf("error body is not JSON: %v: %s", err, w.Body)
 	}
-	if len(fields) != 3 || fields["code"] == nil || fields["message"] == nil || fields["details"] == nil {
-		t.Fatalf("error body %s: want exactly code, message, details", w.Body)
+	if len(fields) != len(members) {
+		t.Fatalf("error body %s: want exactly %v", w.Body, members)
 	}
-	var e exportError
+	for _, m := range members {
+		if fields[m] == nil {
+			t.Fatalf("error body %s: want exactly %v", w.Body, members)
+		}
+	}
+	var e T
 	if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil {
 		t.Fatalf("error body: %v", err)
 	}
 	return e
 }
 
+// exportErrorOf decodes an export error body, failing on any other shape.
+func exportErrorOf(t testing.TB, w *httptest.ResponseRecorder) exportError {
+	t.Helper()
+	return errorBodyOf[exportError](t, w, "code", "message", "details")
+}
+
 // loginErrorOf decodes a LoginV2 error body, failing on any other shape.
 func loginErrorOf(t testing.TB, w *httptest.ResponseRecorder) loginError {
 	t.Helper()
-	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
-		t.Fatalf("Content-Type %q, want application/json; body %s", ct, w.Body)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(w.Body.Bytes(), &fields); err != nil {
-		t.Fatalf("error body is not JSON: %v: %s", err, w.Body)
-	}
-	if len(fields) != 3 || fields["code"] == nil || fields["message"] == nil || fields["status_code"] == nil {
-		t.Fatalf("error body %s: want exactly code, message, status_code", w.Body)
-	}
-	var e loginError
-	if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil {
-		t.Fatalf("error body: %v", err)
-	}
+	e := errorBodyOf[loginError](t, w, "code", "message", "status_code")
 	if e.StatusCode != w.Code {
 		t.Errorf("status_code %d, HTTP status %d", e.StatusCode, w.Code)
 	}
