@@ -281,18 +281,27 @@ const (
 // Decode parses a design document with DefaultLimits.
 func Decode(data []byte) (*Design, error) { return DecodeWithLimits(data, DefaultLimits()) }
 
+// DecodeString is Decode for a document held in a string. The string is
+// not copied: the model's strings are substrings of it.
+func DecodeString(s string, lim Limits) (*Design, error) { return decode(s, lim) }
+
 // DecodeWithLimits parses a design document. Errors: wrapping ErrNotJSON
 // (not JSON), wrapping ErrTooLarge (over a limit), or a *PathError (JSON but
 // not a design). Zero fields of lim take the defaults.
 func DecodeWithLimits(data []byte, lim Limits) (*Design, error) {
+	if lim = lim.withDefaults(); len(data) > lim.MaxBytes {
+		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(data), lim.MaxBytes)
+	}
+	return decode(string(data), lim)
+}
+
+func decode(data string, lim Limits) (*Design, error) {
 	lim = lim.withDefaults()
 	if len(data) > lim.MaxBytes {
 		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(data), lim.MaxBytes)
 	}
 	// A UTF-8 byte order mark is common in files saved by editors.
-	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
-		data = data[3:]
-	}
+	data = strings.TrimPrefix(data, "\xEF\xBB\xBF")
 	d := &Design{Size: len(data)}
 	root, err := parseDocument(data, lim)
 	if err != nil {

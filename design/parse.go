@@ -2,7 +2,9 @@ package design
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -11,56 +13,25 @@ import (
 // parser is a small JSON parser that builds an order-preserving Value
 // tree. It exists (instead of encoding/json into any) so that decoding can
 // keep unknown members in order for a faithful round trip, and enforce
-// depth and count limits while parsing rather than after allocating.
+// depth and count limits before allocating.
+//
+// It makes two passes. shapeOf first counts the children of every
+// container; then the parse cuts each container's members or items from
+// one exactly sized array for the document as it opens the container,
+// and parses every value straight into its final place: a document costs
+// two large allocations, and no value is copied after it is parsed.
 type parser struct {
-	data   []byte
-	src    string // data as one string: unescaped strings and numbers are substrings of it, so they cost no allocation
+	src    string // the document: strings and numbers are substrings of it, so they cost no allocation
 	pos    int
 	depth  int
 	values int
 	lim    Limits
 
-	// Members and items are parsed onto these stacks (nested containers
-	// push above their parent's entries), then moved into an exactly sized
-	// slice cut from a shared slab, so that a document costs a few large
-	// allocations instead of one growing slice per object and array.
-	memberStack []Member
-	itemStack   []Value
-	memberSlab  []Member
-	itemSlab    []Value
-	strBuf      []byte // scratch for unescaping strings
-}
-
-// A fresh slab holds twice as many elements as the one before, from
-// slabFirst up to slabMax (more when one container alone needs more): small
-// documents waste little, large ones take few allocations.
-const (
-	slabFirst = 32
-	slabMax   = 256
-)
-
-func nextSlab(prev int) int { return min(max(2*prev, slabFirst), slabMax) }
-
-func (p *parser) takeMembers(start int) []Member {
-	n := len(p.memberStack) - start
-	if cap(p.memberSlab)-len(p.memberSlab) < n {
-		p.memberSlab = make([]Member, 0, max(n, nextSlab(cap(p.memberSlab))))
-	}
-	l := len(p.memberSlab)
-	p.memberSlab = append(p.memberSlab, p.memberStack[start:]...)
-	p.memberStack = p.memberStack[:start]
-	return p.memberSlab[l : l+n : l+n]
-}
-
-func (p *parser) takeItems(start int) []Value {
-	n := len(p.itemStack) - start
-	if cap(p.itemSlab)-len(p.itemSlab) < n {
-		p.itemSlab = make([]Value, 0, max(n, nextSlab(cap(p.itemSlab))))
-	}
-	l := len(p.itemSlab)
-	p.itemSlab = append(p.itemSlab, p.itemStack[start:]...)
-	p.itemStack = p.itemStack[:start]
-	return p.itemSlab[l : l+n : l+n]
+	shape      []int32 // children of each container, in the order they open
+	containers int     // how many of shape the parse has used
+	members    []Member
+	items      []Value
+	strBuf     []byte // scratch for unescaping strings
 }
 
 type syntaxError struct {
@@ -76,83 +47,217 @@ func (e *limitError) Error() string { return e.msg }
 
 func (p *parser) fail(msg string) error { return &syntaxError{msg: msg, offset: p.pos} }
 
-func (p *parser) skipSpace() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
+func (p *parser) skipSpace() { p.pos = skipSpace(p.src, p.pos) }
+
+// skipSpace returns the index of the first non-space byte of s at or
+// after i.
+func skipSpace(s string, i int) int {
+	for i < len(s) {
+		c := s[i]
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return i
 		}
+		i++
+		// Pretty-printed designs are mostly indentation: after a newline,
+		// step over the run of tabs or spaces eight bytes at a time.
+		if c == '\n' && i < len(s) && (s[i] == '\t' || s[i] == ' ') {
+			run := lows * uint64(s[i])
+			for i+8 <= len(s) {
+				if w := load64(s, i) ^ run; w != 0 {
+					i += bits.TrailingZeros64(w) / 8
+					break
+				}
+				i += 8
+			}
+		}
+	}
+	return i
+}
+
+// load64 reads eight bytes of s at i, little-endian (the compiler merges
+// the loads into one).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// Word-at-a-time string scanning: plainWord reports whether none of the
+// eight bytes of x is a quote, a backslash, a control character or
+// non-ASCII (the classic "has a zero byte" test, Hacker's Delight 6-1,
+// on x^'"' and x^'\\', and "has a byte less than 0x20"). It may answer
+// false for a plain word, never true for one that is not.
+const (
+	lows  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+func plainWord(x uint64) bool {
+	quote := x ^ (lows * '"')
+	backslash := x ^ (lows * '\\')
+	found := (quote - lows) &^ quote
+	found |= (backslash - lows) &^ backslash
+	found |= x - lows*0x20 // borrows into the high bit of bytes < 0x20
+	found |= x             // high bit of non-ASCII bytes
+	return found&highs == 0
+}
+
+// shapeOf counts the children of every container of s, in the order the
+// containers open, into shape, and returns the total members (of objects)
+// and items (of arrays). It trusts s to be JSON; where it is not, the
+// parse that follows finds the error (it never reaches a container or
+// a child the count missed: both passes see the same strings, hence the
+// same brackets and commas, up to the first syntax error). Limits are
+// checked here, before anything is allocated for the document.
+func (p *parser) shapeOf(stack []int32) (shape, stackOut []int32, members, items int, err error) {
+	s := p.src
+	shape = p.shape[:0]
+	stack = stack[:0] // open containers: index in shape << 1 | 1 for objects
+	close := func() {
+		top := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if top&1 == 1 {
+			members += int(shape[top>>1])
+		} else {
+			items += int(shape[top>>1])
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+			i = skipSpace(s, i) - 1
+		case '"':
+			i = skipString(s, i+1) - 1
+		case '{', '[':
+			if len(stack) >= p.lim.MaxDepth {
+				return shape, stack, 0, 0, &limitError{fmt.Sprintf("nesting deeper than %d", p.lim.MaxDepth)}
+			}
+			if len(shape) >= p.lim.MaxValues {
+				return shape, stack, 0, 0, &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
+			}
+			var n int32
+			j := skipSpace(s, i+1)
+			if j < len(s) && s[j] != '}' && s[j] != ']' {
+				n = 1
+			}
+			kind := int32(0)
+			if s[i] == '{' {
+				kind = 1
+			}
+			stack = append(stack, int32(len(shape))<<1|kind)
+			shape = append(shape, n)
+			i = j - 1
+		case ',':
+			if len(stack) > 0 {
+				top := stack[len(stack)-1] >> 1
+				shape[top]++
+				if int(shape[top]) > p.lim.MaxItems {
+					kind := "an array with more than %d elements"
+					if stack[len(stack)-1]&1 == 1 {
+						kind = "an object with more than %d members"
+					}
+					return shape, stack, 0, 0, &limitError{fmt.Sprintf(kind, p.lim.MaxItems)}
+				}
+			}
+		case '}', ']':
+			if len(stack) > 0 {
+				close()
+			}
+		}
+	}
+	for len(stack) > 0 {
+		close()
+	}
+	if members+items >= p.lim.MaxValues {
+		return shape, stack, 0, 0, &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
+	}
+	return shape, stack, members, items, nil
+}
+
+// skipString returns the index just past the string whose text starts at
+// i (after its opening quote), or len(s) if it does not end.
+func skipString(s string, i int) int {
+	for {
+		j := strings.IndexByte(s[i:], '"')
+		if j < 0 {
+			return len(s)
+		}
+		q := i + j
+		// An odd run of backslashes before the quote escapes it. The run
+		// cannot reach back past i: s[i-1] is a quote.
+		b := q
+		for b > i && s[b-1] == '\\' {
+			b--
+		}
+		if (q-b)%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
 }
 
-// scratch holds a parser's stacks between documents: they end every
-// parse empty (their contents moved to the slabs), so reusing them saves
-// regrowing them per request.
+// scratch holds a parser's buffers between documents.
 type scratch struct {
-	members []Member
-	items   []Value
-	str     []byte
+	shape, stack []int32
+	str          []byte
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-// maxPooledStack bounds what a pooled stack may keep, so that one huge
-// document does not pin its stacks' memory for good.
-const maxPooledStack = 1 << 14
+// maxPooled bounds what a pooled buffer may keep, so that one huge
+// document does not pin its memory for good.
+const maxPooled = 1 << 20
 
-// maxPooledString bounds the pooled unescaping buffer the same way.
-const maxPooledString = 1 << 20
-
-func parseDocument(data []byte, lim Limits) (Value, error) {
+func parseDocument(src string, lim Limits) (Value, error) {
 	sc := scratchPool.Get().(*scratch)
-	p := &parser{data: data, src: string(data), lim: lim, memberStack: sc.members[:0], itemStack: sc.items[:0], strBuf: sc.str[:0]}
+	p := &parser{src: src, lim: lim, shape: sc.shape, strBuf: sc.str[:0]}
+	shape, stack, members, items, err := p.shapeOf(sc.stack)
+	p.shape = shape
 	defer func() {
-		// The stacks' backing arrays still hold copies of entries moved to
-		// the slabs (clearing them on every move costs write barriers);
-		// clear them once here so the pool keeps no pointers into this
-		// document.
-		clear(p.memberStack[:cap(p.memberStack)])
-		clear(p.itemStack[:cap(p.itemStack)])
-		sc.members, sc.items, sc.str = p.memberStack[:0], p.itemStack[:0], p.strBuf[:0]
-		if cap(sc.members) > maxPooledStack {
-			sc.members = nil
+		sc.shape, sc.stack, sc.str = p.shape[:0], stack[:0], p.strBuf[:0]
+		if cap(sc.shape) > maxPooled/4 {
+			sc.shape = nil
 		}
-		if cap(sc.items) > maxPooledStack {
-			sc.items = nil
+		if cap(sc.stack) > maxPooled/4 {
+			sc.stack = nil
 		}
-		if cap(sc.str) > maxPooledString {
+		if cap(sc.str) > maxPooled {
 			sc.str = nil
 		}
 		scratchPool.Put(sc)
 	}()
-	p.skipSpace()
-	v, err := p.value()
 	if err != nil {
 		return Value{}, err
 	}
+	if members > 0 {
+		p.members = make([]Member, 0, members)
+	}
+	if items > 0 {
+		p.items = make([]Value, 0, items)
+	}
+	var v Value
 	p.skipSpace()
-	if p.pos != len(p.data) {
+	if err := p.value(&v); err != nil {
+		return Value{}, err
+	}
+	p.skipSpace()
+	if p.pos != len(p.src) {
 		return Value{}, p.fail("unexpected data after the top-level value")
 	}
 	return v, nil
 }
 
-// value parses one value. It returns the Value rather than filling a
-// pointer: in this recursion a pointer parameter would make every
-// caller's Value escape to the heap.
-func (p *parser) value() (Value, error) {
-	var v Value
+// value parses one value into v (zero on entry).
+func (p *parser) value(v *Value) error {
 	p.values++
 	if p.values > p.lim.MaxValues {
-		return v, &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
+		return &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
 	}
-	if p.pos >= len(p.data) {
-		return v, p.fail("unexpected end of input")
+	if p.pos >= len(p.src) {
+		return p.fail("unexpected end of input")
 	}
 	var err error
-	switch c := p.data[p.pos]; c {
+	switch c := p.src[p.pos]; c {
 	case '{':
 		v.Kind = Object
 		v.Members, err = p.object()
@@ -163,23 +268,23 @@ func (p *parser) value() (Value, error) {
 		v.Kind = String
 		v.Str, err = p.str()
 	case 't':
-		err = p.literal(&v, "true", Bool, true)
+		err = p.literal(v, "true", Bool, true)
 	case 'f':
-		err = p.literal(&v, "false", Bool, false)
+		err = p.literal(v, "false", Bool, false)
 	case 'n':
-		err = p.literal(&v, "null", Null, false)
+		err = p.literal(v, "null", Null, false)
 	default:
 		if c == '-' || (c >= '0' && c <= '9') {
-			err = p.number(&v)
+			err = p.number(v)
 		} else {
 			err = p.fail(fmt.Sprintf("invalid character %q", c))
 		}
 	}
-	return v, err
+	return err
 }
 
 func (p *parser) literal(v *Value, word string, k Kind, b bool) error {
-	if len(p.data)-p.pos < len(word) || string(p.data[p.pos:p.pos+len(word)]) != word {
+	if len(p.src)-p.pos < len(word) || p.src[p.pos:p.pos+len(word)] != word {
 		return p.fail("invalid literal")
 	}
 	p.pos += len(word)
@@ -195,54 +300,72 @@ func (p *parser) enter() error {
 	return nil
 }
 
+// children returns how many children the container opening at p.pos has
+// (counted by shapeOf).
+func (p *parser) children() (int, error) {
+	if p.containers >= len(p.shape) {
+		return 0, p.fail("malformed container") // unreachable: see shapeOf
+	}
+	n := int(p.shape[p.containers])
+	p.containers++
+	return n, nil
+}
+
 func (p *parser) object() ([]Member, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
+	n, err := p.children()
+	if err != nil {
+		return nil, err
+	}
 	p.pos++ // {
 	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+	if p.pos < len(p.src) && p.src[p.pos] == '}' {
 		p.pos++
 		p.depth--
 		return nil, nil
 	}
-	start := len(p.memberStack)
-	for {
+	l := len(p.members)
+	if n > cap(p.members)-l {
+		return nil, p.fail("malformed object") // unreachable: see shapeOf
+	}
+	members := p.members[l : l+n : l+n]
+	p.members = p.members[:l+n]
+	for i := 0; ; i++ {
 		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
 			return nil, p.fail("expected a member name")
 		}
+		if i >= n {
+			return nil, p.fail("malformed object") // unreachable: see shapeOf
+		}
+		m := &members[i]
 		key, err := p.str()
 		if err != nil {
 			return nil, err
 		}
+		m.Key = key
 		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
 			return nil, p.fail("expected ':'")
 		}
 		p.pos++
 		p.skipSpace()
-		if len(p.memberStack)-start >= p.lim.MaxItems {
-			return nil, &limitError{fmt.Sprintf("an object with more than %d members", p.lim.MaxItems)}
-		}
-		// The member's value is parsed before it goes on the stack:
-		// nested containers grow the stack and would move it.
-		mv, err := p.value()
-		if err != nil {
+		if err := p.value(&m.Value); err != nil {
 			return nil, err
 		}
-		p.memberStack = append(p.memberStack, Member{Key: key, Value: mv})
 		p.skipSpace()
-		if p.pos >= len(p.data) {
+		if p.pos >= len(p.src) {
 			return nil, p.fail("unexpected end of input in object")
 		}
-		switch p.data[p.pos] {
+		switch p.src[p.pos] {
 		case ',':
 			p.pos++
 		case '}':
 			p.pos++
 			p.depth--
-			return p.takeMembers(start), nil
+			return members[: i+1 : i+1], nil
 		default:
 			return nil, p.fail("expected ',' or '}'")
 		}
@@ -253,35 +376,42 @@ func (p *parser) array() ([]Value, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
+	n, err := p.children()
+	if err != nil {
+		return nil, err
+	}
 	p.pos++ // [
 	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+	if p.pos < len(p.src) && p.src[p.pos] == ']' {
 		p.pos++
 		p.depth--
 		return nil, nil
 	}
-	start := len(p.itemStack)
-	for {
+	l := len(p.items)
+	if n > cap(p.items)-l {
+		return nil, p.fail("malformed array") // unreachable: see shapeOf
+	}
+	items := p.items[l : l+n : l+n]
+	p.items = p.items[:l+n]
+	for i := 0; ; i++ {
 		p.skipSpace()
-		if len(p.itemStack)-start >= p.lim.MaxItems {
-			return nil, &limitError{fmt.Sprintf("an array with more than %d elements", p.lim.MaxItems)}
+		if i >= n {
+			return nil, p.fail("malformed array") // unreachable: see shapeOf
 		}
-		item, err := p.value()
-		if err != nil {
+		if err := p.value(&items[i]); err != nil {
 			return nil, err
 		}
-		p.itemStack = append(p.itemStack, item)
 		p.skipSpace()
-		if p.pos >= len(p.data) {
+		if p.pos >= len(p.src) {
 			return nil, p.fail("unexpected end of input in array")
 		}
-		switch p.data[p.pos] {
+		switch p.src[p.pos] {
 		case ',':
 			p.pos++
 		case ']':
 			p.pos++
 			p.depth--
-			return p.takeItems(start), nil
+			return items[: i+1 : i+1], nil
 		default:
 			return nil, p.fail("expected ',' or ']'")
 		}
@@ -290,7 +420,7 @@ func (p *parser) array() ([]Value, error) {
 
 func (p *parser) number(v *Value) error {
 	start := p.pos
-	d := p.data
+	d := p.src
 	i := p.pos
 	if i < len(d) && d[i] == '-' {
 		i++
@@ -339,17 +469,20 @@ func (p *parser) number(v *Value) error {
 func (p *parser) str() (string, error) {
 	p.pos++ // opening quote
 	start := p.pos
-	d := p.data
+	d := p.src
 	// Fast path: no escapes, ASCII or valid UTF-8 (checked only when a
 	// non-ASCII byte was seen).
 	i := start
+	for i+8 <= len(d) && plainWord(load64(d, i)) {
+		i += 8
+	}
 	var high byte
 	for i < len(d) {
 		c := d[i]
 		if c == '"' {
-			if high < utf8.RuneSelf || utf8.Valid(d[start:i]) {
+			if high < utf8.RuneSelf || utf8.ValidString(d[start:i]) {
 				p.pos = i + 1
-				return p.checkStr(p.src[start:i])
+				return p.checkStr(d[start:i])
 			}
 			break
 		}
@@ -435,11 +568,11 @@ func (p *parser) checkStr(s string) (string, error) {
 	return s, nil
 }
 
-func hex4(d []byte, i int) (rune, bool) {
+func hex4(d string, i int) (rune, bool) {
 	if i+4 > len(d) {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(string(d[i:i+4]), 16, 32)
+	n, err := strconv.ParseUint(d[i:i+4], 16, 32)
 	if err != nil {
 		return 0, false
 	}

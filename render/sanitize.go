@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -75,48 +74,45 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 		w.s(src)
 		return
 	}
-	z := html.NewTokenizer(strings.NewReader(src))
-	var stack []atom.Atom
+	if !w.lexRichSimple(src) {
+		w.lexRichFull(src)
+	}
+	w.sanitizeTokens(o)
+}
+
+// sanitizeTokens writes w.richToks (see richlex.go) as sanitised HTML.
+func (w *emailWriter) sanitizeTokens(o *richOpts) {
+	stack := w.richStack[:0]
+	defer func() { w.richStack = stack[:0] }()
 	skip := 0 // depth inside dropped-content elements
-	var skipTag []byte
+	var skipTag string
 	paras := 0
-	for {
-		tt := z.Next()
-		switch tt {
-		case html.ErrorToken:
-			for i := len(stack) - 1; i >= 0; i-- {
-				w.s("</")
-				w.s(stack[i].String())
-				w.s(">")
-			}
-			return
+	for ti := range w.richToks {
+		t := &w.richToks[ti]
+		switch t.kind {
 		case html.TextToken:
 			if skip == 0 {
-				// Raw keeps entities (&nbsp;) as written; text from raw-text
-				// states (e.g. after <plaintext>) may hold '<' and is
-				// re-escaped instead.
-				if raw := z.Raw(); bytes.IndexByte(raw, '<') < 0 {
-					w.body.Write(raw)
+				if t.escape {
+					w.text(t.text)
 				} else {
-					w.text(string(z.Text()))
+					w.s(t.text)
 				}
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
 			if skip > 0 {
-				if tt == html.StartTagToken && string(name) == string(skipTag) {
+				if t.kind == html.StartTagToken && t.name == skipTag {
 					skip++
 				}
 				continue
 			}
-			if design.DropsContent(string(name)) {
-				if tt == html.StartTagToken {
+			if design.DropsContent(t.name) {
+				if t.kind == html.StartTagToken {
 					skip = 1
-					skipTag = append(skipTag[:0], name...)
+					skipTag = t.name
 				}
 				continue
 			}
-			a := atom.Lookup(name)
+			a := t.a
 			if !emAllowedTags[a] {
 				continue
 			}
@@ -124,30 +120,25 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 			w.s(a.String())
 			var style string
 			hasAlt := false
-			for hasAttr {
-				var k, v []byte
-				k, v, hasAttr = z.TagAttr()
-				key := string(k)
-				switch {
-				case key == "href" && (a == atom.A):
-					val := string(v)
+			for _, at := range w.richAttrs[t.attr0:t.attr1] {
+				switch key, val := at.key, at.val; {
+				case key == "href" && a == atom.A:
 					if design.SafeURL(strings.TrimSpace(val)) {
 						w.attr("href", val)
 					}
 				case key == "src" && a == atom.Img:
-					val := string(v)
 					if design.SafeURL(strings.TrimSpace(val)) {
 						w.attr("src", val)
 					}
 				case key == "style":
-					style = emSafeInlineStyle(string(v))
+					style = emSafeInlineStyle(val)
 				case emAllowedAttrs[key]:
 					if key == "target" && a == atom.A {
-						w.attr("target", string(v))
+						w.attr("target", val)
 						continue
 					}
 					hasAlt = hasAlt || key == "alt"
-					w.attr(key, string(v))
+					w.attr(key, val)
 				}
 			}
 			style = w.richStyle(a, style, o, &paras)
@@ -161,18 +152,17 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 				w.s(` alt=""`)
 			}
 			w.s(">")
-			if !emVoid(a) && tt == html.StartTagToken {
+			if !emVoid(a) && t.kind == html.StartTagToken {
 				stack = append(stack, a)
 			}
 		case html.EndTagToken:
-			name, _ := z.TagName()
 			if skip > 0 {
-				if string(name) == string(skipTag) {
+				if t.name == skipTag {
 					skip--
 				}
 				continue
 			}
-			a := atom.Lookup(name)
+			a := t.a
 			if !emAllowedTags[a] || emVoid(a) {
 				continue
 			}
@@ -189,8 +179,13 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 				}
 			}
 		}
-		// Comments, doctypes: dropped (conditional comments could smuggle
-		// markup past the sanitiser).
+		// Comments and doctypes are not in the token list: dropped
+		// (conditional comments could smuggle markup past the sanitiser).
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		w.s("</")
+		w.s(stack[i].String())
+		w.s(">")
 	}
 }
 

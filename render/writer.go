@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/net/html/atom"
+
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
@@ -40,6 +42,11 @@ type emailWriter struct {
 	rowIndex  int
 	colIndex  int // current column and module, for warning paths
 	modIndex  int
+
+	// Rich-text scratch reused by every rich block (see richlex.go).
+	richToks  []richToken
+	richAttrs []richAttr
+	richStack []atom.Atom
 }
 
 // Table attributes shared by every layout table: a presentation role for

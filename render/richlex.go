@@ -1,0 +1,282 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Rich text is tokenized into a list of richTokens before it is written,
+// so that the common case can take a fast path without changing a byte of
+// the output: lexRichSimple reads the plain markup editors produce
+// (lower-case tags, quoted attributes, no comments or raw-text elements)
+// straight out of the source string, and anything it is not sure of makes
+// it give up, whereupon lexRichFull reads the same text with x/net/html's
+// tokenizer. On the inputs it accepts, lexRichSimple yields exactly the
+// tokens lexRichFull would (FuzzRichLexers checks this), so the sanitiser
+// has one set of rules whichever lexer ran.
+
+// richToken is one token of editor HTML.
+type richToken struct {
+	kind html.TokenType // text, start, self-closing or end tag
+	a    atom.Atom      // tags: the element (0 when not a known one)
+	// name is a tag's lower-cased name; text is a text token's source
+	// text, written as is (entities stay as written) unless escape is set.
+	name, text string
+	escape     bool
+	// attrs are w.richAttrs[attr0:attr1]: a start tag's attributes, keys
+	// lower-cased and values unescaped, first occurrence of a key only.
+	attr0, attr1 int32
+}
+
+type richAttr struct{ key, val string }
+
+// maxSimpleRich bounds what lexRichSimple takes on (token offsets are
+// int32); bigger fragments go through x/net/html.
+const maxSimpleRich = 1 << 24
+
+// lexRichSimple tokenizes src into w.richToks and w.richAttrs, or reports
+// false when src holds anything outside the subset it reads exactly
+// like x/net/html does.
+func (w *emailWriter) lexRichSimple(src string) bool {
+	if len(src) > maxSimpleRich {
+		return false
+	}
+	toks, attrs := w.richToks[:0], w.richAttrs[:0]
+	defer func() { w.richToks, w.richAttrs = toks, attrs }()
+	n := len(src)
+	for i := 0; i < n; {
+		j := strings.IndexByte(src[i:], '<')
+		if j < 0 {
+			toks = append(toks, richToken{kind: html.TextToken, text: src[i:]})
+			break
+		}
+		if j > 0 {
+			toks = append(toks, richToken{kind: html.TextToken, text: src[i : i+j]})
+		}
+		i += j + 1
+		kind := html.StartTagToken
+		if i < n && src[i] == '/' {
+			kind = html.EndTagToken
+			i++
+		}
+		// A '<' not followed by a letter is text to x/net/html (or a
+		// comment, doctype, processing instruction…): not simple.
+		if i >= n || !isASCIILetter(src[i]) {
+			return false
+		}
+		start := i
+		for i < n && isTagNameByte(src[i]) {
+			i++
+		}
+		if i >= n || !(isTagSpace(src[i]) || src[i] == '/' || src[i] == '>') {
+			return false
+		}
+		name := emLowerASCII(src[start:i])
+		tok := richToken{kind: kind, name: name, a: atom.Lookup([]byte(name))}
+		if kind == html.EndTagToken {
+			for i < n && isTagSpace(src[i]) {
+				i++
+			}
+			if i >= n || src[i] != '>' {
+				return false
+			}
+			i++
+			toks = append(toks, tok)
+			continue
+		}
+		// After these the tokenizer reads raw text up to the end tag.
+		if isRawTextElement(name) {
+			return false
+		}
+		tok.attr0 = int32(len(attrs))
+	attributes:
+		for {
+			for i < n && isTagSpace(src[i]) {
+				i++
+			}
+			if i >= n {
+				return false
+			}
+			switch c := src[i]; {
+			case c == '>':
+				i++
+				break attributes
+			case c == '/':
+				if i+1 < n && src[i+1] == '>' {
+					tok.kind = html.SelfClosingTagToken
+					i += 2
+					break attributes
+				}
+				return false
+			case !isASCIILetter(c):
+				return false
+			}
+			start := i
+			for i < n && isAttrNameByte(src[i]) {
+				i++
+			}
+			if i >= n || !(isTagSpace(src[i]) || src[i] == '/' || src[i] == '>' || src[i] == '=') {
+				return false
+			}
+			key, val := emLowerASCII(src[start:i]), ""
+			k := i
+			for k < n && isTagSpace(src[k]) {
+				k++
+			}
+			if k < n && src[k] == '=' {
+				k++
+				for k < n && isTagSpace(src[k]) {
+					k++
+				}
+				if k >= n {
+					return false
+				}
+				if q := src[k]; q == '"' || q == '\'' {
+					e := strings.IndexByte(src[k+1:], q)
+					if e < 0 {
+						return false
+					}
+					val, i = src[k+1:k+1+e], k+2+e
+					// Another attribute right after the quote is valid HTML
+					// but rare: leave it to the full tokenizer.
+					if i >= n || !(isTagSpace(src[i]) || src[i] == '/' || src[i] == '>') {
+						return false
+					}
+				} else {
+					start := k
+					for k < n && isUnquotedValueByte(src[k]) {
+						k++
+					}
+					// A '/' would join the value ("<p a=b/>").
+					if k == start || k >= n || !(isTagSpace(src[k]) || src[k] == '>') {
+						return false
+					}
+					val, i = src[start:k], k
+				}
+				var ok bool
+				if val, ok = unescapeSimpleAttr(val); !ok {
+					return false
+				}
+			}
+			// The tokenizer keeps the first of repeated attributes.
+			dup := false
+			for _, a := range attrs[tok.attr0:] {
+				if a.key == key {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				attrs = append(attrs, richAttr{key, val})
+			}
+		}
+		tok.attr1 = int32(len(attrs))
+		toks = append(toks, tok)
+	}
+	return true
+}
+
+// lexRichFull tokenizes src with x/net/html into w.richToks and
+// w.richAttrs. Comments and doctypes are left out: the sanitiser drops them.
+func (w *emailWriter) lexRichFull(src string) {
+	toks, attrs := w.richToks[:0], w.richAttrs[:0]
+	z := html.NewTokenizer(strings.NewReader(src))
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			w.richToks, w.richAttrs = toks, attrs
+			return
+		case html.TextToken:
+			// Raw keeps entities (&nbsp;) as written; text from raw-text
+			// states (e.g. after <plaintext>) may hold '<' and is
+			// re-escaped instead.
+			if raw := z.Raw(); bytes.IndexByte(raw, '<') < 0 {
+				toks = append(toks, richToken{kind: tt, text: string(raw)})
+			} else {
+				toks = append(toks, richToken{kind: tt, text: string(z.Text()), escape: true})
+			}
+		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
+			name, hasAttr := z.TagName()
+			tok := richToken{kind: tt, name: string(name), a: atom.Lookup(name), attr0: int32(len(attrs))}
+			for hasAttr && tt != html.EndTagToken {
+				var k, v []byte
+				k, v, hasAttr = z.TagAttr()
+				attrs = append(attrs, richAttr{string(k), string(v)})
+			}
+			tok.attr1 = int32(len(attrs))
+			toks = append(toks, tok)
+		}
+	}
+}
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func isTagSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\f' }
+
+// isTagNameByte: letters and digits, and ':' and '-' for names such as
+// o:p (Word) and custom elements.
+func isTagNameByte(c byte) bool {
+	return isASCIILetter(c) || '0' <= c && c <= '9' || c == ':' || c == '-'
+}
+
+func isAttrNameByte(c byte) bool { return isTagNameByte(c) || c == '_' || c == '.' }
+
+// isUnquotedValueByte: what unquoted values in editor HTML hold (widths,
+// colours, names). No '&' (entities), '/' or quotes.
+func isUnquotedValueByte(c byte) bool {
+	return isASCIILetter(c) || '0' <= c && c <= '9' || c == '%' || c == '#' || c == '.' || c == '-' || c == '_'
+}
+
+func isRawTextElement(name string) bool {
+	switch name {
+	case "iframe", "noembed", "noframes", "noscript", "plaintext", "script", "style", "textarea", "title", "xmp":
+		return true
+	}
+	return false
+}
+
+// simpleEntities are the character references unescapeSimpleAttr decodes:
+// the ones editors write in attributes, each ending in ';', which the
+// tokenizer decodes the same way in any context.
+var simpleEntities = [...]struct{ ref, char string }{
+	{"&amp;", "&"}, {"&quot;", `"`}, {"&#39;", "'"}, {"&apos;", "'"},
+	{"&lt;", "<"}, {"&gt;", ">"}, {"&#34;", `"`}, {"&#x27;", "'"},
+}
+
+// unescapeSimpleAttr decodes an attribute value as the tokenizer would,
+// or reports false when it holds something it leaves to x/net/html: a
+// NUL or CR (which the tokenizer rewrites) or another kind of '&'.
+func unescapeSimpleAttr(v string) (string, bool) {
+	if strings.IndexByte(v, 0) >= 0 || strings.IndexByte(v, '\r') >= 0 {
+		return "", false
+	}
+	amp := strings.IndexByte(v, '&')
+	if amp < 0 {
+		return v, true
+	}
+	var b strings.Builder
+	b.Grow(len(v))
+	for amp >= 0 {
+		b.WriteString(v[:amp])
+		v = v[amp:]
+		found := false
+		for _, e := range simpleEntities {
+			if strings.HasPrefix(v, e.ref) {
+				b.WriteString(e.char)
+				v = v[len(e.ref):]
+				found = true
+				break
+			}
+		}
+		if !found {
+			return "", false
+		}
+		amp = strings.IndexByte(v, '&')
+	}
+	b.WriteString(v)
+	return b.String(), true
+}

@@ -1,0 +1,168 @@
+package render
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// lexedToken is a richToken with its attributes resolved, for comparing
+// the two lexers' output.
+type lexedToken struct {
+	richToken
+	attrs []richAttr
+}
+
+func lexWith(src string, simple bool) ([]lexedToken, bool) {
+	w := &emailWriter{}
+	if simple {
+		if !w.lexRichSimple(src) {
+			return nil, false
+		}
+	} else {
+		w.lexRichFull(src)
+	}
+	out := make([]lexedToken, len(w.richToks))
+	for i, t := range w.richToks {
+		out[i] = lexedToken{richToken: t, attrs: w.richAttrs[t.attr0:t.attr1:t.attr1]}
+		out[i].attr0, out[i].attr1 = 0, 0
+		if len(out[i].attrs) == 0 {
+			out[i].attrs = nil
+		}
+	}
+	return out, true
+}
+
+// checkLexersAgree fails when the simple lexer accepts src but reads it
+// differently from x/net/html.
+func checkLexersAgree(t *testing.T, src string) bool {
+	t.Helper()
+	simple, ok := lexWith(src, true)
+	if !ok {
+		return false
+	}
+	full, _ := lexWith(src, false)
+	// The full lexer ends text at a '<' only before a tag; the simple one
+	// never accepts such a '<', so text tokens line up one to one.
+	if !reflect.DeepEqual(simple, full) {
+		t.Fatalf("lexers disagree on %q:\nsimple %+v\nfull   %+v", src, simple, full)
+	}
+	return true
+}
+
+func TestRichLexers(t *testing.T) {
+	tests := []struct {
+		src    string
+		simple bool // whether the fast lexer must take it
+	}{
+		{`<p>Hello <strong>world</strong></p>`, true},
+		{`<p style="margin: 0; font-size: 14px; line-height: 1.5;"><span style="color:#333">Hi&nbsp;there &amp; you</span></p>`, true},
+		{`<a href="https://example.com/?a=1&amp;b=2" target="_blank" rel="noopener">x</a>`, true},
+		{`<P CLASS="x" Style='color:red'>upper</P>`, true},
+		{`<br/><br /><img src="a.png" alt="" width=100 height=50%/>`, false}, // '/' after an unquoted value
+		{`<img src="a.png" alt="" width=100 height=50%>`, true},
+		{`<td nowrap class="c" colspan = "2">x</td >`, true},
+		{`<span style="font-family: &quot;Open Sans&quot;, sans-serif">x</span>`, true},
+		{`<a href="x" title="a" href="y">dup</a>`, true},
+		{`<o:p></o:p>{{merge_tag}} $name$ a > b`, true},
+		{`text only with a trailing <`, false},
+		{`a < b`, false},
+		{`<!-- comment --><p>x</p>`, false},
+		{`<!DOCTYPE html><p>x</p>`, false},
+		{`<?xml?>`, false},
+		{`</>`, false},
+		{`<p>x<script>alert(1)</script></p>`, false},
+		{`<style>p{}</style>`, false},
+		{`<textarea><p></textarea>`, false},
+		{`<a href="x"title="y">adjacent attributes</a>`, false},
+		{`<a href="x?a=1&b=2">raw ampersand</a>`, false},
+		{`<a href="x&copy=2">entity-like</a>`, false},
+		{`<p a=b/>`, false},
+		{`<br / >`, false},
+		{`<p class="x`, false},
+		{`<p`, false},
+		{"<p\r\nclass=x>", false},
+		{"<p title=\"a\rb\">", false},
+		{"<p title=\"a\x00b\">", false},
+		{`<p =x>`, false},
+		{`<p "x">`, false},
+		{`</p x>`, false},
+		{`<input disabled/>`, true},
+		{`<input disabled />`, true},
+		{`<input disabled=>`, false},
+		{"<p\ttitle\f=\n'x'>\x00 text keeps NUL</p>", true},
+	}
+	for _, tt := range tests {
+		got := checkLexersAgree(t, tt.src)
+		if got != tt.simple {
+			t.Errorf("simple lexer took %q: %v, want %v", tt.src, got, tt.simple)
+		}
+	}
+}
+
+// TestRichLexersCorpus runs both lexers over every HTML string of the
+// corpus designs: where the simple one answers it must agree, and it must
+// answer for nearly all of them, or the fast path has silently stopped
+// being the common one.
+func TestRichLexersCorpus(t *testing.T) {
+	files, _ := filepath.Glob("../../shared/corpus/*.json")
+	if len(files) == 0 {
+		t.Fatal("no corpus designs in ../../shared/corpus")
+	}
+	total, simple := 0, 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := design.Decode(data)
+		if err != nil {
+			continue
+		}
+		var walk func(v *design.Value)
+		walk = func(v *design.Value) {
+			switch v.Kind {
+			case design.String:
+				if strings.Contains(v.Str, "<") {
+					total++
+					if checkLexersAgree(t, v.Str) {
+						simple++
+					}
+				}
+			case design.Array:
+				for i := range v.Items {
+					walk(&v.Items[i])
+				}
+			case design.Object:
+				for i := range v.Members {
+					walk(&v.Members[i].Value)
+				}
+			}
+		}
+		walk(&d.Root)
+	}
+	t.Logf("simple lexer took %d of %d HTML strings", simple, total)
+	if total == 0 || simple*10 < total*9 {
+		t.Errorf("simple lexer took %d of %d HTML strings, want at least 90%%", simple, total)
+	}
+}
+
+// FuzzRichLexers: whatever the simple lexer accepts, it reads exactly as
+// x/net/html does; and rich() never panics.
+func FuzzRichLexers(f *testing.F) {
+	for _, s := range []string{
+		`<p style="color:red">a&amp;b<br/></p>`, `<a href='x' title=y>z</a>`,
+		`<P CLASS=x>`, `<input disabled />`, `<o:p></o:p>`, `<a href="&quot;&#39;">`,
+		`<p a=b/>`, `<img src="x"/>`, `</p >`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		checkLexersAgree(t, src)
+		emRich(src, &richOpts{linkColor: "#00f", pMargin: true, listIndent: "20px"})
+	})
+}
