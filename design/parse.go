@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
-	"strings"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -47,7 +46,20 @@ func (e *limitError) Error() string { return e.msg }
 
 func (p *parser) fail(msg string) error { return &syntaxError{msg: msg, offset: p.pos} }
 
-func (p *parser) skipSpace() { p.pos = skipSpace(p.src, p.pos) }
+func (p *parser) skipSpace() {
+	// Most calls find no space at all: answer those without a call.
+	if p.pos >= len(p.src) || p.src[p.pos] <= ' ' {
+		p.skipSpaceRun()
+	}
+}
+
+// skipSpaceRun is kept out of line so that skipSpace stays small enough
+// to inline.
+//
+//go:noinline
+func (p *parser) skipSpaceRun() {
+	p.pos = skipSpace(p.src, p.pos)
+}
 
 // skipSpace returns the index of the first non-space byte of s at or
 // after i.
@@ -82,25 +94,30 @@ func load64(s string, i int) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-// Word-at-a-time string scanning: plainWord reports whether none of the
-// eight bytes of x is a quote, a backslash, a control character or
-// non-ASCII (the classic "has a zero byte" test, Hacker's Delight 6-1,
-// on x^'"' and x^'\\', and "has a byte less than 0x20"). It may answer
-// false for a plain word, never true for one that is not.
+// Word-at-a-time string scanning (the "find a zero byte" tests of
+// Hacker's Delight 6-1): each mask has the high bit set in the first byte
+// of x that matches, counting from the lowest; bits above the first match
+// may be set spuriously, so only the lowest set bit counts.
 const (
 	lows  = 0x0101010101010101
 	highs = 0x8080808080808080
 )
 
-func plainWord(x uint64) bool {
-	quote := x ^ (lows * '"')
-	backslash := x ^ (lows * '\\')
-	found := (quote - lows) &^ quote
-	found |= (backslash - lows) &^ backslash
-	found |= x - lows*0x20 // borrows into the high bit of bytes < 0x20
-	found |= x             // high bit of non-ASCII bytes
-	return found&highs == 0
+// quoteOrBackslash marks bytes '"' and '\\'.
+func quoteOrBackslash(x uint64) uint64 {
+	q := x ^ (lows * '"')
+	b := x ^ (lows * '\\')
+	return ((q-lows)&^q | (b-lows)&^b) & highs
 }
+
+// stringStop marks the bytes that end the plain run of a string: a quote,
+// a backslash or a control character.
+func stringStop(x uint64) uint64 {
+	return quoteOrBackslash(x) | (x-lows*0x20)&^x&highs
+}
+
+// plainWord reports whether x is eight bytes of plain ASCII string text.
+func plainWord(x uint64) bool { return stringStop(x)|x&highs == 0 }
 
 // shapeOf counts the children of every container of s, in the order the
 // containers open, into shape, and returns the total members (of objects)
@@ -178,21 +195,24 @@ func (p *parser) shapeOf(stack []int32) (shape, stackOut []int32, members, items
 // i (after its opening quote), or len(s) if it does not end.
 func skipString(s string, i int) int {
 	for {
-		j := strings.IndexByte(s[i:], '"')
-		if j < 0 {
+		for i+8 <= len(s) {
+			m := quoteOrBackslash(load64(s, i))
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		for i < len(s) && s[i] != '"' && s[i] != '\\' {
+			i++
+		}
+		switch {
+		case i >= len(s):
 			return len(s)
+		case s[i] == '"':
+			return i + 1
 		}
-		q := i + j
-		// An odd run of backslashes before the quote escapes it. The run
-		// cannot reach back past i: s[i-1] is a quote.
-		b := q
-		for b > i && s[b-1] == '\\' {
-			b--
-		}
-		if (q-b)%2 == 0 {
-			return q + 1
-		}
-		i = q + 1
+		i += 2 // a backslash and the byte it escapes
 	}
 }
 
@@ -473,14 +493,22 @@ func (p *parser) str() (string, error) {
 	// Fast path: no escapes, ASCII or valid UTF-8 (checked only when a
 	// non-ASCII byte was seen).
 	i := start
-	for i+8 <= len(d) && plainWord(load64(d, i)) {
+	var high uint64 // bytes seen, OR-ed: non-ASCII if any high bit is set
+	for i+8 <= len(d) {
+		x := load64(d, i)
+		if m := stringStop(x); m != 0 {
+			n := bits.TrailingZeros64(m) >> 3
+			high |= x & (1<<(8*n) - 1)
+			i += n
+			break
+		}
+		high |= x
 		i += 8
 	}
-	var high byte
 	for i < len(d) {
 		c := d[i]
 		if c == '"' {
-			if high < utf8.RuneSelf || utf8.ValidString(d[start:i]) {
+			if high&highs == 0 || utf8.ValidString(d[start:i]) {
 				p.pos = i + 1
 				return p.checkStr(d[start:i])
 			}
@@ -489,7 +517,7 @@ func (p *parser) str() (string, error) {
 		if c == '\\' || c < 0x20 {
 			break
 		}
-		high |= c
+		high |= uint64(c)
 		i++
 	}
 	// Unescaping goes through a scratch buffer reused for every string of
@@ -553,8 +581,17 @@ func (p *parser) str() (string, error) {
 				return "", p.fail("invalid escape")
 			}
 		default:
-			buf = append(buf, c)
-			i++
+			// Copy the run of plain bytes up to the next quote, escape or
+			// control character in one go.
+			k := i + 1
+			for k+8 <= len(d) && plainWord(load64(d, k)) {
+				k += 8
+			}
+			for k < len(d) && d[k] != '"' && d[k] != '\\' && d[k] >= 0x20 {
+				k++
+			}
+			buf = append(buf, d[i:k]...)
+			i = k
 		}
 	}
 	p.pos = i
