@@ -40,7 +40,9 @@ func HTML(d *design.Design) (*Output, error) {
 		return nil, errors.New("render: nil design")
 	}
 	w := newEmailWriter(d)
+	sc := w.takeRichScratch()
 	w.document()
+	w.returnRichScratch(sc)
 	w.finishWarnings()
 	body, pooled := w.assemble()
 	out := &Output{Body: body, Warnings: w.warnings, pooled: pooled}

@@ -267,11 +267,7 @@ func emHasProp(style, prop string) bool {
 // block (expression(), javascript: URLs, behavior, -moz-binding, @import)
 // and keeps the rest as written.
 func emSafeInlineStyle(s string) string {
-	l := emLowerASCII(s)
-	if !strings.Contains(l, "expression") && !strings.Contains(l, "script:") &&
-		!strings.Contains(l, "behavior") && !strings.Contains(l, "binding") &&
-		!strings.Contains(l, "@import") && !strings.Contains(l, "\\") &&
-		!strings.Contains(l, "position") {
+	if !emStyleSuspect(s) {
 		return s
 	}
 	var b strings.Builder
@@ -292,6 +288,57 @@ func emSafeInlineStyle(s string) string {
 		b.WriteString(decl)
 	}
 	return b.String()
+}
+
+// emStyleSuspect reports whether s contains, in any ASCII case, one of
+// the words emSafeInlineStyle filters declarations for: one pass, where
+// lower-casing and searching for each word would take eight.
+func emStyleSuspect(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			return true
+		case '@':
+			if emHasPrefixFold(s[i:], "@import") {
+				return true
+			}
+		case 'e', 'E':
+			if emHasPrefixFold(s[i:], "expression") {
+				return true
+			}
+		case 's', 'S':
+			if emHasPrefixFold(s[i:], "script:") {
+				return true
+			}
+		case 'b', 'B':
+			if emHasPrefixFold(s[i:], "behavior") || emHasPrefixFold(s[i:], "binding") {
+				return true
+			}
+		case 'p', 'P':
+			if emHasPrefixFold(s[i:], "position") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// emHasPrefixFold is strings.HasPrefix ignoring ASCII case; prefix is
+// lower-case.
+func emHasPrefixFold(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // emLowerASCII lower-cases ASCII letters, allocating only when there are

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
@@ -69,4 +70,23 @@ func TestCSSValue(t *testing.T) {
 			t.Errorf("emCSSValue(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzStyleSuspect: the one-pass check answers as searching the
+// lower-cased style for each word does.
+func FuzzStyleSuspect(f *testing.F) {
+	for _, s := range []string{"color:red", "width:expression(1)", "POSITION:fixed", "x:url(JavaScript:1)",
+		"-moz-Binding:url(x)", "BEHAVIOR:url(x)", "@IMPORT 'x'", `font-family:\61`, "positio", "expressio"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l := strings.ToLower(s)
+		want := false
+		for _, w := range []string{"expression", "script:", "behavior", "binding", "@import", `\`, "position"} {
+			want = want || strings.Contains(l, w)
+		}
+		if got := emStyleSuspect(s); got != want {
+			t.Fatalf("emStyleSuspect(%q) = %v, want %v", s, got, want)
+		}
+	})
 }

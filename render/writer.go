@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/html/atom"
 
@@ -43,10 +44,43 @@ type emailWriter struct {
 	colIndex  int // current column and module, for warning paths
 	modIndex  int
 
-	// Rich-text scratch reused by every rich block (see richlex.go).
+	// Rich-text scratch reused by every rich block (see richlex.go),
+	// and between renders through richScratchPool.
 	richToks  []richToken
 	richAttrs []richAttr
 	richStack []atom.Atom
+}
+
+// richScratch is an emailWriter's rich-text scratch between renders.
+type richScratch struct {
+	toks  []richToken
+	attrs []richAttr
+	stack []atom.Atom
+}
+
+var richScratchPool = sync.Pool{New: func() any { return new(richScratch) }}
+
+// maxPooledTokens bounds the token buffers kept between renders.
+const maxPooledTokens = 1 << 14
+
+// takeRichScratch gives w the rich-text buffers of an earlier render.
+func (w *emailWriter) takeRichScratch() *richScratch {
+	sc := richScratchPool.Get().(*richScratch)
+	w.richToks, w.richAttrs, w.richStack = sc.toks[:0], sc.attrs[:0], sc.stack[:0]
+	return sc
+}
+
+// returnRichScratch gives the buffers back in sc, cleared so that the
+// pool holds no strings of this design.
+func (w *emailWriter) returnRichScratch(sc *richScratch) {
+	if cap(w.richToks) > maxPooledTokens || cap(w.richAttrs) > maxPooledTokens {
+		return
+	}
+	clear(w.richToks[:cap(w.richToks)])
+	clear(w.richAttrs[:cap(w.richAttrs)])
+	sc.toks, sc.attrs, sc.stack = w.richToks[:0], w.richAttrs[:0], w.richStack[:0]
+	w.richToks, w.richAttrs, w.richStack = nil, nil, nil
+	richScratchPool.Put(sc)
 }
 
 // Table attributes shared by every layout table: a presentation role for
