@@ -45,7 +45,7 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 		return false
 	}
 	toks, attrs := w.richToks[:0], w.richAttrs[:0]
-	defer func() { w.richToks, w.richAttrs = toks, attrs }()
+	defer func() { w.keepRichTokens(toks, attrs) }()
 	n := len(src)
 	for i := 0; i < n; {
 		j := strings.IndexByte(src[i:], '<')
@@ -188,7 +188,7 @@ func (w *emailWriter) lexRichFull(src string) {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
-			w.richToks, w.richAttrs = toks, attrs
+			w.keepRichTokens(toks, attrs)
 			return
 		case html.TextToken:
 			// Raw keeps entities (&nbsp;) as written; text from raw-text
@@ -211,6 +211,14 @@ func (w *emailWriter) lexRichFull(src string) {
 			toks = append(toks, tok)
 		}
 	}
+}
+
+// keepRichTokens stores a lexer's output, noting how much of the buffers
+// has held strings (returnRichScratch clears that much).
+func (w *emailWriter) keepRichTokens(toks []richToken, attrs []richAttr) {
+	w.richToks, w.richAttrs = toks, attrs
+	w.richToksUsed = max(w.richToksUsed, len(toks))
+	w.richAttrsUsed = max(w.richAttrsUsed, len(attrs))
 }
 
 func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }

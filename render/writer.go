@@ -49,6 +49,8 @@ type emailWriter struct {
 	richToks  []richToken
 	richAttrs []richAttr
 	richStack []atom.Atom
+	// the most tokens and attributes any block used: what to clear
+	richToksUsed, richAttrsUsed int
 }
 
 // richScratch is an emailWriter's rich-text scratch between renders.
@@ -76,8 +78,8 @@ func (w *emailWriter) returnRichScratch(sc *richScratch) {
 	if cap(w.richToks) > maxPooledTokens || cap(w.richAttrs) > maxPooledTokens {
 		return
 	}
-	clear(w.richToks[:cap(w.richToks)])
-	clear(w.richAttrs[:cap(w.richAttrs)])
+	clear(w.richToks[:w.richToksUsed])
+	clear(w.richAttrs[:w.richAttrsUsed])
 	sc.toks, sc.attrs, sc.stack = w.richToks[:0], w.richAttrs[:0], w.richStack[:0]
 	w.richToks, w.richAttrs, w.richStack = nil, nil, nil
 	richScratchPool.Put(sc)
