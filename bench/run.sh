@@ -41,7 +41,7 @@ EXPRESS_RAW_PORT=9605
 if [ "${QUICK:-0}" = 1 ]; then
 	A_DURATION=1s A_ROUNDS=1 MEM_COUNT=10 MJML_N=10 D_DURATION=3s B_TIME=50ms
 else
-	A_DURATION=3s A_ROUNDS=3 MEM_COUNT=50 MJML_N=40 D_DURATION=10s B_TIME=200ms
+	A_DURATION=3s A_ROUNDS=3 MEM_COUNT=50 MJML_N=200 D_DURATION=10s B_TIME=200ms
 fi
 
 PIDS=()
@@ -153,7 +153,7 @@ done
 stop "$UPSTREAM_PID"
 
 step "C. render.HTML vs MJML"
-"$BIN/mjmlcompare" -corpus "$CORPUS" -node-dir bench/mjml -n "$MJML_N" -warmup 10 \
+"$BIN/mjmlcompare" -corpus "$CORPUS" -node-dir bench/mjml -n "$MJML_N" -warmup 20 \
 	-out "$OUT/mjml" -json "$OUT/c-mjml.json" | tee "$OUT/c-mjml.txt" || echo "!!! C failed"
 
 step "D. content_service: renders of the 40 KB design per second (wrk, 2 threads)"

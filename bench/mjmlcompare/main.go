@@ -6,7 +6,8 @@
 //
 // Both sides start from their own source text: ours from the design JSON
 // (design.Decode + render.HTML), MJML's from the MJML text (mjml2html
-// parses and renders). Times are means over many warm renders.
+// parses and renders). Times are means over many warm renders; ours run
+// with GOMAXPROCS=1.
 package main
 
 import (
@@ -20,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -142,6 +144,9 @@ func run() error {
 // measureOurs times design.Decode+render.HTML (and render.HTML alone) on
 // data for about d, after a short warm-up, and returns the MJML export.
 func measureOurs(name string, data []byte, d time.Duration) (*row, []byte, error) {
+	// One core (GOMAXPROCS=1), as the targets are stated and as Node runs
+	// mjml's JavaScript on one thread.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	dsg, err := design.Decode(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
