@@ -281,29 +281,21 @@ const (
 // Decode parses a design document with DefaultLimits.
 func Decode(data []byte) (*Design, error) { return DecodeWithLimits(data, DefaultLimits()) }
 
-// DecodeString is Decode for a document held in a string. The string is
-// not copied: the model's strings are substrings of it.
-func DecodeString(s string, lim Limits) (*Design, error) { return decode(s, lim) }
-
 // DecodeWithLimits parses a design document. Errors: wrapping ErrNotJSON
 // (not JSON), wrapping ErrTooLarge (over a limit), or a *PathError (JSON but
 // not a design). Zero fields of lim take the defaults.
 func DecodeWithLimits(data []byte, lim Limits) (*Design, error) {
-	if lim = lim.withDefaults(); len(data) > lim.MaxBytes {
-		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(data), lim.MaxBytes)
-	}
-	return decode(string(data), lim)
-}
-
-func decode(data string, lim Limits) (*Design, error) {
 	lim = lim.withDefaults()
 	if len(data) > lim.MaxBytes {
 		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(data), lim.MaxBytes)
 	}
+	// One copy of the document, as a string: the model's strings are
+	// substrings of it.
+	src := string(data)
 	// A UTF-8 byte order mark is common in files saved by editors.
-	data = strings.TrimPrefix(data, "\xEF\xBB\xBF")
-	d := &Design{Size: len(data)}
-	root, err := parseDocument(data, lim)
+	src = strings.TrimPrefix(src, "\xEF\xBB\xBF")
+	d := &Design{Size: len(src)}
+	root, err := parseDocument(src, lim)
 	if err != nil {
 		var le *limitError
 		if errors.As(err, &le) {
