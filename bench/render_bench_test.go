@@ -80,9 +80,11 @@ func BenchmarkCorpus(b *testing.B) {
 			b.SetBytes(int64(len(doc.data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := render.HTML(d); err != nil {
+				out, err := render.HTML(d)
+				if err != nil {
 					b.Fatal(err)
 				}
+				out.Release() // as content_service does once the answer is written
 			}
 		})
 		b.Run(doc.name+"/DecodeRender", func(b *testing.B) {
@@ -93,9 +95,11 @@ func BenchmarkCorpus(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := render.HTML(d); err != nil {
+				out, err := render.HTML(d)
+				if err != nil {
 					b.Fatal(err)
 				}
+				out.Release()
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -70,4 +71,34 @@ func TestWordMasks(t *testing.T) {
 			t.Fatalf("plainWord(%q) = %v, want %v", b, got, want)
 		}
 	}
+}
+
+// FuzzParseLength: the whole-number shortcut answers as ParseFloat does.
+func FuzzParseLength(f *testing.F) {
+	for _, s := range []string{"10px", " 0 ", "12.5PX", "-3px", "007em", "1e3px", "100%", "", "px", "999999999px", "+5px"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, unit, ok := ParseLength(s)
+		t2 := strings.TrimSpace(s)
+		end := 0
+		for end < len(t2) {
+			c := t2[end]
+			if (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || ((c == 'e' || c == 'E') && end > 0 && end+1 < len(t2) && (t2[end+1] >= '0' && t2[end+1] <= '9' || t2[end+1] == '-')) {
+				end++
+				continue
+			}
+			break
+		}
+		if end == 0 {
+			if ok {
+				t.Fatalf("%q: ok without a number", s)
+			}
+			return
+		}
+		want, err := strconv.ParseFloat(t2[:end], 64)
+		if (err == nil) != ok || (ok && (n != want || unit != strings.ToLower(strings.TrimSpace(t2[end:])))) {
+			t.Fatalf("%q: got %v %q %v, want %v %q %v", s, n, unit, ok, want, strings.ToLower(strings.TrimSpace(t2[end:])), err == nil)
+		}
+	})
 }

@@ -212,11 +212,30 @@ func ParseLength(s string) (n float64, unit string, ok bool) {
 	if end == 0 {
 		return 0, "", false
 	}
+	unit = strings.TrimSpace(s[end:])
+	if unit != "px" && unit != "" {
+		unit = strings.ToLower(unit)
+	}
+	// Most lengths are small whole numbers ("10px"): no need for ParseFloat.
+	if end <= 9 {
+		whole := 0
+		for i := 0; i < end; i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				whole = -1
+				break
+			}
+			whole = whole*10 + int(c-'0')
+		}
+		if whole >= 0 {
+			return float64(whole), unit, true
+		}
+	}
 	f, err := strconv.ParseFloat(s[:end], 64)
 	if err != nil {
 		return 0, "", false
 	}
-	return f, strings.ToLower(strings.TrimSpace(s[end:])), true
+	return f, unit, true
 }
 
 // Style is a CSS property object (style, computedStyle, mobileStyle, …)
