@@ -443,12 +443,12 @@ func (b *builder) page(p *Page, root *Value) error {
 		return perr("page", "missing \"rows\"")
 	case rows.Kind != Array:
 		return perr("page.rows", "must be an array, not %s", rows.Kind)
-	case len(rows.Items) > b.lim.MaxRows:
-		return fmt.Errorf("%w: %d rows, more than %d", ErrTooLarge, len(rows.Items), b.lim.MaxRows)
+	case len(rows.Members) > b.lim.MaxRows:
+		return fmt.Errorf("%w: %d rows, more than %d", ErrTooLarge, len(rows.Members), b.lim.MaxRows)
 	}
-	p.Rows = make([]Row, len(rows.Items))
-	for i := range rows.Items {
-		if err := b.row(&p.Rows[i], &rows.Items[i], where{row: i, col: -1, mod: -1}); err != nil {
+	p.Rows = make([]Row, len(rows.Members))
+	for i := range rows.Members {
+		if err := b.row(&p.Rows[i], &rows.Members[i].Value, where{row: i, col: -1, mod: -1}); err != nil {
 			return err
 		}
 	}
@@ -587,12 +587,12 @@ func (b *builder) row(r *Row, v *Value, at where) error {
 		return perr(at.String(), "missing \"columns\"")
 	case cols.Kind != Array:
 		return perr(at.String()+".columns", "must be an array, not %s", cols.Kind)
-	case len(cols.Items) > b.lim.MaxColumns:
-		return fmt.Errorf("%w: %s has %d columns, more than %d", ErrTooLarge, at, len(cols.Items), b.lim.MaxColumns)
+	case len(cols.Members) > b.lim.MaxColumns:
+		return fmt.Errorf("%w: %s has %d columns, more than %d", ErrTooLarge, at, len(cols.Members), b.lim.MaxColumns)
 	}
-	r.Columns = make([]Column, len(cols.Items))
-	for i := range cols.Items {
-		if err := b.column(&r.Columns[i], &cols.Items[i], where{row: at.row, col: i, mod: -1}); err != nil {
+	r.Columns = make([]Column, len(cols.Members))
+	for i := range cols.Members {
+		if err := b.column(&r.Columns[i], &cols.Members[i].Value, where{row: at.row, col: i, mod: -1}); err != nil {
 			return err
 		}
 	}
@@ -660,13 +660,13 @@ func (b *builder) column(c *Column, v *Value, at where) error {
 	case mods.Kind != Array:
 		return perr(at.String()+".modules", "must be an array, not %s", mods.Kind)
 	}
-	b.modules += len(mods.Items)
+	b.modules += len(mods.Members)
 	if b.modules > b.lim.MaxModules {
 		return fmt.Errorf("%w: more than %d modules", ErrTooLarge, b.lim.MaxModules)
 	}
-	c.Modules = make([]Module, len(mods.Items))
-	for i := range mods.Items {
-		if err := b.module(&c.Modules[i], &mods.Items[i], where{row: at.row, col: at.col, mod: i}); err != nil {
+	c.Modules = make([]Module, len(mods.Members))
+	for i := range mods.Members {
+		if err := b.module(&c.Modules[i], &mods.Members[i].Value, where{row: at.row, col: at.col, mod: i}); err != nil {
 			return err
 		}
 	}

@@ -42,11 +42,11 @@ func appendValue(b *bytes.Buffer, v *Value) {
 		appendString(b, v.Str)
 	case Array:
 		b.WriteByte('[')
-		for i := range v.Items {
+		for i := range v.Members {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			appendValue(b, &v.Items[i])
+			appendValue(b, &v.Members[i].Value)
 		}
 		b.WriteByte(']')
 	case Object:

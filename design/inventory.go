@@ -279,8 +279,8 @@ func FormFields(form *Value) []FormField {
 		out = append(out, ff)
 	}
 	if layout.Kind == Array {
-		for i := range layout.Items {
-			line := &layout.Items[i]
+		for i := range layout.Members {
+			line := &layout.Members[i].Value
 			if line.Kind == String {
 				addField(line.Str)
 				continue

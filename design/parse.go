@@ -18,7 +18,7 @@ import (
 // container; then the parse cuts each container's members or items from
 // one exactly sized array for the document as it opens the container,
 // and parses every value straight into its final place: a document costs
-// two large allocations, and no value is copied after it is parsed.
+// one large allocation, and no value is copied after it is parsed.
 type parser struct {
 	src    string // the document: strings and numbers are substrings of it, so they cost no allocation
 	pos    int
@@ -26,11 +26,10 @@ type parser struct {
 	values int
 	lim    Limits
 
-	shape      []int32 // children of each container, in the order they open
-	containers int     // how many of shape the parse has used
-	members    []Member
-	items      []Value
-	strBuf     []byte // scratch for unescaping strings
+	shape      []int32  // children of each container, in the order they open
+	containers int      // how many of shape the parse has used
+	members    []Member // of objects and arrays alike
+	strBuf     []byte   // scratch for unescaping strings
 }
 
 type syntaxError struct {
@@ -249,11 +248,8 @@ func parseDocument(src string, lim Limits) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	if members > 0 {
-		p.members = make([]Member, 0, members)
-	}
-	if items > 0 {
-		p.items = make([]Value, 0, items)
+	if n := members + items; n > 0 {
+		p.members = make([]Member, 0, n)
 	}
 	var v Value
 	p.skipSpace()
@@ -283,7 +279,7 @@ func (p *parser) value(v *Value) error {
 		v.Members, err = p.object()
 	case '[':
 		v.Kind = Array
-		v.Items, err = p.array()
+		v.Members, err = p.array()
 	case '"':
 		v.Kind = String
 		v.Str, err = p.str()
@@ -392,7 +388,7 @@ func (p *parser) object() ([]Member, error) {
 	}
 }
 
-func (p *parser) array() ([]Value, error) {
+func (p *parser) array() ([]Member, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
@@ -407,18 +403,18 @@ func (p *parser) array() ([]Value, error) {
 		p.depth--
 		return nil, nil
 	}
-	l := len(p.items)
-	if n > cap(p.items)-l {
+	l := len(p.members)
+	if n > cap(p.members)-l {
 		return nil, p.fail("malformed array") // unreachable: see shapeOf
 	}
-	items := p.items[l : l+n : l+n]
-	p.items = p.items[:l+n]
+	items := p.members[l : l+n : l+n]
+	p.members = p.members[:l+n]
 	for i := 0; ; i++ {
 		p.skipSpace()
 		if i >= n {
 			return nil, p.fail("malformed array") // unreachable: see shapeOf
 		}
-		if err := p.value(&items[i]); err != nil {
+		if err := p.value(&items[i].Value); err != nil {
 			return nil, err
 		}
 		p.skipSpace()

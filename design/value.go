@@ -46,14 +46,17 @@ func (k Kind) String() string {
 // number, a "px" string or a percentage, and use [] where {} is meant.
 // A nil *Value behaves as an absent value.
 type Value struct {
-	Kind    Kind
-	Bool    bool
-	Str     string   // String: the text; Number: the literal as written
-	Items   []Value  // Array
-	Members []Member // Object, in document order
+	Kind Kind
+	Bool bool
+	Str  string // String: the text; Number: the literal as written
+	// Members are an object's members in document order, or an array's
+	// elements with empty keys: one slice for both keeps a Value at 48
+	// bytes, and documents are mostly Values. Index and Len read arrays.
+	Members []Member
 }
 
-// Member is one name/value pair of an object.
+// Member is one name/value pair of an object, or one element of an array
+// (Key empty).
 type Member struct {
 	Key   string
 	Value Value
@@ -97,10 +100,10 @@ func (v *Value) At(keys ...string) *Value {
 
 // Index returns the i-th element of an array, or an absent value.
 func (v *Value) Index(i int) *Value {
-	if v == nil || v.Kind != Array || i < 0 || i >= len(v.Items) {
+	if v == nil || v.Kind != Array || i < 0 || i >= len(v.Members) {
 		return &absent
 	}
-	return &v.Items[i]
+	return &v.Members[i].Value
 }
 
 // Len is the number of array elements or object members.
@@ -108,10 +111,7 @@ func (v *Value) Len() int {
 	if v == nil {
 		return 0
 	}
-	switch v.Kind {
-	case Array:
-		return len(v.Items)
-	case Object:
+	if v.Kind == Array || v.Kind == Object {
 		return len(v.Members)
 	}
 	return 0
@@ -123,7 +123,7 @@ func (v *Value) Present() bool { return v != nil && v.Kind != Absent && v.Kind !
 // IsObjectLike reports whether v can stand for an object: an object, or an
 // empty array (the [] written for {}).
 func (v *Value) IsObjectLike() bool {
-	return v != nil && (v.Kind == Object || (v.Kind == Array && len(v.Items) == 0))
+	return v != nil && (v.Kind == Object || (v.Kind == Array && len(v.Members) == 0))
 }
 
 // Text returns a string value, or a number's literal, or "" otherwise.

@@ -133,11 +133,7 @@ func TestRichLexersCorpus(t *testing.T) {
 						simple++
 					}
 				}
-			case design.Array:
-				for i := range v.Items {
-					walk(&v.Items[i])
-				}
-			case design.Object:
+			case design.Array, design.Object:
 				for i := range v.Members {
 					walk(&v.Members[i].Value)
 				}
