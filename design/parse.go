@@ -57,6 +57,11 @@ func (p *parser) skipSpace() {
 //
 //go:noinline
 func (p *parser) skipSpaceRun() {
+	// A lone space (after a colon, mostly) needs no loop.
+	if i := p.pos + 1; i < len(p.src) && p.src[i] > ' ' && p.src[i-1] == ' ' {
+		p.pos = i
+		return
+	}
 	p.pos = skipSpace(p.src, p.pos)
 }
 
@@ -141,6 +146,10 @@ func (p *parser) shapeOf(stack []int32) (shape, stackOut []int32, members, items
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case ' ', '\t', '\n', '\r':
+			// A lone space (after a colon, mostly) needs no call.
+			if i+1 < len(s) && s[i+1] > ' ' {
+				continue
+			}
 			i = skipSpace(s, i) - 1
 		case '"':
 			i = skipString(s, i+1) - 1
