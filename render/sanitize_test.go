@@ -90,3 +90,19 @@ func FuzzStyleSuspect(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFirstField: emFirstField is the first of strings.Fields.
+func FuzzFirstField(f *testing.F) {
+	for _, s := range []string{"1px solid #000", "  2px\u00a0dashed", "", " \t", "none", "\xff 1px"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := ""
+		if fs := strings.Fields(s); len(fs) > 0 {
+			want = fs[0]
+		}
+		if got := emFirstField(s); got != want {
+			t.Fatalf("emFirstField(%q) = %q, want %q", s, got, want)
+		}
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"golang.org/x/net/html/atom"
 
@@ -356,16 +357,22 @@ func emPadding(st design.Style) (top, right, bottom, left float64) {
 
 // emShorthand parses a 1–4 value px shorthand like "0 5px 0 0".
 func emShorthand(s string) (top, right, bottom, left float64) {
-	f := strings.Fields(s)
-	v := make([]float64, 0, 4)
-	for _, p := range f {
-		n, unit, ok := design.ParseLength(p)
-		if !ok || (unit != "" && unit != "px") {
-			n = 0
+	var v [4]float64
+	count := 0
+	for rest := s; ; count++ {
+		var p string
+		if p, rest = emNextField(rest); p == "" {
+			break
 		}
-		v = append(v, n)
+		if count < len(v) {
+			n, unit, ok := design.ParseLength(p)
+			if !ok || (unit != "" && unit != "px") {
+				n = 0
+			}
+			v[count] = n
+		}
 	}
-	switch len(v) {
+	switch count {
 	case 1:
 		return v[0], v[0], v[0], v[0]
 	case 2:
@@ -409,16 +416,16 @@ func (s *emStyle) addPadding(top, right, bottom, left float64) {
 // emBorderWidth is the width in px of a border like "1px solid #ccc"
 // (0 for none/transparent-free junk).
 func emBorderWidth(b string) float64 {
-	f := strings.Fields(b)
-	if len(f) == 0 {
+	first := emFirstField(b)
+	if first == "" {
 		return 0
 	}
-	if strings.EqualFold(f[0], "none") || strings.EqualFold(f[0], "0") {
+	if strings.EqualFold(first, "none") || first == "0" {
 		return 0
 	}
-	n, unit, ok := design.ParseLength(f[0])
+	n, unit, ok := design.ParseLength(first)
 	if !ok || (unit != "px" && unit != "") {
-		switch strings.ToLower(f[0]) {
+		switch strings.ToLower(first) {
 		case "thin":
 			return 1
 		case "medium":
@@ -429,6 +436,32 @@ func emBorderWidth(b string) float64 {
 		return 0
 	}
 	return n
+}
+
+// emFirstField is strings.Fields(s)[0] (or ""), without the slice.
+func emFirstField(s string) string {
+	f, _ := emNextField(s)
+	return f
+}
+
+// emNextField returns the first space-separated field of s (as
+// strings.Fields splits) and what follows it.
+func emNextField(s string) (field, rest string) {
+	start := -1
+	for i, r := range s {
+		switch {
+		case !unicode.IsSpace(r):
+			if start < 0 {
+				start = i
+			}
+		case start >= 0:
+			return s[start:i], s[i:]
+		}
+	}
+	if start < 0 {
+		return "", ""
+	}
+	return s[start:], ""
 }
 
 // addBorders copies border-* sides, skipping invisible ones to keep markup
