@@ -299,6 +299,9 @@ func emSafeInlineStyle(s string) string {
 // lower-casing and searching for each word would take eight.
 func emStyleSuspect(s string) bool {
 	for i := 0; i < len(s); i++ {
+		if !emSuspectStart[s[i]] {
+			continue
+		}
 		switch s[i] {
 		case '\\':
 			return true
@@ -326,6 +329,10 @@ func emStyleSuspect(s string) bool {
 	}
 	return false
 }
+
+// emSuspectStart marks the bytes emStyleSuspect looks further at.
+var emSuspectStart = [256]bool{'\\': true, '@': true, 'e': true, 'E': true, 's': true, 'S': true,
+	'b': true, 'B': true, 'p': true, 'P': true}
 
 // emHasPrefixFold is strings.HasPrefix ignoring ASCII case; prefix is
 // lower-case.

@@ -142,6 +142,9 @@ func (w *emailWriter) text(s string) { emEscape(&w.body, s) }
 func emEscape(b *bytes.Buffer, s string) {
 	start := 0
 	for i := 0; i < len(s); i++ {
+		if !emEscaped[s[i]] {
+			continue
+		}
 		var rep string
 		switch s[i] {
 		case '&':
@@ -162,10 +165,17 @@ func emEscape(b *bytes.Buffer, s string) {
 	b.WriteString(s[start:])
 }
 
+// emEscaped marks the bytes emEscape replaces (a table lookup per byte
+// instead of four comparisons).
+var emEscaped = [256]bool{'&': true, '<': true, '>': true, '"': true}
+
 // emEscapeBytes is emEscape for a byte slice.
 func emEscapeBytes(b *bytes.Buffer, s []byte) {
 	start := 0
 	for i, c := range s {
+		if !emEscaped[c] {
+			continue
+		}
 		var rep string
 		switch c {
 		case '&':
