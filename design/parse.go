@@ -120,8 +120,20 @@ func stringStop(x uint64) uint64 {
 	return quoteOrBackslash(x) | (x-lows*0x20)&^x&highs
 }
 
-// plainWord reports whether x is eight bytes of plain ASCII string text.
-func plainWord(x uint64) bool { return stringStop(x)|x&highs == 0 }
+// nextStop returns the index of the first quote, backslash or control
+// character of s at or after i, or len(s).
+func nextStop(s string, i int) int {
+	for i+8 <= len(s) {
+		if m := stringStop(load64(s, i)); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	for i < len(s) && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20 {
+		i++
+	}
+	return i
+}
 
 // shapeOf counts the children of every container of s, in the order the
 // containers open, into shape, and returns the total members (of objects)
@@ -588,13 +600,7 @@ func (p *parser) str() (string, error) {
 		default:
 			// Copy the run of plain bytes up to the next quote, escape or
 			// control character in one go.
-			k := i + 1
-			for k+8 <= len(d) && plainWord(load64(d, k)) {
-				k += 8
-			}
-			for k < len(d) && d[k] != '"' && d[k] != '\\' && d[k] >= 0x20 {
-				k++
-			}
+			k := nextStop(d, i+1)
 			buf = append(buf, d[i:k]...)
 			i = k
 		}
