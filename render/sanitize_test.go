@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -103,6 +104,22 @@ func FuzzFirstField(f *testing.F) {
 		}
 		if got := emFirstField(s); got != want {
 			t.Fatalf("emFirstField(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+// FuzzEscape: the word-at-a-time escaper replaces exactly &, <, > and ".
+func FuzzEscape(f *testing.F) {
+	for _, s := range []string{"", "plain text here", `a&b<c>d"e`, "&&&&&&&&&", "0123456&", "\xff\x80&<"} {
+		f.Add(s)
+	}
+	ref := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
+	f.Fuzz(func(t *testing.T, s string) {
+		var a, b bytes.Buffer
+		emEscape(&a, s)
+		emEscapeBytes(&b, []byte(s))
+		if want := ref.Replace(s); a.String() != want || b.String() != want {
+			t.Fatalf("escape(%q) = %q / %q, want %q", s, a.String(), b.String(), want)
 		}
 	})
 }
