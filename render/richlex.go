@@ -75,7 +75,7 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 			return false
 		}
 		name := emLowerASCII(src[start:i])
-		tok := richToken{kind: kind, name: name, a: atom.Lookup([]byte(name))}
+		tok := richToken{kind: kind, name: name, a: lookupAtom(name)}
 		if kind == html.EndTagToken {
 			for i < n && isTagSpace(src[i]) {
 				i++
@@ -247,6 +247,56 @@ func isRawTextElement(name string) bool {
 	return false
 }
 
+// nextAttrSpecial returns the index of the first NUL, CR or '&' of v, or
+// len(v), looking at eight bytes at a time (see emNextEscaped).
+func nextAttrSpecial(v string) int {
+	const lows, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(v); i += 8 {
+		w := v[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		m := (x - lows) &^ x
+		for _, c := range [...]uint64{'\r', '&'} {
+			y := x ^ (lows * c)
+			m |= (y - lows) &^ y
+		}
+		if m&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(v); i++ {
+		if c := v[i]; c == 0 || c == '\r' || c == '&' {
+			break
+		}
+	}
+	return i
+}
+
+// lookupAtom is atom.Lookup with the tags editors write most answered
+// by a switch, which is cheaper than hashing.
+func lookupAtom(name string) atom.Atom {
+	switch name {
+	case "p":
+		return atom.P
+	case "span":
+		return atom.Span
+	case "a":
+		return atom.A
+	case "br":
+		return atom.Br
+	case "strong":
+		return atom.Strong
+	case "em":
+		return atom.Em
+	case "li":
+		return atom.Li
+	case "div":
+		return atom.Div
+	}
+	return atom.Lookup([]byte(name))
+}
+
 // simpleEntities are the character references unescapeSimpleAttr decodes:
 // the ones editors write in attributes, each ending in ';', which the
 // tokenizer decodes the same way in any context.
@@ -259,12 +309,12 @@ var simpleEntities = [...]struct{ ref, char string }{
 // or reports false when it holds something it leaves to x/net/html: a
 // NUL or CR (which the tokenizer rewrites) or another kind of '&'.
 func unescapeSimpleAttr(v string) (string, bool) {
-	if strings.IndexByte(v, 0) >= 0 || strings.IndexByte(v, '\r') >= 0 {
-		return "", false
-	}
-	amp := strings.IndexByte(v, '&')
-	if amp < 0 {
+	amp := nextAttrSpecial(v)
+	if amp == len(v) {
 		return v, true
+	}
+	if strings.IndexByte(v[amp:], 0) >= 0 || strings.IndexByte(v[amp:], '\r') >= 0 {
+		return "", false
 	}
 	var b strings.Builder
 	b.Grow(len(v))
