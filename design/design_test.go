@@ -315,6 +315,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"a":"\ud83d\ude00\u00e9\"","b":[1.5e3,-0,true,false,null]}`))
 	f.Add([]byte(`[[[[{}]]]]`))
 	f.Add([]byte("\xef\xbb\xbf{}"))
+	f.Add([]byte(`{"page":{"rows":[{"columns":[],"widgets":[{"items":[1,"x\u00e9",{"a":[]}]}]}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := Decode(data)
 		trimmed := data

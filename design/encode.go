@@ -2,6 +2,7 @@ package design
 
 import (
 	"bytes"
+	"encoding/json"
 	"unicode/utf8"
 )
 
@@ -38,6 +39,12 @@ func appendValue(b *bytes.Buffer, v *Value) {
 		}
 	case Number:
 		b.WriteString(v.Str)
+	case Raw:
+		// Checked when decoded, so Compact cannot fail; on the off
+		// chance, the text as written is still JSON.
+		if json.Compact(b, []byte(v.Str)) != nil {
+			b.WriteString(v.Str)
+		}
 	case String:
 		appendString(b, v.Str)
 	case Array:

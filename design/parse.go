@@ -1,6 +1,7 @@
 package design
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -30,7 +31,28 @@ type parser struct {
 	containers int      // how many of shape the parse has used
 	members    []Member // of objects and arrays alike
 	strBuf     []byte   // scratch for unescaping strings
+	// raw: keep rawKey members as Raw values (see Raw); off when a
+	// parse must be redone without it (errNotRaw).
+	raw bool
+	// raws are the Raw values shapeOf checked, in document order; the
+	// parse steps over them.
+	raws    []rawSpan
+	rawNext int
 }
+
+// rawSpan is a Raw value's place in src; end < 0 when it failed its check
+// (the parse checks it again in document order, to report the first
+// error of the document).
+type rawSpan struct{ start, end int }
+
+// rawKey is the member name, as written in the document, whose array
+// value is kept as Raw.
+const rawKey = `"widgets"`
+
+// errNotRaw reports a raw candidate that cannot be kept as written (it
+// holds invalid UTF-8, which decoding replaces): the document is parsed
+// again with every value decoded.
+var errNotRaw = errors.New("raw value holds invalid UTF-8")
 
 type syntaxError struct {
 	msg    string
@@ -164,7 +186,17 @@ func (p *parser) shapeOf(stack []int32) (shape, stackOut []int32, members, items
 			}
 			i = skipSpace(s, i) - 1
 		case '"':
-			i = skipString(s, i+1) - 1
+			j := skipString(s, i+1)
+			if p.raw && s[i:j] == rawKey {
+				// This member's array is kept as text: check it here, once,
+				// and count nothing inside it.
+				if k := rawStart(s, j); k >= 0 {
+					if j, err = p.checkRaw(k, len(stack)); err != nil {
+						return shape, stack, 0, 0, err
+					}
+				}
+			}
+			i = j - 1
 		case '{', '[':
 			if len(stack) >= p.lim.MaxDepth {
 				return shape, stack, 0, 0, &limitError{fmt.Sprintf("nesting deeper than %d", p.lim.MaxDepth)}
@@ -236,6 +268,219 @@ func skipString(s string, i int) int {
 	}
 }
 
+// rawStart returns the index of the '[' that follows a member name ending
+// at i (past optional space and the colon), or -1.
+func rawStart(s string, i int) int {
+	i = skipSpace(s, i)
+	if i >= len(s) || s[i] != ':' {
+		return -1
+	}
+	if i = skipSpace(s, i+1); i >= len(s) || s[i] != '[' {
+		return -1
+	}
+	return i
+}
+
+// checkRaw checks the Raw value at k for shapeOf, at nesting depth, and
+// returns where shapeOf goes on.
+func (p *parser) checkRaw(k, depth int) (int, error) {
+	p.pos, p.depth = k, depth
+	err := p.check()
+	p.depth = 0
+	switch {
+	case err == errNotRaw:
+		return 0, err
+	case err != nil:
+		p.raws = append(p.raws, rawSpan{k, -1})
+		return skipBrackets(p.src, k), nil
+	}
+	p.raws = append(p.raws, rawSpan{k, p.pos})
+	return p.pos, nil
+}
+
+// skipRaw steps over the Raw value at p.pos that shapeOf checked.
+func (p *parser) skipRaw() error {
+	if p.rawNext < len(p.raws) {
+		r := p.raws[p.rawNext]
+		p.rawNext++
+		if r.start == p.pos && r.end >= 0 {
+			p.pos = r.end
+			return nil
+		}
+	}
+	// Failed its check (or, unreachable, not the one expected): check it
+	// again here, which reports its error.
+	return p.check()
+}
+
+// skipBrackets returns the index just past the bracket that closes the
+// one at i, counting brackets outside strings (or len(s)).
+func skipBrackets(s string, i int) int {
+	depth := 0
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			i = skipString(s, i+1) - 1
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(s)
+}
+
+// check parses one value as value does, with the same errors and limits,
+// but builds nothing: for Raw values. Two differences, as a Raw value is
+// kept as written: invalid UTF-8 in a string is errNotRaw (decoding would
+// replace it), and MaxString counts a string as written, escapes and all.
+func (p *parser) check() error {
+	p.values++
+	if p.values > p.lim.MaxValues {
+		return &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
+	}
+	if p.pos >= len(p.src) {
+		return p.fail("unexpected end of input")
+	}
+	var v Value
+	switch c := p.src[p.pos]; {
+	case c == '{' || c == '[':
+		return p.checkContainer(c)
+	case c == '"':
+		return p.checkString()
+	case c == 't':
+		return p.literal(&v, "true", Bool, true)
+	case c == 'f':
+		return p.literal(&v, "false", Bool, false)
+	case c == 'n':
+		return p.literal(&v, "null", Null, false)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number(&v)
+	default:
+		return p.fail(fmt.Sprintf("invalid character %q", c))
+	}
+}
+
+func (p *parser) checkContainer(open byte) error {
+	if err := p.enter(); err != nil {
+		return err
+	}
+	closer, what := byte(']'), "array"
+	if open == '{' {
+		closer, what = '}', "object"
+	}
+	p.pos++
+	p.skipSpace()
+	if p.pos < len(p.src) && p.src[p.pos] == closer {
+		p.pos++
+		p.depth--
+		return nil
+	}
+	for n := 1; ; n++ {
+		if n > p.lim.MaxItems {
+			if open == '{' {
+				return &limitError{fmt.Sprintf("an object with more than %d members", p.lim.MaxItems)}
+			}
+			return &limitError{fmt.Sprintf("an array with more than %d elements", p.lim.MaxItems)}
+		}
+		p.skipSpace()
+		if open == '{' {
+			if p.pos >= len(p.src) || p.src[p.pos] != '"' {
+				return p.fail("expected a member name")
+			}
+			if err := p.checkString(); err != nil {
+				return err
+			}
+			p.skipSpace()
+			if p.pos >= len(p.src) || p.src[p.pos] != ':' {
+				return p.fail("expected ':'")
+			}
+			p.pos++
+			p.skipSpace()
+		}
+		if err := p.check(); err != nil {
+			return err
+		}
+		p.skipSpace()
+		if p.pos >= len(p.src) {
+			return p.fail("unexpected end of input in " + what)
+		}
+		switch p.src[p.pos] {
+		case ',':
+			p.pos++
+		case closer:
+			p.pos++
+			p.depth--
+			return nil
+		default:
+			return p.fail("expected ',' or '" + string(closer) + "'")
+		}
+	}
+}
+
+// checkString checks the string at p.pos as str does, without building
+// it.
+func (p *parser) checkString() error {
+	d := p.src
+	start := p.pos + 1
+	i := start
+	var high uint64
+	for {
+		// As nextStop, also noting non-ASCII bytes.
+		for ; i+8 <= len(d); i += 8 {
+			x := load64(d, i)
+			if m := stringStop(x); m != 0 {
+				n := bits.TrailingZeros64(m) >> 3
+				high |= x & (1<<(8*n) - 1)
+				i += n
+				break
+			}
+			high |= x
+		}
+		for ; i < len(d) && d[i] != '"' && d[i] != '\\' && d[i] >= 0x20; i++ {
+			high |= uint64(d[i])
+		}
+		if i >= len(d) {
+			p.pos = i
+			return p.fail("unterminated string")
+		}
+		switch c := d[i]; {
+		case c == '"':
+			if i-start > p.lim.MaxString {
+				return &limitError{fmt.Sprintf("a string longer than %d bytes", p.lim.MaxString)}
+			}
+			if high&highs != 0 && !utf8.ValidString(d[start:i]) {
+				return errNotRaw
+			}
+			p.pos = i + 1
+			return nil
+		case c < 0x20:
+			p.pos = i
+			return p.fail("control character in string")
+		}
+		// A backslash and what it escapes.
+		if i+1 >= len(d) {
+			p.pos = i
+			return p.fail("unexpected end of input in string")
+		}
+		switch d[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if _, ok := hex4(d, i+2); !ok {
+				p.pos = i + 2
+				return p.fail("invalid \\u escape")
+			}
+			i += 6
+		default:
+			p.pos = i + 1
+			return p.fail("invalid escape")
+		}
+	}
+}
+
 // scratch holds a parser's buffers between documents.
 type scratch struct {
 	shape, stack []int32
@@ -249,10 +494,18 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 const maxPooled = 1 << 20
 
 func parseDocument(src string, lim Limits) (Value, error) {
+	v, err := parse(src, lim, true)
+	if err == errNotRaw {
+		v, err = parse(src, lim, false)
+	}
+	return v, err
+}
+
+func parse(src string, lim Limits, raw bool) (Value, error) {
 	sc := scratchPool.Get().(*scratch)
-	p := &parser{src: src, lim: lim, shape: sc.shape, strBuf: sc.str[:0]}
+	p := &parser{src: src, lim: lim, shape: sc.shape, strBuf: sc.str[:0], raw: raw}
 	shape, stack, members, items, err := p.shapeOf(sc.stack)
-	p.shape = shape
+	p.shape, p.pos = shape, 0
 	defer func() {
 		sc.shape, sc.stack, sc.str = p.shape[:0], stack[:0], p.strBuf[:0]
 		if cap(sc.shape) > maxPooled/4 {
@@ -378,18 +631,26 @@ func (p *parser) object() ([]Member, error) {
 			return nil, p.fail("malformed object") // unreachable: see shapeOf
 		}
 		m := &members[i]
+		keyStart := p.pos
 		key, err := p.str()
 		if err != nil {
 			return nil, err
 		}
 		m.Key = key
+		raw := p.raw && p.src[keyStart:p.pos] == rawKey
 		p.skipSpace()
 		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
 			return nil, p.fail("expected ':'")
 		}
 		p.pos++
 		p.skipSpace()
-		if err := p.value(&m.Value); err != nil {
+		if raw && p.pos < len(p.src) && p.src[p.pos] == '[' {
+			start := p.pos
+			if err := p.skipRaw(); err != nil {
+				return nil, err
+			}
+			m.Value = Value{Kind: Raw, Str: p.src[start:p.pos]}
+		} else if err := p.value(&m.Value); err != nil {
 			return nil, err
 		}
 		p.skipSpace()

@@ -1,9 +1,12 @@
 package design
 
 import (
+	"encoding/json"
+	"errors"
 	"math/bits"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -98,4 +101,80 @@ func FuzzParseLength(f *testing.F) {
 			t.Fatalf("%q: got %v %q %v, want %v %q %v", s, n, unit, ok, want, strings.ToLower(strings.TrimSpace(t2[end:])), err == nil)
 		}
 	})
+}
+
+// TestRawWidgets: legacy editor metadata is kept as checked JSON text,
+// everything else about the document is as before.
+func TestRawWidgets(t *testing.T) {
+	doc := func(widgets string) string {
+		return `{"page":{"rows":[{"columns":[],"widgets":` + widgets + `,"type":"one-column-empty"}]}}`
+	}
+	widgets := func(d *Design) *Value { return d.Root.Get("page").Get("rows").Index(0).Get("widgets") }
+
+	in := doc(`[ {"type":"mailup-bee-common-widgets-color","items":[1, -2.5e3, true, null, "a\"b\u00e9\ud83d\ude00"], "x":{}} ]`)
+	d, err := Decode([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := widgets(d); w.Kind != Raw || !strings.HasPrefix(w.Str, "[ {") || !strings.HasSuffix(w.Str, "} ]") {
+		t.Fatalf("widgets = %v %q, want Raw with the text as written", w.Kind, w.Str)
+	}
+	if got := d.Root.Get("page").Get("rows").Index(0).Get("type").Text(); got != "one-column-empty" {
+		t.Errorf("member after widgets = %q", got)
+	}
+	out, err := d.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if json.Unmarshal([]byte(in), &a) != nil || json.Unmarshal(out, &b) != nil || !reflect.DeepEqual(a, b) {
+		t.Fatalf("round trip changed the document:\n in  %s\n out %s", in, out)
+	}
+	if strings.Contains(string(out), "[ {") {
+		t.Errorf("Raw not compacted on Encode: %s", out)
+	}
+
+	// Anything decoding rejects is rejected inside widgets too.
+	for _, bad := range []string{`[01]`, `[tru]`, "[\"a\x01\"]", `["\x"]`, `["\u12"]`, `[1,]`, `[{"a" 1}]`, `[{"a":1,}]`, `[}`, `["abc`, `[1 2]`, `[`} {
+		if _, err := Decode([]byte(doc(bad))); !errors.Is(err, ErrNotJSON) {
+			t.Errorf("widgets %q: err = %v, want ErrNotJSON", bad, err)
+		}
+	}
+	// Limits count inside widgets as elsewhere.
+	deep := strings.Repeat("[", 70) + strings.Repeat("]", 70)
+	for _, tt := range []struct {
+		widgets string
+		lim     Limits
+	}{
+		{deep, Limits{}},
+		{`[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]`, Limits{MaxValues: 20}},
+		{`[1,2,3,4,5,6]`, Limits{MaxItems: 5}},
+		{`[{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6}]`, Limits{MaxItems: 5}},
+		{`["` + strings.Repeat("x", 60) + `"]`, Limits{MaxString: 50}},
+	} {
+		if _, err := DecodeWithLimits([]byte(doc(tt.widgets)), tt.lim); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("widgets %.40q with %+v: err = %v, want ErrTooLarge", tt.widgets, tt.lim, err)
+		}
+	}
+	// Invalid UTF-8 is replaced, as everywhere: that needs decoding.
+	d, err = Decode([]byte(doc("[\"a\xffb\"]")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := widgets(d); w.Kind != Array || w.Index(0).Text() != "a\uFFFDb" {
+		t.Errorf("invalid UTF-8 in widgets: %v %q", w.Kind, w.Index(0).Text())
+	}
+	// Only the name as written, and only arrays.
+	for _, in := range []string{
+		`{"page":{"rows":[{"columns":[],"widget\u0073":[1]}]}}`,
+		`{"page":{"rows":[{"columns":[],"widgets":{"a":[1]}}]}}`,
+	} {
+		d, err := Decode([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := widgets(d); w.Kind == Raw || !w.Present() {
+			t.Errorf("%s: widgets kept raw (%v)", in, w.Kind)
+		}
+	}
 }

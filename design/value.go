@@ -18,6 +18,11 @@ const (
 	String
 	Array
 	Object
+	// Raw is a value kept as its JSON text (Str, as written), checked
+	// but not decoded: the legacy editor metadata `widgets` (design-json.md
+	// calls it "not content"), up to half of a 0.0.1 document, which no
+	// renderer reads. Encode writes it back.
+	Raw
 )
 
 func (k Kind) String() string {
@@ -34,6 +39,8 @@ func (k Kind) String() string {
 		return "array"
 	case Object:
 		return "object"
+	case Raw:
+		return "raw JSON"
 	}
 	return "absent"
 }
