@@ -185,6 +185,9 @@ func (v *Value) Number() (n float64, unit string, ok bool) {
 	}
 	switch v.Kind {
 	case Number:
+		if f, ok := wholeNumber(v.Str); ok {
+			return f, "", true
+		}
 		f, err := strconv.ParseFloat(v.Str, 64)
 		return f, "", err == nil
 	case String:
@@ -223,26 +226,31 @@ func ParseLength(s string) (n float64, unit string, ok bool) {
 	if unit != "px" && unit != "" {
 		unit = strings.ToLower(unit)
 	}
-	// Most lengths are small whole numbers ("10px"): no need for ParseFloat.
-	if end <= 9 {
-		whole := 0
-		for i := 0; i < end; i++ {
-			c := s[i]
-			if c < '0' || c > '9' {
-				whole = -1
-				break
-			}
-			whole = whole*10 + int(c-'0')
-		}
-		if whole >= 0 {
-			return float64(whole), unit, true
-		}
+	if f, ok := wholeNumber(s[:end]); ok {
+		return f, unit, true
 	}
 	f, err := strconv.ParseFloat(s[:end], 64)
 	if err != nil {
 		return 0, "", false
 	}
 	return f, unit, true
+}
+
+// wholeNumber reads s when it is a small whole number ("10", "600"),
+// which most lengths are: no need for ParseFloat.
+func wholeNumber(s string) (float64, bool) {
+	if len(s) == 0 || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return float64(n), true
 }
 
 // Style is a CSS property object (style, computedStyle, mobileStyle, …)

@@ -340,21 +340,46 @@ func emIsTransparent(c string) bool {
 // emPadding reads padding-top/right/bottom/left (tolerating the
 // "padding-buttom" misspelling and a "padding" shorthand) in pixels.
 func emPadding(st design.Style) (top, right, bottom, left float64) {
-	if sh := st.Get("padding"); sh != "" {
-		top, right, bottom, left = emShorthand(sh)
+	// One pass over the style for the six names (the last occurrence of
+	// a name wins, as with Get): styles are read for every block.
+	var sh, t, r, b, bt, l *design.Value
+	if st.V != nil && st.V.Kind == design.Object {
+		for i := range st.V.Members {
+			m := &st.V.Members[i]
+			if len(m.Key) < len("padding") || m.Key[:len("padding")] != "padding" {
+				continue
+			}
+			switch m.Key {
+			case "padding":
+				sh = &m.Value
+			case "padding-top":
+				t = &m.Value
+			case "padding-right":
+				r = &m.Value
+			case "padding-bottom":
+				b = &m.Value
+			case "padding-buttom": // a misspelling some designs carry
+				bt = &m.Value
+			case "padding-left":
+				l = &m.Value
+			}
+		}
 	}
-	if v, ok := st.Px("padding-top"); ok {
+	if v := strings.TrimSpace(sh.Text()); v != "" {
+		top, right, bottom, left = emShorthand(v)
+	}
+	if v, ok := t.Px(); ok {
 		top = v
 	}
-	if v, ok := st.Px("padding-right"); ok {
+	if v, ok := r.Px(); ok {
 		right = v
 	}
-	if v, ok := st.Px("padding-bottom"); ok {
+	if v, ok := b.Px(); ok {
 		bottom = v
-	} else if v, ok := st.Px("padding-buttom"); ok {
+	} else if v, ok := bt.Px(); ok {
 		bottom = v
 	}
-	if v, ok := st.Px("padding-left"); ok {
+	if v, ok := l.Px(); ok {
 		left = v
 	}
 	return max(top, 0), max(right, 0), max(bottom, 0), max(left, 0)
