@@ -145,16 +145,26 @@ func stringStop(x uint64) uint64 {
 // nextStop returns the index of the first quote, backslash or control
 // character of s at or after i, or len(s).
 func nextStop(s string, i int) int {
-	for i+8 <= len(s) {
-		if m := stringStop(load64(s, i)); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-		i += 8
-	}
-	for i < len(s) && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20 {
-		i++
-	}
+	i, _ = plainRun(s, i)
 	return i
+}
+
+// plainRun is nextStop that also returns the bytes before the stop OR-ed
+// together: non-ASCII if any high bit is set.
+func plainRun(s string, i int) (int, uint64) {
+	var seen uint64
+	for ; i+8 <= len(s); i += 8 {
+		x := load64(s, i)
+		if m := stringStop(x); m != 0 {
+			n := bits.TrailingZeros64(m) >> 3
+			return i + n, seen | x&(1<<(8*n)-1)
+		}
+		seen |= x
+	}
+	for ; i < len(s) && s[i] != '"' && s[i] != '\\' && s[i] >= 0x20; i++ {
+		seen |= uint64(s[i])
+	}
+	return i, seen
 }
 
 // shapeOf counts the children of every container of s, in the order the
@@ -337,12 +347,8 @@ func skipBrackets(s string, i int) int {
 // kept as written: invalid UTF-8 in a string is errNotRaw (decoding would
 // replace it), and MaxString counts a string as written, escapes and all.
 func (p *parser) check() error {
-	p.values++
-	if p.values > p.lim.MaxValues {
-		return &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
-	}
-	if p.pos >= len(p.src) {
-		return p.fail("unexpected end of input")
+	if err := p.startValue(); err != nil {
+		return err
 	}
 	var v Value
 	switch c := p.src[p.pos]; {
@@ -372,10 +378,7 @@ func (p *parser) checkContainer(open byte) error {
 		closer, what = '}', "object"
 	}
 	p.pos++
-	p.skipSpace()
-	if p.pos < len(p.src) && p.src[p.pos] == closer {
-		p.pos++
-		p.depth--
+	if p.emptyContainer(closer) {
 		return nil
 	}
 	for n := 1; ; n++ {
@@ -428,20 +431,9 @@ func (p *parser) checkString() error {
 	i := start
 	var high uint64
 	for {
-		// As nextStop, also noting non-ASCII bytes.
-		for ; i+8 <= len(d); i += 8 {
-			x := load64(d, i)
-			if m := stringStop(x); m != 0 {
-				n := bits.TrailingZeros64(m) >> 3
-				high |= x & (1<<(8*n) - 1)
-				i += n
-				break
-			}
-			high |= x
-		}
-		for ; i < len(d) && d[i] != '"' && d[i] != '\\' && d[i] >= 0x20; i++ {
-			high |= uint64(d[i])
-		}
+		var seen uint64
+		i, seen = plainRun(d, i)
+		high |= seen
 		if i >= len(d) {
 			p.pos = i
 			return p.fail("unterminated string")
@@ -537,14 +529,22 @@ func parse(src string, lim Limits, raw bool) (Value, error) {
 	return v, nil
 }
 
-// value parses one value into v (zero on entry).
-func (p *parser) value(v *Value) error {
+// startValue counts a value against MaxValues and checks there is one.
+func (p *parser) startValue() error {
 	p.values++
 	if p.values > p.lim.MaxValues {
 		return &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
 	}
 	if p.pos >= len(p.src) {
 		return p.fail("unexpected end of input")
+	}
+	return nil
+}
+
+// value parses one value into v (zero on entry).
+func (p *parser) value(v *Value) error {
+	if err := p.startValue(); err != nil {
+		return err
 	}
 	var err error
 	switch c := p.src[p.pos]; c {
@@ -590,6 +590,28 @@ func (p *parser) enter() error {
 	return nil
 }
 
+// emptyContainer steps over the closer when the container just opened
+// (p.pos past its opening bracket) has no children.
+func (p *parser) emptyContainer(closer byte) bool {
+	p.skipSpace()
+	if p.pos < len(p.src) && p.src[p.pos] == closer {
+		p.pos++
+		p.depth--
+		return true
+	}
+	return false
+}
+
+// cut takes the next n members of the document's array for a container.
+func (p *parser) cut(n int, malformed string) ([]Member, error) {
+	l := len(p.members)
+	if n > cap(p.members)-l {
+		return nil, p.fail(malformed) // unreachable: see shapeOf
+	}
+	p.members = p.members[:l+n]
+	return p.members[l : l+n : l+n], nil
+}
+
 // children returns how many children the container opening at p.pos has
 // (counted by shapeOf).
 func (p *parser) children() (int, error) {
@@ -610,18 +632,13 @@ func (p *parser) object() ([]Member, error) {
 		return nil, err
 	}
 	p.pos++ // {
-	p.skipSpace()
-	if p.pos < len(p.src) && p.src[p.pos] == '}' {
-		p.pos++
-		p.depth--
+	if p.emptyContainer('}') {
 		return nil, nil
 	}
-	l := len(p.members)
-	if n > cap(p.members)-l {
-		return nil, p.fail("malformed object") // unreachable: see shapeOf
+	members, err := p.cut(n, "malformed object")
+	if err != nil {
+		return nil, err
 	}
-	members := p.members[l : l+n : l+n]
-	p.members = p.members[:l+n]
 	for i := 0; ; i++ {
 		p.skipSpace()
 		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
@@ -679,18 +696,13 @@ func (p *parser) array() ([]Member, error) {
 		return nil, err
 	}
 	p.pos++ // [
-	p.skipSpace()
-	if p.pos < len(p.src) && p.src[p.pos] == ']' {
-		p.pos++
-		p.depth--
+	if p.emptyContainer(']') {
 		return nil, nil
 	}
-	l := len(p.members)
-	if n > cap(p.members)-l {
-		return nil, p.fail("malformed array") // unreachable: see shapeOf
+	items, err := p.cut(n, "malformed array")
+	if err != nil {
+		return nil, err
 	}
-	items := p.members[l : l+n : l+n]
-	p.members = p.members[:l+n]
 	for i := 0; ; i++ {
 		p.skipSpace()
 		if i >= n {
@@ -770,33 +782,10 @@ func (p *parser) str() (string, error) {
 	d := p.src
 	// Fast path: no escapes, ASCII or valid UTF-8 (checked only when a
 	// non-ASCII byte was seen).
-	i := start
-	var high uint64 // bytes seen, OR-ed: non-ASCII if any high bit is set
-	for i+8 <= len(d) {
-		x := load64(d, i)
-		if m := stringStop(x); m != 0 {
-			n := bits.TrailingZeros64(m) >> 3
-			high |= x & (1<<(8*n) - 1)
-			i += n
-			break
-		}
-		high |= x
-		i += 8
-	}
-	for i < len(d) {
-		c := d[i]
-		if c == '"' {
-			if high&highs == 0 || utf8.ValidString(d[start:i]) {
-				p.pos = i + 1
-				return p.checkStr(d[start:i])
-			}
-			break
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
-		high |= uint64(c)
-		i++
+	i, high := plainRun(d, start)
+	if i < len(d) && d[i] == '"' && (high&highs == 0 || utf8.ValidString(d[start:i])) {
+		p.pos = i + 1
+		return p.checkStr(d[start:i])
 	}
 	// Unescaping goes through a scratch buffer reused for every string of
 	// the document (and kept with the stacks): only the result is allocated.

@@ -210,15 +210,7 @@ func (v *Value) Px() (float64, bool) {
 // into its number and unit.
 func ParseLength(s string) (n float64, unit string, ok bool) {
 	s = strings.TrimSpace(s)
-	end := 0
-	for end < len(s) {
-		c := s[end]
-		if (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || ((c == 'e' || c == 'E') && end > 0 && end+1 < len(s) && (s[end+1] >= '0' && s[end+1] <= '9' || s[end+1] == '-')) {
-			end++
-			continue
-		}
-		break
-	}
+	end := lengthNumberEnd(s)
 	if end == 0 {
 		return 0, "", false
 	}
@@ -234,6 +226,21 @@ func ParseLength(s string) (n float64, unit string, ok bool) {
 		return 0, "", false
 	}
 	return f, unit, true
+}
+
+// lengthNumberEnd returns how many leading bytes of s make up the number
+// of a CSS length ("154.078" of "154.078px").
+func lengthNumberEnd(s string) int {
+	end := 0
+	for end < len(s) {
+		c := s[end]
+		if (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+' || ((c == 'e' || c == 'E') && end > 0 && end+1 < len(s) && (s[end+1] >= '0' && s[end+1] <= '9' || s[end+1] == '-')) {
+			end++
+			continue
+		}
+		break
+	}
+	return end
 }
 
 // wholeNumber reads s when it is a small whole number ("10", "600"),
