@@ -38,7 +38,15 @@ type parser struct {
 	// parse steps over them.
 	raws    []rawSpan
 	rawNext int
+	// plain are the strings shapeOf found plain (no escape, control
+	// character or invalid UTF-8), in document order: the parse takes
+	// them without scanning them again.
+	plain     []plainString
+	plainNext int
 }
+
+// plainString is a plain string's text in src: [start, end).
+type plainString struct{ start, end int32 }
 
 // rawSpan is a Raw value's place in src; end < 0 when it failed its check
 // (the parse checks it again in document order, to report the first
@@ -196,7 +204,7 @@ func (p *parser) shapeOf(stack []int32) (shape, stackOut []int32, members, items
 			}
 			i = skipSpace(s, i) - 1
 		case '"':
-			j := skipString(s, i+1)
+			j := p.scanString(i)
 			if p.raw && s[i:j] == rawKey {
 				// This member's array is kept as text: check it here, once,
 				// and count nothing inside it.
@@ -252,6 +260,21 @@ func (p *parser) shapeOf(stack []int32) (shape, stackOut []int32, members, items
 	}
 	return shape, stack, members, items, nil
 }
+
+// scanString returns the index just past the string opening at i, as
+// skipString does, and notes it in p.plain when it is plain.
+func (p *parser) scanString(i int) int {
+	end, high := plainRun(p.src, i+1)
+	if end < len(p.src) && p.src[end] == '"' && end <= maxSimplePos &&
+		(high&highs == 0 || utf8.ValidString(p.src[i+1:end])) {
+		p.plain = append(p.plain, plainString{int32(i + 1), int32(end)})
+		return end + 1
+	}
+	return skipString(p.src, end) // from the escape, control byte or quote
+}
+
+// maxSimplePos bounds the offsets p.plain holds (int32).
+const maxSimplePos = 1<<31 - 1
 
 // skipString returns the index just past the string whose text starts at
 // i (after its opening quote), or len(s) if it does not end.
@@ -477,6 +500,7 @@ func (p *parser) checkString() error {
 type scratch struct {
 	shape, stack []int32
 	str          []byte
+	plain        []plainString
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -495,11 +519,14 @@ func parseDocument(src string, lim Limits) (Value, error) {
 
 func parse(src string, lim Limits, raw bool) (Value, error) {
 	sc := scratchPool.Get().(*scratch)
-	p := &parser{src: src, lim: lim, shape: sc.shape, strBuf: sc.str[:0], raw: raw}
+	p := &parser{src: src, lim: lim, shape: sc.shape, strBuf: sc.str[:0], plain: sc.plain[:0], raw: raw}
 	shape, stack, members, items, err := p.shapeOf(sc.stack)
 	p.shape, p.pos = shape, 0
 	defer func() {
-		sc.shape, sc.stack, sc.str = p.shape[:0], stack[:0], p.strBuf[:0]
+		sc.shape, sc.stack, sc.str, sc.plain = p.shape[:0], stack[:0], p.strBuf[:0], p.plain[:0]
+		if cap(sc.plain) > maxPooled/8 {
+			sc.plain = nil
+		}
 		if cap(sc.shape) > maxPooled/4 {
 			sc.shape = nil
 		}
@@ -777,6 +804,18 @@ func (p *parser) number(v *Value) error {
 // str parses a JSON string at p.pos (which is '"'). Invalid UTF-8 is
 // replaced by U+FFFD, as encoding/json does.
 func (p *parser) str() (string, error) {
+	// Both passes meet the same strings in the same order; the start is
+	// compared anyway, so that a mismatch can only cost a scan.
+	for p.plainNext < len(p.plain) && int(p.plain[p.plainNext].start) <= p.pos {
+		p.plainNext++
+	}
+	if p.plainNext < len(p.plain) {
+		if ps := p.plain[p.plainNext]; int(ps.start) == p.pos+1 {
+			p.plainNext++
+			p.pos = int(ps.end) + 1
+			return p.checkStr(p.src[ps.start:ps.end])
+		}
+	}
 	p.pos++ // opening quote
 	start := p.pos
 	d := p.src
