@@ -7,11 +7,10 @@ import (
 )
 
 // imageWidth works out an image's display width in pixels from the
-// class tokens (fixedwidth / autowidth / fullwidth), the computed width
-// (number, "245px" or "100%"), the natural width and percWidth, clamped
-// to the space the column leaves.
-func imageWidth(m *design.Module, img *design.Value, avail float64) float64 {
-	cls := " " + emLower(m.Computed.Get("class")) + " "
+// class tokens (fixedwidth / autowidth / fullwidth; cls is the lower-cased
+// computed class), the computed width (number, "245px" or "100%"), the
+// natural width and percWidth, clamped to the space the column leaves.
+func imageWidth(m *design.Module, img *design.Value, avail float64, cls string) float64 {
 	computed := 0.0
 	if n, unit, ok := m.Computed.Value("width").Number(); ok && n > 0 {
 		switch unit {
@@ -29,9 +28,9 @@ func imageWidth(m *design.Module, img *design.Value, avail float64) float64 {
 	}
 	var wd float64
 	switch {
-	case strings.Contains(cls, " fullwidth "):
+	case emHasToken(cls, "fullwidth"):
 		wd = avail
-	case strings.Contains(cls, " autowidth "):
+	case emHasToken(cls, "autowidth"):
 		wd = natural
 		if wd == 0 {
 			wd = computed
@@ -48,10 +47,14 @@ func imageWidth(m *design.Module, img *design.Value, avail float64) float64 {
 	return float64(int(wd + 0.5))
 }
 
-// emImageAlign is the alignment token of the class (or the block's
-// text-align), centre by default.
-func emImageAlign(m *design.Module) string {
-	for _, tok := range strings.Fields(emLower(m.Computed.Get("class"))) {
+// emImageAlign is the alignment token of the lower-cased class cls (or
+// the block's text-align), centre by default.
+func emImageAlign(m *design.Module, cls string) string {
+	for rest := cls; ; {
+		var tok string
+		if tok, rest = emNextField(rest); tok == "" {
+			break
+		}
 		switch tok {
 		case "left", "right", "center":
 			return tok
@@ -63,17 +66,31 @@ func emImageAlign(m *design.Module) string {
 	return "center"
 }
 
+// emHasToken reports whether the space-separated list s holds tok.
+func emHasToken(s, tok string) bool {
+	for rest := s; ; {
+		var f string
+		if f, rest = emNextField(rest); f == "" {
+			return false
+		}
+		if f == tok {
+			return true
+		}
+	}
+}
+
 // moduleImage renders an image, linked when it has an href. The width
 // attribute is for Outlook; other clients get max-width so the image
 // shrinks with the column.
 func (w *emailWriter) moduleImage(m *design.Module, b *emBlock) {
 	img := m.Content()
-	align := emImageAlign(m)
+	cls := emLower(m.Computed.Get("class")) // read three times below
+	align := emImageAlign(m, cls)
 	td := w.style()
 	td.raw("text-align:" + align + ";")
 	avail := w.blockOpen(m, "image", &td, align)
-	width := imageWidth(m, img, avail)
-	fullMobile := strings.Contains(emLower(m.Computed.Get("class")), "fullwidthonmobile") ||
+	width := imageWidth(m, img, avail, cls)
+	fullMobile := strings.Contains(cls, "fullwidthonmobile") ||
 		strings.Contains(emLower(m.Mobile.Get("class")), "fullwidth")
 	w.imageTag(design.ImageSrc(img), img.Get("alt").Text(), img.Get("title").Text(),
 		img.Get("href").Text(), img.Get("target").Text(), width, align,
