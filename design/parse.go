@@ -366,9 +366,9 @@ func skipBrackets(s string, i int) int {
 }
 
 // check parses one value as value does, with the same errors and limits,
-// but builds nothing: for Raw values. Two differences, as a Raw value is
+// but builds nothing: for Raw values. One difference, as a Raw value is
 // kept as written: invalid UTF-8 in a string is errNotRaw (decoding would
-// replace it), and MaxString counts a string as written, escapes and all.
+// replace it).
 func (p *parser) check() error {
 	if err := p.startValue(); err != nil {
 		return err
@@ -453,8 +453,10 @@ func (p *parser) checkString() error {
 	start := p.pos + 1
 	i := start
 	var high uint64
+	n := 0 // bytes of the string once unescaped, as MaxString counts them
 	for {
 		var seen uint64
+		run := i
 		i, seen = plainRun(d, i)
 		high |= seen
 		if i >= len(d) {
@@ -463,7 +465,7 @@ func (p *parser) checkString() error {
 		}
 		switch c := d[i]; {
 		case c == '"':
-			if i-start > p.lim.MaxString {
+			if n += i - run; n > p.lim.MaxString {
 				return &limitError{fmt.Sprintf("a string longer than %d bytes", p.lim.MaxString)}
 			}
 			if high&highs != 0 && !utf8.ValidString(d[start:i]) {
@@ -480,15 +482,19 @@ func (p *parser) checkString() error {
 			p.pos = i
 			return p.fail("unexpected end of input in string")
 		}
+		n += i - run
 		switch d[i+1] {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			i += 2
+			n++
 		case 'u':
-			if _, ok := hex4(d, i+2); !ok {
+			r, next, ok := unicodeEscape(d, i+2)
+			if !ok {
 				p.pos = i + 2
 				return p.fail("invalid \\u escape")
 			}
-			i += 6
+			i = next
+			n += utf8.RuneLen(r)
 		default:
 			p.pos = i + 1
 			return p.fail("invalid escape")
@@ -863,24 +869,12 @@ func (p *parser) str() (string, error) {
 			case 't':
 				buf = append(buf, '\t')
 			case 'u':
-				r, ok := hex4(d, i)
+				r, next, ok := unicodeEscape(d, i)
 				if !ok {
 					p.pos = i
 					return "", p.fail("invalid \\u escape")
 				}
-				i += 4
-				if utf16.IsSurrogate(r) {
-					r2, ok2 := rune(0), false
-					if i+1 < len(d) && d[i] == '\\' && d[i+1] == 'u' {
-						r2, ok2 = hex4(d, i+2)
-					}
-					if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
-						r = dec
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				}
+				i = next
 				buf = utf8.AppendRune(buf, r)
 			default:
 				p.pos = i - 1
@@ -903,6 +897,27 @@ func (p *parser) checkStr(s string) (string, error) {
 		return "", &limitError{fmt.Sprintf("a string longer than %d bytes", p.lim.MaxString)}
 	}
 	return s, nil
+}
+
+// unicodeEscape decodes the \\u escape whose hex digits start at i (and
+// the low surrogate that must follow a high one; a lone surrogate is
+// U+FFFD, as in encoding/json), and returns where the escape ends.
+func unicodeEscape(d string, i int) (r rune, next int, ok bool) {
+	if r, ok = hex4(d, i); !ok {
+		return 0, i, false
+	}
+	i += 4
+	if utf16.IsSurrogate(r) {
+		r2, ok2 := rune(0), false
+		if i+1 < len(d) && d[i] == '\\' && d[i+1] == 'u' {
+			r2, ok2 = hex4(d, i+2)
+		}
+		if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
+			return dec, i + 6, true
+		}
+		return utf8.RuneError, i, true
+	}
+	return r, i, true
 }
 
 func hex4(d string, i int) (rune, bool) {

@@ -149,6 +149,17 @@ func TestRawWidgets(t *testing.T) {
 			t.Errorf("widgets %.40q with %+v: err = %v, want ErrTooLarge", tt.widgets, tt.lim, err)
 		}
 	}
+	// MaxString counts a string once unescaped, inside widgets as
+	// elsewhere: 30 × \u00e9 is 180 bytes written, 60 decoded.
+	accents := `["` + strings.Repeat(`\u00e9`, 30) + `\ud83d\ude00\n"]`
+	for _, in := range []string{doc(accents), `{"page":{"rows":[],"x":` + accents + `}}`} {
+		if _, err := DecodeWithLimits([]byte(in), Limits{MaxString: 100}); err != nil {
+			t.Errorf("%.60s…: %v, want it within MaxString 100", in, err)
+		}
+		if _, err := DecodeWithLimits([]byte(in), Limits{MaxString: 64}); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("%.60s…: err = %v, want ErrTooLarge for MaxString 64", in, err)
+		}
+	}
 	// Invalid UTF-8 is replaced, as everywhere: that needs decoding.
 	d, err = Decode([]byte(doc("[\"a\xffb\"]")))
 	if err != nil {
