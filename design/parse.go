@@ -429,19 +429,8 @@ func (p *parser) checkContainer(open byte) error {
 		if err := p.check(); err != nil {
 			return err
 		}
-		p.skipSpace()
-		if p.pos >= len(p.src) {
-			return p.fail("unexpected end of input in " + what)
-		}
-		switch p.src[p.pos] {
-		case ',':
-			p.pos++
-		case closer:
-			p.pos++
-			p.depth--
-			return nil
-		default:
-			return p.fail("expected ',' or '" + string(closer) + "'")
+		if done, err := p.afterElement(closer, what); done || err != nil {
+			return err
 		}
 	}
 }
@@ -635,6 +624,25 @@ func (p *parser) emptyContainer(closer byte) bool {
 	return false
 }
 
+// afterElement reads what follows a container's element: a comma (more
+// to come) or the closer (done, the container is left).
+func (p *parser) afterElement(closer byte, what string) (done bool, err error) {
+	p.skipSpace()
+	if p.pos >= len(p.src) {
+		return false, p.fail("unexpected end of input in " + what)
+	}
+	switch p.src[p.pos] {
+	case ',':
+		p.pos++
+		return false, nil
+	case closer:
+		p.pos++
+		p.depth--
+		return true, nil
+	}
+	return false, p.fail("expected ',' or '" + string(closer) + "'")
+}
+
 // cut takes the next n members of the document's array for a container.
 func (p *parser) cut(n int, malformed string) ([]Member, error) {
 	l := len(p.members)
@@ -703,19 +711,8 @@ func (p *parser) object() ([]Member, error) {
 		} else if err := p.value(&m.Value); err != nil {
 			return nil, err
 		}
-		p.skipSpace()
-		if p.pos >= len(p.src) {
-			return nil, p.fail("unexpected end of input in object")
-		}
-		switch p.src[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
-			p.depth--
-			return members[: i+1 : i+1], nil
-		default:
-			return nil, p.fail("expected ',' or '}'")
+		if done, err := p.afterElement('}', "object"); done || err != nil {
+			return members[: i+1 : i+1], err
 		}
 	}
 }
@@ -744,19 +741,8 @@ func (p *parser) array() ([]Member, error) {
 		if err := p.value(&items[i].Value); err != nil {
 			return nil, err
 		}
-		p.skipSpace()
-		if p.pos >= len(p.src) {
-			return nil, p.fail("unexpected end of input in array")
-		}
-		switch p.src[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
-			p.depth--
-			return items[: i+1 : i+1], nil
-		default:
-			return nil, p.fail("expected ',' or ']'")
+		if done, err := p.afterElement(']', "array"); done || err != nil {
+			return items[: i+1 : i+1], err
 		}
 	}
 }

@@ -253,9 +253,7 @@ func nextAttrSpecial(v string) int {
 	const lows, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(v); i += 8 {
-		w := v[i : i+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		x := emWord(v, i)
 		m := (x - lows) &^ x
 		for _, c := range [...]uint64{'\r', '&'} {
 			y := x ^ (lows * c)

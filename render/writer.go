@@ -164,6 +164,14 @@ func emEscapeBytes(b *bytes.Buffer, s []byte) {
 // emEscapes are the replacements emEscape makes.
 var emEscapes = [256]string{'&': "&amp;", '<': "&lt;", '>': "&gt;", '"': "&quot;"}
 
+// emWord reads the eight bytes of s at i as a little-endian word (the
+// compiler merges the loads).
+func emWord[T string | []byte](s T, i int) uint64 {
+	w := s[i : i+8]
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+}
+
 // emNextEscaped returns the index of the first byte of s at or after i
 // that emEscape replaces, or len(s). Text is mostly plain, so it looks
 // eight bytes at a time ("has a zero byte", Hacker's Delight 6-1, on the
@@ -171,9 +179,7 @@ var emEscapes = [256]string{'&': "&amp;", '<': "&lt;", '>': "&gt;", '"': "&quot;
 func emNextEscaped[T string | []byte](s T, i int) int {
 	const lows, highs = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(s); i += 8 {
-		w := s[i : i+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		x := emWord(s, i)
 		var m uint64
 		for _, c := range [...]uint64{'&', '<', '>', '"'} {
 			v := x ^ (lows * c)
