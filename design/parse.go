@@ -317,6 +317,11 @@ func rawStart(s string, i int) int {
 // checkRaw checks the Raw value at k for shapeOf, at nesting depth, and
 // returns where shapeOf goes on.
 func (p *parser) checkRaw(k, depth int) (int, error) {
+	if end, values, ok := p.validRaw(k, depth); ok {
+		p.values += values
+		p.raws = append(p.raws, rawSpan{k, end})
+		return end, nil
+	}
 	p.pos, p.depth = k, depth
 	err := p.check()
 	p.depth = 0
