@@ -43,6 +43,7 @@ type parser struct {
 	// them without scanning them again.
 	plain     []plainString
 	plainNext int
+	openBuf   [16]openContainer // tree's stack
 }
 
 // plainString is a plain string's text in src: [start, end).
@@ -546,7 +547,7 @@ func parse(src string, lim Limits, raw bool) (Value, error) {
 	}
 	var v Value
 	p.skipSpace()
-	if err := p.value(&v); err != nil {
+	if err := p.tree(&v); err != nil {
 		return Value{}, err
 	}
 	p.skipSpace()
@@ -566,38 +567,6 @@ func (p *parser) startValue() error {
 		return p.fail("unexpected end of input")
 	}
 	return nil
-}
-
-// value parses one value into v (zero on entry).
-func (p *parser) value(v *Value) error {
-	if err := p.startValue(); err != nil {
-		return err
-	}
-	var err error
-	switch c := p.src[p.pos]; c {
-	case '{':
-		v.Kind = Object
-		v.Members, err = p.object()
-	case '[':
-		v.Kind = Array
-		v.Members, err = p.array()
-	case '"':
-		v.Kind = String
-		v.Str, err = p.str()
-	case 't':
-		err = p.literal(v, "true", Bool, true)
-	case 'f':
-		err = p.literal(v, "false", Bool, false)
-	case 'n':
-		err = p.literal(v, "null", Null, false)
-	default:
-		if c == '-' || (c >= '0' && c <= '9') {
-			err = p.number(v)
-		} else {
-			err = p.fail(fmt.Sprintf("invalid character %q", c))
-		}
-	}
-	return err
 }
 
 func (p *parser) literal(v *Value, word string, k Kind, b bool) error {
@@ -669,87 +638,141 @@ func (p *parser) children() (int, error) {
 	return n, nil
 }
 
-func (p *parser) object() ([]Member, error) {
-	if err := p.enter(); err != nil {
-		return nil, err
-	}
-	n, err := p.children()
-	if err != nil {
-		return nil, err
-	}
-	p.pos++ // {
-	if p.emptyContainer('}') {
-		return nil, nil
-	}
-	members, err := p.cut(n, "malformed object")
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; ; i++ {
-		p.skipSpace()
-		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
-			return nil, p.fail("expected a member name")
+// openContainer is an object or array the parse is inside.
+type openContainer struct {
+	v *Value // its Members are the children cut for it
+	i int    // the child being parsed
+}
+
+// tree parses the value at p.pos into v (zero on entry), and everything
+// inside it: a recursive descent, written as one loop over a stack of
+// open containers, as calls per value were most of the parse's time.
+func (p *parser) tree(v *Value) error {
+	open := p.openBuf[:0] // grows past it only for deep documents
+	for {
+		// The value v starts at p.pos.
+		if err := p.startValue(); err != nil {
+			return err
 		}
-		if i >= n {
-			return nil, p.fail("malformed object") // unreachable: see shapeOf
-		}
-		m := &members[i]
-		keyStart := p.pos
-		key, err := p.str()
-		if err != nil {
-			return nil, err
-		}
-		m.Key = key
-		raw := p.raw && p.src[keyStart:p.pos] == rawKey
-		p.skipSpace()
-		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
-			return nil, p.fail("expected ':'")
-		}
-		p.pos++
-		p.skipSpace()
-		if raw && p.pos < len(p.src) && p.src[p.pos] == '[' {
-			start := p.pos
-			if err := p.skipRaw(); err != nil {
-				return nil, err
+		var err error
+		switch c := p.src[p.pos]; c {
+		case '{', '[':
+			kind, closer, malformed := Object, byte('}'), "malformed object"
+			if c == '[' {
+				kind, closer, malformed = Array, ']', "malformed array"
 			}
-			m.Value = Value{Kind: Raw, Str: p.src[start:p.pos]}
-		} else if err := p.value(&m.Value); err != nil {
-			return nil, err
+			v.Kind = kind
+			if err := p.enter(); err != nil {
+				return err
+			}
+			n, err := p.children()
+			if err != nil {
+				return err
+			}
+			p.pos++
+			if p.emptyContainer(closer) {
+				break
+			}
+			if v.Members, err = p.cut(n, malformed); err != nil {
+				return err
+			}
+			open = append(open, openContainer{v: v})
+			next, err := p.child(&open[len(open)-1])
+			if err != nil {
+				return err
+			}
+			if next != nil {
+				v = next
+				continue
+			}
+		case '"':
+			v.Kind = String
+			v.Str, err = p.str()
+		case 't':
+			err = p.literal(v, "true", Bool, true)
+		case 'f':
+			err = p.literal(v, "false", Bool, false)
+		case 'n':
+			err = p.literal(v, "null", Null, false)
+		default:
+			if c == '-' || (c >= '0' && c <= '9') {
+				err = p.number(v)
+			} else {
+				err = p.fail(fmt.Sprintf("invalid character %q", c))
+			}
 		}
-		if done, err := p.afterElement('}', "object"); done || err != nil {
-			return members[: i+1 : i+1], err
+		if err != nil {
+			return err
+		}
+		// After a value: a comma leads to its container's next child, the
+		// closer closes the container.
+		for v = nil; v == nil; {
+			if len(open) == 0 {
+				return nil
+			}
+			top := &open[len(open)-1]
+			closer, what := byte(']'), "array"
+			if top.v.Kind == Object {
+				closer, what = '}', "object"
+			}
+			done, err := p.afterElement(closer, what)
+			if err != nil {
+				return err
+			}
+			if done {
+				top.v.Members = top.v.Members[: top.i+1 : top.i+1]
+				open = open[:len(open)-1]
+				continue
+			}
+			top.i++
+			if v, err = p.child(top); err != nil {
+				return err
+			}
 		}
 	}
 }
 
-func (p *parser) array() ([]Member, error) {
-	if err := p.enter(); err != nil {
-		return nil, err
-	}
-	n, err := p.children()
-	if err != nil {
-		return nil, err
-	}
-	p.pos++ // [
-	if p.emptyContainer(']') {
-		return nil, nil
-	}
-	items, err := p.cut(n, "malformed array")
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; ; i++ {
-		p.skipSpace()
-		if i >= n {
+// child reads what comes before the value of c's child c.i: the space,
+// and for an object the member name and colon. It returns the value to
+// parse next, or nil when the child is complete already (a Raw member).
+func (p *parser) child(c *openContainer) (*Value, error) {
+	p.skipSpace()
+	members := c.v.Members
+	if c.v.Kind == Array {
+		if c.i >= len(members) {
 			return nil, p.fail("malformed array") // unreachable: see shapeOf
 		}
-		if err := p.value(&items[i].Value); err != nil {
+		return &members[c.i].Value, nil
+	}
+	if p.pos >= len(p.src) || p.src[p.pos] != '"' {
+		return nil, p.fail("expected a member name")
+	}
+	if c.i >= len(members) {
+		return nil, p.fail("malformed object") // unreachable: see shapeOf
+	}
+	m := &members[c.i]
+	keyStart := p.pos
+	key, err := p.str()
+	if err != nil {
+		return nil, err
+	}
+	m.Key = key
+	raw := p.raw && p.src[keyStart:p.pos] == rawKey
+	p.skipSpace()
+	if p.pos >= len(p.src) || p.src[p.pos] != ':' {
+		return nil, p.fail("expected ':'")
+	}
+	p.pos++
+	p.skipSpace()
+	if raw && p.pos < len(p.src) && p.src[p.pos] == '[' {
+		start := p.pos
+		if err := p.skipRaw(); err != nil {
 			return nil, err
 		}
-		if done, err := p.afterElement(']', "array"); done || err != nil {
-			return items[: i+1 : i+1], err
-		}
+		m.Value = Value{Kind: Raw, Str: p.src[start:p.pos]}
+		return nil, nil
 	}
+	return &m.Value, nil
 }
 
 func (p *parser) number(v *Value) error {

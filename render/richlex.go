@@ -26,8 +26,9 @@ type richToken struct {
 	// text, written as is (entities stay as written) unless escape is set.
 	name, text string
 	escape     bool
-	// attrs are w.richAttrs[attr0:attr1]: a start tag's attributes, keys
-	// lower-cased and values unescaped, first occurrence of a key only.
+	// attrs are w.richAttrs[attr0:attr1]: a start tag's attributes that
+	// richAttrKept, keys lower-cased and values unescaped, first occurrence
+	// of a key only.
 	attr0, attr1 int32
 }
 
@@ -122,6 +123,7 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 				return false
 			}
 			key, val := emLowerASCII(src[start:i]), ""
+			kept := richAttrKept(key)
 			k := i
 			for k < n && isTagSpace(src[k]) {
 				k++
@@ -156,10 +158,16 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 					}
 					val, i = src[start:k], k
 				}
+				if !kept {
+					continue // its value is never read
+				}
 				var ok bool
 				if val, ok = unescapeSimpleAttr(val); !ok {
 					return false
 				}
+			}
+			if !kept {
+				continue
 			}
 			// The tokenizer keeps the first of repeated attributes.
 			dup := false
@@ -205,12 +213,21 @@ func (w *emailWriter) lexRichFull(src string) {
 			for hasAttr && tt != html.EndTagToken {
 				var k, v []byte
 				k, v, hasAttr = z.TagAttr()
-				attrs = append(attrs, richAttr{string(k), string(v)})
+				if richAttrKept(string(k)) {
+					attrs = append(attrs, richAttr{string(k), string(v)})
+				}
 			}
 			tok.attr1 = int32(len(attrs))
 			toks = append(toks, tok)
 		}
 	}
+}
+
+// richAttrKept reports whether the sanitiser may keep an attribute (on
+// some element): the lexers leave out the others, and do not even decode
+// their values (editors' data-mce-style copies are a third of their HTML).
+func richAttrKept(key string) bool {
+	return key == "href" || key == "src" || key == "style" || emAllowedAttr(key)
 }
 
 // keepRichTokens stores a lexer's output, noting how much of the buffers

@@ -1,58 +1,96 @@
-// Renders MJML files with mjml in one warm Node process and prints, per
-// file, the time of one render (JSON, one line per file).
+// Renders MJML with mjml in one warm Node process and reports the time of
+// each render. Two ways to drive it:
 //
 //   node render.js -n 200 -warmup 20 a.mjml b.mjml
+//     renders each file `warmup` times unmeasured (JIT, caches), then `n`
+//     times, and prints one JSON line per file (mean, median, min);
 //
-// Each file is rendered `warmup` times unmeasured (JIT, caches), then `n`
-// times, each timed on its own; mjml2html is awaited each time (it returns
-// a promise in mjml 5). Default options, as an integrator would call it.
+//   node render.js -serve
+//     reads one JSON request per line from stdin,
+//       {"file": "a.mjml", "n": 40, "warmup": 0, "max_seconds": 10}
+//     and answers each with one JSON line holding every render's time
+//     ("times_ms"), so that a caller can interleave rounds of mjml with
+//     rounds of another renderer and let both see the same machine load.
+//
+// mjml2html is awaited each time (it returns a promise in mjml 5), with
+// default options, as an integrator would call it.
 'use strict';
 
 const fs = require('fs');
 const path = require('path');
+const readline = require('readline');
 const mjml2html = require('mjml');
 
 function parseArgs(argv) {
-  const opts = { n: 100, warmup: 10, maxSeconds: 60, files: [] };
+  const opts = { n: 100, warmup: 10, maxSeconds: 60, serve: false, files: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '-n') opts.n = Number(argv[++i]);
     else if (a === '-warmup') opts.warmup = Number(argv[++i]);
     else if (a === '-max-seconds') opts.maxSeconds = Number(argv[++i]);
+    else if (a === '-serve') opts.serve = true;
     else opts.files.push(a);
   }
-  if (!(opts.n > 0) || !(opts.warmup >= 0) || opts.files.length === 0) {
-    console.error('usage: node render.js [-n N] [-warmup W] [-max-seconds S] file.mjml...');
+  if (!(opts.n > 0) || !(opts.warmup >= 0) || (opts.files.length === 0) === !opts.serve) {
+    console.error('usage: node render.js [-n N] [-warmup W] [-max-seconds S] file.mjml... | node render.js -serve');
     process.exit(2);
   }
   return opts;
 }
 
+// Sources are read once per process: the timed work is mjml's alone.
+const sources = new Map();
+
+// renderTimes renders file warmup times unmeasured, then up to n times
+// (fewer if maxSeconds pass first), and returns each render's time in ms
+// with the last output.
+async function renderTimes(file, n, warmup, maxSeconds) {
+  if (!sources.has(file)) sources.set(file, fs.readFileSync(file, 'utf8'));
+  const src = sources.get(file);
+  let out;
+  for (let i = 0; i < warmup; i++) out = await mjml2html(src);
+  const times = [];
+  const stopAt = process.hrtime.bigint() + BigInt(Math.round(maxSeconds * 1e9));
+  for (let i = 0; i < n && process.hrtime.bigint() < stopAt; i++) {
+    const t0 = process.hrtime.bigint();
+    out = await mjml2html(src);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  if (out === undefined) out = await mjml2html(src);
+  return { times, out };
+}
+
+function outputInfo(out) {
+  return {
+    html_bytes: Buffer.byteLength(out.html),
+    errors: out.errors.length,
+    first_error: out.errors.length ? out.errors[0].formattedMessage : undefined,
+  };
+}
+
+async function serve() {
+  const lines = readline.createInterface({ input: process.stdin, terminal: false });
+  for await (const line of lines) {
+    if (line.trim() === '') continue;
+    const req = JSON.parse(line);
+    const { times, out } = await renderTimes(req.file, req.n, req.warmup || 0, req.max_seconds || 60);
+    console.log(JSON.stringify({ file: path.basename(req.file), times_ms: times, ...outputInfo(out) }));
+  }
+}
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
+  if (opts.serve) return serve();
   for (const file of opts.files) {
-    const src = fs.readFileSync(file, 'utf8');
-    let out = await mjml2html(src);
-    for (let i = 1; i < opts.warmup; i++) out = await mjml2html(src);
-    const times = [];
-    // Bounded in time as well as count: a slow document stops early.
-    const stopAt = process.hrtime.bigint() + BigInt(Math.round(opts.maxSeconds * 1e9));
-    for (let i = 0; i < opts.n && process.hrtime.bigint() < stopAt; i++) {
-      const t0 = process.hrtime.bigint();
-      out = await mjml2html(src);
-      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
+    const { times, out } = await renderTimes(file, opts.n, opts.warmup, opts.maxSeconds);
     const sorted = [...times].sort((a, b) => a - b);
-    const mean = times.reduce((s, t) => s + t, 0) / times.length;
     console.log(JSON.stringify({
       file: path.basename(file),
       n: times.length,
-      mean_ms: mean,
+      mean_ms: times.reduce((s, t) => s + t, 0) / times.length,
       median_ms: sorted[Math.floor(sorted.length / 2)],
       min_ms: sorted[0],
-      html_bytes: Buffer.byteLength(out.html),
-      errors: out.errors.length,
-      first_error: out.errors.length ? out.errors[0].formattedMessage : undefined,
+      ...outputInfo(out),
     }));
   }
 }

@@ -1,8 +1,10 @@
 // Command mjmlcompare times render.HTML against MJML on the same designs in
-// one run: for each design it exports MJML with render.MJML, times our
-// decode+render in this process, then has one warm Node process (bench/mjml,
-// mjml from npm) render the exported MJML many times, and prints both
-// per-render times and their ratio.
+// one run: for each design it exports MJML with render.MJML, then times our
+// decode+render in this process and has one warm Node process (bench/mjml,
+// mjml from npm) render the exported MJML, and prints both per-render
+// times and their ratio. The timing goes in rounds: in each, every design
+// is timed with ours and then with mjml, so that a change in the machine's
+// load falls on both sides alike.
 //
 // Both sides start from their own source text: ours from the design JSON
 // (design.Decode + render.HTML), MJML's from the MJML text (mjml2html
@@ -12,7 +14,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,7 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -40,25 +41,25 @@ var defaultDesigns = []string{
 	"check-api-spotlight__complex-template.json",
 }
 
-// nodeResult is one line of bench/mjml/render.js.
-type nodeResult struct {
-	File       string  `json:"file"`
-	N          int     `json:"n"`
-	MeanMs     float64 `json:"mean_ms"`
-	MedianMs   float64 `json:"median_ms"`
-	MinMs      float64 `json:"min_ms"`
-	HTMLBytes  int     `json:"html_bytes"`
-	Errors     int     `json:"errors"`
-	FirstError string  `json:"first_error"`
+// mjmlStats are mjml's figures for one design.
+type mjmlStats struct {
+	N                       int
+	MeanMs, MedianMs, MinMs float64
+	HTMLBytes               int
+	Errors                  int
+	FirstError              string
 }
 
 type row struct {
 	name                  string
 	jsonBytes, mjmlBytes  int
 	ourHTMLBytes          int
+	mjmlFile              string
+	ours                  ourTimes
+	mjmlTimes             []float64 // ms, every timed render over the rounds
 	ourN                  int
 	ourTotal, ourRender   time.Duration // per render: decode+render, render only
-	mjml                  nodeResult
+	mjml                  mjmlStats
 	ratioMean, ratioFloor float64
 }
 
@@ -74,15 +75,18 @@ func run() error {
 	designs := flag.String("designs", strings.Join(defaultDesigns, ","), "comma-separated design files in -corpus")
 	nodeDir := flag.String("node-dir", "bench/mjml", "directory of render.js (with node_modules)")
 	outDir := flag.String("out", "", "where to write the exported .mjml files (default: a temporary directory)")
-	n := flag.Int("n", 50, "MJML renders per design (after warm-up)")
+	n := flag.Int("n", 50, "MJML renders per design (after warm-up), over all rounds")
 	warmup := flag.Int("warmup", 10, "unmeasured MJML renders per design")
-	goTime := flag.Duration("go-time", time.Second, "time spent measuring our renderer per design")
+	goTime := flag.Duration("go-time", time.Second, "time spent measuring our renderer per design, over all rounds")
+	rounds := flag.Int("rounds", 5, "rounds: in each, every design is timed with ours, then with mjml, so that both see the same machine load")
+	settle := flag.Duration("settle", 200*time.Millisecond, "pause before each side's turn, for the other's background work to finish")
 	maxSeconds := flag.Float64("max-seconds", 20, "bound on MJML measuring time per design")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	flag.Parse()
 
-	if *n < 1 || *n > 10_000 || *warmup < 0 || *warmup > 1000 || *goTime <= 0 || *goTime > 30*time.Second {
-		return errors.New("flags out of range (-n 1..10000, -warmup 0..1000, -go-time (0,30s])")
+	if *n < 1 || *n > 10_000 || *warmup < 0 || *warmup > 1000 || *goTime <= 0 || *goTime > 30*time.Second ||
+		*rounds < 1 || *rounds > 100 || *rounds > *n || *maxSeconds <= 0 {
+		return errors.New("flags out of range (-n 1..10000, -warmup 0..1000, -go-time (0,30s], -rounds 1..min(100,n), -max-seconds > 0)")
 	}
 	dir := *outDir
 	if dir != "" {
@@ -99,33 +103,57 @@ func run() error {
 	}
 
 	var rows []*row
-	var mjmlFiles []string
 	for _, name := range strings.Split(*designs, ",") {
 		name = strings.TrimSpace(name)
 		data, err := os.ReadFile(filepath.Join(*corpus, name))
 		if err != nil {
 			return err
 		}
-		r, mj, err := measureOurs(name, data, *goTime)
+		r, err := prepare(name, data, dir)
 		if err != nil {
 			return err
 		}
-		file := filepath.Join(dir, strings.TrimSuffix(name, ".json")+".mjml")
-		if err := os.WriteFile(file, mj, 0o644); err != nil {
-			return err
-		}
 		rows = append(rows, r)
-		mjmlFiles = append(mjmlFiles, file)
 	}
 
-	results, err := runNode(*nodeDir, *n, *warmup, *maxSeconds, mjmlFiles)
+	node, err := startNode(*nodeDir)
 	if err != nil {
 		return err
 	}
-	for i, r := range rows {
-		r.mjml = results[i]
-		r.ratioMean = r.mjml.MeanMs * 1e6 / float64(r.ourTotal.Nanoseconds())
-		r.ratioFloor = r.mjml.MinMs * 1e6 / float64(r.ourTotal.Nanoseconds())
+	defer node.close()
+	for _, r := range rows {
+		if err := r.ours.warmUp(); err != nil {
+			return err
+		}
+		if _, err := node.render(r, 0, *warmup, *maxSeconds); err != nil {
+			return err
+		}
+	}
+	// Rounds: the machine's load drifts (more so on a shared VM), and
+	// timing all of ours and then all of mjml's would let the drift fall
+	// on one side only.
+	for round := range *rounds {
+		for _, r := range rows {
+			// Each side is timed alone: Node's and Go's background work
+			// (collectors, compiler threads) from the other side's turn
+			// settles first.
+			time.Sleep(*settle)
+			if err := r.ours.measure(*goTime / time.Duration(*rounds)); err != nil {
+				return err
+			}
+			runtime.GC()
+			time.Sleep(*settle)
+			// The renders left, spread over the rounds left.
+			count := (*n - len(r.mjmlTimes) + *rounds - round - 1) / (*rounds - round)
+			times, err := node.render(r, count, 0, *maxSeconds/float64(*rounds))
+			if err != nil {
+				return err
+			}
+			r.mjmlTimes = append(r.mjmlTimes, times...)
+		}
+	}
+	for _, r := range rows {
+		r.finish()
 	}
 	printTable(os.Stdout, rows)
 	if *jsonOut != "" {
@@ -141,29 +169,29 @@ func run() error {
 	return nil
 }
 
-// measureOurs times design.Decode+render.HTML (and render.HTML alone) on
-// data for about d, after a short warm-up, and returns the MJML export.
-func measureOurs(name string, data []byte, d time.Duration) (*row, []byte, error) {
-	// One core (GOMAXPROCS=1), as the targets are stated and as Node runs
-	// mjml's JavaScript on one thread.
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+// prepare decodes and renders a design once, writes its MJML export to dir
+// and sets up the timing of ours.
+func prepare(name string, data []byte, dir string) (*row, error) {
 	dsg, err := design.Decode(data)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	mj, err := render.MJML(dsg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: MJML: %w", name, err)
+		return nil, fmt.Errorf("%s: MJML: %w", name, err)
 	}
 	out, err := render.HTML(dsg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: HTML: %w", name, err)
+		return nil, fmt.Errorf("%s: HTML: %w", name, err)
 	}
-	r := &row{name: name, jsonBytes: len(data), mjmlBytes: len(mj), ourHTMLBytes: len(out.Body)}
-
+	file := filepath.Join(dir, strings.TrimSuffix(name, ".json")+".mjml")
+	if err := os.WriteFile(file, mj, 0o644); err != nil {
+		return nil, err
+	}
+	r := &row{name: name, jsonBytes: len(data), mjmlBytes: len(mj), ourHTMLBytes: len(out.Body), mjmlFile: file}
 	// As content_service does per request: decode, render, and hand the
 	// output's buffer back once it is written.
-	full := func() error {
+	r.ours.full = func() error {
 		x, err := design.Decode(data)
 		if err != nil {
 			return err
@@ -172,64 +200,148 @@ func measureOurs(name string, data []byte, d time.Duration) (*row, []byte, error
 		out.Release()
 		return err
 	}
-	renderOnly := func() error {
+	r.ours.renderOnly = func() error {
 		out, err := render.HTML(dsg)
 		out.Release()
 		return err
 	}
-	var iters int
-	if r.ourTotal, iters, err = timeLoop(full, d); err != nil {
-		return nil, nil, err
-	}
-	r.ourN = iters
-	if r.ourRender, _, err = timeLoop(renderOnly, d/2); err != nil {
-		return nil, nil, err
-	}
-	return r, mj, nil
+	return r, nil
 }
 
-// timeLoop runs fn (after 10 warm-up calls) until d has passed, at most a
-// million times, and returns the mean time per call.
-func timeLoop(fn func() error, d time.Duration) (time.Duration, int, error) {
+// ourTimes accumulates the timing of our decode+render (and of render
+// alone) over the rounds.
+type ourTimes struct {
+	full, renderOnly func() error
+	fullTime         time.Duration
+	fullN            int
+	renderTime       time.Duration
+	renderN          int
+}
+
+func (o *ourTimes) warmUp() error {
 	for range 10 {
-		if err := fn(); err != nil {
-			return 0, 0, err
+		if err := o.full(); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// measure spends about d timing decode+render, then d/2 timing render
+// alone. One core (GOMAXPROCS=1), as the targets are stated and as Node
+// runs mjml's JavaScript on one thread.
+func (o *ourTimes) measure(d time.Duration) error {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	// Unmeasured first: caches and the collector's pace are the previous
+	// design's (or mjml's) until then.
+	if _, _, err := timeLoop(o.full, d/4); err != nil {
+		return err
+	}
+	t, n, err := timeLoop(o.full, d)
+	if err != nil {
+		return err
+	}
+	o.fullTime += t
+	o.fullN += n
+	t, n, err = timeLoop(o.renderOnly, d/2)
+	o.renderTime += t
+	o.renderN += n
+	return err
+}
+
+// timeLoop runs fn until d has passed (at least once, at most a million
+// times) and returns the time taken and the number of calls.
+func timeLoop(fn func() error, d time.Duration) (time.Duration, int, error) {
 	start := time.Now()
 	iters := 0
-	for time.Since(start) < d && iters < 1_000_000 {
+	for iters == 0 || time.Since(start) < d && iters < 1_000_000 {
 		if err := fn(); err != nil {
 			return 0, 0, err
 		}
 		iters++
 	}
-	return time.Since(start) / time.Duration(iters), iters, nil
+	return time.Since(start), iters, nil
 }
 
-func runNode(dir string, n, warmup int, maxSeconds float64, files []string) ([]nodeResult, error) {
-	args := []string{filepath.Join(dir, "render.js"), "-n", strconv.Itoa(n), "-warmup", strconv.Itoa(warmup),
-		"-max-seconds", strconv.FormatFloat(maxSeconds, 'f', -1, 64)}
-	cmd := exec.Command("node", append(args, files...)...)
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
+// finish turns the accumulated times into the row's figures.
+func (r *row) finish() {
+	r.ourN = r.ours.fullN
+	r.ourTotal = r.ours.fullTime / time.Duration(r.ours.fullN)
+	r.ourRender = r.ours.renderTime / time.Duration(r.ours.renderN)
+	t := r.mjmlTimes
+	r.mjml.N = len(t)
+	if len(t) > 0 {
+		sorted := append([]float64(nil), t...)
+		sort.Float64s(sorted)
+		sum := 0.0
+		for _, x := range t {
+			sum += x
+		}
+		r.mjml.MeanMs, r.mjml.MedianMs, r.mjml.MinMs = sum/float64(len(t)), sorted[len(t)/2], sorted[0]
+		r.ratioMean = r.mjml.MeanMs * 1e6 / float64(r.ourTotal.Nanoseconds())
+		r.ratioFloor = r.mjml.MinMs * 1e6 / float64(r.ourTotal.Nanoseconds())
+	}
+}
+
+// nodeProcess is bench/mjml/render.js in -serve mode.
+type nodeProcess struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+func startNode(dir string) (*nodeProcess, error) {
+	cmd := exec.Command("node", filepath.Join(dir, "render.js"), "-serve")
 	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("node render.js: %w", err)
 	}
-	var results []nodeResult
-	sc := bufio.NewScanner(&stdout)
-	for sc.Scan() {
-		var r nodeResult
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("node output %q: %w", sc.Text(), err)
-		}
-		results = append(results, r)
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	return &nodeProcess{cmd: cmd, in: in, out: sc}, nil
+}
+
+// nodeAnswer is one line of render.js -serve.
+type nodeAnswer struct {
+	File       string    `json:"file"`
+	TimesMs    []float64 `json:"times_ms"`
+	HTMLBytes  int       `json:"html_bytes"`
+	Errors     int       `json:"errors"`
+	FirstError string    `json:"first_error"`
+}
+
+// render has Node render r's MJML warmup times unmeasured, then n times,
+// within maxSeconds, and returns the n times (ms).
+func (p *nodeProcess) render(r *row, n, warmup int, maxSeconds float64) ([]float64, error) {
+	req, err := json.Marshal(map[string]any{"file": r.mjmlFile, "n": n, "warmup": warmup, "max_seconds": maxSeconds})
+	if err != nil {
+		return nil, err
 	}
-	if len(results) != len(files) {
-		return nil, fmt.Errorf("node rendered %d of %d files", len(results), len(files))
+	if _, err := p.in.Write(append(req, '\n')); err != nil {
+		return nil, fmt.Errorf("node render.js: %w", err)
 	}
-	return results, nil
+	if !p.out.Scan() {
+		return nil, fmt.Errorf("node render.js stopped answering: %v", p.out.Err())
+	}
+	var a nodeAnswer
+	if err := json.Unmarshal(p.out.Bytes(), &a); err != nil {
+		return nil, fmt.Errorf("node output %q: %w", p.out.Text(), err)
+	}
+	r.mjml.HTMLBytes, r.mjml.Errors, r.mjml.FirstError = a.HTMLBytes, a.Errors, a.FirstError
+	return a.TimesMs, nil
+}
+
+func (p *nodeProcess) close() {
+	_ = p.in.Close()
+	_ = p.cmd.Wait()
 }
 
 // Result is one design's comparison, as written by -json.
