@@ -776,49 +776,55 @@ func (p *parser) child(c *openContainer) (*Value, error) {
 }
 
 func (p *parser) number(v *Value) error {
-	start := p.pos
-	d := p.src
-	i := p.pos
-	if i < len(d) && d[i] == '-' {
+	end, ok := scanNumber(p.src, p.pos)
+	if !ok {
+		p.pos = end
+		return p.fail("invalid number")
+	}
+	v.Kind, v.Str = Number, p.src[p.pos:end]
+	p.pos = end
+	return nil
+}
+
+// scanNumber reads the JSON number at i of s: it returns the index past
+// it, or false and the index where the grammar fails.
+func scanNumber(s string, i int) (int, bool) {
+	digits := func(i int) int {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	if i < len(s) && s[i] == '-' {
 		i++
 	}
 	switch {
-	case i < len(d) && d[i] == '0':
+	case i < len(s) && s[i] == '0':
 		i++
-	case i < len(d) && d[i] >= '1' && d[i] <= '9':
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digits(i)
 	default:
-		p.pos = i
-		return p.fail("invalid number")
+		return i, false
 	}
-	if i < len(d) && d[i] == '.' {
+	if i < len(s) && s[i] == '.' {
+		if j := digits(i + 1); j > i+1 {
+			i = j
+		} else {
+			return i + 1, false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
-		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			p.pos = i
-			return p.fail("invalid number")
-		}
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
+		}
+		if j := digits(i); j > i {
+			i = j
+		} else {
+			return i, false
 		}
 	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		if i >= len(d) || d[i] < '0' || d[i] > '9' {
-			p.pos = i
-			return p.fail("invalid number")
-		}
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-	}
-	p.pos = i
-	v.Kind, v.Str = Number, p.src[start:i]
-	return nil
+	return i, true
 }
 
 // str parses a JSON string at p.pos (which is '"'). Invalid UTF-8 is

@@ -75,7 +75,7 @@ func (p *parser) validRaw(i, depth int) (end, values int, ok bool) {
 			}
 			i += 4
 		default:
-			if i = validNumber(s, i); i < 0 {
+			if i, valid = scanNumber(s, i); !valid {
 				return 0, 0, false
 			}
 		}
@@ -165,45 +165,4 @@ func validString(s string, i, maxString int) (int, bool) {
 		return i, false
 	}
 	return i + 1, true
-}
-
-// validNumber returns the index past the number at i, or -1 where number
-// would fail.
-func validNumber(s string, i int) int {
-	digits := func(i int) int {
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		i = digits(i)
-	default:
-		return -1
-	}
-	if i < len(s) && s[i] == '.' {
-		if j := digits(i + 1); j > i+1 {
-			i = j
-		} else {
-			return -1
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if j := digits(i); j > i {
-			i = j
-		} else {
-			return -1
-		}
-	}
-	return i
 }
