@@ -7,8 +7,8 @@ import "unicode/utf8"
 const rawMaxNest = 64
 
 // validRaw is check for the Raw array at i, as one loop without calls per
-// value: Raw values are half of a legacy design and checking them was a
-// fifth of its decode. It answers only when it is sure: ok means check
+// value: Raw values are half of a legacy design, and checking them took a
+// fifth of its decode and render. It answers only when it is sure: ok means check
 // would succeed, end where check would stop and values how many values
 // it would count. Anything else (a syntax error, a limit reached or
 // nearly so, invalid UTF-8, deep nesting) is ok false, and check then
