@@ -38,16 +38,23 @@ type parser struct {
 	// parse steps over them.
 	raws    []rawSpan
 	rawNext int
-	// plain are the strings shapeOf found plain (no escape, control
-	// character or invalid UTF-8), in document order: the parse takes
-	// them without scanning them again.
-	plain     []plainString
-	plainNext int
+	// known are the strings shapeOf has read, in document order: the
+	// parse takes them without scanning them again. Plain ones (no escape,
+	// control character or invalid UTF-8) are substrings of src; escaped
+	// ones shapeOf unescaped into arena, all of a document's into one
+	// buffer that becomes one string, where unescaping each in the parse
+	// would scan it a second time and allocate it on its own.
+	known     []knownString
+	knownNext int
+	arenaBuf  []byte            // escaped strings' text, unescaped, as shapeOf builds it
+	arena     string            // arenaBuf once shapeOf is done
 	openBuf   [16]openContainer // tree's stack
 }
 
-// plainString is a plain string's text in src: [start, end).
-type plainString struct{ start, end int32 }
+// knownString is a string shapeOf read: its text in src is [start, end)
+// (end is the closing quote); unescaped, it is arena[a0:a1], or src's
+// text itself when a0 < 0.
+type knownString struct{ start, end, a0, a1 int32 }
 
 // rawSpan is a Raw value's place in src; end < 0 when it failed its check
 // (the parse checks it again in document order, to report the first
@@ -263,18 +270,33 @@ func (p *parser) shapeOf(stack []int32) (shape, stackOut []int32, members, items
 }
 
 // scanString returns the index just past the string opening at i, as
-// skipString does, and notes it in p.plain when it is plain.
+// skipString does, and notes it in p.known when it is plain, or valid
+// and escaped (unescaping it into p.arenaBuf).
 func (p *parser) scanString(i int) int {
-	end, high := plainRun(p.src, i+1)
-	if end < len(p.src) && p.src[end] == '"' && end <= maxSimplePos &&
-		(high&highs == 0 || utf8.ValidString(p.src[i+1:end])) {
-		p.plain = append(p.plain, plainString{int32(i + 1), int32(end)})
+	s := p.src
+	end, high := plainRun(s, i+1)
+	if end < len(s) && s[end] == '"' && end <= maxSimplePos &&
+		(high&highs == 0 || utf8.ValidString(s[i+1:end])) {
+		p.known = append(p.known, knownString{int32(i + 1), int32(end), -1, -1})
 		return end + 1
 	}
-	return skipString(p.src, end) // from the escape, control byte or quote
+	if end < len(s) && s[end] == '\\' && len(s) <= maxSimplePos && len(p.arenaBuf) <= maxSimplePos-len(s) {
+		// Errors and invalid UTF-8 are left to the parse, which reports
+		// them (or replaces it) in document order.
+		a0 := len(p.arenaBuf)
+		buf := append(p.arenaBuf, s[i+1:end]...)
+		buf, next, msg, _ := unescape(s, end, buf)
+		if msg == "" && utf8.Valid(buf[a0:]) {
+			p.arenaBuf = buf
+			p.known = append(p.known, knownString{int32(i + 1), int32(next - 1), int32(a0), int32(len(buf))})
+			return next
+		}
+		p.arenaBuf = buf[:a0]
+	}
+	return skipString(s, end) // from the escape, control byte or quote
 }
 
-// maxSimplePos bounds the offsets p.plain holds (int32).
+// maxSimplePos bounds the offsets p.known holds (int32).
 const maxSimplePos = 1<<31 - 1
 
 // skipString returns the index just past the string whose text starts at
@@ -500,8 +522,8 @@ func (p *parser) checkString() error {
 // scratch holds a parser's buffers between documents.
 type scratch struct {
 	shape, stack []int32
-	str          []byte
-	plain        []plainString
+	str, arena   []byte
+	known        []knownString
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -520,13 +542,17 @@ func parseDocument(src string, lim Limits) (Value, error) {
 
 func parse(src string, lim Limits, raw bool) (Value, error) {
 	sc := scratchPool.Get().(*scratch)
-	p := &parser{src: src, lim: lim, shape: sc.shape, strBuf: sc.str[:0], plain: sc.plain[:0], raw: raw}
+	p := &parser{src: src, lim: lim, shape: sc.shape, strBuf: sc.str[:0], known: sc.known[:0], arenaBuf: sc.arena[:0], raw: raw}
 	shape, stack, members, items, err := p.shapeOf(sc.stack)
 	p.shape, p.pos = shape, 0
+	p.arena = string(p.arenaBuf)
 	defer func() {
-		sc.shape, sc.stack, sc.str, sc.plain = p.shape[:0], stack[:0], p.strBuf[:0], p.plain[:0]
-		if cap(sc.plain) > maxPooled/8 {
-			sc.plain = nil
+		sc.shape, sc.stack, sc.str, sc.known, sc.arena = p.shape[:0], stack[:0], p.strBuf[:0], p.known[:0], p.arenaBuf[:0]
+		if cap(sc.known) > maxPooled/16 {
+			sc.known = nil
+		}
+		if cap(sc.arena) > maxPooled {
+			sc.arena = nil
 		}
 		if cap(sc.shape) > maxPooled/4 {
 			sc.shape = nil
@@ -833,14 +859,17 @@ func scanNumber(s string, i int) (int, bool) {
 func (p *parser) str() (string, error) {
 	// Both passes meet the same strings in the same order; the start is
 	// compared anyway, so that a mismatch can only cost a scan.
-	for p.plainNext < len(p.plain) && int(p.plain[p.plainNext].start) <= p.pos {
-		p.plainNext++
+	for p.knownNext < len(p.known) && int(p.known[p.knownNext].start) <= p.pos {
+		p.knownNext++
 	}
-	if p.plainNext < len(p.plain) {
-		if ps := p.plain[p.plainNext]; int(ps.start) == p.pos+1 {
-			p.plainNext++
-			p.pos = int(ps.end) + 1
-			return p.checkStr(p.src[ps.start:ps.end])
+	if p.knownNext < len(p.known) {
+		if ks := p.known[p.knownNext]; int(ks.start) == p.pos+1 {
+			p.knownNext++
+			p.pos = int(ks.end) + 1
+			if ks.a0 < 0 {
+				return p.checkStr(p.src[ks.start:ks.end])
+			}
+			return p.checkStr(p.arena[ks.a0:ks.a1])
 		}
 	}
 	p.pos++ // opening quote
@@ -855,24 +884,34 @@ func (p *parser) str() (string, error) {
 	}
 	// Unescaping goes through a scratch buffer reused for every string of
 	// the document (and kept with the stacks): only the result is allocated.
-	buf := append(p.strBuf[:0], d[start:i]...)
-	defer func() { p.strBuf = buf[:0] }()
+	buf, next, msg, at := unescape(d, i, append(p.strBuf[:0], d[start:i]...))
+	p.strBuf = buf[:0]
+	if msg != "" {
+		p.pos = at
+		return "", p.fail(msg)
+	}
+	p.pos = next
+	if !utf8.Valid(buf) {
+		return p.checkStr(string([]rune(string(buf))))
+	}
+	return p.checkStr(string(buf))
+}
+
+// unescape appends to buf the text of the string in d from i (inside the
+// string, after its opening quote) to its closing quote, escapes decoded,
+// and returns the index past the quote. On a syntax error it returns the
+// message and the offset to report.
+func unescape(d string, i int, buf []byte) (out []byte, next int, msg string, at int) {
 	for i < len(d) {
 		c := d[i]
 		switch {
 		case c == '"':
-			p.pos = i + 1
-			if !utf8.Valid(buf) {
-				buf = []byte(string([]rune(string(buf))))
-			}
-			return p.checkStr(string(buf))
+			return buf, i + 1, "", 0
 		case c < 0x20:
-			p.pos = i
-			return "", p.fail("control character in string")
+			return buf, i, "control character in string", i
 		case c == '\\':
 			if i+1 >= len(d) {
-				p.pos = i
-				return "", p.fail("unexpected end of input in string")
+				return buf, i, "unexpected end of input in string", i
 			}
 			e := d[i+1]
 			i += 2
@@ -892,14 +931,12 @@ func (p *parser) str() (string, error) {
 			case 'u':
 				r, next, ok := unicodeEscape(d, i)
 				if !ok {
-					p.pos = i
-					return "", p.fail("invalid \\u escape")
+					return buf, i, "invalid \\u escape", i
 				}
 				i = next
 				buf = utf8.AppendRune(buf, r)
 			default:
-				p.pos = i - 1
-				return "", p.fail("invalid escape")
+				return buf, i, "invalid escape", i - 1
 			}
 		default:
 			// Copy the run of plain bytes up to the next quote, escape or
@@ -909,8 +946,7 @@ func (p *parser) str() (string, error) {
 			i = k
 		}
 	}
-	p.pos = i
-	return "", p.fail("unterminated string")
+	return buf, i, "unterminated string", i
 }
 
 func (p *parser) checkStr(s string) (string, error) {

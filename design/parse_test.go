@@ -182,3 +182,66 @@ func TestRawWidgets(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapedStrings: strings shapeOf unescapes into the arena decode as
+// encoding/json decodes them, beside strings it leaves to the parse
+// (invalid UTF-8, bad escapes), and errors keep their offsets.
+func TestEscapedStrings(t *testing.T) {
+	for _, tc := range []struct {
+		doc     string
+		wantErr string // "" when the document is valid
+	}{
+		{doc: `{"a":"x\"y","b":["\\n\t\/","plain","\u00e9\ud83d\ude00"],"c":{"k\"ey":"\"\""}}`},
+		{doc: "{\"a\":\"q\\\"\xffz\",\"b\":\"r\\\"s\"}"}, // invalid UTF-8 after an escape: U+FFFD, then the arena again
+		{doc: `{"a":"\ud800x","b":"\"\u0041"}`},          // lone surrogate
+		{doc: `{"a":"x\"y","b":"bad\q"}`, wantErr: "invalid escape at offset 21"},
+		{doc: `{"a":"x\"y","b":"bad\u12"}`, wantErr: `invalid \u escape at offset 22`},
+		{doc: "{\"a\":\"x\\\"y\",\"b\":\"ctl\\\"\x01\"}", wantErr: "control character in string at offset 22"},
+		{doc: `{"a":"x\"y","b":"open\"`, wantErr: "unterminated string at offset 23"},
+	} {
+		v, err := parseDocument(tc.doc, DefaultLimits())
+		if tc.wantErr != "" {
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("%q: error %v, want %q", tc.doc, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.doc, err)
+			continue
+		}
+		var want any
+		if err := json.Unmarshal([]byte(tc.doc), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := plainValue(&v); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: got %#v, want %#v", tc.doc, got, want)
+		}
+	}
+}
+
+// plainValue is v as encoding/json would decode it into an any.
+func plainValue(v *Value) any {
+	switch v.Kind {
+	case Bool:
+		return v.Bool
+	case Number:
+		f, _ := strconv.ParseFloat(v.Str, 64)
+		return f
+	case String:
+		return v.Str
+	case Array:
+		out := []any{}
+		for i := range v.Members {
+			out = append(out, plainValue(&v.Members[i].Value))
+		}
+		return out
+	case Object:
+		out := map[string]any{}
+		for i := range v.Members {
+			out[v.Members[i].Key] = plainValue(&v.Members[i].Value)
+		}
+		return out
+	}
+	return nil
+}
