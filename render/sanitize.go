@@ -135,7 +135,7 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 						w.attr("src", val)
 					}
 				case key == "style":
-					style = emSafeInlineStyle(val)
+					style = val
 				case emAllowedAttr(key):
 					if key == "target" && a == atom.A {
 						w.attr("target", val)
@@ -145,13 +145,7 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 					w.attr(key, val)
 				}
 			}
-			style = w.richStyle(a, style, o, &paras)
-			if style != "" {
-				w.attr("style", style)
-				if strings.Contains(style, "font-family") {
-					w.scanFonts(style)
-				}
-			}
+			w.richStyleAttr(a, style, o, &paras)
 			if a == atom.Img && !hasAlt {
 				w.s(` alt=""`)
 			}
@@ -193,78 +187,188 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 	}
 }
 
-// richStyle adds the module's defaults to an element's inline style.
-func (w *emailWriter) richStyle(a atom.Atom, style string, o *richOpts, paras *int) string {
+// richStyleAttr writes an element's style attribute: its inline style,
+// made safe, after the module's defaults for what it does not set.
+func (w *emailWriter) richStyleAttr(a atom.Atom, style string, o *richOpts, paras *int) {
+	facts := scanStyleFacts(style)
+	if facts&factSuspect != 0 {
+		style = emSafeInlineStyle(style)
+		facts = scanStyleFacts(style)
+	}
+	pre, join := w.richStyleDefaults(a, facts, o, paras)
+	if join {
+		// The defaults first, then the element's own declarations, which
+		// win where both set a property.
+		pre = strings.TrimSuffix(strings.TrimSpace(pre), ";")
+		style = strings.TrimSpace(style)
+		if pre == "" {
+			join = false
+		}
+	}
+	if !join && style == "" {
+		return
+	}
+	w.s(` style="`)
+	if join {
+		emEscape(&w.body, pre)
+		if style != "" {
+			w.body.WriteByte(';')
+		}
+	}
+	if facts&factEscape != 0 {
+		emEscape(&w.body, style)
+	} else {
+		w.s(style)
+	}
+	w.body.WriteByte('"')
+	if facts&factFontFamily != 0 || join && strings.Contains(pre, "font-family") {
+		if join && style != "" {
+			style = pre + ";" + style
+		} else if join {
+			style = pre
+		}
+		w.scanFonts(style)
+	}
+}
+
+// richStyleDefaults returns the declarations the module adds to an
+// element whose own style has facts, and whether there are any to add
+// (for lists, whether the style is rewritten even so).
+func (w *emailWriter) richStyleDefaults(a atom.Atom, facts styleFacts, o *richOpts, paras *int) (pre string, join bool) {
 	if o == nil {
-		return style
+		return "", false
 	}
 	switch a {
 	case atom.A:
-		if o.linkColor != "" && !emHasProp(style, "color") {
-			style = emJoinStyle("color:"+o.linkColor, style)
+		if o.linkColor != "" && facts&factColor == 0 {
+			return "color:" + o.linkColor, true
 		}
 	case atom.P:
-		if o.pMargin && !emHasProp(style, "margin") {
-			decl := "margin:0"
-			if *paras > 0 && o.paraSpacing > 0 {
-				decl = "margin:" + emFmt(o.paraSpacing) + "px 0 0"
-			}
-			style = emJoinStyle(decl, style)
-		}
 		*paras++
+		if o.pMargin && facts&factMargin == 0 {
+			if *paras > 1 && o.paraSpacing > 0 {
+				return "margin:" + emFmt(o.paraSpacing) + "px 0 0", true
+			}
+			return "margin:0", true
+		}
 	case atom.Ul, atom.Ol:
 		s := w.style()
-		if !emHasProp(style, "margin") {
+		if facts&factMargin == 0 {
 			s.raw("margin:0;")
 		}
-		if o.listIndent != "" && !emHasProp(style, "padding") {
+		if o.listIndent != "" && facts&factPadding == 0 {
 			s.add("padding-left", o.listIndent)
 		}
-		if o.listStyle != "" && !emHasProp(style, "list-style") {
+		if o.listStyle != "" && facts&factListStyle == 0 {
 			s.add("list-style-type", o.listStyle)
 		}
-		if o.listPosition != "" && !emHasProp(style, "list-style") {
+		if o.listPosition != "" && facts&factListStyle == 0 {
 			s.add("list-style-position", o.listPosition)
 		}
-		style = emJoinStyle(s.String(), style)
+		return s.String(), true
 	case atom.Li:
-		if o.listItemGap > 0 && !emHasProp(style, "margin") {
-			style = emJoinStyle("margin-bottom:"+emFmt(o.listItemGap)+"px", style)
+		if o.listItemGap > 0 && facts&factMargin == 0 {
+			return "margin-bottom:" + emFmt(o.listItemGap) + "px", true
 		}
 	}
-	return style
+	return "", false
 }
 
-func emJoinStyle(a, b string) string {
-	a = strings.TrimSuffix(strings.TrimSpace(a), ";")
-	b = strings.TrimSpace(b)
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
+// styleFacts are what the sanitiser needs to know of an inline style,
+// found in one pass over it (scanStyleFacts) where asking each question
+// in turn took six.
+type styleFacts uint8
+
+const (
+	factSuspect    styleFacts = 1 << iota // a word emSafeInlineStyle filters (emStyleSuspect)
+	factColor                             // declares color (or color-*)
+	factMargin                            // declares margin or margin-*
+	factPadding                           // declares padding or padding-*
+	factListStyle                         // declares list-style or list-style-*
+	factFontFamily                        // contains "font-family" anywhere
+	factEscape                            // holds a byte emEscape replaces
+)
+
+// scanStyleFacts reads s once. A property is declared where its name
+// starts s or follows ';' or white space, and is followed by ':', '-' or
+// a space (so "color" is not found in "background-color").
+func scanStyleFacts(s string) styleFacts {
+	var f styleFacts
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !styleFactStart[c] {
+			continue
+		}
+		switch c {
+		case '&', '<', '>', '"':
+			f |= factEscape
+		case '\\':
+			f |= factSuspect
+		case '@':
+			if emHasPrefixFold(s[i:], "@import") {
+				f |= factSuspect
+			}
+		case 'e', 'E':
+			if emHasPrefixFold(s[i:], "expression") {
+				f |= factSuspect
+			}
+		case 's', 'S':
+			if emHasPrefixFold(s[i:], "script:") {
+				f |= factSuspect
+			}
+		case 'b', 'B':
+			if emHasPrefixFold(s[i:], "behavior") || emHasPrefixFold(s[i:], "binding") {
+				f |= factSuspect
+			}
+		case 'P':
+			if emHasPrefixFold(s[i:], "position") {
+				f |= factSuspect
+			}
+		case 'p':
+			if emHasPrefixFold(s[i:], "position") {
+				f |= factSuspect
+			} else if styleDeclares(s, i, "padding") {
+				f |= factPadding
+			}
+		case 'c':
+			if styleDeclares(s, i, "color") {
+				f |= factColor
+			}
+		case 'm':
+			if styleDeclares(s, i, "margin") {
+				f |= factMargin
+			}
+		case 'l':
+			if styleDeclares(s, i, "list-style") {
+				f |= factListStyle
+			}
+		case 'f':
+			if strings.HasPrefix(s[i:], "font-family") {
+				f |= factFontFamily
+			}
+		}
 	}
-	return a + ";" + b
+	return f
 }
 
-// emHasProp reports whether a style declares prop (or prop-*), e.g.
-// "margin" matches "margin-top".
-func emHasProp(style, prop string) bool {
-	for i := 0; i+len(prop) <= len(style); {
-		j := strings.Index(style[i:], prop)
-		if j < 0 {
+// styleFactStart marks the bytes scanStyleFacts looks further at.
+var styleFactStart = [256]bool{'&': true, '<': true, '>': true, '"': true, '\\': true, '@': true,
+	'e': true, 'E': true, 's': true, 'S': true, 'b': true, 'B': true, 'p': true, 'P': true,
+	'c': true, 'm': true, 'l': true, 'f': true}
+
+// styleDeclares reports whether the property name prop starts at i of s
+// as a declaration (see scanStyleFacts).
+func styleDeclares(s string, i int, prop string) bool {
+	if !strings.HasPrefix(s[i:], prop) {
+		return false
+	}
+	if i > 0 {
+		if b := s[i-1]; b != ';' && b != ' ' && b != '\t' && b != '\n' {
 			return false
 		}
-		j += i
-		before := j == 0 || style[j-1] == ';' || style[j-1] == ' ' || style[j-1] == '\t' || style[j-1] == '\n'
-		after := j+len(prop) < len(style) && (style[j+len(prop)] == ':' || style[j+len(prop)] == '-' || style[j+len(prop)] == ' ')
-		if before && after {
-			// "color" must not match "background-color".
-			return true
-		}
-		i = j + len(prop)
 	}
-	return false
+	j := i + len(prop)
+	return j < len(s) && (s[j] == ':' || s[j] == '-' || s[j] == ' ')
 }
 
 // emSafeInlineStyle drops declarations that can run script or escape the

@@ -123,3 +123,53 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStyleFacts: the one-pass scanner answers as asking each question
+// of the style in turn does (emStyleSuspect, a search per property,
+// strings.Contains, the escaper).
+func FuzzStyleFacts(f *testing.F) {
+	for _, s := range []string{"color:red", "background-color:red", "margin-top:0;padding: 1px", "list-style:none",
+		"font-family:&quot;Lato&quot;", "x;color :red", "\tmargin-left:1px", "colorx:1", "color", "POSITION:fixed",
+		"p\x00adding-", `a"b<c>d&`, "ppadding:1", "font-familyfont-family"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want styleFacts
+		for _, q := range []struct {
+			fact styleFacts
+			has  bool
+		}{
+			{factSuspect, emStyleSuspect(s)},
+			{factColor, declaresProp(s, "color")},
+			{factMargin, declaresProp(s, "margin")},
+			{factPadding, declaresProp(s, "padding")},
+			{factListStyle, declaresProp(s, "list-style")},
+			{factFontFamily, strings.Contains(s, "font-family")},
+			{factEscape, strings.ContainsAny(s, `&<>"`)},
+		} {
+			if q.has {
+				want |= q.fact
+			}
+		}
+		if got := scanStyleFacts(s); got != want {
+			t.Fatalf("scanStyleFacts(%q) = %07b, want %07b", s, got, want)
+		}
+	})
+}
+
+// declaresProp is the plain definition scanStyleFacts answers for a
+// property: prop at the start or after ';' or white space, followed by
+// ':', '-' or a space.
+func declaresProp(style, prop string) bool {
+	for j := 0; j+len(prop) <= len(style); j++ {
+		if style[j:j+len(prop)] != prop {
+			continue
+		}
+		before := j == 0 || strings.IndexByte("; \t\n", style[j-1]) >= 0
+		after := j+len(prop) < len(style) && strings.IndexByte(":- ", style[j+len(prop)]) >= 0
+		if before && after {
+			return true
+		}
+	}
+	return false
+}
