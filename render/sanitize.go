@@ -221,13 +221,9 @@ func (w *emailWriter) richStyleAttr(a atom.Atom, style string, o *richOpts, para
 		w.s(style)
 	}
 	w.body.WriteByte('"')
-	if facts&factFontFamily != 0 || join && strings.Contains(pre, "font-family") {
-		if join && style != "" {
-			style = pre + ";" + style
-		} else if join {
-			style = pre
-		}
-		w.scanFonts(style)
+	if facts&factFontFamily != 0 || strings.Contains(pre, "font-family") {
+		// pre is empty unless joined; the ';' changes no declaration.
+		w.scanFonts(pre + ";" + style)
 	}
 }
 
@@ -280,7 +276,7 @@ func (w *emailWriter) richStyleDefaults(a atom.Atom, facts styleFacts, o *richOp
 type styleFacts uint8
 
 const (
-	factSuspect    styleFacts = 1 << iota // a word emSafeInlineStyle filters (emStyleSuspect)
+	factSuspect    styleFacts = 1 << iota // a word emSafeInlineStyle filters, in any ASCII case, or '\\'
 	factColor                             // declares color (or color-*)
 	factMargin                            // declares margin or margin-*
 	factPadding                           // declares padding or padding-*
@@ -373,11 +369,9 @@ func styleDeclares(s string, i int, prop string) bool {
 
 // emSafeInlineStyle drops declarations that can run script or escape the
 // block (expression(), javascript: URLs, behavior, -moz-binding, @import)
-// and keeps the rest as written.
+// and keeps the rest as written. It is for styles scanStyleFacts found
+// suspect: others are kept whole, as written.
 func emSafeInlineStyle(s string) string {
-	if !emStyleSuspect(s) {
-		return s
-	}
 	var b strings.Builder
 	for _, decl := range strings.Split(s, ";") {
 		d := strings.ToLower(decl)
@@ -397,46 +391,6 @@ func emSafeInlineStyle(s string) string {
 	}
 	return b.String()
 }
-
-// emStyleSuspect reports whether s contains, in any ASCII case, one of
-// the words emSafeInlineStyle filters declarations for: one pass, where
-// lower-casing and searching for each word would take eight.
-func emStyleSuspect(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !emSuspectStart[s[i]] {
-			continue
-		}
-		switch s[i] {
-		case '\\':
-			return true
-		case '@':
-			if emHasPrefixFold(s[i:], "@import") {
-				return true
-			}
-		case 'e', 'E':
-			if emHasPrefixFold(s[i:], "expression") {
-				return true
-			}
-		case 's', 'S':
-			if emHasPrefixFold(s[i:], "script:") {
-				return true
-			}
-		case 'b', 'B':
-			if emHasPrefixFold(s[i:], "behavior") || emHasPrefixFold(s[i:], "binding") {
-				return true
-			}
-		case 'p', 'P':
-			if emHasPrefixFold(s[i:], "position") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// emSuspectStart marks the bytes emStyleSuspect looks further at.
-var emSuspectStart = [256]bool{'\\': true, '@': true, 'e': true, 'E': true, 's': true, 'S': true,
-	'b': true, 'B': true, 'p': true, 'P': true}
 
 // emHasPrefixFold is strings.HasPrefix ignoring ASCII case; prefix is
 // lower-case.
