@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 func adapt(t *testing.T, cfg string) []byte {
@@ -127,17 +127,12 @@ func TestConfigLoadErrors(t *testing.T) {
 	load(t, site("")) // admin API up, with a valid config that must survive
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", adminPort), strings.NewReader(site(tt.block)))
-			req.Header.Set("Content-Type", "text/caddyfile")
-			res, err := http.DefaultClient.Do(req)
+			status, body, err := adminapi.Load(adminPort, []byte(site(tt.block)), "text/caddyfile", false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer res.Body.Close()
-			var body bytes.Buffer
-			body.ReadFrom(res.Body)
-			if res.StatusCode == 200 || !strings.Contains(body.String(), tt.want) {
-				t.Errorf("load: %d %s; want error containing %s", res.StatusCode, body.String(), tt.want)
+			if status == 200 || !strings.Contains(string(body), tt.want) {
+				t.Errorf("load: %d %s; want error containing %s", status, body, tt.want)
 			}
 		})
 	}
@@ -155,30 +150,18 @@ func TestReloadLeaks(t *testing.T) {
 	tc.InitServer(string(raw), "json")
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
 	reload := func() {
-		var res *http.Response
-		var err error
-		for attempt := 0; attempt < 3; attempt++ {
-			req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", adminPort), bytes.NewReader(raw))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Cache-Control", "must-revalidate") // reload even though unchanged
-			if res, err = client.Do(req); err == nil || !isReset(err) {
-				break
-			}
-			// The admin endpoint may be restarting from the previous load.
-			time.Sleep(100 * time.Millisecond)
-		}
+		status, body, err := adminapi.Load(adminPort, raw, "application/json", true) // reload even though unchanged
 		if err != nil {
 			t.Fatalf("reload: %v", err)
 		}
-		res.Body.Close()
-		if res.StatusCode != 200 {
-			t.Fatalf("reload: %d", res.StatusCode)
+		if status != 200 {
+			t.Fatalf("reload: %d %s", status, body)
 		}
 	}
 	use := func() {
 		req, _ := http.NewRequest(http.MethodPost, siteURL+"/v1/message/html", strings.NewReader(`{"page":{}}`))
 		res, err := client.Do(req)
-		if err != nil && isReset(err) {
+		if err != nil && adminapi.IsReset(err) {
 			req, _ = http.NewRequest(http.MethodPost, siteURL+"/v1/message/html", strings.NewReader(`{"page":{}}`))
 			res, err = client.Do(req)
 		}

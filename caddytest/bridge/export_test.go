@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 func bridgeBlock(u *upstream, extra ...string) string {
@@ -248,7 +250,7 @@ func TestExportBodyLimit(t *testing.T) {
 			return tc.Client.Do(req)
 		}
 		res, err := send()
-		if err != nil && isReset(err) {
+		if err != nil && adminapi.IsReset(err) {
 			res, err = send()
 		}
 		if err != nil {

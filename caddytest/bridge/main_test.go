@@ -7,7 +7,6 @@ package bridge
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,13 +16,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 
 	_ "github.com/designbridge/caddy-designbridge"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 const (
@@ -233,7 +232,7 @@ func do(t *testing.T, tc *caddytest.Tester, method, path string, body []byte, he
 		req.Header.Set(k, v)
 	}
 	res, err := tc.Client.Do(req)
-	if err != nil && isReset(err) {
+	if err != nil && adminapi.IsReset(err) {
 		// A connection accepted by the previous config's server just as
 		// the reload stopped it; the request never reached the handler.
 		if body != nil {
@@ -250,10 +249,6 @@ func do(t *testing.T, tc *caddytest.Tester, method, path string, body []byte, he
 		t.Fatalf("reading response: %v", err)
 	}
 	return response{res.StatusCode, res.Header, got}
-}
-
-func isReset(err error) bool {
-	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF)
 }
 
 func post(t *testing.T, tc *caddytest.Tester, path string, body []byte, header map[string]string) response {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // echoUpstream is a hostile upstream: it sends every request header back
@@ -124,7 +126,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 					return tc.Client.Do(req)
 				}
 				res, err := send()
-				if err != nil && isReset(err) {
+				if err != nil && adminapi.IsReset(err) {
 					res, err = send() // connection caught by the previous config's shutdown
 				}
 				if err != nil {

@@ -2,35 +2,28 @@ package content
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // loadCaddyfile posts a Caddyfile to the admin API and returns the status
 // and the answer's text.
 func loadCaddyfile(t *testing.T, caddyfile string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", adminPort), strings.NewReader(caddyfile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "text/caddyfile")
-	resp, err := http.DefaultClient.Do(req)
+	status, body, err := adminapi.Load(adminPort, []byte(caddyfile), "text/caddyfile", false)
 	if err != nil {
 		t.Fatalf("admin API: %v", err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
 	var answer struct {
 		Error string `json:"error"`
 	}
 	if err := json.Unmarshal(body, &answer); err == nil && answer.Error != "" {
-		return resp.StatusCode, answer.Error
+		return status, answer.Error
 	}
-	return resp.StatusCode, string(body)
+	return status, string(body)
 }
 
 // A bad configuration is refused when it loads, with an error naming the

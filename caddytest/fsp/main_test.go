@@ -23,6 +23,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 
 	_ "github.com/designbridge/caddy-designbridge"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // This package's ports (TEAM.md): admin 2902, HTTP 9200-9299.
@@ -101,26 +102,18 @@ func loadError(t *testing.T, sites string) string {
 	t.Helper()
 	// make sure Caddy runs, so that the admin endpoint answers
 	load(t, fmt.Sprintf(":%d {\n\trespond ok\n}\n", httpPort+1))
-	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", adminPort),
-		strings.NewReader(globalOptions()+sites))
+	status, body, err := adminapi.Load(adminPort, []byte(globalOptions()+sites), "text/caddyfile", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "text/caddyfile")
-	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	if res.StatusCode == http.StatusOK {
+	if status == http.StatusOK {
 		t.Fatalf("config was accepted:\n%s", sites)
 	}
 	var answer struct {
 		Error string `json:"error"`
 	}
 	if err := json.Unmarshal(body, &answer); err != nil || answer.Error == "" {
-		t.Fatalf("admin answered %d %s", res.StatusCode, body)
+		t.Fatalf("admin answered %d %s", status, body)
 	}
 	return answer.Error
 }

@@ -1,0 +1,67 @@
+// Package adminapi posts configurations to the admin endpoint of the Caddy
+// that an integration test runs.
+package adminapi
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"syscall"
+	"time"
+)
+
+// client opens a new connection for every request: each load replaces
+// Caddy's admin server, which closes the connections the old one had
+// accepted, so a kept-alive connection would meet a reset.
+var client = &http.Client{
+	Transport: &http.Transport{DisableKeepAlives: true},
+	Timeout:   10 * time.Second,
+}
+
+// Load posts cfg (of the given Content-Type) to /load on the admin port
+// and returns the status and body of the answer. With force, Caddy reloads
+// even an unchanged config. A connection reset while the admin server is
+// being replaced by the previous load is retried: a load is idempotent.
+func Load(port int, cfg []byte, contentType string, force bool) (int, []byte, error) {
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		if attempt > 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", port), bytes.NewReader(cfg))
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Content-Type", contentType)
+		if force {
+			req.Header.Set("Cache-Control", "must-revalidate")
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			if IsReset(err) {
+				lastErr = err
+				continue
+			}
+			return 0, nil, err
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			if IsReset(err) {
+				lastErr = err
+				continue
+			}
+			return 0, nil, err
+		}
+		return res.StatusCode, body, nil
+	}
+	return 0, nil, fmt.Errorf("admin endpoint kept resetting the connection: %w", lastErr)
+}
+
+// IsReset reports whether err is a connection closed under the request,
+// as happens while a server is being replaced.
+func IsReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
