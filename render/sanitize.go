@@ -190,7 +190,7 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 // richStyleAttr writes an element's style attribute: its inline style,
 // made safe, after the module's defaults for what it does not set.
 func (w *emailWriter) richStyleAttr(a atom.Atom, style string, o *richOpts, paras *int) {
-	facts := scanStyleFacts(style)
+	facts := w.styleFacts(style)
 	if facts&factSuspect != 0 {
 		style = emSafeInlineStyle(style)
 		facts = scanStyleFacts(style)
@@ -351,6 +351,21 @@ func scanStyleFacts(s string) styleFacts {
 var styleFactStart = [256]bool{'&': true, '<': true, '>': true, '"': true, '\\': true, '@': true,
 	'e': true, 'E': true, 's': true, 'S': true, 'b': true, 'B': true, 'p': true, 'P': true,
 	'c': true, 'm': true, 'l': true, 'f': true}
+
+// styleFacts is scanStyleFacts, remembered for recent styles (short ones
+// cost less to scan than to look up).
+func (w *emailWriter) styleFacts(style string) styleFacts {
+	if len(style) < 16 {
+		return scanStyleFacts(style)
+	}
+	e := &w.styleMemo[(len(style)^int(style[len(style)/2])^int(style[len(style)-2])<<2)%len(w.styleMemo)]
+	if e.style == style {
+		return e.facts
+	}
+	f := scanStyleFacts(style)
+	*e = styleMemoEntry{style, f}
+	return f
+}
 
 // styleDeclares reports whether the property name prop starts at i of s
 // as a declaration (see scanStyleFacts).

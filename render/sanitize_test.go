@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -179,4 +180,31 @@ func declaresProp(style, prop string) bool {
 		}
 	}
 	return false
+}
+
+// The memo answers as the scan does, whatever styles share its slots and
+// in whatever order they recur.
+func TestStyleFactsMemo(t *testing.T) {
+	var styles []string
+	for i := range 300 {
+		decls := []string{"color:#333", "margin:0", "padding-left:4px", "list-style:none",
+			"font-family:Arial", "position:fixed", "line-height:1.2", `content:"&"`}
+		var b strings.Builder
+		for j, d := range decls {
+			if i>>j&1 == 1 {
+				fmt.Fprintf(&b, "%s;", d)
+			}
+		}
+		fmt.Fprintf(&b, "width:%dpx", i)
+		styles = append(styles, b.String())
+	}
+	w := &emailWriter{}
+	for round := range 3 {
+		for k := range styles {
+			s := styles[(k*7+round*13)%len(styles)]
+			if got, want := w.styleFacts(s), scanStyleFacts(s); got != want {
+				t.Fatalf("round %d: styleFacts(%q) = %07b, want %07b", round, s, got, want)
+			}
+		}
+	}
 }

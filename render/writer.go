@@ -53,6 +53,14 @@ type emailWriter struct {
 	richStack []atom.Atom
 	// the most tokens and attributes any block used: what to clear
 	richToksUsed, richAttrsUsed int
+	// styleMemo remembers the facts of recent inline styles (see
+	// styleFacts): editors repeat a few styles on every paragraph and span.
+	styleMemo [16]styleMemoEntry
+}
+
+type styleMemoEntry struct {
+	style string // "" for an empty slot
+	facts styleFacts
 }
 
 // richScratch is an emailWriter's rich-text scratch between renders.
