@@ -18,13 +18,15 @@ import (
 // tokens lexRichFull would (FuzzRichLexers checks this), so the sanitiser
 // has one set of rules whichever lexer ran.
 
-// richToken is one token of editor HTML.
+// richToken is one token of editor HTML. Its strings are spans (see
+// richSpan), so that the token arrays hold no pointers: filling them
+// needs no write barriers, and returning them to the pool no clearing.
 type richToken struct {
 	kind html.TokenType // text, start, self-closing or end tag
 	a    atom.Atom      // tags: the element (0 when not a known one)
 	// name is a tag's lower-cased name; text is a text token's source
 	// text, written as is (entities stay as written) unless escape is set.
-	name, text string
+	name, text richSpan
 	escape     bool
 	// attrs are w.richAttrs[attr0:attr1]: a start tag's attributes that
 	// richAttrKept, keys lower-cased and values unescaped, first occurrence
@@ -32,7 +34,36 @@ type richToken struct {
 	attr0, attr1 int32
 }
 
-type richAttr struct{ key, val string }
+type richAttr struct{ key, val richSpan }
+
+// richSpan is a string of a lexed block: w.richSrc[off:end] when off >= 0,
+// else w.richStrs[end]. Most are slices of the block; the others (a
+// lower-cased name, an unescaped value, every string of lexRichFull) are
+// kept whole.
+type richSpan struct{ off, end int32 }
+
+// richStr returns the text of sp.
+func (w *emailWriter) richStr(sp richSpan) string {
+	if sp.off >= 0 {
+		return w.richSrc[sp.off:sp.end]
+	}
+	return w.richStrs[sp.end]
+}
+
+// ownSpan keeps s among the block's own strings.
+func (w *emailWriter) ownSpan(s string) richSpan {
+	w.richStrs = append(w.richStrs, s)
+	return richSpan{-1, int32(len(w.richStrs) - 1)}
+}
+
+// srcSpan is s, src[start:end] transformed (lower-cased, unescaped), as a
+// span: of src when the transformation left it as it was.
+func (w *emailWriter) srcSpan(s string, start, end int) richSpan {
+	if len(s) == end-start && s == w.richSrc[start:end] {
+		return richSpan{int32(start), int32(end)}
+	}
+	return w.ownSpan(s)
+}
 
 // maxSimpleRich bounds what lexRichSimple takes on (token offsets are
 // int32); bigger fragments go through x/net/html.
@@ -45,17 +76,18 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 	if len(src) > maxSimpleRich {
 		return false
 	}
+	w.startRich(src)
 	toks, attrs := w.richToks[:0], w.richAttrs[:0]
 	defer func() { w.keepRichTokens(toks, attrs) }()
 	n := len(src)
 	for i := 0; i < n; {
 		j := strings.IndexByte(src[i:], '<')
 		if j < 0 {
-			toks = append(toks, richToken{kind: html.TextToken, text: src[i:]})
+			toks = append(toks, richToken{kind: html.TextToken, text: richSpan{int32(i), int32(n)}})
 			break
 		}
 		if j > 0 {
-			toks = append(toks, richToken{kind: html.TextToken, text: src[i : i+j]})
+			toks = append(toks, richToken{kind: html.TextToken, text: richSpan{int32(i), int32(i + j)}})
 		}
 		i += j + 1
 		kind := html.StartTagToken
@@ -76,7 +108,7 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 			return false
 		}
 		name := emLowerASCII(src[start:i])
-		tok := richToken{kind: kind, name: name, a: lookupAtom(name)}
+		tok := richToken{kind: kind, name: w.srcSpan(name, start, i), a: lookupAtom(name)}
 		if kind == html.EndTagToken {
 			for i < n && isTagSpace(src[i]) {
 				i++
@@ -122,7 +154,9 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 			if i >= n || !(isTagSpace(src[i]) || src[i] == '/' || src[i] == '>' || src[i] == '=') {
 				return false
 			}
+			keyEnd := i
 			key, val := emLowerASCII(src[start:i]), ""
+			valStart, valEnd := 0, 0
 			kept := richAttrKept(key)
 			k := i
 			for k < n && isTagSpace(src[k]) {
@@ -142,6 +176,7 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 						return false
 					}
 					val, i = src[k+1:k+1+e], k+2+e
+					valStart, valEnd = k+1, k+1+e
 					// Another attribute right after the quote is valid HTML
 					// but rare: leave it to the full tokenizer.
 					if i >= n || !(isTagSpace(src[i]) || src[i] == '/' || src[i] == '>') {
@@ -157,6 +192,7 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 						return false
 					}
 					val, i = src[start:k], k
+					valStart, valEnd = start, k
 				}
 				if !kept {
 					continue // its value is never read
@@ -172,13 +208,13 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 			// The tokenizer keeps the first of repeated attributes.
 			dup := false
 			for _, a := range attrs[tok.attr0:] {
-				if a.key == key {
+				if w.richStr(a.key) == key {
 					dup = true
 					break
 				}
 			}
 			if !dup {
-				attrs = append(attrs, richAttr{key, val})
+				attrs = append(attrs, richAttr{w.srcSpan(key, start, keyEnd), w.srcSpan(val, valStart, valEnd)})
 			}
 		}
 		tok.attr1 = int32(len(attrs))
@@ -190,6 +226,7 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 // lexRichFull tokenizes src with x/net/html into w.richToks and
 // w.richAttrs. Comments and doctypes are left out: the sanitiser drops them.
 func (w *emailWriter) lexRichFull(src string) {
+	w.startRich(src)
 	toks, attrs := w.richToks[:0], w.richAttrs[:0]
 	z := html.NewTokenizer(strings.NewReader(src))
 	for {
@@ -203,18 +240,18 @@ func (w *emailWriter) lexRichFull(src string) {
 			// states (e.g. after <plaintext>) may hold '<' and is
 			// re-escaped instead.
 			if raw := z.Raw(); bytes.IndexByte(raw, '<') < 0 {
-				toks = append(toks, richToken{kind: tt, text: string(raw)})
+				toks = append(toks, richToken{kind: tt, text: w.ownSpan(string(raw))})
 			} else {
-				toks = append(toks, richToken{kind: tt, text: string(z.Text()), escape: true})
+				toks = append(toks, richToken{kind: tt, text: w.ownSpan(string(z.Text())), escape: true})
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, hasAttr := z.TagName()
-			tok := richToken{kind: tt, name: string(name), a: atom.Lookup(name), attr0: int32(len(attrs))}
+			tok := richToken{kind: tt, name: w.ownSpan(string(name)), a: atom.Lookup(name), attr0: int32(len(attrs))}
 			for hasAttr && tt != html.EndTagToken {
 				var k, v []byte
 				k, v, hasAttr = z.TagAttr()
 				if richAttrKept(string(k)) {
-					attrs = append(attrs, richAttr{string(k), string(v)})
+					attrs = append(attrs, richAttr{w.ownSpan(string(k)), w.ownSpan(string(v))})
 				}
 			}
 			tok.attr1 = int32(len(attrs))
@@ -230,12 +267,17 @@ func richAttrKept(key string) bool {
 	return key == "href" || key == "src" || key == "style" || emAllowedAttr(key)
 }
 
-// keepRichTokens stores a lexer's output, noting how much of the buffers
-// has held strings (returnRichScratch clears that much).
+// startRich makes src the block the spans of the next lexer's tokens
+// refer to.
+func (w *emailWriter) startRich(src string) {
+	w.richSrc = src
+	w.richStrsUsed = max(w.richStrsUsed, len(w.richStrs))
+	w.richStrs = w.richStrs[:0]
+}
+
+// keepRichTokens stores a lexer's output.
 func (w *emailWriter) keepRichTokens(toks []richToken, attrs []richAttr) {
 	w.richToks, w.richAttrs = toks, attrs
-	w.richToksUsed = max(w.richToksUsed, len(toks))
-	w.richAttrsUsed = max(w.richAttrsUsed, len(attrs))
 }
 
 func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }

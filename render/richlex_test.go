@@ -7,14 +7,20 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// lexedToken is a richToken with its attributes resolved, for comparing
-// the two lexers' output.
+// lexedToken is a richToken with its strings and attributes resolved,
+// for comparing the two lexers' output.
 type lexedToken struct {
-	richToken
-	attrs []richAttr
+	kind       html.TokenType
+	a          atom.Atom
+	name, text string
+	escape     bool
+	attrs      [][2]string
 }
 
 func lexWith(src string, simple bool) ([]lexedToken, bool) {
@@ -28,10 +34,9 @@ func lexWith(src string, simple bool) ([]lexedToken, bool) {
 	}
 	out := make([]lexedToken, len(w.richToks))
 	for i, t := range w.richToks {
-		out[i] = lexedToken{richToken: t, attrs: w.richAttrs[t.attr0:t.attr1:t.attr1]}
-		out[i].attr0, out[i].attr1 = 0, 0
-		if len(out[i].attrs) == 0 {
-			out[i].attrs = nil
+		out[i] = lexedToken{kind: t.kind, a: t.a, name: w.richStr(t.name), text: w.richStr(t.text), escape: t.escape}
+		for _, at := range w.richAttrs[t.attr0:t.attr1] {
+			out[i].attrs = append(out[i].attrs, [2]string{w.richStr(at.key), w.richStr(at.val)})
 		}
 	}
 	return out, true

@@ -97,22 +97,23 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 		case html.TextToken:
 			if skip == 0 {
 				if t.escape {
-					w.text(t.text)
+					w.text(w.richStr(t.text))
 				} else {
-					w.s(t.text)
+					w.s(w.richStr(t.text))
 				}
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
+			name := w.richStr(t.name)
 			if skip > 0 {
-				if t.kind == html.StartTagToken && t.name == skipTag {
+				if t.kind == html.StartTagToken && name == skipTag {
 					skip++
 				}
 				continue
 			}
-			if design.DropsContent(t.name) {
+			if design.DropsContent(name) {
 				if t.kind == html.StartTagToken {
 					skip = 1
-					skipTag = t.name
+					skipTag = name
 				}
 				continue
 			}
@@ -125,7 +126,7 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 			var style string
 			hasAlt := false
 			for _, at := range w.richAttrs[t.attr0:t.attr1] {
-				switch key, val := at.key, at.val; {
+				switch key, val := w.richStr(at.key), w.richStr(at.val); {
 				case key == "href" && a == atom.A:
 					if design.SafeURL(strings.TrimSpace(val)) {
 						w.attr("href", val)
@@ -155,7 +156,7 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 			}
 		case html.EndTagToken:
 			if skip > 0 {
-				if t.name == skipTag {
+				if w.richStr(t.name) == skipTag {
 					skip--
 				}
 				continue

@@ -51,8 +51,10 @@ type emailWriter struct {
 	richToks  []richToken
 	richAttrs []richAttr
 	richStack []atom.Atom
-	// the most tokens and attributes any block used: what to clear
-	richToksUsed, richAttrsUsed int
+	richSrc   string   // the block being written
+	richStrs  []string // its strings that are not slices of it
+	// the most strings any block kept: what to clear
+	richStrsUsed int
 	// styleMemo remembers the facts of recent inline styles (see
 	// styleFacts): editors repeat a few styles on every paragraph and span.
 	styleMemo [16]styleMemoEntry
@@ -68,6 +70,7 @@ type richScratch struct {
 	toks  []richToken
 	attrs []richAttr
 	stack []atom.Atom
+	strs  []string
 }
 
 var richScratchPool = sync.Pool{New: func() any { return new(richScratch) }}
@@ -78,20 +81,20 @@ const maxPooledTokens = 1 << 14
 // takeRichScratch gives w the rich-text buffers of an earlier render.
 func (w *emailWriter) takeRichScratch() *richScratch {
 	sc := richScratchPool.Get().(*richScratch)
-	w.richToks, w.richAttrs, w.richStack = sc.toks[:0], sc.attrs[:0], sc.stack[:0]
+	w.richToks, w.richAttrs, w.richStack, w.richStrs = sc.toks[:0], sc.attrs[:0], sc.stack[:0], sc.strs[:0]
 	return sc
 }
 
-// returnRichScratch gives the buffers back in sc, cleared so that the
-// pool holds no strings of this design.
+// returnRichScratch gives the buffers back in sc, the strings cleared so
+// that the pool holds none of this design (tokens and attributes are
+// spans, which hold none).
 func (w *emailWriter) returnRichScratch(sc *richScratch) {
-	if cap(w.richToks) > maxPooledTokens || cap(w.richAttrs) > maxPooledTokens {
+	if cap(w.richToks) > maxPooledTokens || cap(w.richAttrs) > maxPooledTokens || cap(w.richStrs) > maxPooledTokens {
 		return
 	}
-	clear(w.richToks[:w.richToksUsed])
-	clear(w.richAttrs[:w.richAttrsUsed])
-	sc.toks, sc.attrs, sc.stack = w.richToks[:0], w.richAttrs[:0], w.richStack[:0]
-	w.richToks, w.richAttrs, w.richStack = nil, nil, nil
+	clear(w.richStrs[:max(w.richStrsUsed, len(w.richStrs))])
+	sc.toks, sc.attrs, sc.stack, sc.strs = w.richToks[:0], w.richAttrs[:0], w.richStack[:0], w.richStrs[:0]
+	w.richToks, w.richAttrs, w.richStack, w.richStrs, w.richSrc = nil, nil, nil, nil, ""
 	richScratchPool.Put(sc)
 }
 
