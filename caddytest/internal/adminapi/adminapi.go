@@ -24,40 +24,35 @@ var client = &http.Client{
 // and returns the status and body of the answer. With force, Caddy reloads
 // even an unchanged config. A connection reset while the admin server is
 // being replaced by the previous load is retried: a load is idempotent.
-func Load(port int, cfg []byte, contentType string, force bool) (int, []byte, error) {
-	var lastErr error
+func Load(port int, cfg []byte, contentType string, force bool) (status int, body []byte, err error) {
 	for attempt := 0; attempt < 5; attempt++ {
 		if attempt > 0 {
 			time.Sleep(100 * time.Millisecond)
 		}
-		req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", port), bytes.NewReader(cfg))
-		if err != nil {
-			return 0, nil, err
+		if status, body, err = post(port, cfg, contentType, force); err == nil || !IsReset(err) {
+			return status, body, err
 		}
-		req.Header.Set("Content-Type", contentType)
-		if force {
-			req.Header.Set("Cache-Control", "must-revalidate")
-		}
-		res, err := client.Do(req)
-		if err != nil {
-			if IsReset(err) {
-				lastErr = err
-				continue
-			}
-			return 0, nil, err
-		}
-		body, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		if err != nil {
-			if IsReset(err) {
-				lastErr = err
-				continue
-			}
-			return 0, nil, err
-		}
-		return res.StatusCode, body, nil
 	}
-	return 0, nil, fmt.Errorf("admin endpoint kept resetting the connection: %w", lastErr)
+	return 0, nil, fmt.Errorf("admin endpoint kept resetting the connection: %w", err)
+}
+
+// post is one attempt of Load.
+func post(port int, cfg []byte, contentType string, force bool) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://localhost:%d/load", port), bytes.NewReader(cfg))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	if force {
+		req.Header.Set("Cache-Control", "must-revalidate")
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	return res.StatusCode, body, err
 }
 
 // IsReset reports whether err is a connection closed under the request,
