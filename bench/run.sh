@@ -156,8 +156,19 @@ for target in bridge proxy; do
 done
 stop "$UPSTREAM_PID"
 
-step "C. render.HTML vs MJML"
-"$BIN/mjmlcompare" -corpus "$CORPUS" -node-dir bench/mjml -n "$MJML_N" -warmup 20 \
+step "C. render.HTML vs MJML, one core for both sides"
+# Ours runs on one P; Node's collector and compiler threads would take a
+# second core if one were free (its CPU time per render exceeds its wall
+# time unpinned). taskset gives both sides the same single CPU; Node
+# inherits it. mjmlcompare prints the CPUs it was allowed and each side's
+# CPU time.
+PIN=()
+if command -v taskset >/dev/null 2>&1; then
+	PIN=(taskset -c "${C_CPU:-$(($(nproc) - 1))}")
+else
+	echo "taskset not found: C runs unpinned (Node may use more than one core)"
+fi
+"${PIN[@]}" "$BIN/mjmlcompare" -corpus "$CORPUS" -node-dir bench/mjml -n "$MJML_N" -warmup 20 \
 	-out "$OUT/mjml" -json "$OUT/c-mjml.json" | tee "$OUT/c-mjml.txt" || echo "!!! C failed"
 
 step "D. content_service: renders of the 40 KB design per second (wrk, 2 threads)"

@@ -9,8 +9,10 @@
 //     reads one JSON request per line from stdin,
 //       {"file": "a.mjml", "n": 40, "warmup": 0, "max_seconds": 10}
 //     and answers each with one JSON line holding every render's time
-//     ("times_ms"), so that a caller can interleave rounds of mjml with
-//     rounds of another renderer and let both see the same machine load.
+//     ("times_ms") and the process's CPU time over them ("cpu_ms", every
+//     thread: V8's collector helpers run beside the main thread), so that a
+//     caller can interleave rounds of mjml with rounds of another renderer
+//     and let both see the same machine load.
 //
 // mjml2html is awaited each time (it returns a promise in mjml 5), with
 // default options, as an integrator would call it.
@@ -42,22 +44,25 @@ function parseArgs(argv) {
 const sources = new Map();
 
 // renderTimes renders file warmup times unmeasured, then up to n times
-// (fewer if maxSeconds pass first), and returns each render's time in ms
-// with the last output.
+// (fewer if maxSeconds pass first), and returns each render's time in ms,
+// the CPU time they took (ms, all threads) and the last output.
 async function renderTimes(file, n, warmup, maxSeconds) {
   if (!sources.has(file)) sources.set(file, fs.readFileSync(file, 'utf8'));
   const src = sources.get(file);
   let out;
   for (let i = 0; i < warmup; i++) out = await mjml2html(src);
   const times = [];
+  const cpu0 = process.cpuUsage();
   const stopAt = process.hrtime.bigint() + BigInt(Math.round(maxSeconds * 1e9));
   for (let i = 0; i < n && process.hrtime.bigint() < stopAt; i++) {
     const t0 = process.hrtime.bigint();
     out = await mjml2html(src);
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
+  const cpu = process.cpuUsage(cpu0);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
   if (out === undefined) out = await mjml2html(src);
-  return { times, out };
+  return { times, cpuMs, out };
 }
 
 function outputInfo(out) {
@@ -73,8 +78,8 @@ async function serve() {
   for await (const line of lines) {
     if (line.trim() === '') continue;
     const req = JSON.parse(line);
-    const { times, out } = await renderTimes(req.file, req.n, req.warmup || 0, req.max_seconds || 60);
-    console.log(JSON.stringify({ file: path.basename(req.file), times_ms: times, ...outputInfo(out) }));
+    const { times, cpuMs, out } = await renderTimes(req.file, req.n, req.warmup || 0, req.max_seconds || 60);
+    console.log(JSON.stringify({ file: path.basename(req.file), times_ms: times, cpu_ms: cpuMs, ...outputInfo(out) }));
   }
 }
 
@@ -82,7 +87,7 @@ async function main() {
   const opts = parseArgs(process.argv.slice(2));
   if (opts.serve) return serve();
   for (const file of opts.files) {
-    const { times, out } = await renderTimes(file, opts.n, opts.warmup, opts.maxSeconds);
+    const { times, cpuMs, out } = await renderTimes(file, opts.n, opts.warmup, opts.maxSeconds);
     const sorted = [...times].sort((a, b) => a - b);
     console.log(JSON.stringify({
       file: path.basename(file),
@@ -90,6 +95,7 @@ async function main() {
       mean_ms: times.reduce((s, t) => s + t, 0) / times.length,
       median_ms: sorted[Math.floor(sorted.length / 2)],
       min_ms: sorted[0],
+      cpu_ms_per_render: cpuMs / times.length,
       ...outputInfo(out),
     }));
   }

@@ -10,6 +10,14 @@
 // (design.Decode + render.HTML), MJML's from the MJML text (mjml2html
 // parses and renders). Times are means over many warm renders; ours run
 // with GOMAXPROCS=1.
+//
+// Both sides should get the same CPU. Ours is one goroutine on one P; Node
+// runs mjml's JavaScript on one thread but V8's collector and compiler
+// helpers on others, so on a machine with idle cores Node gets more than
+// one. run.sh therefore runs this command under `taskset -c 1`, which Node
+// inherits, and the table's header says which CPUs the run was allowed.
+// Each side's process CPU time (all threads) is reported as well, and a
+// ratio of CPU times beside the ratio of wall times.
 package main
 
 import (
@@ -25,6 +33,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -57,10 +66,14 @@ type row struct {
 	mjmlFile              string
 	ours                  ourTimes
 	mjmlTimes             []float64 // ms, every timed render over the rounds
+	mjmlCPUMs             float64   // Node's CPU time over those renders, all threads
 	ourN                  int
 	ourTotal, ourRender   time.Duration // per render: decode+render, render only
+	ourCPU                time.Duration // per decode+render, this process's CPU time
 	mjml                  mjmlStats
+	mjmlCPU               float64 // ms per render
 	ratioMean, ratioFloor float64
+	ratioCPU              float64
 }
 
 func main() {
@@ -125,7 +138,7 @@ func run() error {
 		if err := r.ours.warmUp(); err != nil {
 			return err
 		}
-		if _, err := node.render(r, 0, *warmup, *maxSeconds); err != nil {
+		if _, _, err := node.render(r, 0, *warmup, *maxSeconds); err != nil {
 			return err
 		}
 	}
@@ -145,19 +158,21 @@ func run() error {
 			time.Sleep(*settle)
 			// The renders left, spread over the rounds left.
 			count := (*n - len(r.mjmlTimes) + *rounds - round - 1) / (*rounds - round)
-			times, err := node.render(r, count, 0, *maxSeconds/float64(*rounds))
+			times, cpuMs, err := node.render(r, count, 0, *maxSeconds/float64(*rounds))
 			if err != nil {
 				return err
 			}
 			r.mjmlTimes = append(r.mjmlTimes, times...)
+			r.mjmlCPUMs += cpuMs
 		}
 	}
 	for _, r := range rows {
 		r.finish()
 	}
-	printTable(os.Stdout, rows)
+	cpus := allowedCPUs()
+	printTable(os.Stdout, rows, cpus)
 	if *jsonOut != "" {
-		if err := writeJSON(*jsonOut, rows); err != nil {
+		if err := writeJSON(*jsonOut, rows, cpus); err != nil {
 			return err
 		}
 	}
@@ -213,6 +228,7 @@ func prepare(name string, data []byte, dir string) (*row, error) {
 type ourTimes struct {
 	full, renderOnly func() error
 	fullTime         time.Duration
+	fullCPU          time.Duration
 	fullN            int
 	renderTime       time.Duration
 	renderN          int
@@ -237,16 +253,53 @@ func (o *ourTimes) measure(d time.Duration) error {
 	if _, _, err := timeLoop(o.full, d/4); err != nil {
 		return err
 	}
+	cpu0 := processCPU()
 	t, n, err := timeLoop(o.full, d)
 	if err != nil {
 		return err
 	}
+	o.fullCPU += processCPU() - cpu0
 	o.fullTime += t
 	o.fullN += n
 	t, n, err = timeLoop(o.renderOnly, d/2)
 	o.renderTime += t
 	o.renderN += n
 	return err
+}
+
+// processCPU is the CPU time this process has used so far, all threads
+// (the collector's included), as Node's process.cpuUsage counts it.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// allowedCPUs is the CPUs this process (and Node, which inherits them)
+// may run on, as /proc/self/status lists them ("" where unknown).
+func allowedCPUs() string {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// onlineCPUs is the machine's CPUs as the kernel lists them (NumCPU
+// counts only the allowed ones).
+func onlineCPUs() string {
+	data, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // timeLoop runs fn until d has passed (at least once, at most a million
@@ -268,6 +321,7 @@ func (r *row) finish() {
 	r.ourN = r.ours.fullN
 	r.ourTotal = r.ours.fullTime / time.Duration(r.ours.fullN)
 	r.ourRender = r.ours.renderTime / time.Duration(r.ours.renderN)
+	r.ourCPU = r.ours.fullCPU / time.Duration(r.ours.fullN)
 	t := r.mjmlTimes
 	r.mjml.N = len(t)
 	if len(t) > 0 {
@@ -280,6 +334,10 @@ func (r *row) finish() {
 		r.mjml.MeanMs, r.mjml.MedianMs, r.mjml.MinMs = sum/float64(len(t)), sorted[len(t)/2], sorted[0]
 		r.ratioMean = r.mjml.MeanMs * 1e6 / float64(r.ourTotal.Nanoseconds())
 		r.ratioFloor = r.mjml.MinMs * 1e6 / float64(r.ourTotal.Nanoseconds())
+		r.mjmlCPU = r.mjmlCPUMs / float64(len(t))
+		if r.ourCPU > 0 {
+			r.ratioCPU = r.mjmlCPU * 1e6 / float64(r.ourCPU.Nanoseconds())
+		}
 	}
 }
 
@@ -313,30 +371,32 @@ func startNode(dir string) (*nodeProcess, error) {
 type nodeAnswer struct {
 	File       string    `json:"file"`
 	TimesMs    []float64 `json:"times_ms"`
+	CPUMs      float64   `json:"cpu_ms"`
 	HTMLBytes  int       `json:"html_bytes"`
 	Errors     int       `json:"errors"`
 	FirstError string    `json:"first_error"`
 }
 
 // render has Node render r's MJML warmup times unmeasured, then n times,
-// within maxSeconds, and returns the n times (ms).
-func (p *nodeProcess) render(r *row, n, warmup int, maxSeconds float64) ([]float64, error) {
+// within maxSeconds, and returns the n times (ms) and Node's CPU time over
+// them (ms).
+func (p *nodeProcess) render(r *row, n, warmup int, maxSeconds float64) ([]float64, float64, error) {
 	req, err := json.Marshal(map[string]any{"file": r.mjmlFile, "n": n, "warmup": warmup, "max_seconds": maxSeconds})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if _, err := p.in.Write(append(req, '\n')); err != nil {
-		return nil, fmt.Errorf("node render.js: %w", err)
+		return nil, 0, fmt.Errorf("node render.js: %w", err)
 	}
 	if !p.out.Scan() {
-		return nil, fmt.Errorf("node render.js stopped answering: %v", p.out.Err())
+		return nil, 0, fmt.Errorf("node render.js stopped answering: %v", p.out.Err())
 	}
 	var a nodeAnswer
 	if err := json.Unmarshal(p.out.Bytes(), &a); err != nil {
-		return nil, fmt.Errorf("node output %q: %w", p.out.Text(), err)
+		return nil, 0, fmt.Errorf("node output %q: %w", p.out.Text(), err)
 	}
 	r.mjml.HTMLBytes, r.mjml.Errors, r.mjml.FirstError = a.HTMLBytes, a.Errors, a.FirstError
-	return a.TimesMs, nil
+	return a.TimesMs, a.CPUMs, nil
 }
 
 func (p *nodeProcess) close() {
@@ -354,24 +414,42 @@ type Result struct {
 	OurN           int     `json:"our_n"`
 	OurTotalUs     float64 `json:"our_decode_render_us"`
 	OurRenderUs    float64 `json:"our_render_us"`
+	OurCPUUs       float64 `json:"our_cpu_us"`
 	MJMLN          int     `json:"mjml_n"`
 	MJMLMeanMs     float64 `json:"mjml_mean_ms"`
 	MJMLMedianMs   float64 `json:"mjml_median_ms"`
 	MJMLMinMs      float64 `json:"mjml_min_ms"`
 	MJMLErrors     int     `json:"mjml_errors"`
 	RatioMean      float64 `json:"ratio_mean"`
+	MJMLCPUMs      float64 `json:"mjml_cpu_ms"`
 	RatioMJMLFloor float64 `json:"ratio_mjml_min"`
+	RatioCPU       float64 `json:"ratio_cpu"`
+	CPUs           string  `json:"cpus_allowed"`
 }
 
-func writeJSON(file string, rows []*row) error {
+func writeJSON(file string, rows []*row, cpus string) error {
 	out := make([]Result, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, Result{
-			Design: strings.TrimSuffix(r.name, ".json"), JSONBytes: r.jsonBytes, MJMLBytes: r.mjmlBytes,
-			OurHTMLBytes: r.ourHTMLBytes, MJMLHTMLBytes: r.mjml.HTMLBytes, OurN: r.ourN,
-			OurTotalUs: float64(r.ourTotal.Nanoseconds()) / 1e3, OurRenderUs: float64(r.ourRender.Nanoseconds()) / 1e3,
-			MJMLN: r.mjml.N, MJMLMeanMs: r.mjml.MeanMs, MJMLMedianMs: r.mjml.MedianMs, MJMLMinMs: r.mjml.MinMs,
-			MJMLErrors: r.mjml.Errors, RatioMean: r.ratioMean, RatioMJMLFloor: r.ratioFloor,
+			Design:         strings.TrimSuffix(r.name, ".json"),
+			JSONBytes:      r.jsonBytes,
+			MJMLBytes:      r.mjmlBytes,
+			OurHTMLBytes:   r.ourHTMLBytes,
+			MJMLHTMLBytes:  r.mjml.HTMLBytes,
+			OurN:           r.ourN,
+			OurTotalUs:     float64(r.ourTotal.Nanoseconds()) / 1e3,
+			OurRenderUs:    float64(r.ourRender.Nanoseconds()) / 1e3,
+			OurCPUUs:       float64(r.ourCPU.Nanoseconds()) / 1e3,
+			MJMLN:          r.mjml.N,
+			MJMLMeanMs:     r.mjml.MeanMs,
+			MJMLMedianMs:   r.mjml.MedianMs,
+			MJMLMinMs:      r.mjml.MinMs,
+			MJMLCPUMs:      r.mjmlCPU,
+			MJMLErrors:     r.mjml.Errors,
+			RatioMean:      r.ratioMean,
+			RatioMJMLFloor: r.ratioFloor,
+			RatioCPU:       r.ratioCPU,
+			CPUs:           cpus,
 		})
 	}
 	data, err := json.MarshalIndent(out, "", "  ")
@@ -381,16 +459,20 @@ func writeJSON(file string, rows []*row) error {
 	return os.WriteFile(file, append(data, '\n'), 0o644)
 }
 
-func printTable(w io.Writer, rows []*row) {
+func printTable(w io.Writer, rows []*row, cpus string) {
 	fmt.Fprintln(w, "## C. render.HTML vs MJML (warm, in-process, same designs)")
+	if cpus == "" {
+		cpus = "unknown"
+	}
+	fmt.Fprintf(w, "CPUs allowed to both sides: %s (online: %s)\n", cpus, onlineCPUs())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "design\tJSON KB\tMJML KB\tour HTML KB\tmjml HTML KB\tours n\tours decode+render µs\tours render µs\tmjml mean ms\tmjml min ms\tmjml n\tmjml/ours (mean)\tmjml min/ours\t")
+	fmt.Fprintln(tw, "design\tJSON KB\tMJML KB\tour HTML KB\tmjml HTML KB\tours n\tours decode+render µs\tours render µs\tours CPU µs\tmjml mean ms\tmjml min ms\tmjml CPU ms\tmjml n\tmjml/ours (mean)\tmjml min/ours\tmjml/ours (CPU)\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.0f\t%.0f\t%.2f\t%.2f\t%d\t%.0fx\t%.0fx\t\n",
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.0f\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%.0fx\t%.0fx\t%.0fx\t\n",
 			strings.TrimSuffix(r.name, ".json"),
 			float64(r.jsonBytes)/1024, float64(r.mjmlBytes)/1024, float64(r.ourHTMLBytes)/1024, float64(r.mjml.HTMLBytes)/1024, r.ourN,
-			float64(r.ourTotal.Nanoseconds())/1e3, float64(r.ourRender.Nanoseconds())/1e3,
-			r.mjml.MeanMs, r.mjml.MinMs, r.mjml.N, r.ratioMean, r.ratioFloor)
+			float64(r.ourTotal.Nanoseconds())/1e3, float64(r.ourRender.Nanoseconds())/1e3, float64(r.ourCPU.Nanoseconds())/1e3,
+			r.mjml.MeanMs, r.mjml.MinMs, r.mjmlCPU, r.mjml.N, r.ratioMean, r.ratioFloor, r.ratioCPU)
 	}
 	_ = tw.Flush()
 }

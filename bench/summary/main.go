@@ -41,6 +41,8 @@ type mjmlResult struct {
 	MJMLMeanMs float64 `json:"mjml_mean_ms"`
 	MJMLErrors int     `json:"mjml_errors"`
 	RatioMean  float64 `json:"ratio_mean"`
+	RatioCPU   float64 `json:"ratio_cpu"`
+	CPUs       string  `json:"cpus_allowed"`
 }
 
 // benchTemplate mirrors bench/benchtable's -json output.
@@ -196,7 +198,8 @@ func run(dir, largestEmail string, w io.Writer) error {
 			return err
 		}
 		for _, r := range rs {
-			fmt.Fprintf(tw, "C %s\tours %.0f µs vs mjml %.1f ms = %.0fx\t>= 50x\t%s\n", r.Design, r.OurTotalUs, r.MJMLMeanMs, r.RatioMean, verdict(r.RatioMean >= 50))
+			fmt.Fprintf(tw, "C %s\tours %.0f µs vs mjml %.1f ms = %.0fx (CPU time %.0fx; CPUs %s)\t>= 50x\t%s\n",
+				r.Design, r.OurTotalUs, r.MJMLMeanMs, r.RatioMean, r.RatioCPU, r.CPUs, verdict(r.RatioMean >= 50))
 		}
 	} else {
 		fmt.Fprintf(tw, "C MJML\t(no result: %v)\t\t-\n", err)
