@@ -307,18 +307,16 @@ func isRawTextElement(name string) bool {
 }
 
 // nextAttrSpecial returns the index of the first NUL, CR or '&' of v, or
-// len(v), looking at eight bytes at a time (see emNextEscaped).
+// len(v), looking at eight bytes at a time (see emNextEscaped) for '&' or
+// a byte below 0x0E: one test covers NUL and CR, and the rare tab or
+// newline it also stops at is settled by the byte loop.
 func nextAttrSpecial(v string) int {
 	const lows, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(v); i += 8 {
 		x := emWord(v, i)
-		m := (x - lows) &^ x
-		for _, c := range [...]uint64{'\r', '&'} {
-			y := x ^ (lows * c)
-			m |= (y - lows) &^ y
-		}
-		if m&highs != 0 {
+		y := x ^ (lows * '&')
+		if ((x-lows*0x0E)&^x|(y-lows)&^y)&highs != 0 {
 			break
 		}
 	}

@@ -222,9 +222,13 @@ func (w *emailWriter) richStyleAttr(a atom.Atom, style string, o *richOpts, para
 		w.s(style)
 	}
 	w.body.WriteByte('"')
-	if facts&factFontFamily != 0 || strings.Contains(pre, "font-family") {
-		// pre is empty unless joined; the ';' changes no declaration.
-		w.scanFonts(pre + ";" + style)
+	// pre is empty unless joined, and its declarations end where style's
+	// begin: scanning them one after the other reads both in order.
+	if strings.Contains(pre, "font-family") {
+		w.scanFonts(pre)
+	}
+	if facts&factFontFamily != 0 {
+		w.scanFonts(style)
 	}
 }
 
