@@ -153,9 +153,13 @@ func quoteOrBackslash(x uint64) uint64 {
 }
 
 // stringStop marks the bytes that end the plain run of a string: a quote,
-// a backslash or a control character.
+// a backslash or a control character. Flipping bit 1 moves '"' (0x22) to
+// 0x20 and keeps the control characters below it, so one "less than 0x21"
+// test finds both.
 func stringStop(x uint64) uint64 {
-	return quoteOrBackslash(x) | (x-lows*0x20)&^x&highs
+	q := x ^ (lows * 0x02)
+	b := x ^ (lows * '\\')
+	return ((q-lows*0x21)&^q | (b-lows)&^b) & highs
 }
 
 // nextStop returns the index of the first quote, backslash or control

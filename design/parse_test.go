@@ -39,7 +39,7 @@ func BenchmarkParse(b *testing.B) {
 // TestWordMasks checks the word-at-a-time masks against a byte loop on
 // random words rich in the bytes that matter.
 func TestWordMasks(t *testing.T) {
-	pick := []byte{'"', '\\', 0, 0x1f, 0x20, 'a', '!', 0x7f, 0x80, 0xa2, 0xdc, 0xff, '#', '[', ']'}
+	pick := []byte{'"', '\\', 0, 0x02, 0x1f, 0x20, 'a', '!', 0x7f, 0x80, 0xa0, 0xa2, 0xdc, 0xff, '#', '[', ']'}
 	rng := uint64(0x9e3779b97f4a7c15)
 	first := func(b []byte, stop func(byte) bool) int {
 		for i, c := range b {
@@ -54,6 +54,17 @@ func TestWordMasks(t *testing.T) {
 			return 8
 		}
 		return bits.TrailingZeros64(m) / 8
+	}
+	// Every byte value at every position, among bytes that never stop.
+	for c := range 256 {
+		for pos := range 8 {
+			b := []byte("aaaaaaaa")
+			b[pos] = byte(c)
+			x := load64(string(b), 0)
+			if got, want := lowest(stringStop(x)), first(b, func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }); got != want {
+				t.Fatalf("stringStop(%q) = %d, want %d", b, got, want)
+			}
+		}
 	}
 	for range 200_000 {
 		var b [8]byte
