@@ -14,7 +14,7 @@ import (
 // ignores padding, border-radius and inline-block) a VML roundrect of the
 // button's measured size around the same label, so size, fill, border and
 // rounded corners survive there too.
-func (w *emailWriter) moduleButton(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleButton(m *design.Module) {
 	c := m.Content()
 	st := design.StyleOf(c.Get("style"))
 	align := emAlign(m.Style.Get("text-align"))

@@ -6,7 +6,7 @@ import (
 
 // moduleDivider renders a horizontal rule as a one-pixel-font table cell
 // with a top border (hr is unreliable across clients).
-func (w *emailWriter) moduleDivider(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleDivider(m *design.Module) {
 	c := m.Content()
 	st := design.StyleOf(c.Get("style"))
 	border := emCSSValue(st.Get("border-top"))

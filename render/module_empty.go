@@ -3,4 +3,4 @@ package render
 import "github.com/designbridge/caddy-designbridge/design"
 
 // moduleEmpty renders nothing: the editor's placeholder for an empty column.
-func (w *emailWriter) moduleEmpty(m *design.Module, b *emBlock) {}
+func (w *emailWriter) moduleEmpty(m *design.Module) {}

@@ -8,7 +8,7 @@ import (
 // email clients cannot submit forms (most strip <form> and <input>), so
 // fields become labelled boxes and the submit button a styled label. A
 // warning says so.
-func (w *emailWriter) moduleForm(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleForm(m *design.Module) {
 	f := m.Content()
 	fields := design.FormFields(f)
 	w.warnOnce("form module rendered as a static preview (email clients cannot submit forms)", w.path())

@@ -3,7 +3,7 @@ package render
 import "github.com/designbridge/caddy-designbridge/design"
 
 // moduleHeading renders h1–h6 with the block's typography.
-func (w *emailWriter) moduleHeading(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleHeading(m *design.Module) {
 	c := m.Content()
 	st := design.StyleOf(c.Get("style"))
 	tag := "h1"

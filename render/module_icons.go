@@ -6,7 +6,7 @@ import (
 
 // moduleIcons renders a row of icons, each with optional text to its
 // left, right or below, optionally linked.
-func (w *emailWriter) moduleIcons(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleIcons(m *design.Module) {
 	icons := m.Content().Get("icons")
 	st := m.Style
 	align := emAlign(st.Get("text-align"))

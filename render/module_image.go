@@ -82,7 +82,7 @@ func emHasToken(s, tok string) bool {
 // moduleImage renders an image, linked when it has an href. The width
 // attribute is for Outlook; other clients get max-width so the image
 // shrinks with the column.
-func (w *emailWriter) moduleImage(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleImage(m *design.Module) {
 	img := m.Content()
 	cls := emLower(m.Computed.Get("class")) // read three times below
 	align := emImageAlign(m, cls)

@@ -9,7 +9,7 @@ import (
 // moduleList renders a bulleted or numbered list. The editor stores the
 // whole <ul>/<ol>; when it stored only items, the list element named by
 // "tag" is added around them.
-func (w *emailWriter) moduleList(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleList(m *design.Module) {
 	c := m.Content()
 	st := design.StyleOf(c.Get("style"))
 	cs := design.StyleOf(c.Get("computedStyle"))

@@ -13,7 +13,7 @@ const emHamburgerPad = 5
 
 // moduleMenu renders navigation links in a line (or stacked, for a
 // vertical layout), with the configured separator between items.
-func (w *emailWriter) moduleMenu(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleMenu(m *design.Module) {
 	items := m.Content().Get("items")
 	st := m.Style
 	align := emAlign(st.Get("text-align"))

@@ -4,7 +4,7 @@ import "github.com/designbridge/caddy-designbridge/design"
 
 // moduleParagraph renders a paragraph: rich HTML (or bare text) with the
 // block's typography, link colour and spacing between paragraphs.
-func (w *emailWriter) moduleParagraph(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleParagraph(m *design.Module) {
 	c := m.Content()
 	st := design.StyleOf(c.Get("style"))
 	cs := design.StyleOf(c.Get("computedStyle"))

@@ -5,7 +5,7 @@ import (
 )
 
 // moduleSocial renders a row of linked social network icons.
-func (w *emailWriter) moduleSocial(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleSocial(m *design.Module) {
 	icons := m.Content().Get("icons")
 	align := emAlign(m.Style.Get("text-align"))
 	if align == "" || align == "justify" {

@@ -7,7 +7,7 @@ import (
 )
 
 // moduleSpacer renders vertical space of a fixed height.
-func (w *emailWriter) moduleSpacer(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleSpacer(m *design.Module) {
 	st := design.StyleOf(m.Content().Get("style"))
 	h, ok := st.Px("height")
 	if !ok || h < 0 {

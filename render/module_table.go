@@ -7,7 +7,7 @@ import (
 // moduleTable renders the table block as a data table: header cells are
 // <th scope="col"> and, unlike layout tables, it keeps its table role so
 // screen readers announce rows and columns.
-func (w *emailWriter) moduleTable(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleTable(m *design.Module) {
 	t := m.Content()
 	st := design.StyleOf(t.Get("style"))
 	cs := design.StyleOf(t.Get("computedStyle"))

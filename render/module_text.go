@@ -55,7 +55,7 @@ func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 }
 
 // moduleText renders the legacy rich-text module.
-func (w *emailWriter) moduleText(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleText(m *design.Module) {
 	c := m.Content()
 	st := design.StyleOf(c.Get("style"))
 	w.blockOpen(m, "text", nil, "")

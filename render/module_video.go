@@ -10,7 +10,7 @@ import (
 // email clients cannot play video. The thumbnail is the background of a
 // cell holding the play icon; Outlook, which shows no CSS backgrounds,
 // gets the thumbnail as a plain linked image instead.
-func (w *emailWriter) moduleVideo(m *design.Module, b *emBlock) {
+func (w *emailWriter) moduleVideo(m *design.Module) {
 	v := m.Content()
 	avail := w.blockOpen(m, "video", nil, "center")
 	width := avail

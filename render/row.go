@@ -354,18 +354,13 @@ func (w *emailWriter) module(m *design.Module) {
 	if m.HideOnDesktop {
 		w.desktopHideOpen()
 	}
-	render(w, m, &emBlock{kind: kind})
+	render(w, m)
 	if m.HideOnDesktop {
 		w.desktopHideClose()
 	}
 }
 
-// emBlock is the per-module context handed to a module renderer.
-type emBlock struct {
-	kind string
-}
-
-type emModuleRenderer func(w *emailWriter, m *design.Module, b *emBlock)
+type emModuleRenderer func(w *emailWriter, m *design.Module)
 
 // emModuleRenderers maps kinds to renderers; each lives in module_<kind>.go.
 // Filled in init to avoid an initialisation cycle through w.module.
