@@ -14,8 +14,9 @@
 // Both sides should get the same CPU. Ours is one goroutine on one P; Node
 // runs mjml's JavaScript on one thread but V8's collector and compiler
 // helpers on others, so on a machine with idle cores Node gets more than
-// one. run.sh therefore runs this command under `taskset -c 1`, which Node
-// inherits, and the table's header says which CPUs the run was allowed.
+// one. run.sh therefore runs this command under taskset on one CPU (the
+// last; C_CPU picks another), which Node inherits, and the table's header
+// says which CPUs the run was allowed.
 // Each side's process CPU time (all threads) is reported as well, and a
 // ratio of CPU times beside the ratio of wall times.
 package main
