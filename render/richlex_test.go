@@ -171,3 +171,28 @@ func FuzzRichLexers(f *testing.F) {
 		emRich(src, &richOpts{linkColor: "#00f", pMargin: true, listIndent: "20px"})
 	})
 }
+
+// TestNextAttrSpecialEveryByte: the word test stops exactly where a byte
+// loop would, for every byte value at every position of a word, before
+// and after a tab (which the word test flags and the byte loop settles).
+func TestNextAttrSpecialEveryByte(t *testing.T) {
+	want := func(v string) int {
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c == 0 || c == '\r' || c == '&' {
+				return i
+			}
+		}
+		return len(v)
+	}
+	for _, prefix := range []string{"", "\t", "abc\ndef"} {
+		for c := range 256 {
+			for pos := range 16 {
+				b := []byte(prefix + "abcdefghijklmnop")
+				b[len(prefix)+pos] = byte(c)
+				if got, w := nextAttrSpecial(string(b)), want(string(b)); got != w {
+					t.Fatalf("nextAttrSpecial(%q) = %d, want %d", b, got, w)
+				}
+			}
+		}
+	}
+}
