@@ -40,11 +40,11 @@ func HTML(d *design.Design) (*Output, error) {
 		return nil, errors.New("render: nil design")
 	}
 	w := newEmailWriter(d)
-	sc := w.takeRichScratch()
+	sc := w.takeScratch()
 	w.document()
-	w.returnRichScratch(sc)
 	w.finishWarnings()
 	body, pooled := w.assemble()
+	w.returnScratch(sc)
 	out := &Output{Body: body, Warnings: w.warnings, pooled: pooled}
 	w.recycle()
 	return out, nil

@@ -20,8 +20,12 @@ type emailWriter struct {
 	d       *design.Design
 	body    bytes.Buffer
 	bodyBuf *[]byte // the pooled buffer behind body (see recycle)
-	// styleChunk is where style() cuts the styles' arrays from.
-	styleChunk []byte
+	// styleChunk is where style() cuts the styles' arrays from; it is
+	// styleChunks[styleChunksUsed-1], and the chunks come back between
+	// renders through scratchPool.
+	styleChunk      []byte
+	styleChunks     [][]byte
+	styleChunksUsed int
 	mobile     bytes.Buffer // rules for the one @media block
 	warnings   []string
 	warnSeen   map[string]int // warnOnce message → index in warnings
@@ -47,7 +51,7 @@ type emailWriter struct {
 	modIndex  int
 
 	// Rich-text scratch reused by every rich block (see richlex.go),
-	// and between renders through richScratchPool.
+	// and between renders through scratchPool.
 	richToks  []richToken
 	richAttrs []richAttr
 	richStack []atom.Atom
@@ -65,37 +69,50 @@ type styleMemoEntry struct {
 	facts styleFacts
 }
 
-// richScratch is an emailWriter's rich-text scratch between renders.
-type richScratch struct {
-	toks  []richToken
-	attrs []richAttr
-	stack []atom.Atom
-	strs  []string
+// scratch is an emailWriter's scratch between renders: the rich-text
+// buffers and the style chunks. Every style is copied into the output
+// (or into a string) before the render ends, so a chunk is free once
+// its render is.
+type scratch struct {
+	toks        []richToken
+	attrs       []richAttr
+	stack       []atom.Atom
+	strs        []string
+	styleChunks [][]byte
 }
 
-var richScratchPool = sync.Pool{New: func() any { return new(richScratch) }}
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // maxPooledTokens bounds the token buffers kept between renders.
 const maxPooledTokens = 1 << 14
 
-// takeRichScratch gives w the rich-text buffers of an earlier render.
-func (w *emailWriter) takeRichScratch() *richScratch {
-	sc := richScratchPool.Get().(*richScratch)
+// maxPooledStyleChunks bounds the style chunks kept (a design with many
+// more styles than most allocates the rest each time).
+const maxPooledStyleChunks = 64
+
+// takeScratch gives w the buffers of an earlier render.
+func (w *emailWriter) takeScratch() *scratch {
+	sc := scratchPool.Get().(*scratch)
 	w.richToks, w.richAttrs, w.richStack, w.richStrs = sc.toks[:0], sc.attrs[:0], sc.stack[:0], sc.strs[:0]
+	w.styleChunks, w.styleChunksUsed = sc.styleChunks, 0
 	return sc
 }
 
-// returnRichScratch gives the buffers back in sc, the strings cleared so
-// that the pool holds none of this design (tokens and attributes are
-// spans, which hold none).
-func (w *emailWriter) returnRichScratch(sc *richScratch) {
+// returnScratch gives the buffers back in sc, the strings cleared so that
+// the pool holds none of this design (tokens and attributes are spans,
+// and style chunks bytes, which hold none). w must not write a style
+// afterwards.
+func (w *emailWriter) returnScratch(sc *scratch) {
+	chunks := w.styleChunks[:min(len(w.styleChunks), maxPooledStyleChunks)]
+	w.styleChunk, w.styleChunks, w.styleChunksUsed = nil, nil, 0
 	if cap(w.richToks) > maxPooledTokens || cap(w.richAttrs) > maxPooledTokens || cap(w.richStrs) > maxPooledTokens {
 		return
 	}
 	clear(w.richStrs[:max(w.richStrsUsed, len(w.richStrs))])
 	sc.toks, sc.attrs, sc.stack, sc.strs = w.richToks[:0], w.richAttrs[:0], w.richStack[:0], w.richStrs[:0]
+	sc.styleChunks = chunks
 	w.richToks, w.richAttrs, w.richStack, w.richStrs, w.richSrc = nil, nil, nil, nil, ""
-	richScratchPool.Put(sc)
+	scratchPool.Put(sc)
 }
 
 // Table attributes shared by every layout table: a presentation role for
@@ -261,7 +278,7 @@ const emStyleCap = 192
 // capped), so styles never overwrite each other.
 func (w *emailWriter) style() emStyle {
 	if cap(w.styleChunk)-len(w.styleChunk) < emStyleCap {
-		w.styleChunk = make([]byte, 0, emStyleChunk)
+		w.styleChunk = w.nextStyleChunk()
 	}
 	n := len(w.styleChunk)
 	w.styleChunk = w.styleChunk[:n+emStyleCap]
@@ -269,6 +286,16 @@ func (w *emailWriter) style() emStyle {
 }
 
 const emStyleChunk = 32 * emStyleCap
+
+// nextStyleChunk returns an empty chunk: the next one an earlier render
+// left (see scratch), or a new one.
+func (w *emailWriter) nextStyleChunk() []byte {
+	if w.styleChunksUsed == len(w.styleChunks) {
+		w.styleChunks = append(w.styleChunks, make([]byte, 0, emStyleChunk))
+	}
+	w.styleChunksUsed++
+	return w.styleChunks[w.styleChunksUsed-1][:0]
+}
 
 func (s *emStyle) ensure() {
 	if s.b == nil {
