@@ -101,14 +101,13 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 			return false
 		}
 		start := i
-		for i < n && isTagNameByte(src[i]) {
-			i++
-		}
+		var seen lexClass
+		i, seen = scanClass(src, i, lexTagName)
 		if i >= n || !(isTagSpace(src[i]) || src[i] == '/' || src[i] == '>') {
 			return false
 		}
-		name := emLowerASCII(src[start:i])
-		tok := richToken{kind: kind, name: w.srcSpan(name, start, i), a: lookupAtom(name)}
+		name, nameSpan := w.lowerSpan(src, start, i, seen)
+		tok := richToken{kind: kind, name: nameSpan, a: lookupAtom(name)}
 		if kind == html.EndTagToken {
 			for i < n && isTagSpace(src[i]) {
 				i++
@@ -148,14 +147,16 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 				return false
 			}
 			start := i
-			for i < n && isAttrNameByte(src[i]) {
-				i++
-			}
+			var seen lexClass
+			i, seen = scanClass(src, i, lexAttrName)
 			if i >= n || !(isTagSpace(src[i]) || src[i] == '/' || src[i] == '>' || src[i] == '=') {
 				return false
 			}
 			keyEnd := i
-			key, val := emLowerASCII(src[start:i]), ""
+			key, val := src[start:i], ""
+			if seen&lexUpper != 0 {
+				key = strings.ToLower(key)
+			}
 			valStart, valEnd := 0, 0
 			kept := richAttrKept(key)
 			k := i
@@ -284,13 +285,56 @@ func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <
 
 func isTagSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\f' }
 
-// isTagNameByte: letters and digits, and ':' and '-' for names such as
-// o:p (Word) and custom elements.
-func isTagNameByte(c byte) bool {
-	return isASCIILetter(c) || '0' <= c && c <= '9' || c == ':' || c == '-'
+// lexClass classifies the bytes of names, in one table lookup each.
+type lexClass uint8
+
+const (
+	lexLower lexClass = 1 << iota // a-z, digits, ':' and '-' (o:p from Word, custom elements)
+	lexUpper                      // A-Z
+	lexAttrOnly                   // '_' and '.': in attribute names only
+
+	lexTagName  = lexLower | lexUpper
+	lexAttrName = lexTagName | lexAttrOnly
+)
+
+var lexClasses = func() (t [256]lexClass) {
+	for c := range 256 {
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == ':', c == '-':
+			t[c] = lexLower
+		case 'A' <= c && c <= 'Z':
+			t[c] = lexUpper
+		case c == '_', c == '.':
+			t[c] = lexAttrOnly
+		}
+	}
+	return t
+}()
+
+// scanClass returns the end of the run of bytes of s from i in class
+// want, and the classes seen in it (lexUpper: it needs lower-casing).
+func scanClass(s string, i int, want lexClass) (int, lexClass) {
+	var seen lexClass
+	for ; i < len(s); i++ {
+		c := lexClasses[s[i]]
+		if c&want == 0 {
+			break
+		}
+		seen |= c
+	}
+	return i, seen
 }
 
-func isAttrNameByte(c byte) bool { return isTagNameByte(c) || c == '_' || c == '.' }
+// lowerSpan returns the name src[start:end] lower-cased, and its span: of
+// src unless it had upper-case letters.
+func (w *emailWriter) lowerSpan(src string, start, end int, seen lexClass) (string, richSpan) {
+	name := src[start:end]
+	if seen&lexUpper == 0 {
+		return name, richSpan{int32(start), int32(end)}
+	}
+	name = strings.ToLower(name)
+	return name, w.ownSpan(name)
+}
 
 // isUnquotedValueByte: what unquoted values in editor HTML hold (widths,
 // colours, names). No '&' (entities), '/' or quotes.

@@ -430,13 +430,3 @@ func emHasPrefixFold(s, prefix string) bool {
 	return true
 }
 
-// emLowerASCII lower-cases ASCII letters, allocating only when there are
-// upper-case ones (editor styles rarely have any).
-func emLowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			return strings.ToLower(s)
-		}
-	}
-	return s
-}
