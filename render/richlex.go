@@ -289,9 +289,9 @@ func isTagSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c ==
 type lexClass uint8
 
 const (
-	lexLower lexClass = 1 << iota // a-z, digits, ':' and '-' (o:p from Word, custom elements)
-	lexUpper                      // A-Z
-	lexAttrOnly                   // '_' and '.': in attribute names only
+	lexLower    lexClass = 1 << iota // a-z, digits, ':' and '-' (o:p from Word, custom elements)
+	lexUpper                         // A-Z
+	lexAttrOnly                      // '_' and '.': in attribute names only
 
 	lexTagName  = lexLower | lexUpper
 	lexAttrName = lexTagName | lexAttrOnly

@@ -429,4 +429,3 @@ func emHasPrefixFold(s, prefix string) bool {
 	}
 	return true
 }
-

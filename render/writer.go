@@ -26,10 +26,10 @@ type emailWriter struct {
 	styleChunk      []byte
 	styleChunks     [][]byte
 	styleChunksUsed int
-	mobile     bytes.Buffer // rules for the one @media block
-	warnings   []string
-	warnSeen   map[string]int // warnOnce message → index in warnings
-	warnCount  []int          // occurrences, parallel to warnings
+	mobile          bytes.Buffer // rules for the one @media block
+	warnings        []string
+	warnSeen        map[string]int // warnOnce message → index in warnings
+	warnCount       []int          // occurrences, parallel to warnings
 
 	fontsUsed []string // normalised first family names seen in styles
 	hasRev    bool     // some row reverses its columns on mobile
