@@ -89,11 +89,24 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 		if j > 0 {
 			toks = append(toks, richToken{kind: html.TextToken, text: richSpan{int32(i), int32(i + j)}})
 		}
-		i += j + 1
+		lt := i + j // the tag's '<'
+		i = lt + 1
 		kind := html.StartTagToken
 		if i < n && src[i] == '/' {
 			kind = html.EndTagToken
 			i++
+		}
+		// A start tag met before lexes as it did then.
+		var tagEnd int // past the first '>' of a tag worth remembering, else 0
+		if kind == html.StartTagToken && w.tagMemo != nil {
+			if e := strings.IndexByte(src[lt:], '>'); e >= minMemoTag {
+				tagEnd = lt + e + 1
+				if m := &w.tagMemo[tagMemoSlot(src[lt:tagEnd])]; m.text == src[lt:tagEnd] {
+					toks, attrs = m.replay(lt, toks, attrs)
+					i = tagEnd
+					continue
+				}
+			}
 		}
 		// A '<' not followed by a letter is text to x/net/html (or a
 		// comment, doctype, processing instruction…): not simple.
@@ -220,9 +233,70 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 		}
 		tok.attr1 = int32(len(attrs))
 		toks = append(toks, tok)
+		if i == tagEnd {
+			w.tagMemo.remember(src[lt:i], lt, tok, attrs[tok.attr0:])
+		}
 	}
 	return true
 }
+
+// tagMemo remembers how recent start tags lexed: editors write the same
+// tag, long style attribute and all, on paragraph after paragraph, and
+// what lexRichSimple makes of a tag depends on the tag's text alone.
+type tagMemo [32]tagMemoEntry
+
+type tagMemoEntry struct {
+	text string    // the tag, '<' to '>' ("" for an empty slot)
+	tok  richToken // spans from the tag's '<'; attr0 is 0
+	// attrs are the tag's kept attributes, spans from the '<'.
+	attrs [maxMemoAttrs]richAttr
+}
+
+// minMemoTag is the length (to its '>') below which a tag is lexed again
+// rather than looked up: short ones cost less.
+const minMemoTag = 16
+
+const maxMemoAttrs = 4
+
+func tagMemoSlot(tag string) int {
+	return (len(tag) ^ int(tag[len(tag)/2]) ^ int(tag[len(tag)-2])<<2) % len(tagMemo{})
+}
+
+// remember keeps the tokens of tag (at lt of the block), unless one of its
+// strings is not a slice of the block or it has too many attributes.
+func (m *tagMemo) remember(tag string, lt int, tok richToken, attrs []richAttr) {
+	if tok.name.off < 0 || len(attrs) > maxMemoAttrs {
+		return
+	}
+	e := &m[tagMemoSlot(tag)]
+	base := int32(lt)
+	for k, a := range attrs {
+		if a.key.off < 0 || a.val.off < 0 {
+			return
+		}
+		e.attrs[k] = richAttr{a.key.from(-base), a.val.from(-base)}
+	}
+	e.text = tag
+	e.tok = tok
+	e.tok.name = tok.name.from(-base)
+	e.tok.attr0, e.tok.attr1 = 0, int32(len(attrs))
+}
+
+// replay appends the remembered tokens of the tag at lt.
+func (e *tagMemoEntry) replay(lt int, toks []richToken, attrs []richAttr) ([]richToken, []richAttr) {
+	base := int32(lt)
+	tok := e.tok
+	tok.name = tok.name.from(base)
+	tok.attr0 = int32(len(attrs))
+	for _, a := range e.attrs[:e.tok.attr1] {
+		attrs = append(attrs, richAttr{a.key.from(base), a.val.from(base)})
+	}
+	tok.attr1 = int32(len(attrs))
+	return append(toks, tok), attrs
+}
+
+// from is sp moved by base (sp is a slice of the block).
+func (sp richSpan) from(base int32) richSpan { return richSpan{sp.off + base, sp.end + base} }
 
 // lexRichFull tokenizes src with x/net/html into w.richToks and
 // w.richAttrs. Comments and doctypes are left out: the sanitiser drops them.

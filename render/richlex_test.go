@@ -24,7 +24,10 @@ type lexedToken struct {
 }
 
 func lexWith(src string, simple bool) ([]lexedToken, bool) {
-	w := &emailWriter{}
+	return lexWithWriter(&emailWriter{tagMemo: new(tagMemo)}, src, simple)
+}
+
+func lexWithWriter(w *emailWriter, src string, simple bool) ([]lexedToken, bool) {
 	if simple {
 		if !w.lexRichSimple(src) {
 			return nil, false
@@ -46,7 +49,8 @@ func lexWith(src string, simple bool) ([]lexedToken, bool) {
 // differently from x/net/html.
 func checkLexersAgree(t *testing.T, src string) bool {
 	t.Helper()
-	simple, ok := lexWith(src, true)
+	w := &emailWriter{tagMemo: new(tagMemo)}
+	simple, ok := lexWithWriter(w, src, true)
 	if !ok {
 		return false
 	}
@@ -55,6 +59,15 @@ func checkLexersAgree(t *testing.T, src string) bool {
 	// never accepts such a '<', so text tokens line up one to one.
 	if !reflect.DeepEqual(simple, full) {
 		t.Fatalf("lexers disagree on %q:\nsimple %+v\nfull   %+v", src, simple, full)
+	}
+	// Again, every tag worth remembering now in w's memo (from where
+	// they were in the first pass: repeats within src move them).
+	if again, _ := lexWithWriter(w, src, true); !reflect.DeepEqual(again, full) {
+		t.Fatalf("lexers disagree on %q with the tag memo warm:\nsimple %+v\nfull   %+v", src, again, full)
+	}
+	// And without a memo.
+	if cold, _ := lexWithWriter(&emailWriter{}, src, true); !reflect.DeepEqual(cold, full) {
+		t.Fatalf("lexers disagree on %q without a tag memo:\nsimple %+v\nfull   %+v", src, cold, full)
 	}
 	return true
 }
@@ -163,6 +176,9 @@ func FuzzRichLexers(f *testing.F) {
 		`<p style="color:red">a&amp;b<br/></p>`, `<a href='x' title=y>z</a>`,
 		`<P CLASS=x>`, `<input disabled />`, `<o:p></o:p>`, `<a href="&quot;&#39;">`,
 		`<p a=b/>`, `<img src="x"/>`, `</p >`,
+		`<p style="font-size: 12px;" data-x="1">a</p><p style="font-size: 12px;" data-x="1">b</p>`,
+		`<p style="font-size: 12px">a</p><p style="font-size: 14px">b</p><p class="x" title="a>b">c</p><p class="x" title="a>b">`,
+		`<SPAN Style="color: red">a</SPAN><SPAN Style="color: red">b</SPAN><span title="&amp;&amp;">c</span><span title="&amp;&amp;">`,
 	} {
 		f.Add(s)
 	}

@@ -59,6 +59,7 @@ type emailWriter struct {
 	richStrs  []string // its strings that are not slices of it
 	// the most strings any block kept: what to clear
 	richStrsUsed int
+	tagMemo      *tagMemo // see lexRichSimple
 	// styleMemo remembers the facts of recent inline styles (see
 	// styleFacts): editors repeat a few styles on every paragraph and span.
 	styleMemo [16]styleMemoEntry
@@ -79,6 +80,7 @@ type scratch struct {
 	stack       []atom.Atom
 	strs        []string
 	styleChunks [][]byte
+	tagMemo     tagMemo
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -95,6 +97,7 @@ func (w *emailWriter) takeScratch() *scratch {
 	sc := scratchPool.Get().(*scratch)
 	w.richToks, w.richAttrs, w.richStack, w.richStrs = sc.toks[:0], sc.attrs[:0], sc.stack[:0], sc.strs[:0]
 	w.styleChunks, w.styleChunksUsed = sc.styleChunks, 0
+	w.tagMemo = &sc.tagMemo
 	return sc
 }
 
@@ -105,6 +108,10 @@ func (w *emailWriter) takeScratch() *scratch {
 func (w *emailWriter) returnScratch(sc *scratch) {
 	chunks := w.styleChunks[:min(len(w.styleChunks), maxPooledStyleChunks)]
 	w.styleChunk, w.styleChunks, w.styleChunksUsed = nil, nil, 0
+	for k := range w.tagMemo {
+		w.tagMemo[k].text = "" // the design's; the spans are numbers
+	}
+	w.tagMemo = nil
 	if cap(w.richToks) > maxPooledTokens || cap(w.richAttrs) > maxPooledTokens || cap(w.richStrs) > maxPooledTokens {
 		return
 	}
