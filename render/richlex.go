@@ -268,12 +268,14 @@ func (m *tagMemo) remember(tag string, lt int, tok richToken, attrs []richAttr) 
 	if tok.name.off < 0 || len(attrs) > maxMemoAttrs {
 		return
 	}
+	for _, a := range attrs {
+		if a.key.off < 0 || a.val.off < 0 {
+			return // before the slot is touched: it may hold another tag
+		}
+	}
 	e := &m[tagMemoSlot(tag)]
 	base := int32(lt)
 	for k, a := range attrs {
-		if a.key.off < 0 || a.val.off < 0 {
-			return
-		}
 		e.attrs[k] = richAttr{a.key.from(-base), a.val.from(-base)}
 	}
 	e.text = tag

@@ -212,3 +212,24 @@ func TestNextAttrSpecialEveryByte(t *testing.T) {
 		}
 	}
 }
+
+// TestTagMemoSlotReuse: a tag the memo declines (one of its values is
+// not a slice of the block) must leave the slot it maps to as it was,
+// since that slot may hold another tag met again later.
+func TestTagMemoSlotReuse(t *testing.T) {
+	kept := `<span lang="xx" id="abcdefgh">`
+	var declined string
+	for n := 0; n < 26*26*8 && declined == ""; n++ {
+		filler := strings.Repeat("q", n%8) + string(rune('a'+n%26)) + string(rune('a'+n/26%26))
+		b := `<span id="` + filler + `" title="&amp;">`
+		if len(b) == len(kept) && tagMemoSlot(b) == tagMemoSlot(kept) {
+			declined = b
+		}
+	}
+	if declined == "" {
+		t.Fatal("no tag found for the same slot")
+	}
+	if !checkLexersAgree(t, kept+"a"+declined+"b"+kept+"c") {
+		t.Fatal("the simple lexer refused the test input")
+	}
+}
