@@ -258,8 +258,13 @@ const minMemoTag = 16
 
 const maxMemoAttrs = 4
 
-func tagMemoSlot(tag string) int {
-	return (len(tag) ^ int(tag[len(tag)/2]) ^ int(tag[len(tag)-2])<<2) % len(tagMemo{})
+func tagMemoSlot(tag string) int { return memoSlot(tag, len(tagMemo{})) }
+
+// memoSlot picks one of n slots for s (two or more bytes) from its length
+// and two of its bytes: cheap, and different enough for the styles and
+// tags one design repeats (the memos compare the whole text anyway).
+func memoSlot(s string, n int) int {
+	return (len(s) ^ int(s[len(s)/2]) ^ int(s[len(s)-2])<<2) % n
 }
 
 // remember keeps the tokens of tag (at lt of the block), unless one of its

@@ -363,7 +363,7 @@ func (w *emailWriter) styleFacts(style string) styleFacts {
 	if len(style) < 16 {
 		return scanStyleFacts(style)
 	}
-	e := &w.styleMemo[(len(style)^int(style[len(style)/2])^int(style[len(style)-2])<<2)%len(w.styleMemo)]
+	e := &w.styleMemo[memoSlot(style, len(w.styleMemo))]
 	if e.style == style {
 		return e.facts
 	}
