@@ -51,6 +51,9 @@ func TestCorpusDecodesAndRoundTrips(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
+			if ds, err := DecodeString(string(data)); err != nil || !reflect.DeepEqual(ds, d) {
+				t.Errorf("DecodeString differs from Decode (err %v)", err)
+			}
 			if d.Page.Body.Width < MinWidth {
 				t.Errorf("width %d", d.Page.Body.Width)
 			}

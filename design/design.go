@@ -284,14 +284,37 @@ func Decode(data []byte) (*Design, error) { return DecodeWithLimits(data, Defaul
 // DecodeWithLimits parses a design document. Errors: wrapping ErrNotJSON
 // (not JSON), wrapping ErrTooLarge (over a limit), or a *PathError (JSON but
 // not a design). Zero fields of lim take the defaults.
+//
+// The model's strings are substrings of one copy of data: a caller that
+// has the document as a string already saves that copy with
+// DecodeStringWithLimits.
 func DecodeWithLimits(data []byte, lim Limits) (*Design, error) {
 	lim = lim.withDefaults()
 	if len(data) > lim.MaxBytes {
-		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(data), lim.MaxBytes)
+		return nil, tooLarge(len(data), lim)
 	}
-	// One copy of the document, as a string: the model's strings are
-	// substrings of it.
-	src := string(data)
+	return decode(string(data), lim)
+}
+
+// DecodeString is Decode for a document held as a string.
+func DecodeString(src string) (*Design, error) { return DecodeStringWithLimits(src, DefaultLimits()) }
+
+// DecodeStringWithLimits is DecodeWithLimits for a document held as a
+// string. The model's strings are substrings of src, which it keeps.
+func DecodeStringWithLimits(src string, lim Limits) (*Design, error) {
+	lim = lim.withDefaults()
+	if len(src) > lim.MaxBytes {
+		return nil, tooLarge(len(src), lim)
+	}
+	return decode(src, lim)
+}
+
+func tooLarge(n int, lim Limits) error {
+	return fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, n, lim.MaxBytes)
+}
+
+// decode parses src; lim has its defaults.
+func decode(src string, lim Limits) (*Design, error) {
 	// A UTF-8 byte order mark is common in files saved by editors.
 	src = strings.TrimPrefix(src, "\xEF\xBB\xBF")
 	d := &Design{Size: len(src)}

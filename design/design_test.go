@@ -208,6 +208,9 @@ func TestDecodeNotJSON(t *testing.T) {
 		if !errors.Is(err, ErrNotJSON) {
 			t.Errorf("%q: err = %v, want ErrNotJSON", in, err)
 		}
+		if _, err := DecodeString(in); !errors.Is(err, ErrNotJSON) {
+			t.Errorf("%q: DecodeString: err = %v, want ErrNotJSON", in, err)
+		}
 	}
 }
 
@@ -232,6 +235,9 @@ func TestDecodeLimits(t *testing.T) {
 			_, err := DecodeWithLimits([]byte(tt.in), tt.lim)
 			if !errors.Is(err, ErrTooLarge) {
 				t.Errorf("err = %v, want ErrTooLarge", err)
+			}
+			if _, err := DecodeStringWithLimits(tt.in, tt.lim); !errors.Is(err, ErrTooLarge) {
+				t.Errorf("DecodeStringWithLimits: err = %v, want ErrTooLarge", err)
 			}
 			// Within the default limits the same input is fine (except
 			// the depth case, which is over the default on purpose).
