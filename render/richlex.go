@@ -32,6 +32,10 @@ type richToken struct {
 	// richAttrKept, keys lower-cased and values unescaped, first occurrence
 	// of a key only.
 	attr0, attr1 int32
+	// gen names a start tag's text when the tag memo holds it (0: not
+	// held): tags with the same gen are the same text, and the sanitiser
+	// writes them alike (see tagOutput).
+	gen uint32
 }
 
 type richAttr struct{ key, val richSpan }
@@ -101,8 +105,9 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 		if kind == html.StartTagToken && w.tagMemo != nil {
 			if e := strings.IndexByte(src[lt:], '>'); e >= minMemoTag {
 				tagEnd = lt + e + 1
-				if m := &w.tagMemo[tagMemoSlot(src[lt:tagEnd])]; m.text == src[lt:tagEnd] {
+				if m := &w.tagMemo.slots[tagMemoSlot(src[lt:tagEnd])]; m.text == src[lt:tagEnd] {
 					toks, attrs = m.replay(lt, toks, attrs)
+					toks[len(toks)-1].gen = m.gen
 					i = tagEnd
 					continue
 				}
@@ -234,7 +239,7 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 		tok.attr1 = int32(len(attrs))
 		toks = append(toks, tok)
 		if i == tagEnd {
-			w.tagMemo.remember(src[lt:i], lt, tok, attrs[tok.attr0:])
+			toks[len(toks)-1].gen = w.tagMemo.remember(src[lt:i], lt, tok, attrs[tok.attr0:])
 		}
 	}
 	return true
@@ -242,14 +247,20 @@ func (w *emailWriter) lexRichSimple(src string) bool {
 
 // tagMemo remembers how recent start tags lexed: editors write the same
 // tag, long style attribute and all, on paragraph after paragraph, and
-// what lexRichSimple makes of a tag depends on the tag's text alone.
-type tagMemo [32]tagMemoEntry
+// what lexRichSimple makes of a tag depends on the tag's text alone. It
+// numbers the tags it takes, so that the sanitiser can write a tag's
+// repeats as it wrote the first (see tagOutput). It lasts one render.
+type tagMemo struct {
+	slots [32]tagMemoEntry
+	gens  uint32 // tags remembered in this render
+}
 
 type tagMemoEntry struct {
 	text string    // the tag, '<' to '>' ("" for an empty slot)
 	tok  richToken // spans from the tag's '<'; attr0 is 0
 	// attrs are the tag's kept attributes, spans from the '<'.
 	attrs [maxMemoAttrs]richAttr
+	gen   uint32 // the tag's number among those remembered in this render, from 1
 }
 
 // minMemoTag is the length (to its '>') below which a tag is lexed again
@@ -258,27 +269,45 @@ const minMemoTag = 16
 
 const maxMemoAttrs = 4
 
-func tagMemoSlot(tag string) int { return memoSlot(tag, len(tagMemo{})) }
+func tagMemoSlot(tag string) int { return memoSlot(tag, len(tagMemo{}.slots)) }
 
-// memoSlot picks one of n slots for s (two or more bytes) from its length
-// and two of its bytes: cheap, and different enough for the styles and
-// tags one design repeats (the memos compare the whole text anyway).
+// memoSlot picks one of n slots for s (16 bytes or more) from its length
+// and three eight-byte words of it, at a quarter, the middle and the end:
+// the styles and tags of one design share their beginnings and often
+// their lengths, and differ in values further on. (The memos compare the
+// whole text anyway.)
 func memoSlot(s string, n int) int {
-	return (len(s) ^ int(s[len(s)/2]) ^ int(s[len(s)-2])<<2) % n
+	const k = 0x9E3779B97F4A7C15 // odd, with well-mixed bits
+	h := uint64(len(s))
+	h = (h ^ le64(s, len(s)/4)) * k
+	h = (h ^ le64(s, len(s)/2-4)) * k
+	h = (h ^ le64(s, len(s)-8)) * k
+	return int((h >> 32) % uint64(n))
 }
 
-// remember keeps the tokens of tag (at lt of the block), unless one of its
-// strings is not a slice of the block or it has too many attributes.
-func (m *tagMemo) remember(tag string, lt int, tok richToken, attrs []richAttr) {
+// le64 reads eight bytes of s at i, little-endian (the compiler merges
+// the loads into one).
+func le64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// remember keeps the tokens of tag (at lt of the block) and returns the
+// number it gives the tag, unless one of its strings is not a slice of
+// the block or it has too many attributes (then 0).
+func (m *tagMemo) remember(tag string, lt int, tok richToken, attrs []richAttr) (gen uint32) {
 	if tok.name.off < 0 || len(attrs) > maxMemoAttrs {
-		return
+		return 0
 	}
 	for _, a := range attrs {
 		if a.key.off < 0 || a.val.off < 0 {
-			return // before the slot is touched: it may hold another tag
+			return 0 // before the slot is touched: it may hold another tag
 		}
 	}
-	e := &m[tagMemoSlot(tag)]
+	e := &m.slots[tagMemoSlot(tag)]
+	m.gens++
+	e.gen = m.gens
 	base := int32(lt)
 	for k, a := range attrs {
 		e.attrs[k] = richAttr{a.key.from(-base), a.val.from(-base)}
@@ -287,6 +316,8 @@ func (m *tagMemo) remember(tag string, lt int, tok richToken, attrs []richAttr) 
 	e.tok = tok
 	e.tok.name = tok.name.from(-base)
 	e.tok.attr0, e.tok.attr1 = 0, int32(len(attrs))
+	e.tok.gen = 0
+	return e.gen
 }
 
 // replay appends the remembered tokens of the tag at lt.

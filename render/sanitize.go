@@ -121,36 +121,20 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 			if !emAllowedTag(a) {
 				continue
 			}
-			w.s("<")
-			w.s(a.String())
-			var style string
-			hasAlt := false
-			for _, at := range w.richAttrs[t.attr0:t.attr1] {
-				switch key, val := w.richStr(at.key), w.richStr(at.val); {
-				case key == "href" && a == atom.A:
-					if design.SafeURL(strings.TrimSpace(val)) {
-						w.attr("href", val)
-					}
-				case key == "src" && a == atom.Img:
-					if design.SafeURL(strings.TrimSpace(val)) {
-						w.attr("src", val)
-					}
-				case key == "style":
-					style = val
-				case emAllowedAttr(key):
-					if key == "target" && a == atom.A {
-						w.attr("target", val)
-						continue
-					}
-					hasAlt = hasAlt || key == "alt"
-					w.attr(key, val)
+			// A tag met before in this render, with the same options
+			// (and, for a paragraph, as the first or not) is written as
+			// it was then.
+			laterPara := a == atom.P && paras > 0
+			if out := w.rememberedTag(t, o, laterPara); out != nil {
+				w.body.Write(out)
+				if a == atom.P && o != nil {
+					paras++ // as richStyleDefaults counts them
 				}
+			} else {
+				start := w.body.Len()
+				w.startTag(t, a, o, &paras)
+				w.keepTagOutput(t, o, laterPara, start)
 			}
-			w.richStyleAttr(a, style, o, &paras)
-			if a == atom.Img && !hasAlt {
-				w.s(` alt=""`)
-			}
-			w.s(">")
 			if !emVoid(a) && t.kind == html.StartTagToken {
 				stack = append(stack, a)
 			}
@@ -186,6 +170,89 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 		w.s(stack[i].String())
 		w.s(">")
 	}
+}
+
+// startTag writes the start tag t (of the allowed element a) with its
+// allowed attributes and its style made safe.
+func (w *emailWriter) startTag(t *richToken, a atom.Atom, o *richOpts, paras *int) {
+	w.s("<")
+	w.s(a.String())
+	var style string
+	hasAlt := false
+	for _, at := range w.richAttrs[t.attr0:t.attr1] {
+		switch key, val := w.richStr(at.key), w.richStr(at.val); {
+		case key == "href" && a == atom.A:
+			if design.SafeURL(strings.TrimSpace(val)) {
+				w.attr("href", val)
+			}
+		case key == "src" && a == atom.Img:
+			if design.SafeURL(strings.TrimSpace(val)) {
+				w.attr("src", val)
+			}
+		case key == "style":
+			style = val
+		case emAllowedAttr(key):
+			if key == "target" && a == atom.A {
+				w.attr("target", val)
+				continue
+			}
+			hasAlt = hasAlt || key == "alt"
+			w.attr(key, val)
+		}
+	}
+	w.richStyleAttr(a, style, o, paras)
+	if a == atom.Img && !hasAlt {
+		w.s(` alt=""`)
+	}
+	w.s(">")
+}
+
+// tagOutput is what the sanitiser wrote for a remembered start tag,
+// w.tagOut[off:end], and what that depended on besides the tag's text:
+// the module's options and, for a paragraph, whether it came first.
+// (The fonts its style names were noted when it was written.)
+type tagOutput struct {
+	ok, hasOpts, laterPara bool
+	opts                   richOpts
+	off, end               int32
+}
+
+// maxTagOut bounds the output kept for remembered tags per render, and
+// maxTagOuts how many tags' output is kept.
+const (
+	maxTagOut  = 1 << 20
+	maxTagOuts = 1 << 12
+)
+
+// rememberedTag returns what was written for t's text before, if it
+// still holds.
+func (w *emailWriter) rememberedTag(t *richToken, o *richOpts, laterPara bool) []byte {
+	if t.gen == 0 || int(t.gen) > len(w.tagOuts) {
+		return nil
+	}
+	out := &w.tagOuts[t.gen-1]
+	if !out.ok || out.laterPara != laterPara || out.hasOpts != (o != nil) || (o != nil && out.opts != *o) {
+		return nil
+	}
+	return w.tagOut[out.off:out.end]
+}
+
+// keepTagOutput keeps what was written for t since start, for the
+// repeats of its text.
+func (w *emailWriter) keepTagOutput(t *richToken, o *richOpts, laterPara bool, start int) {
+	if t.gen == 0 || t.gen > maxTagOuts || len(w.tagOut) > maxTagOut {
+		return
+	}
+	for len(w.tagOuts) < int(t.gen) {
+		w.tagOuts = append(w.tagOuts, tagOutput{})
+	}
+	off := len(w.tagOut)
+	w.tagOut = append(w.tagOut, w.body.Bytes()[start:]...)
+	out := tagOutput{ok: true, hasOpts: o != nil, laterPara: laterPara, off: int32(off), end: int32(len(w.tagOut))}
+	if o != nil {
+		out.opts = *o
+	}
+	w.tagOuts[t.gen-1] = out
 }
 
 // richStyleAttr writes an element's style attribute: its inline style,

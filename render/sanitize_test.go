@@ -208,3 +208,44 @@ func TestStyleFactsMemo(t *testing.T) {
 		}
 	}
 }
+
+// checkTagOutputMemo fails when a writer that remembers start tags (one
+// render's writer: the memo lasts across its blocks) writes src
+// differently from one that does not, under each of several options,
+// twice in a row, and again under the first.
+func checkTagOutputMemo(t *testing.T, src string) {
+	t.Helper()
+	opts := []*richOpts{
+		{linkColor: "#00f", pMargin: true, paraSpacing: 12, listIndent: "20px", listStyle: "disc"},
+		nil,
+		{linkColor: "#f00", pMargin: true},
+		{linkColor: "#00f", pMargin: true, paraSpacing: 12, listIndent: "20px", listStyle: "disc"},
+	}
+	w := &emailWriter{d: &design.Design{}, tagMemo: new(tagMemo)}
+	for k, o := range opts {
+		want := emRich(src, o)
+		for range 2 {
+			start := w.body.Len()
+			w.rich(src, o)
+			if got := w.body.String()[start:]; got != want {
+				t.Fatalf("block %d of %q with the tag memo:\n got %s\nwant %s", k, src, got, want)
+			}
+		}
+	}
+}
+
+func TestTagOutputMemo(t *testing.T) {
+	p := `<p style="font-size: 12px; line-height: 14px;">`
+	for _, src := range []string{
+		// Paragraphs after the first get the spacing: the same tag is
+		// written two ways in one block.
+		p + `a</p>` + p + `b</p>` + p + `c</p>`,
+		p + `a</p><p style="font-size: 14px; line-height: 16px;">b</p>`,
+		`<a href="https://example.com/x" style="font-weight: bold">a</a><a href="https://example.com/x" style="font-weight: bold">b</a>`,
+		`<ul style="font-size: 12px; line-height: 14px;"><li style="font-size: 12px; line-height: 14px;">x</li></ul><ul style="font-size: 12px; line-height: 14px;"><li>y</li></ul>`,
+		`<span style="font-family: 'Open Sans', sans-serif">a</span><span style="font-family: 'Open Sans', sans-serif">b</span>`,
+		`<img src="https://example.com/a.png" width="100"><img src="https://example.com/a.png" width="100">`,
+	} {
+		checkTagOutputMemo(t, src)
+	}
+}

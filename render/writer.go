@@ -59,7 +59,9 @@ type emailWriter struct {
 	richStrs  []string // its strings that are not slices of it
 	// the most strings any block kept: what to clear
 	richStrsUsed int
-	tagMemo      *tagMemo // see lexRichSimple
+	tagMemo      *tagMemo    // see lexRichSimple
+	tagOut       []byte      // the sanitiser's output for remembered tags,
+	tagOuts      []tagOutput // by their number (see tagOutput)
 	// styleMemo remembers the facts of recent inline styles (see
 	// styleFacts): editors repeat a few styles on every paragraph and span.
 	styleMemo [16]styleMemoEntry
@@ -81,6 +83,8 @@ type scratch struct {
 	strs        []string
 	styleChunks [][]byte
 	tagMemo     tagMemo
+	tagOut      []byte
+	tagOuts     []tagOutput
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -97,7 +101,7 @@ func (w *emailWriter) takeScratch() *scratch {
 	sc := scratchPool.Get().(*scratch)
 	w.richToks, w.richAttrs, w.richStack, w.richStrs = sc.toks[:0], sc.attrs[:0], sc.stack[:0], sc.strs[:0]
 	w.styleChunks, w.styleChunksUsed = sc.styleChunks, 0
-	w.tagMemo = &sc.tagMemo
+	w.tagMemo, w.tagOut, w.tagOuts = &sc.tagMemo, sc.tagOut[:0], sc.tagOuts[:0]
 	return sc
 }
 
@@ -108,10 +112,14 @@ func (w *emailWriter) takeScratch() *scratch {
 func (w *emailWriter) returnScratch(sc *scratch) {
 	chunks := w.styleChunks[:min(len(w.styleChunks), maxPooledStyleChunks)]
 	w.styleChunk, w.styleChunks, w.styleChunksUsed = nil, nil, 0
-	for k := range w.tagMemo {
-		w.tagMemo[k].text = "" // the design's; the spans are numbers
+	for k := range w.tagMemo.slots {
+		w.tagMemo.slots[k].text = "" // the design's; the spans are numbers
 	}
+	w.tagMemo.gens = 0
 	w.tagMemo = nil
+	clear(w.tagOuts) // options hold the design's strings
+	sc.tagOut, sc.tagOuts = w.tagOut[:0], w.tagOuts[:0]
+	w.tagOut, w.tagOuts = nil, nil
 	if cap(w.richToks) > maxPooledTokens || cap(w.richAttrs) > maxPooledTokens || cap(w.richStrs) > maxPooledTokens {
 		return
 	}
