@@ -91,6 +91,7 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 	skip := 0 // depth inside dropped-content elements
 	var skipTag string
 	paras := 0
+	oid := w.optsID(o)
 	for ti := range w.richToks {
 		t := &w.richToks[ti]
 		switch t.kind {
@@ -125,7 +126,7 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 			// (and, for a paragraph, as the first or not) is written as
 			// it was then.
 			laterPara := a == atom.P && paras > 0
-			if out := w.rememberedTag(t, o, laterPara); out != nil {
+			if out := w.rememberedTag(t, oid, laterPara); out != nil {
 				w.body.Write(out)
 				if a == atom.P && o != nil {
 					paras++ // as richStyleDefaults counts them
@@ -133,7 +134,7 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 			} else {
 				start := w.body.Len()
 				w.startTag(t, a, o, &paras)
-				w.keepTagOutput(t, o, laterPara, start)
+				w.keepTagOutput(t, oid, laterPara, start)
 			}
 			if !emVoid(a) && t.kind == html.StartTagToken {
 				stack = append(stack, a)
@@ -209,12 +210,12 @@ func (w *emailWriter) startTag(t *richToken, a atom.Atom, o *richOpts, paras *in
 
 // tagOutput is what the sanitiser wrote for a remembered start tag,
 // w.tagOut[off:end], and what that depended on besides the tag's text:
-// the module's options and, for a paragraph, whether it came first.
-// (The fonts its style names were noted when it was written.)
+// the module's options (see optsID) and, for a paragraph, whether it came
+// first. (The fonts its style names were noted when it was written.)
 type tagOutput struct {
-	ok, hasOpts, laterPara bool
-	opts                   richOpts
-	off, end               int32
+	ok, laterPara bool
+	opts          int32
+	off, end      int32
 }
 
 // maxTagOut bounds the output kept for remembered tags per render, and
@@ -224,14 +225,36 @@ const (
 	maxTagOuts = 1 << 12
 )
 
-// rememberedTag returns what was written for t's text before, if it
-// still holds.
-func (w *emailWriter) rememberedTag(t *richToken, o *richOpts, laterPara bool) []byte {
+// maxRichOpts bounds the distinct options optsID tells apart in a render.
+const maxRichOpts = 64
+
+// optsID numbers o among the distinct options this render's rich blocks
+// had, from 1 (0 for nil), or returns -1 when there are too many to tell.
+func (w *emailWriter) optsID(o *richOpts) int32 {
+	if o == nil {
+		return 0
+	}
+	// Most blocks have the options of the one before.
+	for k := len(w.richOptsSeen) - 1; k >= 0; k-- {
+		if w.richOptsSeen[k] == *o {
+			return int32(k + 1)
+		}
+	}
+	if len(w.richOptsSeen) >= maxRichOpts {
+		return -1
+	}
+	w.richOptsSeen = append(w.richOptsSeen, *o)
+	return int32(len(w.richOptsSeen))
+}
+
+// rememberedTag returns what was written for t's text before, if it was
+// written with the same options and first-paragraph state.
+func (w *emailWriter) rememberedTag(t *richToken, opts int32, laterPara bool) []byte {
 	if t.gen == 0 || int(t.gen) > len(w.tagOuts) {
 		return nil
 	}
 	out := &w.tagOuts[t.gen-1]
-	if !out.ok || out.laterPara != laterPara || out.hasOpts != (o != nil) || (o != nil && out.opts != *o) {
+	if !out.ok || out.laterPara != laterPara || out.opts != opts || opts < 0 {
 		return nil
 	}
 	return w.tagOut[out.off:out.end]
@@ -239,8 +262,8 @@ func (w *emailWriter) rememberedTag(t *richToken, o *richOpts, laterPara bool) [
 
 // keepTagOutput keeps what was written for t since start, for the
 // repeats of its text.
-func (w *emailWriter) keepTagOutput(t *richToken, o *richOpts, laterPara bool, start int) {
-	if t.gen == 0 || t.gen > maxTagOuts || len(w.tagOut) > maxTagOut {
+func (w *emailWriter) keepTagOutput(t *richToken, opts int32, laterPara bool, start int) {
+	if t.gen == 0 || t.gen > maxTagOuts || len(w.tagOut) > maxTagOut || opts < 0 {
 		return
 	}
 	for len(w.tagOuts) < int(t.gen) {
@@ -248,11 +271,7 @@ func (w *emailWriter) keepTagOutput(t *richToken, o *richOpts, laterPara bool, s
 	}
 	off := len(w.tagOut)
 	w.tagOut = append(w.tagOut, w.body.Bytes()[start:]...)
-	out := tagOutput{ok: true, hasOpts: o != nil, laterPara: laterPara, off: int32(off), end: int32(len(w.tagOut))}
-	if o != nil {
-		out.opts = *o
-	}
-	w.tagOuts[t.gen-1] = out
+	w.tagOuts[t.gen-1] = tagOutput{ok: true, laterPara: laterPara, opts: opts, off: int32(off), end: int32(len(w.tagOut))}
 }
 
 // richStyleAttr writes an element's style attribute: its inline style,

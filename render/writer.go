@@ -62,6 +62,7 @@ type emailWriter struct {
 	tagMemo      *tagMemo    // see lexRichSimple
 	tagOut       []byte      // the sanitiser's output for remembered tags,
 	tagOuts      []tagOutput // by their number (see tagOutput)
+	richOptsSeen []richOpts  // see optsID
 	// styleMemo remembers the facts of recent inline styles (see
 	// styleFacts): editors repeat a few styles on every paragraph and span.
 	styleMemo [16]styleMemoEntry
@@ -85,6 +86,7 @@ type scratch struct {
 	tagMemo     tagMemo
 	tagOut      []byte
 	tagOuts     []tagOutput
+	richOpts    []richOpts
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -101,7 +103,7 @@ func (w *emailWriter) takeScratch() *scratch {
 	sc := scratchPool.Get().(*scratch)
 	w.richToks, w.richAttrs, w.richStack, w.richStrs = sc.toks[:0], sc.attrs[:0], sc.stack[:0], sc.strs[:0]
 	w.styleChunks, w.styleChunksUsed = sc.styleChunks, 0
-	w.tagMemo, w.tagOut, w.tagOuts = &sc.tagMemo, sc.tagOut[:0], sc.tagOuts[:0]
+	w.tagMemo, w.tagOut, w.tagOuts, w.richOptsSeen = &sc.tagMemo, sc.tagOut[:0], sc.tagOuts[:0], sc.richOpts[:0]
 	return sc
 }
 
@@ -117,9 +119,9 @@ func (w *emailWriter) returnScratch(sc *scratch) {
 	}
 	w.tagMemo.gens = 0
 	w.tagMemo = nil
-	clear(w.tagOuts) // options hold the design's strings
-	sc.tagOut, sc.tagOuts = w.tagOut[:0], w.tagOuts[:0]
-	w.tagOut, w.tagOuts = nil, nil
+	clear(w.richOptsSeen) // the design's strings
+	sc.tagOut, sc.tagOuts, sc.richOpts = w.tagOut[:0], w.tagOuts[:0], w.richOptsSeen[:0]
+	w.tagOut, w.tagOuts, w.richOptsSeen = nil, nil, nil
 	if cap(w.richToks) > maxPooledTokens || cap(w.richAttrs) > maxPooledTokens || cap(w.richStrs) > maxPooledTokens {
 		return
 	}
