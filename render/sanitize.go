@@ -1,6 +1,7 @@
 package render
 
 import (
+	"math"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -127,7 +128,7 @@ func (w *emailWriter) sanitizeTokens(o *richOpts) {
 			// it was then.
 			laterPara := a == atom.P && paras > 0
 			if out := w.rememberedTag(t, oid, laterPara); out != nil {
-				w.body.Write(out)
+				w.body.Write(out) // from the body itself: see tagOutput
 				if a == atom.P && o != nil {
 					paras++ // as richStyleDefaults counts them
 				}
@@ -209,7 +210,8 @@ func (w *emailWriter) startTag(t *richToken, a atom.Atom, o *richOpts, paras *in
 }
 
 // tagOutput is what the sanitiser wrote for a remembered start tag,
-// w.tagOut[off:end], and what that depended on besides the tag's text:
+// w.body's bytes [off, end) (the body only grows during a render), and
+// what that depended on besides the tag's text:
 // the module's options (see optsID) and, for a paragraph, whether it came
 // first. (The fonts its style names were noted when it was written.)
 type tagOutput struct {
@@ -218,12 +220,8 @@ type tagOutput struct {
 	off, end      int32
 }
 
-// maxTagOut bounds the output kept for remembered tags per render, and
-// maxTagOuts how many tags' output is kept.
-const (
-	maxTagOut  = 1 << 20
-	maxTagOuts = 1 << 12
-)
+// maxTagOuts bounds how many tags' output is kept per render.
+const maxTagOuts = 1 << 12
 
 // maxRichOpts bounds the distinct options optsID tells apart in a render.
 const maxRichOpts = 64
@@ -257,21 +255,20 @@ func (w *emailWriter) rememberedTag(t *richToken, opts int32, laterPara bool) []
 	if !out.ok || out.laterPara != laterPara || out.opts != opts || opts < 0 {
 		return nil
 	}
-	return w.tagOut[out.off:out.end]
+	return w.body.Bytes()[out.off:out.end]
 }
 
 // keepTagOutput keeps what was written for t since start, for the
 // repeats of its text.
 func (w *emailWriter) keepTagOutput(t *richToken, opts int32, laterPara bool, start int) {
-	if t.gen == 0 || t.gen > maxTagOuts || len(w.tagOut) > maxTagOut || opts < 0 {
+	end := w.body.Len()
+	if t.gen == 0 || t.gen > maxTagOuts || end > math.MaxInt32 || opts < 0 {
 		return
 	}
 	for len(w.tagOuts) < int(t.gen) {
 		w.tagOuts = append(w.tagOuts, tagOutput{})
 	}
-	off := len(w.tagOut)
-	w.tagOut = append(w.tagOut, w.body.Bytes()[start:]...)
-	w.tagOuts[t.gen-1] = tagOutput{ok: true, laterPara: laterPara, opts: opts, off: int32(off), end: int32(len(w.tagOut))}
+	w.tagOuts[t.gen-1] = tagOutput{ok: true, laterPara: laterPara, opts: opts, off: int32(start), end: int32(end)}
 }
 
 // richStyleAttr writes an element's style attribute: its inline style,

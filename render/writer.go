@@ -60,8 +60,7 @@ type emailWriter struct {
 	// the most strings any block kept: what to clear
 	richStrsUsed int
 	tagMemo      *tagMemo    // see lexRichSimple
-	tagOut       []byte      // the sanitiser's output for remembered tags,
-	tagOuts      []tagOutput // by their number (see tagOutput)
+	tagOuts      []tagOutput // the sanitiser's output for remembered tags, by their number
 	richOptsSeen []richOpts  // see optsID
 	// styleMemo remembers the facts of recent inline styles (see
 	// styleFacts): editors repeat a few styles on every paragraph and span.
@@ -84,7 +83,6 @@ type scratch struct {
 	strs        []string
 	styleChunks [][]byte
 	tagMemo     tagMemo
-	tagOut      []byte
 	tagOuts     []tagOutput
 	richOpts    []richOpts
 }
@@ -103,7 +101,7 @@ func (w *emailWriter) takeScratch() *scratch {
 	sc := scratchPool.Get().(*scratch)
 	w.richToks, w.richAttrs, w.richStack, w.richStrs = sc.toks[:0], sc.attrs[:0], sc.stack[:0], sc.strs[:0]
 	w.styleChunks, w.styleChunksUsed = sc.styleChunks, 0
-	w.tagMemo, w.tagOut, w.tagOuts, w.richOptsSeen = &sc.tagMemo, sc.tagOut[:0], sc.tagOuts[:0], sc.richOpts[:0]
+	w.tagMemo, w.tagOuts, w.richOptsSeen = &sc.tagMemo, sc.tagOuts[:0], sc.richOpts[:0]
 	return sc
 }
 
@@ -120,8 +118,8 @@ func (w *emailWriter) returnScratch(sc *scratch) {
 	w.tagMemo.gens = 0
 	w.tagMemo = nil
 	clear(w.richOptsSeen) // the design's strings
-	sc.tagOut, sc.tagOuts, sc.richOpts = w.tagOut[:0], w.tagOuts[:0], w.richOptsSeen[:0]
-	w.tagOut, w.tagOuts, w.richOptsSeen = nil, nil, nil
+	sc.tagOuts, sc.richOpts = w.tagOuts[:0], w.richOptsSeen[:0]
+	w.tagOuts, w.richOptsSeen = nil, nil
 	if cap(w.richToks) > maxPooledTokens || cap(w.richAttrs) > maxPooledTokens || cap(w.richStrs) > maxPooledTokens {
 		return
 	}
