@@ -376,7 +376,7 @@ func perr(path, format string, args ...any) *PathError {
 // objectOrEmpty checks that v is absent, null, an object, or [] (written
 // for {}), naming the path otherwise.
 func objectOrEmpty(v *Value, path, name string) error {
-	if !v.Present() || v.IsObjectLike() {
+	if isObjectOrAbsent(v) {
 		return nil
 	}
 	return perr(path, "%s must be an object, not %s", name, v.Kind)
@@ -385,11 +385,16 @@ func objectOrEmpty(v *Value, path, name string) error {
 // stringOrAbsent checks a member that must be text when present (numbers
 // are tolerated: editors write them for lengths).
 func stringOrAbsent(v *Value, path, name string) error {
-	if !v.Present() || v.Kind == String || v.Kind == Number {
+	if isTextOrAbsent(v) {
 		return nil
 	}
 	return perr(path, "%s must be a string, not %s", name, v.Kind)
 }
+
+// isTextOrAbsent is stringOrAbsent's test, and isObjectOrAbsent
+// objectOrEmpty's.
+func isTextOrAbsent(v *Value) bool   { return !v.Present() || v.Kind == String || v.Kind == Number }
+func isObjectOrAbsent(v *Value) bool { return !v.Present() || v.IsObjectLike() }
 
 // where locates a row, column or module; its path string is built only
 // when an error names it (building paths for every module cost several
@@ -409,19 +414,19 @@ func (w where) String() string {
 
 // objectOrEmptyAt is objectOrEmpty at at's path followed by suffix.
 func objectOrEmptyAt(v *Value, at where, suffix, name string) error {
-	if !v.Present() || v.IsObjectLike() {
+	if isObjectOrAbsent(v) {
 		return nil
 	}
 	return perr(at.String()+suffix, "%s must be an object, not %s", name, v.Kind)
 }
 
-// stringOrAbsentAt is stringOrAbsent at at's path, for the member named
-// namePrefix+name.
-func stringOrAbsentAt(v *Value, at where, namePrefix, name string) error {
-	if !v.Present() || v.Kind == String || v.Kind == Number {
+// stringOrAbsentAt is stringOrAbsent at at's path, for the member
+// descriptor.key.name (the name is built only for the error).
+func stringOrAbsentAt(v *Value, at where, key, name string) error {
+	if isTextOrAbsent(v) {
 		return nil
 	}
-	return perr(at.String(), "%s must be a string, not %s", namePrefix+name, v.Kind)
+	return perr(at.String(), "descriptor.%s.%s must be a string, not %s", key, name, v.Kind)
 }
 
 func (b *builder) page(p *Page, root *Value) error {
@@ -753,7 +758,7 @@ func checkContent(m *Module, at where) error {
 	}
 	str := func(names ...string) error {
 		for _, n := range names {
-			if err := stringOrAbsentAt(c.Get(n), at, "descriptor."+key+".", n); err != nil {
+			if err := stringOrAbsentAt(c.Get(n), at, key, n); err != nil {
 				return err
 			}
 		}
@@ -771,48 +776,47 @@ func checkContent(m *Module, at where) error {
 	case KindVideo:
 		return str("src", "thumbSrc", "thumbAlt")
 	case KindSocial, KindIcons:
-		path, pre := at.String(), "descriptor."+key+"."
+		// Paths are built only for an error: most designs have these.
 		icons := c.Get("icons")
 		if icons.Present() && icons.Kind != Array {
-			return perr(path, "%sicons must be an array, not %s", pre, icons.Kind)
+			return perr(at.String(), "descriptor.%s.icons must be an array, not %s", key, icons.Kind)
 		}
 		for i := range icons.Len() {
 			ic := icons.Index(i)
-			ip := pre + "icons[" + strconv.Itoa(i) + "]"
 			if ic.Kind != Object {
-				return perr(path, "%s must be an object, not %s", ip, ic.Kind)
+				return perr(at.String(), "descriptor.%s.icons[%d] must be an object, not %s", key, i, ic.Kind)
 			}
 			img := ic.Get("image")
-			if kind == KindSocial {
-				if err := objectOrEmpty(img, path, ip+".image"); err != nil {
-					return err
+			if kind != KindSocial {
+				if !isTextOrAbsent(img) {
+					return perr(at.String(), "descriptor.%s.icons[%d].image must be a string, not %s", key, i, img.Kind)
 				}
-				for _, n := range [...]string{"src", "href", "alt"} {
-					if err := stringOrAbsent(img.Get(n), path, ip+".image."+n); err != nil {
-						return err
-					}
+				continue
+			}
+			if !isObjectOrAbsent(img) {
+				return perr(at.String(), "descriptor.%s.icons[%d].image must be an object, not %s", key, i, img.Kind)
+			}
+			for _, n := range [...]string{"src", "href", "alt"} {
+				if v := img.Get(n); !isTextOrAbsent(v) {
+					return perr(at.String(), "descriptor.%s.icons[%d].image.%s must be a string, not %s", key, i, n, v.Kind)
 				}
-			} else if err := stringOrAbsent(img, path, ip+".image"); err != nil {
-				return err
 			}
 		}
 	case KindMenu:
-		path, pre := at.String(), "descriptor."+key+"."
 		items := c.Get("items")
 		if items.Present() && items.Kind != Array {
-			return perr(path, "%sitems must be an array, not %s", pre, items.Kind)
+			return perr(at.String(), "descriptor.%s.items must be an array, not %s", key, items.Kind)
 		}
 		for i := range items.Len() {
 			it := items.Index(i)
-			ip := pre + "items[" + strconv.Itoa(i) + "]"
 			if it.Kind != Object {
-				return perr(path, "%s must be an object, not %s", ip, it.Kind)
+				return perr(at.String(), "descriptor.%s.items[%d] must be an object, not %s", key, i, it.Kind)
 			}
-			if err := stringOrAbsent(it.Get("text"), path, ip+".text"); err != nil {
-				return err
+			if v := it.Get("text"); !isTextOrAbsent(v) {
+				return perr(at.String(), "descriptor.%s.items[%d].text must be a string, not %s", key, i, v.Kind)
 			}
-			if err := stringOrAbsent(it.At("link", "href"), path, ip+".link.href"); err != nil {
-				return err
+			if v := it.At("link", "href"); !isTextOrAbsent(v) {
+				return perr(at.String(), "descriptor.%s.items[%d].link.href must be a string, not %s", key, i, v.Kind)
 			}
 		}
 	}

@@ -178,6 +178,22 @@ func TestDecodePathErrors(t *testing.T) {
 			"page.rows[0].columns[0].modules[0]", "descriptor.iconsList.icons[0].image.href must be a string"},
 		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-menu","descriptor":{"menuItemsList":{"items":[{"text":1,"link":{"href":false}}]}}}]}]}]}}`,
 			"page.rows[0].columns[0].modules[0]", "items[0].link.href must be a string"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-social","descriptor":{"iconsList":{"icons":{}}}}]}]}]}}`,
+			"page.rows[0].columns[0].modules[0]", "descriptor.iconsList.icons must be an array"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-social","descriptor":{"iconsList":{"icons":[{"image":{}},7]}}}]}]}]}}`,
+			"page.rows[0].columns[0].modules[0]", "descriptor.iconsList.icons[1] must be an object"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-social","descriptor":{"iconsList":{"icons":[{"image":"x"}]}}}]}]}]}}`,
+			"page.rows[0].columns[0].modules[0]", "descriptor.iconsList.icons[0].image must be an object"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-icons","descriptor":{"iconsList":{"icons":[{"image":{"src":"x"}}]}}}]}]}]}}`,
+			"page.rows[0].columns[0].modules[0]", "descriptor.iconsList.icons[0].image must be a string"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-menu","descriptor":{"menuItemsList":{"items":"x"}}}]}]}]}}`,
+			"page.rows[0].columns[0].modules[0]", "descriptor.menuItemsList.items must be an array"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-menu","descriptor":{"menuItemsList":{"items":[null]}}}]}]}]}}`,
+			"page.rows[0].columns[0].modules[0]", "descriptor.menuItemsList.items[0] must be an object"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-menu","descriptor":{"menuItemsList":{"items":[{"text":"a"},{"text":{}}]}}}]}]}]}}`,
+			"page.rows[0].columns[0].modules[0]", "descriptor.menuItemsList.items[1].text must be a string"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-button","descriptor":{"button":{"label":[]}}}]}]}]}}`,
+			"page.rows[0].columns[0].modules[0]", "descriptor.button.label must be a string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
