@@ -583,8 +583,8 @@ func (b *builder) row(r *Row, v *Value, at where) error {
 		return err
 	}
 	for _, sub := range [...]string{"style", "computedStyle", "mobileStyle"} {
-		if err := objectOrEmptyAt(content.Get(sub), at, ".content."+sub, sub); err != nil {
-			return err
+		if v := content.Get(sub); !isObjectOrAbsent(v) { // the path only for an error
+			return objectOrEmptyAt(v, at, ".content."+sub, sub)
 		}
 	}
 	if err := objectOrEmptyAt(container.Get("style"), at, ".container.style", "style"); err != nil {

@@ -165,6 +165,8 @@ func TestDecodePathErrors(t *testing.T) {
 		{`{"page":{"rows":[1]}}`, "page.rows[0]", "row must be an object"},
 		{`{"page":{"rows":[{"columns":[]},{}]}}`, "page.rows[1]", `missing "columns"`},
 		{`{"page":{"rows":[{"columns":{}}]}}`, "page.rows[0].columns", "must be an array"},
+		{`{"page":{"rows":[{"content":{"style":{},"mobileStyle":"x"},"columns":[]}]}}`, "page.rows[0].content.mobileStyle", "mobileStyle must be an object"},
+		{`{"page":{"rows":[{"container":{"style":7},"columns":[]}]}}`, "page.rows[0].container.style", "style must be an object"},
 		{`{"page":{"rows":[{"columns":[{"grid-columns":true}]}]}}`, "page.rows[0].columns[0]", "grid-columns"},
 		{`{"page":{"rows":[{"columns":[{"modules":"x"}]}]}}`, "page.rows[0].columns[0].modules", "must be an array"},
 		{`{"page":{"rows":[{"columns":[{"modules":[{}]}]}]}}`, "page.rows[0].columns[0].modules[0]", `missing module "type"`},
