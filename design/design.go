@@ -382,17 +382,9 @@ func objectOrEmpty(v *Value, path, name string) error {
 	return perr(path, "%s must be an object, not %s", name, v.Kind)
 }
 
-// stringOrAbsent checks a member that must be text when present (numbers
-// are tolerated: editors write them for lengths).
-func stringOrAbsent(v *Value, path, name string) error {
-	if isTextOrAbsent(v) {
-		return nil
-	}
-	return perr(path, "%s must be a string, not %s", name, v.Kind)
-}
-
-// isTextOrAbsent is stringOrAbsent's test, and isObjectOrAbsent
-// objectOrEmpty's.
+// isTextOrAbsent tells whether a member that must be text when present
+// is (numbers are tolerated: editors write them for lengths), and
+// isObjectOrAbsent is objectOrEmpty's test.
 func isTextOrAbsent(v *Value) bool   { return !v.Present() || v.Kind == String || v.Kind == Number }
 func isObjectOrAbsent(v *Value) bool { return !v.Present() || v.IsObjectLike() }
 
