@@ -211,9 +211,9 @@ func (w *emailWriter) startTag(t *richToken, a atom.Atom, o *richOpts, paras *in
 
 // tagOutput is what the sanitiser wrote for a remembered start tag,
 // w.body's bytes [off, end) (the body only grows during a render), and
-// what that depended on besides the tag's text:
-// the module's options (see optsID) and, for a paragraph, whether it came
-// first. (The fonts its style names were noted when it was written.)
+// what that depended on besides the tag's text: the module's options (see
+// optsID) and, for a paragraph, whether it came first. (The fonts its
+// style names were noted when it was written, earlier in the render.)
 type tagOutput struct {
 	ok, laterPara bool
 	opts          int32
