@@ -412,8 +412,9 @@ func objectOrEmptyAt(v *Value, at where, suffix, name string) error {
 	return perr(at.String()+suffix, "%s must be an object, not %s", name, v.Kind)
 }
 
-// stringOrAbsentAt is stringOrAbsent at at's path, for the member
-// descriptor.key.name (the name is built only for the error).
+// stringOrAbsentAt checks that the member descriptor.key.name is text or
+// absent (isTextOrAbsent), naming at's path and the member only for an
+// error.
 func stringOrAbsentAt(v *Value, at where, key, name string) error {
 	if isTextOrAbsent(v) {
 		return nil

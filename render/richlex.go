@@ -279,18 +279,10 @@ func tagMemoSlot(tag string) int { return memoSlot(tag, len(tagMemo{}.slots)) }
 func memoSlot(s string, n int) int {
 	const k = 0x9E3779B97F4A7C15 // odd, with well-mixed bits
 	h := uint64(len(s))
-	h = (h ^ le64(s, len(s)/4)) * k
-	h = (h ^ le64(s, len(s)/2-4)) * k
-	h = (h ^ le64(s, len(s)-8)) * k
+	h = (h ^ emWord(s, len(s)/4)) * k
+	h = (h ^ emWord(s, len(s)/2-4)) * k
+	h = (h ^ emWord(s, len(s)-8)) * k
 	return int((h >> 32) % uint64(n))
-}
-
-// le64 reads eight bytes of s at i, little-endian (the compiler merges
-// the loads into one).
-func le64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // remember keeps the tokens of tag (at lt of the block) and returns the

@@ -252,7 +252,8 @@ func (w *emailWriter) rememberedTag(t *richToken, opts int32, laterPara bool) []
 		return nil
 	}
 	out := &w.tagOuts[t.gen-1]
-	if !out.ok || out.laterPara != laterPara || out.opts != opts || opts < 0 {
+	// (Options optsID could not number, -1, are never kept.)
+	if !out.ok || out.laterPara != laterPara || out.opts != opts {
 		return nil
 	}
 	return w.body.Bytes()[out.off:out.end]
