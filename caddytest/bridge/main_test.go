@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 	"io"
 	"net"
 	"net/http"
@@ -49,6 +50,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if err := pkglock.Acquire("bridge"); err != nil {
+		fmt.Fprintln(os.Stderr, "locking:", err)
+		os.Exit(1)
+	}
 	var err error
 	tmpDir, err = os.MkdirTemp("", "bridge-caddytest-")
 	if err != nil {

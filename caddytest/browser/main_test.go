@@ -19,6 +19,7 @@ package browser
 
 import (
 	"fmt"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -32,6 +33,10 @@ var repoRoot = func() string {
 }()
 
 func TestMain(m *testing.M) {
+	if err := pkglock.Acquire("browser"); err != nil {
+		fmt.Fprintln(os.Stderr, "locking:", err)
+		os.Exit(1)
+	}
 	os.Exit(run(m))
 }
 

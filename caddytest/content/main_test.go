@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 	"io"
 	"net/http"
 	"os"
@@ -42,6 +43,10 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if err := pkglock.Acquire("content"); err != nil {
+		fmt.Fprintln(os.Stderr, "locking:", err)
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "content-caddytest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -10,6 +10,7 @@ package corpus
 
 import (
 	"fmt"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,7 +34,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if err := lockPackage(); err != nil {
+	if err := pkglock.Acquire("corpus"); err != nil {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}

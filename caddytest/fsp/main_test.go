@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 	"io"
 	"net"
 	"net/http"
@@ -39,6 +40,10 @@ const (
 var tmpDir string
 
 func TestMain(m *testing.M) {
+	if err := pkglock.Acquire("fsp"); err != nil {
+		fmt.Fprintln(os.Stderr, "locking:", err)
+		os.Exit(1)
+	}
 	os.Exit(run(m))
 }
 
