@@ -1,12 +1,11 @@
 package render
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
 // checkInventoryInOutput fails t for every text run, link href and image
@@ -45,16 +44,8 @@ func renderForTest(t testing.TB, data []byte) []byte {
 	return out.Body
 }
 
-// emCorpusAndFixtures is the shared corpus plus the golden fixtures.
+// emCorpusAndFixtures is the project's own designs plus, when configured,
+// the third-party corpus.
 func emCorpusAndFixtures(t *testing.T) map[string][]byte {
-	all := emCorpus(t)
-	fixtures, _ := filepath.Glob("testdata/fixtures/*.json")
-	for _, f := range fixtures {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all["fixture-"+strings.TrimSuffix(filepath.Base(f), ".json")] = data
-	}
-	return all
+	return designtest.OwnAndCorpus(t, true)
 }

@@ -2,49 +2,23 @@ package render
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/net/html"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
 // gmailClip is the size above which Gmail clips a message.
 const gmailClip = 102 * 1024
 
-// emCorpus returns the shared corpus designs (name → bytes), skipping the
-// files in pairs/ that are not designs.
+// emCorpus returns the third-party corpus designs (name → bytes), the
+// pairs' designs included; it skips when the corpus is not configured.
 func emCorpus(tb testing.TB) map[string][]byte {
 	tb.Helper()
-	var files []string
-	for _, pat := range []string{"../../shared/corpus/*.json", "../../shared/corpus/pairs/*.json"} {
-		m, _ := filepath.Glob(pat)
-		files = append(files, m...)
-	}
-	if len(files) == 0 {
-		tb.Skip("shared corpus not found")
-	}
-	out := map[string][]byte{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		var probe map[string]json.RawMessage
-		if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &probe) != nil || probe["page"] == nil {
-			continue
-		}
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		if strings.Contains(f, "/pairs/") {
-			name = "pairs-" + name
-		}
-		out[name] = data
-	}
-	return out
+	return designtest.CorpusDesigns(tb, true)
 }
 
 // emDocContent is what a parsed HTML document shows: its text (collapsed
