@@ -4,24 +4,28 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
-// benchDesign is a typical corpus design (a 2-column newsletter, ~88 KB).
-const benchDesign = "../../shared/corpus/beefree-sdk-assets-templates__v2-email-BF-newsletter-template.json"
+// benchDesign returns a typical design: the corpus's 2-column newsletter
+// (~88 KB) when the corpus is configured, else the example's newsletter.
+func benchDesign(b *testing.B) []byte {
+	if dir, _ := designtest.Lookup(); dir != "" {
+		return designtest.CorpusFile(b, "beefree-sdk-assets-templates__v2-email-BF-newsletter-template.json")
+	}
+	return designtest.OwnFile(b, "starter-newsletter")
+}
 
 // BenchmarkServeHTTP measures the whole handler path of an export (token
 // check, body read, decode, render, response) with the real renderer and a
 // request prepared as Caddy's server prepares it.
 func BenchmarkServeHTTP(b *testing.B) {
-	body, err := os.ReadFile(benchDesign)
-	if err != nil {
-		b.Fatal(err)
-	}
+	body := benchDesign(b)
 	h, _, _ := newTestHandler(b, func(h *Handler) { h.now = nil })
 	for _, bc := range []struct {
 		name, path, accept string

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
 // FuzzExportRequest sends arbitrary headers and bodies through the export
@@ -15,10 +16,7 @@ import (
 // or return an error, every failure must be the contract's JSON error
 // object, and no response may carry a configured token.
 func FuzzExportRequest(f *testing.F) {
-	small, err := os.ReadFile("../../shared/corpus/beefree-sdk-assets-templates__v2-email-BF-blank-template.json")
-	if err != nil {
-		f.Fatal(err)
-	}
+	small := designtest.OwnFile(f, "fixture-module-text")
 	f.Add(uint8(0), "Bearer "+testAPIToken, "", "application/json", small)
 	f.Add(uint8(1), "Bearer "+testAPIToken, "application/json;q=0.9, text/*", "", small)
 	f.Add(uint8(0), "bearer  "+testToken2+" ", "*/*", "text/plain", []byte(`{"page":{}}`))

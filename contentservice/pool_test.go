@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 	"github.com/designbridge/caddy-designbridge/render"
 )
 
@@ -20,17 +20,20 @@ import (
 // recycled buffer, or a design that still pointed into one, would show
 // another design's bytes (and -race would see the overlap).
 func TestConcurrentRealRenders(t *testing.T) {
-	paths, err := filepath.Glob("../../shared/corpus/*.json")
-	if err != nil || len(paths) < 8 {
-		t.Fatalf("corpus: %v (%d designs)", err, len(paths))
+	designs := designtest.OwnAndCorpus(t, false)
+	paths := designtest.Names(designs)
+	if len(paths) < 8 {
+		t.Fatalf("only %d test designs", len(paths))
+	}
+	// Every eighth, for designs of different sizes and kinds.
+	for i := range 8 {
+		paths[i] = paths[i*len(paths)/8]
 	}
 	paths = paths[:8]
 	bodies := make([][]byte, len(paths))
 	want := make([][]byte, len(paths))
 	for i, p := range paths {
-		if bodies[i], err = os.ReadFile(p); err != nil {
-			t.Fatal(err)
-		}
+		bodies[i] = designs[p]
 		d, err := design.Decode(bodies[i])
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)

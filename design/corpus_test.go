@@ -7,46 +7,59 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
-// corpusFiles lists the shared corpus designs (skipping the files in
-// pairs/ that are not designs: Simple Schema requests, popup configs).
-func corpusFiles(t testing.TB) []string {
+// testDocuments returns the documents the corpus tests run on, name →
+// bytes: the project's own designs and, when the third-party corpus is
+// configured (designtest.EnvVar), every JSON file of it, pairs/ included,
+// designs or not (pairs/ also holds popup configurations and Simple Schema
+// requests).
+func testDocuments(t testing.TB) map[string][]byte {
 	t.Helper()
-	var files []string
-	for _, pat := range []string{"../../shared/corpus/*.json", "../../shared/corpus/pairs/*.json"} {
-		m, err := filepath.Glob(pat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
+	docs := designtest.Own(t)
+	dir, err := designtest.Lookup()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(files) == 0 {
-		t.Skip("shared corpus not found")
+	if dir == "" {
+		t.Log("own designs only; " + designtest.SkipMessage)
+		return docs
 	}
-	return files
-}
-
-func isDesignFile(data []byte) bool {
-	var probe map[string]json.RawMessage
-	return json.Unmarshal(data, &probe) == nil && probe["page"] != nil
-}
-
-func TestCorpusDecodesAndRoundTrips(t *testing.T) {
-	n := 0
-	for _, f := range corpusFiles(t) {
+	for _, f := range designtest.CorpusFiles(t, true) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !isDesignFile(data) {
+		rel, _ := filepath.Rel(dir, f)
+		docs["corpus/"+filepath.ToSlash(rel)] = data
+	}
+	return docs
+}
+
+// minDesigns is how many whole designs testDocuments must find: the own
+// designs alone, or those and the corpus's.
+func minDesigns() int {
+	if dir, _ := designtest.Lookup(); dir != "" {
+		return 30
+	}
+	return 20
+}
+
+func TestCorpusDecodesAndRoundTrips(t *testing.T) {
+	n := 0
+	docs := testDocuments(t)
+	for _, name := range designtest.Names(docs) {
+		data := docs[name]
+		if !designtest.IsDesign(data) {
 			if _, err := Decode(data); err == nil {
-				t.Errorf("%s: not a design but Decode accepted it", filepath.Base(f))
+				t.Errorf("%s: not a design but Decode accepted it", name)
 			}
 			continue
 		}
 		n++
-		t.Run(filepath.Base(f), func(t *testing.T) {
+		t.Run(name, func(t *testing.T) {
 			d, err := Decode(data)
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
@@ -85,7 +98,7 @@ func TestCorpusDecodesAndRoundTrips(t *testing.T) {
 			}
 		})
 	}
-	if n < 30 {
-		t.Errorf("only %d corpus designs", n)
+	if n < minDesigns() {
+		t.Errorf("only %d designs", n)
 	}
 }

@@ -1,5 +1,5 @@
 // Package design is the model of the editor's design JSON (the "full JSON"
-// format of Beefree-style editors, see shared/contracts/design-json.md).
+// format of Beefree-style editors; docs/design-json.md describes it).
 // It knows nothing of Caddy.
 //
 // Decode parses a document into an order-preserving Value tree (Design.Root,

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
 // checkInventoryInOutput fails t for every text run, link href and image
@@ -42,10 +41,4 @@ func renderForTest(t testing.TB, data []byte) []byte {
 		t.Fatalf("HTML: %v", err)
 	}
 	return out.Body
-}
-
-// emCorpusAndFixtures is the project's own designs plus, when configured,
-// the third-party corpus.
-func emCorpusAndFixtures(t *testing.T) map[string][]byte {
-	return designtest.OwnAndCorpus(t, true)
 }

@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
 func emSortedCorpus(b *testing.B) ([]string, map[string][]byte) {
-	corpus := emCorpus(b)
+	corpus := designtest.OwnAndCorpus(b, true)
 	names := make([]string, 0, len(corpus))
 	for n := range corpus {
 		names = append(names, n)

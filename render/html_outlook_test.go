@@ -3,6 +3,8 @@ package render
 import (
 	"strings"
 	"testing"
+
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
 // emClientView returns the markup a client sees after conditional
@@ -59,7 +61,7 @@ func emCheckBalanced(t *testing.T, view, client string) {
 }
 
 func TestClientViewsBalanced(t *testing.T) {
-	for name, data := range emCorpusAndFixtures(t) {
+	for name, data := range designtest.OwnAndCorpus(t, true) {
 		t.Run(name, func(t *testing.T) {
 			out := string(renderForTest(t, data))
 			// HTML blocks pass through as written and may be unbalanced

@@ -1,13 +1,12 @@
 package render
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
 // mjmlDesign wraps rows (a JSON array) in a page with a 600px body.
@@ -180,17 +179,10 @@ func TestMJMLNil(t *testing.T) {
 // TestMJMLCorpus exports every real design: the MJML must be balanced,
 // have a section per row and carry every image source of the design.
 func TestMJMLCorpus(t *testing.T) {
-	files, err := filepath.Glob("../../shared/corpus/*.json")
-	if err != nil || len(files) == 0 {
-		t.Skipf("corpus not found (%v)", err)
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := design.Decode(data)
+	designs := designtest.OwnAndCorpus(t, false)
+	for _, name := range designtest.Names(designs) {
+		t.Run(name, func(t *testing.T) {
+			d, err := design.Decode(designs[name])
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
@@ -259,10 +251,8 @@ func mjmlBalanced(doc string) string {
 // FuzzMJML exports whatever design.Decode accepts: the export must not
 // panic, and the MJML must stay balanced whatever the design's strings hold.
 func FuzzMJML(f *testing.F) {
-	for _, name := range []string{"beefree-clients__message.json", "beefree-sdk-assets-templates__popup-A-Month-Full-Of-Juicy-Burgers.json"} {
-		if data, err := os.ReadFile(filepath.Join("../../shared/corpus", name)); err == nil {
-			f.Add(data)
-		}
+	for _, name := range []string{"fixture-module-button", "fixture-row-columns", "fixture-body-popup-mobile-width"} {
+		f.Add(designtest.OwnFile(f, name))
 	}
 	f.Add([]byte(`{"page":{"body":{},"rows":[{"columns":[{"grid-columns":12,"modules":[` +
 		`{"type":"mailup-bee-newsletter-modules-button","descriptor":{"button":{"label":"</mj-button><mj-raw>","href":"\"><x"}}}]}]}]}}`))

@@ -10,9 +10,10 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
-// The vendor's JSON+HTML pairs (shared/corpus/pairs): the same design as
+// The vendor's JSON+HTML pairs (the corpus's pairs/ folder): the same design as
 // JSON and as the HTML the vendor's own renderer made of it. Our HTML is
 // built differently (email tables rather than the popup builder's divs),
 // so the markup is not compared; the content is: the words, link targets
@@ -174,7 +175,7 @@ func knownVendorOnly(d *design.Design) map[string]int {
 }
 
 func TestVendorPairsSameContentOrder(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "corpus", "pairs")
+	dir := filepath.Join(designtest.CorpusDir(t), "pairs")
 	pairs := map[string]string{ // design JSON -> the vendor's HTML of it
 		"beefree-clients__message.json": "beefree-clients__message.email.html",
 	}
@@ -187,7 +188,7 @@ func TestVendorPairsSameContentOrder(t *testing.T) {
 		pairs[base+".json"] = base + ".html"
 	}
 	if len(pairs) < 9 {
-		t.Fatalf("found %d pairs under %s; the shared corpus is missing", len(pairs), dir)
+		t.Fatalf("found %d pairs under %s; the corpus is incomplete", len(pairs), dir)
 	}
 	for jsonName, htmlName := range pairs {
 		t.Run(strings.TrimSuffix(jsonName, ".json"), func(t *testing.T) {

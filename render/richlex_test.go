@@ -1,8 +1,6 @@
 package render
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +9,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
 // lexedToken is a richToken with its strings and attributes resolved,
@@ -131,16 +130,10 @@ func TestRichLexers(t *testing.T) {
 // answer for nearly all of them, or the fast path has silently stopped
 // being the common one.
 func TestRichLexersCorpus(t *testing.T) {
-	files, _ := filepath.Glob("../../shared/corpus/*.json")
-	if len(files) == 0 {
-		t.Fatal("no corpus designs in ../../shared/corpus")
-	}
+	designs := designtest.OwnAndCorpus(t, false)
 	total, simple := 0, 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, name := range designtest.Names(designs) {
+		data := designs[name]
 		d, err := design.Decode(data)
 		if err != nil {
 			continue

@@ -18,6 +18,8 @@ import (
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
 // emPlaceholderPNG is served for every remote image (there is no network):
@@ -97,7 +99,7 @@ func TestScreenshots(t *testing.T) {
 		pages["golden-"+strings.TrimSuffix(filepath.Base(g), ".html")] = "file://" + abs
 	}
 	tmp := t.TempDir()
-	for name, data := range emCorpus(t) {
+	for name, data := range designtest.OwnAndCorpus(t, true) {
 		out := renderForTest(t, data)
 		p := filepath.Join(tmp, name+".html")
 		if err := os.WriteFile(p, out, 0o644); err != nil {

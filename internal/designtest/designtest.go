@@ -77,6 +77,39 @@ func CorpusDesigns(tb testing.TB, withPairs bool) map[string][]byte {
 	return out
 }
 
+// CorpusFiles returns the paths of every *.json file of the corpus, those
+// of pairs/ too when withPairs is set, designs or not (pairs/ also holds
+// popup configurations and Simple Schema requests). It skips like
+// CorpusDir.
+func CorpusFiles(tb testing.TB, withPairs bool) []string {
+	tb.Helper()
+	dir := CorpusDir(tb)
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if withPairs {
+		more, _ := filepath.Glob(filepath.Join(dir, "pairs", "*.json"))
+		files = append(files, more...)
+	}
+	return files
+}
+
+// CorpusFile returns one corpus file by its name relative to the corpus
+// folder. It skips like CorpusDir.
+func CorpusFile(tb testing.TB, name string) []byte {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join(CorpusDir(tb), filepath.FromSlash(name)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
+
+// IsDesign reports whether data is a whole design (an object with a
+// "page" member), as opposed to the other JSON files a corpus holds.
+func IsDesign(data []byte) bool {
+	var probe map[string]json.RawMessage
+	return json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &probe) == nil && probe["page"] != nil
+}
+
 // Own returns the project's own test designs, name → bytes: the renderer's
 // fixtures (one per block kind and row layout, rich text, sanitising) and
 // the example page's starter designs. They are in every clone.
@@ -150,8 +183,7 @@ func readDesigns(tb testing.TB, pattern, prefix string) map[string][]byte {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		var probe map[string]json.RawMessage
-		if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &probe) != nil || probe["page"] == nil {
+		if !IsDesign(data) {
 			continue
 		}
 		out[prefix+strings.TrimSuffix(filepath.Base(f), ".json")] = data
