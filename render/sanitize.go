@@ -320,6 +320,11 @@ func (w *emailWriter) richStyleAttr(a atom.Atom, style string, o *richOpts, para
 // element whose own style has facts, and whether there are any to add
 // (for lists, whether the style is rewritten even so).
 func (w *emailWriter) richStyleDefaults(a atom.Atom, facts styleFacts, o *richOpts, paras *int) (pre string, join bool) {
+	if a == atom.Img {
+		// An image in rich text must not widen the email past a phone's
+		// screen; inline, since some clients drop <head> styles.
+		return "max-width:100%;height:auto", true
+	}
 	if o == nil {
 		return "", false
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
+
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 

@@ -29,7 +29,7 @@ func TestAgainstLocalContentService(t *testing.T) {
 	cfg := site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken {env.DB_TEST_TOKEN}\n\t\tclient_id {env.DB_TEST_CLIENT_ID}\n\t\tclient_secret {env.DB_TEST_CLIENT_SECRET}\n\t\tauth_url %s/loginV2\n\t\tunwrap_html\n",
 		cs, cs)) + csSite
 	tc := load(t, cfg)
-	design := corpusDesign(t)
+	design := testDesign(t)
 
 	raw := post(t, tc, "/v1/message/html", design, map[string]string{"Content-Type": "application/json"})
 	if raw.Status != 200 || !strings.HasPrefix(raw.Header.Get("Content-Type"), "text/html") || !bytes.HasPrefix(bytes.TrimSpace(raw.Body), []byte("<!DOCTYPE html>")) {

@@ -32,7 +32,7 @@ func indent(lines []string) string {
 
 func TestExportForwardsBodyAndToken(t *testing.T) {
 	up := newUpstream(t, nil)
-	design := corpusDesign(t)
+	design := testDesign(t)
 	tests := []struct {
 		name       string
 		tokenLine  string

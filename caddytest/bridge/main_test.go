@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 	"io"
 	"net"
 	"net/http"
@@ -19,6 +18,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 
@@ -270,12 +272,9 @@ func readFile(t *testing.T, name string) []byte {
 	return b
 }
 
-// corpusDesign is a real design from the shared corpus.
-func corpusDesign(t *testing.T) []byte {
+// testDesign is one of the project's own designs, the example's product
+// launch (every common block kind, two- and three-column rows).
+func testDesign(t *testing.T) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../../../shared/corpus/bee-to-topol__4th-of-july-2.json")
-	if err != nil {
-		t.Fatalf("reading corpus design: %v", err)
-	}
-	return b
+	return designtest.OwnFile(t, "starter-product-launch")
 }

@@ -4,37 +4,32 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 	"github.com/designbridge/caddy-designbridge/render"
 )
 
-// Designs of the shared corpus used for the 200 paths.
-var corpusDesigns = []string{
-	"beefree-sdk-assets-templates__v2-email-BF-newsletter-template.json",
-	"beefree-sdk-csapi-simple-integration__initial-template.json",
-	"bee-to-topol__4th-of-july-2.json",
-	"beefree-sdk-examples__multi-rtl-language-template.json",
-}
+// The project's own designs the single-design tests send.
+const (
+	largeDesign = "starter-newsletter"
+	smallDesign = "starter-welcome"
+)
 
-// The 200 path: for every design of the shared corpus, Caddy's answer is
+// The 200 path: for every test design (the project's own, and the
+// third-party corpus when DESIGN_CORPUS names it), Caddy's answer is
 // exactly what the renderer produces for the same design, in both forms,
 // for both endpoints.
 func TestExportRendersCorpus(t *testing.T) {
 	tester := start(t)
-	names, err := filepath.Glob("../../../shared/corpus/*.json")
-	if err != nil || len(names) < 30 {
-		t.Fatalf("corpus: %d files, %v", len(names), err)
-	}
-	for _, name := range names {
-		name = filepath.Base(name)
+	designs := designtest.OwnAndCorpus(t, false)
+	for _, name := range designtest.Names(designs) {
 		t.Run(name, func(t *testing.T) {
-			data := corpusFile(t, name)
+			data := designs[name]
 			d, err := design.Decode(data)
 			if err != nil {
 				t.Fatalf("decode: %v", err)
@@ -99,7 +94,7 @@ func TestExportRendersCorpus(t *testing.T) {
 func TestExportUnknownModuleWarns(t *testing.T) {
 	tester := start(t)
 	var doc map[string]any
-	if err := json.Unmarshal(corpusFile(t, corpusDesigns[1]), &doc); err != nil {
+	if err := json.Unmarshal(designtest.OwnFile(t, smallDesign), &doc); err != nil {
 		t.Fatal(err)
 	}
 	// Add a module of an unknown type to the first column of the first row.
@@ -149,7 +144,7 @@ func TestExportAuthentication(t *testing.T) {
 		{"token of the editor app", bearer(editorAppTok), 200, 0},
 		{"editor token allowed by editor_tokens", bearer(editor), 200, 0},
 	}
-	body := corpusFile(t, corpusDesigns[0])
+	body := designtest.OwnFile(t, largeDesign)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := post(t, tester, http.MethodPost, mainSite+"/v1/message/html", tt.headers, body)
@@ -237,7 +232,7 @@ func TestExportRateLimit(t *testing.T) {
 	if status, answer, err := adminapi.Load(adminPort, []byte(config), "text/caddyfile", true); err != nil || status != 200 {
 		t.Fatalf("reload: %d %s %v", status, answer, err)
 	}
-	body := corpusFile(t, corpusDesigns[1])
+	body := designtest.OwnFile(t, smallDesign)
 	// rate_limit 2 per 1m: two answered, the third refused.
 	for i := 0; i < 2; i++ {
 		if r := post(t, tester, http.MethodPost, limitedSite+"/v1/message/plain-text", bearer(editorAppTok), body); r.status != 200 {
@@ -280,7 +275,7 @@ func TestPassThruAndPrefix(t *testing.T) {
 	if code, _, _ := exportError(t, r); r.status != 401 || code != 4001 {
 		t.Errorf("export path on the pass_thru site: %d %d", r.status, code)
 	}
-	body := corpusFile(t, corpusDesigns[1])
+	body := designtest.OwnFile(t, smallDesign)
 	r = post(t, tester, http.MethodPost, prefixSite+"/cs/v1/message/plain-text", bearer(apiToken), body)
 	if r.status != 200 || r.header.Get("Content-Type") != "text/plain; charset=utf-8" {
 		t.Errorf("under /cs: %d %.200s", r.status, r.body)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
 // tokenBody is the LoginV2 200 body.
@@ -248,7 +250,7 @@ func TestLoginV2Replicas(t *testing.T) {
 	if r := post(t, tester, http.MethodPost, replicaSite+"/loginV2/refresh", bearer(tok), nil); r.status != 200 {
 		t.Errorf("refresh on the replica: %d %s", r.status, r.body)
 	}
-	body := corpusFile(t, corpusDesigns[1])
+	body := designtest.OwnFile(t, smallDesign)
 	if r := post(t, tester, http.MethodPost, replicaSite+"/v1/message/html", bearer(tok), body); r.status != 200 {
 		t.Errorf("export with the editor token on the replica: %d %.200s", r.status, r.body)
 	}

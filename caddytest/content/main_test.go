@@ -6,13 +6,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 	"io"
 	"net/http"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 
@@ -249,14 +250,4 @@ func noSecrets(t *testing.T, r response) {
 
 func bearer(tok string) map[string]string {
 	return map[string]string{"Authorization": "Bearer " + tok}
-}
-
-// corpusFile reads one design of the shared corpus.
-func corpusFile(t testing.TB, name string) []byte {
-	t.Helper()
-	data, err := os.ReadFile("../../../shared/corpus/" + name)
-	if err != nil {
-		t.Fatalf("corpus: %v", err)
-	}
-	return data
 }

@@ -1,34 +1,39 @@
 // Package corpus checks, in a real headless Chromium, that the HTML
-// produced for every design of the shared corpus lays out on a phone and on
-// a desktop: nothing wider than a 375 px viewport, stacking rows stacked on
+// produced for every test design (the project's own, and the third-party
+// corpus when DESIGN_CORPUS names it) lays out on a phone and on a desktop: nothing wider than a 375 px viewport, stacking rows stacked on
 // mobile, multi-column rows side by side at 800 px. The pages are served by
 // an in-process Caddy (caddytest), the way a deployment serves them.
 //
-// The same checks first run on the vendor's own exported HTML, which shows
-// that the harness measures something real.
+// With the corpus, the same checks first run on the vendor's own exported
+// HTML, which shows that the harness measures something real.
 package corpus
 
 import (
 	"fmt"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/certmagic"
 )
 
-// Ports of this package (TEAM.md): admin 2905, HTTP 9500-9599.
+// Ports of this package (CONTRIBUTING.md): admin 2905, HTTP 9500-9599.
 const (
 	adminPort = 2905
 	httpPort  = 9500
 	httpsPort = 9543
 )
 
+// corpusDir is the third-party corpus folder (designtest.EnvVar), or ""
+// when it is not configured; TestMain sets it.
+var corpusDir string
+
 // Paths relative to this package directory.
 var (
-	corpusDir      = filepath.Join("..", "..", "..", "shared", "corpus")
 	artifactsDir   = filepath.Join("..", "..", "artifacts", "corpus")
 	chromiumBinary = "/usr/bin/chromium"
 )
@@ -38,6 +43,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}
+	dir, err := designtest.Lookup()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	corpusDir = dir
 	// Caddy writes its config and data (autosave, certificates) under the
 	// XDG directories: keep them out of the real home.
 	tmp, err := os.MkdirTemp("", "corpus-caddytest-")
@@ -61,4 +72,12 @@ func TestMain(m *testing.M) {
 	closeSharedBrowser()
 	os.RemoveAll(tmp)
 	os.Exit(code)
+}
+
+// requireCorpus skips a test that only the third-party corpus can feed.
+func requireCorpus(t *testing.T) {
+	t.Helper()
+	if corpusDir == "" {
+		t.Skip(designtest.SkipMessage)
+	}
 }

@@ -14,6 +14,7 @@ import (
 // must pass. Expectations come from the markup itself (class "stack",
 // "no_stack", tr.reverse).
 func TestVendorHTMLLayout(t *testing.T) {
+	requireCorpus(t)
 	base := startCaddy(t)
 	tb := sharedTab(t)
 
