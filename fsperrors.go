@@ -35,7 +35,7 @@ type fspTableRow struct {
 }
 
 // fspTable returns the FSP error table of the contract
-// (shared/contracts/fsp.md): code, message, HTTP status and the default
+// (documented in the README): code, message, HTTP status and the default
 // details text. This is the only place the table is written down; it is a
 // function rather than a package variable so that nothing can change it.
 func fspTable() []fspTableRow {

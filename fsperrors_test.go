@@ -25,8 +25,8 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 )
 
-// fspContractPath is the FSP contract, beside the repository.
-const fspContractPath = "../shared/contracts/fsp.md"
+// fspDocPath is the user documentation that holds the FSP error table.
+const fspDocPath = "README.md"
 
 // fspWant is what the contract (and, for details, this package's chosen
 // defaults) says one table code answers.
@@ -140,15 +140,17 @@ func fspProvisioned(t testing.TB, fe FSPError) FSPError {
 	return fe
 }
 
-// TestFSPTableMatchesContract reads the contract's error table and checks
-// that fspTable holds exactly its rows (codes, messages, statuses).
-func TestFSPTableMatchesContract(t *testing.T) {
-	file, err := os.Open(fspContractPath)
+// TestFSPTableMatchesDocs reads the error table of the user documentation
+// and checks that fspTable holds exactly its rows (codes, messages,
+// statuses and, where the table gives them, default details), so the
+// documentation and the code cannot drift apart.
+func TestFSPTableMatchesDocs(t *testing.T) {
+	file, err := os.Open(fspDocPath)
 	if err != nil {
-		t.Fatalf("the FSP contract must be beside the repository: %v", err)
+		t.Fatal(err)
 	}
 	defer file.Close()
-	row := regexp.MustCompile(`^\|\s*(\d{4})\s*\|\s*([^|]+?)\s*\|\s*(\d{3})\s*\|`)
+	row := regexp.MustCompile(`^\|\s*(\d{4})\s*\|\s*([^|]+?)\s*\|\s*(\d{3})\s*\|(?:\s*([^|]*?)\s*\|)?`)
 	contract := map[int]fspTableRow{}
 	scanner := bufio.NewScanner(file)
 	for scanner.Scan() {
@@ -158,26 +160,29 @@ func TestFSPTableMatchesContract(t *testing.T) {
 		}
 		code, _ := strconv.Atoi(m[1])
 		status, _ := strconv.Atoi(m[3])
-		contract[code] = fspTableRow{Code: code, Message: m[2], Status: status}
+		contract[code] = fspTableRow{Code: code, Message: m[2], Status: status, Details: m[4]}
 	}
 	if err := scanner.Err(); err != nil {
 		t.Fatal(err)
 	}
 	if len(contract) == 0 {
-		t.Fatal("no table rows found in the contract")
+		t.Fatalf("no error table rows found in %s", fspDocPath)
 	}
 	ours := fspTable()
 	if len(ours) != len(contract) {
-		t.Errorf("fspTable has %d rows, the contract %d", len(ours), len(contract))
+		t.Errorf("fspTable has %d rows, %s %d", len(ours), fspDocPath, len(contract))
 	}
 	for _, got := range ours {
 		want, ok := contract[got.Code]
 		if !ok {
-			t.Errorf("code %d is not in the contract", got.Code)
+			t.Errorf("code %d is not in %s", got.Code, fspDocPath)
 			continue
 		}
 		if got.Message != want.Message || got.Status != want.Status {
-			t.Errorf("code %d: have %q/%d, contract says %q/%d", got.Code, got.Message, got.Status, want.Message, want.Status)
+			t.Errorf("code %d: have %q/%d, %s says %q/%d", got.Code, got.Message, got.Status, fspDocPath, want.Message, want.Status)
+		}
+		if want.Details != "" && got.Details != want.Details {
+			t.Errorf("code %d: default details %q, %s says %q", got.Code, got.Details, fspDocPath, want.Details)
 		}
 		if got.Details == "" {
 			t.Errorf("code %d has no default details", got.Code)

@@ -16,12 +16,10 @@ package bench
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 	"github.com/designbridge/caddy-designbridge/render"
 )
 
@@ -30,23 +28,24 @@ type corpusDoc struct {
 	data []byte
 }
 
+// loadCorpus returns the designs B measures: the third-party corpus when
+// DESIGN_CORPUS names it (the published figures), else the project's own.
 func loadCorpus(b *testing.B) []corpusDoc {
 	b.Helper()
-	dir := os.Getenv("CORPUS_DIR")
+	dir, err := designtest.Lookup()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var designs map[string][]byte
 	if dir == "" {
-		dir = "../../shared/corpus"
+		b.Log("own designs; " + designtest.SkipMessage)
+		designs = designtest.Own(b)
+	} else {
+		designs = designtest.CorpusDesigns(b, false)
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil || len(files) == 0 {
-		b.Skipf("corpus not found in %s (set CORPUS_DIR): %v", dir, err)
-	}
-	docs := make([]corpusDoc, 0, len(files))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		docs = append(docs, corpusDoc{name: strings.TrimSuffix(filepath.Base(f), ".json"), data: data})
+	docs := make([]corpusDoc, 0, len(designs))
+	for _, name := range designtest.Names(designs) {
+		docs = append(docs, corpusDoc{name: name, data: designs[name]})
 	}
 	return docs
 }

@@ -24,7 +24,9 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-CORPUS=${CORPUS:-$ROOT/../shared/corpus}
+# The published figures are on the third-party design corpus
+# (CONTRIBUTING.md): DESIGN_CORPUS names its folder.
+CORPUS=${DESIGN_CORPUS:?"set DESIGN_CORPUS to the design corpus folder (see CONTRIBUTING.md)"}
 OUT=${BENCH_OUT:-$ROOT/bench/out/$(date -u +%Y%m%dT%H%M%SZ)}
 BIN=$(mktemp -d /tmp/designbridge-bench.XXXXXX)
 mkdir -p "$OUT"
@@ -191,8 +193,7 @@ done
 stop "$CADDY_PID"
 
 step "B. renderer per corpus template vs json.Unmarshal (one core, -benchtime $B_TIME)"
-# The test binary runs in bench/ so that ../../shared/corpus resolves.
-(cd bench && CORPUS_DIR="$CORPUS" "$BIN/bench.test" -test.run '^$' -test.bench . -test.benchmem \
+(cd bench && DESIGN_CORPUS="$CORPUS" "$BIN/bench.test" -test.run '^$' -test.bench . -test.benchmem \
 	-test.cpu 1 -test.benchtime "$B_TIME") >"$OUT/b-render.txt" || echo "!!! B failed"
 "$BIN/benchtable" -json "$OUT/b-render.json" <"$OUT/b-render.txt" | tee "$OUT/b-render-table.txt" || echo "!!! B table failed"
 

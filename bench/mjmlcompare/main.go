@@ -85,7 +85,7 @@ func main() {
 }
 
 func run() error {
-	corpus := flag.String("corpus", "../shared/corpus", "directory of the design JSON files")
+	corpus := flag.String("corpus", os.Getenv("DESIGN_CORPUS"), "directory of the design JSON files (default $DESIGN_CORPUS)")
 	designs := flag.String("designs", strings.Join(defaultDesigns, ","), "comma-separated design files in -corpus")
 	nodeDir := flag.String("node-dir", "bench/mjml", "directory of render.js (with node_modules)")
 	outDir := flag.String("out", "", "where to write the exported .mjml files (default: a temporary directory)")

@@ -28,7 +28,7 @@ import (
 	_ "github.com/designbridge/caddy-designbridge"
 )
 
-// Ports of this package (TEAM.md: admin 2904, HTTP 9400-9499).
+// Ports of this package (CONTRIBUTING.md: admin 2904, HTTP 9400-9499).
 const (
 	adminPort          = 2904
 	httpPort           = 9400

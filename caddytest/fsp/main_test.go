@@ -27,7 +27,7 @@ import (
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
-// This package's ports (TEAM.md): admin 2902, HTTP 9200-9299.
+// This package's ports (CONTRIBUTING.md): admin 2902, HTTP 9200-9299.
 const (
 	adminPort = 2902
 	httpPort  = 9200
