@@ -59,7 +59,7 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	if isAuth {
 		return b.login(w, r)
 	}
-	return b.export(w, r)
+	return b.exportShared(w, r)
 }
 
 // crossSite returns why r must be refused as a cross-site call, or "".

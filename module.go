@@ -14,6 +14,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
+	"golang.org/x/sync/singleflight"
 )
 
 func init() {
@@ -98,6 +99,11 @@ type Bridge struct {
 	// Allow sending secrets over plain HTTP to a host that is not loopback.
 	InsecureHTTP bool `json:"insecure_http,omitempty"`
 
+	// Keep 200 answers of exports in memory and answer identical exports
+	// from it. Off when absent. Identical exports in flight at the same
+	// time share one upstream call whether or not the cache is on.
+	Cache *ExportCache `json:"cache,omitempty"`
+
 	// Resolved at Provision.
 	contentURL   *url.URL
 	authURL      *url.URL
@@ -111,6 +117,10 @@ type Bridge struct {
 	exportProxy *reverseproxy.Handler
 	authProxy   *reverseproxy.Handler
 	logger      *zap.Logger
+
+	cache   *exportCache        // nil when Cache is
+	flight  *singleflight.Group // identical exports in flight
+	metrics *bridgeMetrics
 }
 
 // CaddyModule returns the Caddy module information.
@@ -135,7 +145,7 @@ func (b *Bridge) Provision(ctx caddy.Context) error {
 	if b.authProxy, err = b.newProxy(ctx, b.authURL, "", true); err != nil {
 		return fmt.Errorf("auth proxy: %v", err)
 	}
-	return nil
+	return b.provisionShared(ctx)
 }
 
 // resolve applies defaults and resolves global placeholders ({env.X}) into
@@ -252,6 +262,9 @@ func (b *Bridge) Validate() error {
 // Cleanup stops the internal proxies. Their transports were loaded through
 // the Caddy context, which closes their idle connections itself.
 func (b *Bridge) Cleanup() error {
+	if b.cache != nil {
+		b.cache.clear()
+	}
 	var firstErr error
 	for _, p := range []*reverseproxy.Handler{b.exportProxy, b.authProxy} {
 		if p == nil {
@@ -344,6 +357,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		unwrap_html
 //		allowed_origins <origins...>
 //		insecure_http
+//		cache           [<max_size> [<ttl>]]
 //	}
 //
 // The directive takes no arguments and no matcher is needed: it acts only
@@ -435,6 +449,12 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("timeout: %q must be positive", v)
 			}
 			b.Timeout = caddy.Duration(dur)
+		case "cache":
+			c, err := parseCacheCaddyfile(d)
+			if err != nil {
+				return err
+			}
+			b.Cache = c
 		case "unwrap_html", "insecure_http":
 			if d.NextArg() {
 				return d.ArgErr()

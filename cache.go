@@ -1,0 +1,473 @@
+package designbridge
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/dustin/go-humanize"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
+)
+
+// Cache defaults, stated in the Caddyfile documentation.
+const (
+	DefaultCacheSize = 64 << 20
+	DefaultCacheTTL  = 10 * time.Minute
+)
+
+// Exports with bodies up to coalesceMaxBody are read whole, so that
+// identical ones can share one upstream call (and the cache can key
+// them); larger ones, and bodies of unknown length, stream as before.
+// Designs are tens or hundreds of kilobytes.
+const coalesceMaxBody = 4 << 20
+
+// Error codes of the answers about the request body.
+const (
+	codeBodyUnreadable = 4000
+	codeBodyTimeout    = 4080
+)
+
+// maxSharedAnswer bounds an answer held to be shared with the exports
+// that waited for it.
+const maxSharedAnswer = 64 << 20
+
+// ExportCache configures design_bridge's export cache: answers to exports
+// are a pure function of the export path, the Accept header and the
+// design, so a repeated export can be answered without calling the
+// content service again.
+type ExportCache struct {
+	// Most bytes of answers kept (Caddy size syntax in the Caddyfile, e.g.
+	// 64MiB). An answer larger than an eighth of it is not kept.
+	// Default: 64 MiB.
+	MaxSize int64 `json:"max_size,omitempty"`
+
+	// How long an answer is kept. Default: 10m.
+	TTL caddy.Duration `json:"ttl,omitempty"`
+}
+
+// parseCacheCaddyfile reads the cache subdirective:
+//
+//	cache [<max_size> [<ttl>]]
+//	cache {
+//		max_size <size>
+//		ttl      <duration>
+//	}
+func parseCacheCaddyfile(d *caddyfile.Dispenser) (*ExportCache, error) {
+	c := new(ExportCache)
+	set := func(name, v string) error {
+		switch name {
+		case "max_size":
+			size, err := humanize.ParseBytes(v)
+			if err != nil || size < 1024 || size > 1<<40 {
+				return d.Errf("cache max_size: %q is not a size from 1KiB to 1TiB", v)
+			}
+			c.MaxSize = int64(size)
+		case "ttl":
+			dur, err := caddy.ParseDuration(v)
+			if err != nil || dur <= 0 {
+				return d.Errf("cache ttl: %q is not a positive duration", v)
+			}
+			c.TTL = caddy.Duration(dur)
+		default:
+			return d.Errf("cache: unrecognized subdirective %q", name)
+		}
+		return nil
+	}
+	args := d.RemainingArgs()
+	if len(args) > 2 {
+		return nil, d.ArgErr()
+	}
+	for i, name := range []string{"max_size", "ttl"}[:len(args)] {
+		if err := set(name, args[i]); err != nil {
+			return nil, err
+		}
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		name := d.Val()
+		var v string
+		if !d.AllArgs(&v) {
+			return nil, d.ArgErr()
+		}
+		if err := set(name, v); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// provisionShared sets up what the exports share: the metrics, and the
+// cache when one is configured.
+func (b *Bridge) provisionShared(ctx caddy.Context) error {
+	b.flight = new(singleflight.Group)
+	var err error
+	if b.metrics, err = newBridgeMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("metrics: %v", err)
+	}
+	if b.Cache == nil {
+		return nil
+	}
+	if b.Cache.MaxSize == 0 {
+		b.Cache.MaxSize = DefaultCacheSize
+	}
+	if b.Cache.TTL == 0 {
+		b.Cache.TTL = caddy.Duration(DefaultCacheTTL)
+	}
+	b.cache = newExportCache(b.Cache.MaxSize, time.Duration(b.Cache.TTL), b.metrics.held)
+	return nil
+}
+
+// exportShared answers an export from the cache, or joins an identical
+// export already in flight, or makes the upstream call itself and shares
+// its answer with those that joined. Exports it cannot key (a body of
+// unknown length or over coalesceMaxBody, or not sent as JSON) go to
+// export directly.
+func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request) error {
+	if r.ContentLength < 0 || r.ContentLength > coalesceMaxBody || r.ContentLength > b.MaxBody ||
+		!isJSONType(r.Header.Get("Content-Type")) {
+		return b.export(w, r)
+	}
+	// Reading the body counts against timeout, like the upstream call.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(time.Duration(b.Timeout)))
+	body := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, body); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return b.fail(w, r, http.StatusRequestTimeout, codeBodyTimeout, "Request body too slow",
+				fmt.Sprintf("the body did not arrive within %s (timeout)", time.Duration(b.Timeout)))
+		}
+		return b.fail(w, r, http.StatusBadRequest, codeBodyUnreadable, "Request body unreadable",
+			"the body ended before its Content-Length")
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+
+	key := exportKey(r.URL.Path, r.Header.Get("Accept"), body)
+	bypass := b.cache != nil && hasNoCache(r.Header.Get("Cache-Control"))
+	if b.cache != nil && !bypass {
+		if a, ok := b.cache.get(key); ok {
+			b.metrics.cache.WithLabelValues("hit").Inc()
+			a.writeTo(w, "design_bridge; hit")
+			return nil
+		}
+	}
+	v, err, shared := b.flight.Do(string(key[:]), func() (any, error) {
+		// The call belongs to everyone who waits for it: the first
+		// client going away must not cancel it for the others.
+		out := r.Clone(context.WithoutCancel(r.Context()))
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		rec := &answerRecorder{header: http.Header{}}
+		start := time.Now()
+		err := b.export(rec, out)
+		b.metrics.upstreams.WithLabelValues(r.URL.Path).Observe(time.Since(start).Seconds())
+		if rec.overflow {
+			return nil, fmt.Errorf("design_bridge: the content service's answer exceeds %d bytes", maxSharedAnswer)
+		}
+		a := rec.answer()
+		if err == nil && a.status != 0 {
+			b.metrics.exports.WithLabelValues(r.URL.Path, strconv.Itoa(a.status)).Inc()
+		}
+		if err == nil && b.cache != nil && !bypass {
+			b.cache.put(key, a)
+		}
+		return a, err
+	})
+	if shared {
+		b.metrics.cache.WithLabelValues("coalesced").Inc()
+	} else if b.cache != nil {
+		b.metrics.cache.WithLabelValues(map[bool]string{true: "bypass", false: "miss"}[bypass]).Inc()
+	}
+	if err != nil {
+		return err
+	}
+	a := v.(*exportAnswer)
+	if a.status == 0 {
+		return nil // the call wrote nothing (a client that went away)
+	}
+	status := ""
+	if b.cache != nil {
+		status = "design_bridge; fwd=miss"
+		if bypass {
+			status = "design_bridge; fwd=bypass"
+		}
+	}
+	a.writeTo(w, status)
+	return nil
+}
+
+// hasNoCache reports whether a request's Cache-Control asks for a fresh
+// answer (no-cache, or no-store).
+func hasNoCache(cc string) bool {
+	for _, d := range strings.Split(cc, ",") {
+		d = strings.ToLower(strings.TrimSpace(d))
+		if d == "no-cache" || d == "no-store" || strings.HasPrefix(d, "no-cache=") {
+			return true
+		}
+	}
+	return false
+}
+
+// answerRecorder holds an export's answer in memory, to be shared. Interim
+// (1xx) answers are dropped: they cannot be shared, and the final answer
+// carries everything.
+type answerRecorder struct {
+	header      http.Header
+	status      int
+	body        bytes.Buffer
+	overflow    bool
+	finalHeader http.Header
+}
+
+func (a *answerRecorder) Header() http.Header { return a.header }
+
+func (a *answerRecorder) WriteHeader(code int) {
+	if a.status != 0 || (code >= 100 && code < 200) {
+		return
+	}
+	a.status = code
+	a.finalHeader = a.header.Clone()
+}
+
+func (a *answerRecorder) Write(p []byte) (int, error) {
+	if a.status == 0 {
+		a.WriteHeader(http.StatusOK)
+	}
+	if a.body.Len()+len(p) > maxSharedAnswer {
+		a.overflow = true
+		return 0, errors.New("answer too large to share")
+	}
+	return a.body.Write(p)
+}
+
+// FlushError has nothing to flush: the answer is sent when it is whole.
+func (a *answerRecorder) FlushError() error { return nil }
+
+func (a *answerRecorder) answer() *exportAnswer {
+	h := a.finalHeader
+	if h == nil {
+		h = a.header.Clone()
+	}
+	// Per-response headers are the server's to set anew for each client.
+	for _, k := range []string{"Date", "Set-Cookie", "Connection", "Keep-Alive", "Transfer-Encoding"} {
+		h.Del(k)
+	}
+	return &exportAnswer{status: a.status, header: h, body: a.body.Bytes()}
+}
+
+// exportAnswer is an export's answer as the client was sent it: after the
+// secrets were masked and the headers scrubbed, so that what is kept or
+// shared is never more than one client already saw.
+type exportAnswer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// size is what the answer counts against the cache's bound: its body, its
+// headers and a fixed allowance for the entry's own bookkeeping.
+func (a *exportAnswer) size() int64 {
+	n := int64(len(a.body)) + 256
+	for k, vs := range a.header {
+		for _, v := range vs {
+			n += int64(len(k) + len(v) + 4)
+		}
+	}
+	return n
+}
+
+// writeTo sends the answer with a Cache-Status header (RFC 9211) saying
+// what the cache did.
+func (a *exportAnswer) writeTo(w http.ResponseWriter, cacheStatus string) {
+	h := w.Header()
+	for k, vs := range a.header {
+		h[k] = append([]string(nil), vs...)
+	}
+	if cacheStatus != "" {
+		h.Set("Cache-Status", cacheStatus)
+	}
+	w.WriteHeader(a.status)
+	_, _ = w.Write(a.body)
+}
+
+// exportKey identifies an export by everything its answer depends on: the
+// path, the Accept header (it picks the answer's form) and the body. Each
+// part is length-prefixed so that no two different triples hash alike.
+func exportKey(path, accept string, body []byte) [sha256.Size]byte {
+	h := sha256.New()
+	var n [8]byte
+	for _, part := range [][]byte{[]byte(path), []byte(accept), body} {
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write(part)
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
+}
+
+// exportCache keeps 200 answers of exports in memory, least recently used
+// first out, each for a time to live. The bytes it holds never exceed max.
+type exportCache struct {
+	max  int64
+	ttl  time.Duration
+	now  func() time.Time
+	held prometheus.Gauge // shared by the bridges of one config: added to, never set
+
+	mu      sync.Mutex
+	bytes   int64
+	order   *list.List // of *cacheEntry, most recently used in front
+	entries map[[sha256.Size]byte]*list.Element
+}
+
+type cacheEntry struct {
+	key     [sha256.Size]byte
+	answer  *exportAnswer
+	size    int64
+	expires time.Time
+}
+
+func newExportCache(max int64, ttl time.Duration, held prometheus.Gauge) *exportCache {
+	return &exportCache{
+		max: max, ttl: ttl, now: time.Now, held: held,
+		order:   list.New(),
+		entries: map[[sha256.Size]byte]*list.Element{},
+	}
+}
+
+// get returns the answer kept for key, if it has not expired.
+func (c *exportCache) get(key [sha256.Size]byte) (*exportAnswer, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[key]
+	if !ok {
+		return nil, false
+	}
+	e := el.Value.(*cacheEntry)
+	if !c.now().Before(e.expires) {
+		c.remove(el)
+		return nil, false
+	}
+	c.order.MoveToFront(el)
+	return e.answer, true
+}
+
+// put keeps a 200 answer no larger than an eighth of the bound, making
+// room by dropping the least recently used entries. It reports whether
+// the answer was kept.
+func (c *exportCache) put(key [sha256.Size]byte, a *exportAnswer) bool {
+	if a.status != http.StatusOK {
+		return false
+	}
+	size := a.size()
+	if size > c.max/8 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok {
+		c.remove(el)
+	}
+	for c.bytes+size > c.max {
+		c.remove(c.order.Back())
+	}
+	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, answer: a, size: size, expires: c.now().Add(c.ttl)})
+	c.bytes += size
+	c.held.Add(float64(size))
+	return true
+}
+
+// remove drops one entry; c.mu is held.
+func (c *exportCache) remove(el *list.Element) {
+	e := c.order.Remove(el).(*cacheEntry)
+	delete(c.entries, e.key)
+	c.bytes -= e.size
+	c.held.Sub(float64(e.size))
+}
+
+// clear drops every entry, giving its bytes back to the gauge (Cleanup).
+func (c *exportCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.order.Len() > 0 {
+		c.remove(c.order.Back())
+	}
+}
+
+// heldBytes is the bytes the cache counts as held.
+func (c *exportCache) heldBytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
+}
+
+// bridgeMetrics are design_bridge's collectors in Caddy's metrics registry
+// (the admin endpoint's /metrics). The registry belongs to the loaded
+// config, so a reload starts them afresh; the bridges of one config share
+// them.
+type bridgeMetrics struct {
+	exports   *prometheus.CounterVec   // by path and upstream status
+	cache     *prometheus.CounterVec   // by result: hit, miss, bypass, coalesced
+	held      prometheus.Gauge         // bytes the caches hold
+	upstreams *prometheus.HistogramVec // upstream time by path
+}
+
+func newBridgeMetrics(reg prometheus.Registerer) (*bridgeMetrics, error) {
+	const ns, sub = "caddy", "design_bridge"
+	m := &bridgeMetrics{
+		exports: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "exports_total",
+			Help: "Exports answered by the content service, by export path and upstream status.",
+		}, []string{"path", "status"}),
+		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "cache_requests_total",
+			Help: "Exports by what the cache and coalescing did: hit, miss, bypass, or coalesced (waited for an identical export in flight).",
+		}, []string{"result"}),
+		held: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: ns, Subsystem: sub, Name: "cache_bytes",
+			Help: "Bytes held by the export caches.",
+		}),
+		upstreams: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Subsystem: sub, Name: "upstream_duration_seconds",
+			Help:    "Time the content service took to answer an export, by export path.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"path"}),
+	}
+	var err error
+	if m.exports, err = registerOnce(reg, m.exports); err != nil {
+		return nil, err
+	}
+	if m.cache, err = registerOnce(reg, m.cache); err != nil {
+		return nil, err
+	}
+	if m.held, err = registerOnce(reg, m.held); err != nil {
+		return nil, err
+	}
+	if m.upstreams, err = registerOnce(reg, m.upstreams); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// registerOnce registers c, or returns the collector of the same name
+// another bridge of this config registered first.
+func registerOnce[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
+	var dup prometheus.AlreadyRegisteredError
+	if errors.As(err, &dup) {
+		if existing, ok := dup.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+	}
+	return c, err
+}
