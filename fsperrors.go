@@ -34,8 +34,8 @@ type fspTableRow struct {
 	Details string
 }
 
-// fspTable returns the FSP error table of the contract
-// (documented in the README): code, message, HTTP status and the default
+// fspTable returns the FSP error table of the contract (documented in the
+// README's fsp_error section): code, message, HTTP status and the default
 // details text. This is the only place the table is written down; it is a
 // function rather than a package variable so that nothing can change it.
 func fspTable() []fspTableRow {
