@@ -14,6 +14,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
+
+	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 )
 
 func init() {
@@ -98,6 +100,11 @@ type Bridge struct {
 	// Allow sending secrets over plain HTTP to a host that is not loopback.
 	InsecureHTTP bool `json:"insecure_http,omitempty"`
 
+	// Limits POSTs to the auth path per client address (Caddy's client IP,
+	// which honours trusted_proxies; an IPv6 client by its /64). Over the
+	// limit: 429 with Retry-After. Unset means no limit.
+	AuthRateLimit *AuthRateLimit `json:"auth_rate_limit,omitempty"`
+
 	// Resolved at Provision.
 	contentURL   *url.URL
 	authURL      *url.URL
@@ -111,6 +118,7 @@ type Bridge struct {
 	exportProxy *reverseproxy.Handler
 	authProxy   *reverseproxy.Handler
 	logger      *zap.Logger
+	authLimiter *addrlimit.Limiter // nil without auth_rate_limit
 }
 
 // CaddyModule returns the Caddy module information.
@@ -128,6 +136,7 @@ func (b *Bridge) Provision(ctx caddy.Context) error {
 	if err := b.resolve(); err != nil {
 		return err
 	}
+	b.authLimiter = b.AuthRateLimit.limiter()
 	var err error
 	if b.exportProxy, err = b.newProxy(ctx, b.contentURL, b.bearer, false); err != nil {
 		return fmt.Errorf("content service proxy: %v", err)
@@ -221,6 +230,9 @@ func (b *Bridge) Validate() error {
 	}
 	if b.Timeout < 0 {
 		return fmt.Errorf("timeout must not be negative")
+	}
+	if err := b.AuthRateLimit.validate(); err != nil {
+		return err
 	}
 	if !strings.HasPrefix(b.AuthPath, "/") {
 		return fmt.Errorf("auth_path %q must start with /", b.AuthPath)
@@ -344,6 +356,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		unwrap_html
 //		allowed_origins <origins...>
 //		insecure_http
+//		auth_rate_limit <requests> [per] <duration>
 //	}
 //
 // The directive takes no arguments and no matcher is needed: it acts only
@@ -444,6 +457,12 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			} else {
 				b.InsecureHTTP = true
 			}
+		case "auth_rate_limit":
+			rl, err := parseAuthRateLimit(d)
+			if err != nil {
+				return err
+			}
+			b.AuthRateLimit = rl
 		default:
 			return d.Errf("unrecognized subdirective %q", name)
 		}
