@@ -641,15 +641,6 @@ func containsSecretFold(s string, secrets [][]byte) bool {
 	return false
 }
 
-func containsSecret(b []byte, secrets [][]byte) bool {
-	for _, s := range secrets {
-		if len(s) >= minMaskedSecret && bytes.Contains(b, s) {
-			return true
-		}
-	}
-	return false
-}
-
 func maskable(secrets [][]byte) bool {
 	for _, s := range secrets {
 		if len(s) >= minMaskedSecret {

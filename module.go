@@ -83,10 +83,13 @@ type Bridge struct {
 	// Path whose POST performs LoginV2. Default: /proxy/bee-auth
 	AuthPath string `json:"auth_path,omitempty"`
 
-	// Largest request body forwarded, in bytes. Default: 10 MiB.
+	// Largest request body forwarded, in bytes; bodies are read into
+	// memory before they are forwarded. Default: 10 MiB.
 	MaxBody int64 `json:"max_body,omitempty"`
 
-	// Longest time an upstream exchange may take. Default: 30s.
+	// Longest time an exchange may take, from reading the request body
+	// (408 when it is not in by then) to the upstream's answer (504).
+	// Default: 30s.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 
 	// Rewrite export responses that are JSON HTML wrappers
