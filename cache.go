@@ -8,9 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,27 +16,15 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/singleflight"
 )
 
 // Cache defaults, stated in the Caddyfile documentation.
 const (
 	DefaultCacheSize = 64 << 20
 	DefaultCacheTTL  = 10 * time.Minute
-)
-
-// Exports with bodies up to coalesceMaxBody are read whole, so that
-// identical ones can share one upstream call (and the cache can key
-// them); larger ones, and bodies of unknown length, stream as before.
-// Designs are tens or hundreds of kilobytes.
-const coalesceMaxBody = 4 << 20
-
-// Error codes of the answers about the request body.
-const (
-	codeBodyUnreadable = 4000
-	codeBodyTimeout    = 4080
 )
 
 // maxSharedAnswer bounds an answer held to be shared with the exports
@@ -112,7 +98,7 @@ func parseCacheCaddyfile(d *caddyfile.Dispenser) (*ExportCache, error) {
 // provisionShared sets up what the exports share: the metrics, and the
 // cache when one is configured.
 func (b *Bridge) provisionShared(ctx caddy.Context) error {
-	b.flight = new(singleflight.Group)
+	b.flight = &flightGroup{calls: map[[sha256.Size]byte]*flightCall{}}
 	var err error
 	if b.metrics, err = newBridgeMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("metrics: %v", err)
@@ -132,27 +118,8 @@ func (b *Bridge) provisionShared(ctx caddy.Context) error {
 
 // exportShared answers an export from the cache, or joins an identical
 // export already in flight, or makes the upstream call itself and shares
-// its answer with those that joined. Exports it cannot key (a body of
-// unknown length or over coalesceMaxBody, or not sent as JSON) go to
-// export directly.
-func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request) error {
-	if r.ContentLength < 0 || r.ContentLength > coalesceMaxBody || r.ContentLength > b.MaxBody ||
-		!isJSONType(r.Header.Get("Content-Type")) {
-		return b.export(w, r)
-	}
-	// Reading the body counts against timeout, like the upstream call.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(time.Duration(b.Timeout)))
-	body := make([]byte, r.ContentLength)
-	if _, err := io.ReadFull(r.Body, body); err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return b.fail(w, r, http.StatusRequestTimeout, codeBodyTimeout, "Request body too slow",
-				fmt.Sprintf("the body did not arrive within %s (timeout)", time.Duration(b.Timeout)))
-		}
-		return b.fail(w, r, http.StatusBadRequest, codeBodyUnreadable, "Request body unreadable",
-			"the body ended before its Content-Length")
-	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-
+// its answer with those that joined.
+func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body []byte, deadline time.Time) error {
 	key := exportKey(r.URL.Path, r.Header.Get("Accept"), body)
 	bypass := b.cache != nil && hasNoCache(r.Header.Get("Cache-Control"))
 	if b.cache != nil && !bypass {
@@ -162,38 +129,37 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 	}
-	v, err, shared := b.flight.Do(string(key[:]), func() (any, error) {
-		// The call belongs to everyone who waits for it: the first
-		// client going away must not cancel it for the others.
-		out := r.Clone(context.WithoutCancel(r.Context()))
-		out.Body = io.NopCloser(bytes.NewReader(body))
+	a, err, joined := b.flight.do(r.Context(), key, func(ctx context.Context) (*exportAnswer, error) {
 		rec := &answerRecorder{header: http.Header{}}
 		start := time.Now()
-		err := b.export(rec, out)
+		err := b.forward(rec, r.WithContext(ctx), body, deadline)
 		b.metrics.upstreams.WithLabelValues(r.URL.Path).Observe(time.Since(start).Seconds())
 		if rec.overflow {
-			return nil, fmt.Errorf("design_bridge: the content service's answer exceeds %d bytes", maxSharedAnswer)
+			return nil, caddyhttp.Error(http.StatusBadGateway,
+				fmt.Errorf("design_bridge: the content service's answer exceeds %d bytes", maxSharedAnswer))
 		}
 		a := rec.answer()
 		if err == nil && a.status != 0 {
 			b.metrics.exports.WithLabelValues(r.URL.Path, strconv.Itoa(a.status)).Inc()
-		}
-		if err == nil && b.cache != nil && !bypass {
-			b.cache.put(key, a)
+			if b.cache != nil {
+				b.cache.put(key, a) // a fresh answer, bypass or not
+			}
 		}
 		return a, err
 	})
-	if shared {
+	switch {
+	case joined:
 		b.metrics.cache.WithLabelValues("coalesced").Inc()
-	} else if b.cache != nil {
-		b.metrics.cache.WithLabelValues(map[bool]string{true: "bypass", false: "miss"}[bypass]).Inc()
+	case bypass:
+		b.metrics.cache.WithLabelValues("bypass").Inc()
+	case b.cache != nil:
+		b.metrics.cache.WithLabelValues("miss").Inc()
 	}
 	if err != nil {
 		return err
 	}
-	a := v.(*exportAnswer)
 	if a.status == 0 {
-		return nil // the call wrote nothing (a client that went away)
+		return nil // the call wrote nothing
 	}
 	status := ""
 	if b.cache != nil {
@@ -204,6 +170,69 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request) error {
 	}
 	a.writeTo(w, status)
 	return nil
+}
+
+// flightGroup runs one upstream call for identical exports that arrive
+// while it is in flight. Unlike x/sync/singleflight it counts who waits:
+// the call is cancelled only when every client waiting for it has gone,
+// so one client going away never costs the others their answer.
+type flightGroup struct {
+	mu    sync.Mutex
+	calls map[[sha256.Size]byte]*flightCall
+}
+
+type flightCall struct {
+	done    chan struct{}
+	answer  *exportAnswer
+	err     error
+	waiters int
+	cancel  context.CancelFunc
+}
+
+// do returns the answer of the call for key, starting it with fn when
+// none is in flight; joined reports that another export started it. When
+// ctx ends first, do returns 499 (the client went away).
+func (g *flightGroup) do(ctx context.Context, key [sha256.Size]byte, fn func(context.Context) (*exportAnswer, error)) (a *exportAnswer, err error, joined bool) {
+	g.mu.Lock()
+	c, joined := g.calls[key]
+	if joined {
+		c.waiters++
+	} else {
+		// The call's context keeps the first request's values (request
+		// id, replacer, logger) but not its cancellation.
+		callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		c = &flightCall{done: make(chan struct{}), waiters: 1, cancel: cancel}
+		g.calls[key] = c
+		// The call runs apart from every waiter; fn is bounded by timeout.
+		go func() {
+			defer cancel()
+			c.answer, c.err = fn(callCtx)
+			g.mu.Lock()
+			if g.calls[key] == c {
+				delete(g.calls, key)
+			}
+			g.mu.Unlock()
+			close(c.done)
+		}()
+	}
+	g.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.answer, c.err, joined
+	case <-ctx.Done():
+		g.mu.Lock()
+		c.waiters--
+		if c.waiters == 0 {
+			// Nobody wants this answer any more; an export arriving now
+			// starts a call of its own.
+			c.cancel()
+			if g.calls[key] == c {
+				delete(g.calls, key)
+			}
+		}
+		g.mu.Unlock()
+		return nil, caddyhttp.Error(499, ctx.Err()), joined
+	}
 }
 
 // hasNoCache reports whether a request's Cache-Control asks for a fresh

@@ -7,11 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
 	"net/url"
+	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +25,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
+
+	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 )
 
 // Error codes of the bodies design_bridge itself writes (the content
@@ -28,11 +35,15 @@ const (
 	codeBadRequestJSON = 4100
 	codeCrossSite      = 4031
 	codeMethod         = 4050
+	codeReadTimeout    = 4080
 	codeTooLarge       = 4130
+	codeMediaType      = 4150
+	codeRateLimited    = 4290
 	codeNotConfigured  = 5000
 	codeBadGateway     = 5020
 	codeGatewayTimeout = 5040
 	codeInvalidUID     = 5005 // LoginV2's code for a bad uid
+	codeAuthMediaType  = 5001 // LoginV2's code for a body that is not JSON
 	maxAuthBody        = 64 << 10
 	maxUIDLength       = 128
 	defaultUID         = "demo-user"
@@ -49,6 +60,11 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	if !isExport && !isAuth {
 		return next.ServeHTTP(w, r)
 	}
+	// A browser that navigates to one of these answers (a form posted to
+	// them) must run nothing on this site's origin: the export HTML holds
+	// whatever the design's html modules hold.
+	w.Header().Set("Content-Security-Policy", "sandbox")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		return b.fail(w, r, http.StatusMethodNotAllowed, codeMethod, "Method not allowed", "only POST is accepted on "+r.URL.Path)
@@ -56,16 +72,57 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	if reason := b.crossSite(r); reason != "" {
 		return b.fail(w, r, http.StatusForbidden, codeCrossSite, "Cross-site request refused", reason)
 	}
-	if isAuth {
-		return b.login(w, r)
+	// Only JSON: a form (text/plain, urlencoded, multipart) or a bodiless
+	// "simple" request could come from another site without a CORS
+	// preflight, which this handler never grants.
+	if !isJSONRequest(r.Header.Get("Content-Type")) {
+		code := codeMediaType
+		if isAuth {
+			code = codeAuthMediaType
+		}
+		return b.fail(w, r, http.StatusUnsupportedMediaType, code, "Unsupported media type",
+			"send the body with Content-Type: application/json")
 	}
-	return b.exportShared(w, r)
+	// timeout bounds the whole exchange, the client's upload included, so
+	// that a slow body cannot hold the handler longer.
+	deadline := time.Now().Add(time.Duration(b.Timeout))
+	// Not every writer supports it; the upstream context's deadline holds
+	// all the same. readBody lifts it once the body is in.
+	_ = http.NewResponseController(w).SetReadDeadline(deadline)
+	if isAuth {
+		if b.authLimiter != nil {
+			if ok, wait := b.authLimiter.Allow(clientKey(r), time.Now()); !ok {
+				secs := addrlimit.RetryAfter(wait)
+				w.Header().Set("Retry-After", strconv.Itoa(secs))
+				return b.fail(w, r, http.StatusTooManyRequests, codeRateLimited, "Too many requests",
+					fmt.Sprintf("auth_rate_limit reached for this client; retry after %d s", secs))
+			}
+		}
+		return b.login(w, r, deadline)
+	}
+	return b.export(w, r, deadline)
+}
+
+// isJSONRequest reports whether a request's Content-Type is
+// application/json, with or without parameters.
+func isJSONRequest(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// clientKey is the rate-limit key of the client: Caddy's client IP (which
+// honours the server's trusted_proxies), else the connection's address.
+func clientKey(r *http.Request) string {
+	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
+		return addrlimit.Key(ip)
+	}
+	return addrlimit.Key(r.RemoteAddr)
 }
 
 // crossSite returns why r must be refused as a cross-site call, or "".
 // An Origin listed in allowed_origins is always accepted; otherwise the
-// browser's Sec-Fetch-Site verdict decides, and without it the Origin must
-// be the site's own. Requests with neither header are not from a browser
+// browser's Sec-Fetch-Site verdict decides (only same-origin and none
+// pass), and without it the Origin must be the site's own. Requests with neither header are not from a browser
 // page (curl, server-to-server) and cannot carry a victim's cookies, so
 // they pass.
 func (b *Bridge) crossSite(r *http.Request) string {
@@ -76,10 +133,13 @@ func (b *Bridge) crossSite(r *http.Request) string {
 		}
 	}
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
-		if strings.EqualFold(site, "cross-site") {
-			return "Sec-Fetch-Site is cross-site and the Origin is not in allowed_origins"
+		switch strings.ToLower(site) {
+		case "same-origin", "none": // "none": the user's own navigation
+			return ""
 		}
-		return ""
+		// same-site is another origin (another port, another subdomain)
+		// all the same; a value we do not know may be no better.
+		return "Sec-Fetch-Site is " + strconv.Quote(truncate(site, 32)) + " and the Origin is not in allowed_origins"
 	}
 	if origin == "" {
 		return ""
@@ -95,42 +155,42 @@ func (b *Bridge) crossSite(r *http.Request) string {
 }
 
 // export forwards the request body unchanged to the content service.
-func (b *Bridge) export(w http.ResponseWriter, r *http.Request) error {
+func (b *Bridge) export(w http.ResponseWriter, r *http.Request, deadline time.Time) error {
 	if b.bearer == "" {
 		return b.fail(w, r, http.StatusInternalServerError, codeNotConfigured, "Content service token not configured",
 			"set token (default {env.CS_API_TOKEN}) in the design_bridge block")
 	}
-	// Content-Length lets us refuse before anything is sent upstream. A
-	// body of unknown length is streamed through a counting reader that
-	// fails once it passes the limit: the upstream then sees an aborted
-	// request, never a complete oversized one, and we buffer nothing.
-	if r.ContentLength > b.MaxBody {
-		return b.tooLarge(w, r)
+	// The body is read whole before anything goes upstream: a slow or
+	// oversized upload never holds an upstream connection, and the
+	// buffered body can be sent again if a kept-alive upstream connection
+	// turns out to be closed.
+	body, ok, err := b.readBody(w, r, b.MaxBody)
+	if !ok {
+		return err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(b.Timeout))
+	return b.exportShared(w, r, body, deadline)
+}
+
+// forward sends an export's buffered body to the content service and
+// hands its answer to w.
+func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body []byte, deadline time.Time) error {
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
-	out := r.Clone(ctx)
-	body := &limitedBody{ReadCloser: r.Body, remaining: b.MaxBody}
-	if r.Body == nil || r.Body == http.NoBody {
-		out.Body = http.NoBody
-	} else {
-		out.Body = body
-	}
+	out := r.Clone(context.WithValue(ctx, replayBodyKey{}, body))
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	out.ContentLength = int64(len(body))
+	out.TransferEncoding = nil
 	for _, h := range []string{"Authorization", "Cookie", "Proxy-Authorization", "Accept-Encoding"} {
 		out.Header.Del(h)
 	}
 	out.Header.Set("Content-Type", "application/json")
 
-	watch := &responseWatcher{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	watch := newWatcher(w, b.secrets)
 	if b.UnwrapHTML {
 		watch.unwrapLimit = b.MaxBody
 	}
-	err := b.exportProxy.ServeHTTP(watch, out, caddyhttp.HandlerFunc(noNext))
-	if body.exceeded && !watch.wroteHeader {
-		return b.tooLarge(w, r)
-	}
-	if err != nil {
-		return b.proxyError(w, r, watch, err)
+	if err := b.proxy(b.exportProxy, watch, out); err != nil {
+		return b.proxyError(w, r, ctx, watch, err)
 	}
 	if err := watch.finish(); err != nil {
 		return err
@@ -142,14 +202,83 @@ func (b *Bridge) export(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// readBody reads the request body, up to limit bytes. When it returns
+// false it has answered the client (413 when over the limit, 408 when the
+// body did not arrive within timeout) and err is for Caddy.
+func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, ok bool, err error) {
+	// A Content-Length over the limit is refused before any byte of the
+	// body is read; "Connection: close" keeps net/http from reading (and
+	// waiting for) the rest first.
+	if r.ContentLength > limit {
+		return nil, false, b.tooLarge(w, r, limit)
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		return nil, true, nil
+	}
+	size := int64(512)
+	if r.ContentLength > 0 {
+		size = r.ContentLength + 1 // +1: the read that sees EOF needs no growth
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+	var maxBytes *http.MaxBytesError
+	switch {
+	case n > limit || errors.As(err, &maxBytes):
+		return nil, false, b.tooLarge(w, r, limit)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close")
+		return nil, false, b.fail(w, r, http.StatusRequestTimeout, codeReadTimeout, "Request body too slow",
+			fmt.Sprintf("the body did not arrive within %s (timeout)", time.Duration(b.Timeout)))
+	case err != nil:
+		if r.Context().Err() != nil {
+			return nil, false, caddyhttp.Error(499, err)
+		}
+		w.Header().Set("Connection", "close")
+		return nil, false, b.fail(w, r, http.StatusBadRequest, codeBadRequestJSON, "Unreadable body", "reading the request body failed")
+	}
+	// The body is in: the deadline now only stands in the way of net/http
+	// noticing a client that goes away.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	return buf.Bytes(), true, nil
+}
+
+// replayBodyKey is the context key of a buffered request body, which
+// upstreamTransport sends (and may send again).
+type replayBodyKey struct{}
+
+// proxy runs p. Caddy's reverse proxy aborts the response
+// (http.ErrAbortHandler) when the upstream fails in the middle of a body;
+// when that body was being held back (unwrap_html) nothing has reached
+// the client yet, so the failure becomes an error to answer instead.
+func (b *Bridge) proxy(p *reverseproxy.Handler, watch *responseWatcher, out *http.Request) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler || watch.sent() {
+				panic(v)
+			}
+			err = errUpstreamBody
+		}
+	}()
+	return p.ServeHTTP(watch, out, caddyhttp.HandlerFunc(noNext))
+}
+
+var errUpstreamBody = errors.New("upstream response body failed")
+
 // login performs LoginV2 with the configured client credentials and hands
 // the upstream's answer back unchanged.
-func (b *Bridge) login(w http.ResponseWriter, r *http.Request) error {
+func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Time) error {
 	if b.clientID == "" || b.clientSecret == "" {
 		return b.fail(w, r, http.StatusInternalServerError, codeNotConfigured, "LoginV2 credentials not configured",
 			"set client_id and client_secret (defaults {env.CLIENT_ID}, {env.CLIENT_SECRET}) in the design_bridge block")
 	}
-	uid, status, code, msg, details := b.resolveUID(r)
+	// Read even when uid is configured (and the body unused), so that the
+	// same bounds apply to every auth request.
+	raw, ok, err := b.readBody(w, r, maxAuthBody)
+	if !ok {
+		return err
+	}
+	uid, status, code, msg, details := b.resolveUID(r, raw)
 	if status != 0 {
 		return b.fail(w, r, status, code, msg, details)
 	}
@@ -162,9 +291,9 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request) error {
 		return caddyhttp.Error(http.StatusInternalServerError, err)
 	}
 
-	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(b.Timeout))
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
-	out := r.Clone(ctx)
+	out := r.Clone(context.WithValue(ctx, replayBodyKey{}, payload))
 	// A fresh request: nothing of the browser's request but what LoginV2
 	// needs is sent.
 	out.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
@@ -174,9 +303,9 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request) error {
 	out.Trailer = nil
 	out.URL.RawQuery = ""
 
-	watch := &responseWatcher{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
-	if err := b.authProxy.ServeHTTP(watch, out, caddyhttp.HandlerFunc(noNext)); err != nil {
-		return b.proxyError(w, r, watch, err)
+	watch := newWatcher(w, b.secrets)
+	if err := b.proxy(b.authProxy, watch, out); err != nil {
+		return b.proxyError(w, r, ctx, watch, err)
 	}
 	if err := watch.finish(); err != nil {
 		return err
@@ -191,7 +320,7 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request) error {
 // resolveUID picks the LoginV2 uid: the configured uid (resolved per
 // request), else the body's "uid", else demo-user. A non-zero status
 // describes why the request is refused.
-func (b *Bridge) resolveUID(r *http.Request) (uid string, status, code int, msg, details string) {
+func (b *Bridge) resolveUID(r *http.Request, raw []byte) (uid string, status, code int, msg, details string) {
 	if b.UID != "" {
 		repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 		if repl == nil {
@@ -208,13 +337,6 @@ func (b *Bridge) resolveUID(r *http.Request) (uid string, status, code int, msg,
 			return "", http.StatusBadRequest, codeInvalidUID, "Invalid uid", "the configured uid must be 1-128 letters, digits, _ or -"
 		}
 		return uid, 0, 0, "", ""
-	}
-	raw, err := io.ReadAll(io.LimitReader(r.Body, maxAuthBody+1))
-	if err != nil {
-		return "", http.StatusBadRequest, codeBadRequestJSON, "Unreadable body", "reading the request body failed"
-	}
-	if len(raw) > maxAuthBody {
-		return "", http.StatusRequestEntityTooLarge, codeTooLarge, "Request body too large", fmt.Sprintf("the auth request body is limited to %d bytes", maxAuthBody)
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return defaultUID, 0, 0, "", ""
@@ -239,41 +361,68 @@ func validUID(s string) bool {
 
 func noNext(http.ResponseWriter, *http.Request) error { return nil }
 
-// tooLarge answers 413.
-func (b *Bridge) tooLarge(w http.ResponseWriter, r *http.Request) error {
+// tooLarge answers 413 and closes the connection, so that the rest of
+// the body is neither waited for nor read.
+func (b *Bridge) tooLarge(w http.ResponseWriter, r *http.Request, limit int64) error {
+	w.Header().Set("Connection", "close")
+	what := "max_body"
+	if r.URL.Path == b.AuthPath {
+		what = "the auth path's limit"
+	}
 	return b.fail(w, r, http.StatusRequestEntityTooLarge, codeTooLarge, "Request body too large",
-		fmt.Sprintf("the body is limited to %d bytes (max_body)", b.MaxBody))
+		fmt.Sprintf("the body is limited to %d bytes (%s)", limit, what))
 }
 
 // proxyError turns an error of the internal reverse proxy into this
-// handler's answer: 502 (unreachable) and 504 (timeout) get the error body;
-// a client that went away gets nothing.
-func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, watch *responseWatcher, err error) error {
-	if watch.wroteHeader {
+// handler's answer: 502 (unreachable, or failed in the middle of a held
+// back body) and 504 (timeout) get the error body; a client that went
+// away gets nothing. The answer names no upstream URL; the log does.
+func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, ctx context.Context, watch *responseWatcher, err error) error {
+	if watch.sent() {
 		return err // too late to change the response
 	}
+	watch.discard()
 	var he caddyhttp.HandlerError
 	status := http.StatusBadGateway
 	if errors.As(err, &he) && he.StatusCode != 0 {
 		status = he.StatusCode
 	}
-	switch {
-	case r.Context().Err() != nil:
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && r.Context().Err() == nil {
+		status = http.StatusGatewayTimeout
+	}
+	if r.Context().Err() != nil {
 		return caddyhttp.Error(499, r.Context().Err())
-	case status == http.StatusGatewayTimeout:
+	}
+	b.logger.Error("upstream exchange failed", zap.String("upstream", b.upstreamURL(r)), zap.Int("status", status), zap.Error(err))
+	if status == http.StatusGatewayTimeout {
 		return b.fail(w, r, status, codeGatewayTimeout, "Upstream timeout",
 			fmt.Sprintf("%s did not answer within %s (timeout)", b.upstreamName(r), time.Duration(b.Timeout)))
-	default:
-		return b.fail(w, r, http.StatusBadGateway, codeBadGateway, "Upstream unreachable",
-			fmt.Sprintf("%s could not be reached", b.upstreamName(r)))
 	}
+	return b.fail(w, r, http.StatusBadGateway, codeBadGateway, "Upstream unreachable",
+		fmt.Sprintf("%s could not be reached or failed to answer", b.upstreamName(r)))
 }
 
+// upstreamName names the upstream in an answer: by its role, not its URL,
+// which is internal.
 func (b *Bridge) upstreamName(r *http.Request) string {
 	if r.URL.Path == b.AuthPath {
-		return "the LoginV2 service " + b.authURL.Redacted()
+		return "the LoginV2 service"
 	}
-	return "the content service " + b.contentURL.Redacted()
+	return "the content service"
+}
+
+func (b *Bridge) upstreamURL(r *http.Request) string {
+	if r.URL.Path == b.AuthPath {
+		return b.authURL.Redacted()
+	}
+	return b.contentURL.Redacted()
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 // fail answers with the error object {"code", "message", "details"}. When
@@ -414,11 +563,39 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if t.endpoint {
 		out.URL.Path = t.target.Path
 	}
+	// No contract of these paths has a query string; the browser's would
+	// travel next to the bearer token.
+	out.URL.RawQuery = ""
+	out.URL.ForceQuery = false
 	out.Header.Del("Authorization")
 	if t.bearer != "" {
 		out.Header.Set("Authorization", t.bearer)
 	}
 	out.URL.RawPath = ""
+	if body, ok := req.Context().Value(replayBodyKey{}).([]byte); ok {
+		// The body is buffered, so net/http may send it again on a new
+		// connection when a kept-alive one turns out to be closed by the
+		// upstream (a config reload of a content_service in the same
+		// Caddy does that). A nil X-Idempotency-Key marks the request as
+		// replayable without sending the header.
+		out.Body, out.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
+		if len(body) > 0 {
+			out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+			out.Body, _ = out.GetBody()
+		}
+		out.ContentLength = int64(len(body))
+		out.Header["X-Idempotency-Key"] = nil
+	}
+	// Interim (1xx) responses are forwarded by Caddy's reverse proxy from
+	// its own trace hook, which runs after this one on the same header.
+	out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{
+		Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+			if t.scrubHeader(http.Header(h)) {
+				t.logger.Warn("upstream interim response echoed a configured secret in its headers; those headers were removed", zap.Int("status", code))
+			}
+			return nil
+		},
+	}))
 	resp, err := t.inner.RoundTrip(out)
 	if err != nil {
 		if errors.Is(req.Context().Err(), context.DeadlineExceeded) {
@@ -426,7 +603,11 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		}
 		return nil, err
 	}
-	if t.scrubHeader(resp.Header) {
+	// ServeHTTP has set its own (one header line, not two).
+	resp.Header.Del("X-Content-Type-Options")
+	// Trailer holds the announced trailer names, which Caddy announces to
+	// the client before the body.
+	if inHeader, inTrailer := t.scrubHeader(resp.Header), t.scrubHeader(resp.Trailer); inHeader || inTrailer {
 		t.logger.Warn("upstream response echoed a configured secret in its headers; those headers were removed")
 	}
 	if maskable(t.secrets) && resp.Body != nil && resp.Body != http.NoBody {
@@ -435,13 +616,19 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	return resp, nil
 }
 
-// scrubHeader removes every header whose value holds a secret. It reports
-// whether it removed any.
+// scrubHeader removes every header whose name or value holds a secret,
+// compared without regard to case (net/http changes the case of names).
+// It reports whether it removed any.
 func (t *upstreamTransport) scrubHeader(h http.Header) bool {
 	removed := false
 	for name, values := range h {
+		if containsSecretFold(name, t.secrets) {
+			delete(h, name)
+			removed = true
+			continue
+		}
 		for _, v := range values {
-			if containsSecret([]byte(v), t.secrets) {
+			if containsSecretFold(v, t.secrets) {
 				delete(h, name)
 				removed = true
 				break
@@ -451,9 +638,9 @@ func (t *upstreamTransport) scrubHeader(h http.Header) bool {
 	return removed
 }
 
-func containsSecret(b []byte, secrets [][]byte) bool {
-	for _, s := range secrets {
-		if len(s) >= minMaskedSecret && bytes.Contains(b, s) {
+func containsSecretFold(s string, secrets [][]byte) bool {
+	for _, sec := range secrets {
+		if len(sec) >= minMaskedSecret && len(s) >= len(sec) && strings.Contains(strings.ToLower(s), strings.ToLower(string(sec))) {
 			return true
 		}
 	}
@@ -478,32 +665,6 @@ type timeoutError struct{}
 func (timeoutError) Error() string   { return "upstream did not answer in time" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return false }
-
-// limitedBody fails once more than remaining bytes are read, and records
-// that it did.
-type limitedBody struct {
-	io.ReadCloser
-	remaining int64
-	exceeded  bool
-}
-
-func (l *limitedBody) Read(p []byte) (int, error) {
-	if l.exceeded {
-		return 0, errBodyTooLarge
-	}
-	if int64(len(p)) > l.remaining+1 {
-		p = p[:l.remaining+1]
-	}
-	n, err := l.ReadCloser.Read(p)
-	if int64(n) > l.remaining {
-		l.exceeded = true
-		return 0, errBodyTooLarge
-	}
-	l.remaining -= int64(n)
-	return n, err
-}
-
-var errBodyTooLarge = errors.New("request body exceeds max_body")
 
 // maskingReader replaces each occurrence of a secret in the stream with as
 // many '*' (so Content-Length stays right), holding back the last
@@ -605,6 +766,35 @@ type responseWatcher struct {
 	unwrapLimit int64 // 0: never buffer
 	buffering   bool
 	buf         bytes.Buffer
+	secrets     [][]byte    // masked again in unwrapped HTML
+	own         http.Header // the response's headers before the upstream's were added
+}
+
+func newWatcher(w http.ResponseWriter, secrets [][]byte) *responseWatcher {
+	return &responseWatcher{
+		ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w},
+		secrets:               secrets,
+		own:                   w.Header().Clone(),
+	}
+}
+
+// sent reports whether the final response has started to reach the
+// client, after which it can no longer be replaced by an error.
+func (rw *responseWatcher) sent() bool {
+	return rw.wroteHeader && !rw.buffering
+}
+
+// discard drops a held-back response and the upstream's headers, so that
+// an error can be answered in its place.
+func (rw *responseWatcher) discard() {
+	if rw.buffering {
+		h := rw.Header()
+		clear(h)
+		maps.Copy(h, rw.own)
+		rw.buffering = false
+		rw.wroteHeader = false
+		rw.buf = bytes.Buffer{}
+	}
 }
 
 func (rw *responseWatcher) WriteHeader(code int) {
@@ -668,18 +858,30 @@ func (rw *responseWatcher) finish() error {
 		return nil
 	}
 	rw.buffering = false
-	body := rw.buf.Bytes()
-	if html, wrapped := HTMLResult(body); wrapped {
+	body, wrapped := unwrapMasked(rw.buf.Bytes(), rw.secrets)
+	if wrapped {
 		h := rw.Header()
 		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Content-Length", fmt.Sprint(len(html)))
+		h.Set("Content-Length", fmt.Sprint(len(body)))
 		h.Del("Content-Encoding")
 		h.Del("ETag")
-		body = html
 	}
 	rw.ResponseWriter.WriteHeader(rw.status)
 	_, err := rw.ResponseWriter.Write(body)
 	return err
+}
+
+// unwrapMasked returns the HTML of an HTML wrapper, with the secrets
+// masked again: the upstream's text was masked as it arrived, but a
+// secret written with JSON escapes ("\u0074ok…") only appears once the
+// string is decoded. Anything else is returned as it is.
+func unwrapMasked(body []byte, secrets [][]byte) ([]byte, bool) {
+	html, wrapped := HTMLResult(body)
+	if !wrapped {
+		return body, false
+	}
+	maskSecrets(html, secrets)
+	return html, true
 }
 
 func isJSONType(ct string) bool {

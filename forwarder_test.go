@@ -67,21 +67,65 @@ func TestMaskingReaderPassesErrors(t *testing.T) {
 	}
 }
 
-func TestLimitedBody(t *testing.T) {
+func TestIsJSONRequest(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"application/json":                  true,
+		"application/json; charset=UTF-8":   true,
+		"Application/JSON":                  true,
+		"":                                  false,
+		"text/plain":                        false,
+		"text/plain;charset=UTF-8":          false,
+		"application/x-www-form-urlencoded": false,
+		"multipart/form-data; boundary=x":   false,
+		"application/json-seq":              false,
+		"application/problem+json":          false,
+		"application/json; =broken":         false,
+	} {
+		if got := isJSONRequest(ct); got != want {
+			t.Errorf("isJSONRequest(%q) = %v, want %v", ct, got, want)
+		}
+	}
+}
+
+func TestScrubHeader(t *testing.T) {
+	tr := &upstreamTransport{secrets: [][]byte{[]byte("s3cr3t-token"), []byte("short")}}
+	h := http.Header{
+		"X-Plain":               {"fine"},
+		"X-Value":               {"a s3cr3t-token"},
+		"X-Value-Case":          {"S3CR3T-TOKEN"},
+		"S3cr3t-Token":          {"name is the secret"},
+		"X-Prefix-S3cr3t-Token": {"name holds the secret"},
+		"Trailer":               {"X-A, s3cr3t-token"},
+		"X-Second-Value":        {"ok", "s3cr3t-token"},
+		"X-Short":               {"short"},
+	}
+	if !tr.scrubHeader(h) {
+		t.Fatal("nothing reported removed")
+	}
+	want := []string{"X-Plain", "X-Short"}
+	if len(h) != len(want) || h.Get("X-Plain") != "fine" || h.Get("X-Short") != "short" {
+		t.Errorf("left %v, want only %v", h, want)
+	}
+	if tr.scrubHeader(http.Header{"X-Ok": {"ok"}}) {
+		t.Error("reported a removal from a clean header")
+	}
+}
+
+func TestUnwrapMasked(t *testing.T) {
+	secrets := [][]byte{[]byte("s3cr3t-token")}
 	for _, tc := range []struct {
-		size, limit int
-		exceeded    bool
-	}{{0, 0, false}, {10, 10, false}, {11, 10, true}, {100000, 65536, true}, {65536, 65536, false}} {
-		l := &limitedBody{ReadCloser: io.NopCloser(bytes.NewReader(make([]byte, tc.size))), remaining: int64(tc.limit)}
-		n, err := io.Copy(io.Discard, l)
-		if l.exceeded != tc.exceeded {
-			t.Errorf("size %d limit %d: exceeded %v", tc.size, tc.limit, l.exceeded)
-		}
-		if tc.exceeded != errors.Is(err, errBodyTooLarge) {
-			t.Errorf("size %d limit %d: err %v", tc.size, tc.limit, err)
-		}
-		if n > int64(tc.limit) {
-			t.Errorf("size %d limit %d: %d bytes passed", tc.size, tc.limit, n)
+		name, in, want string
+		wrapped        bool
+	}{
+		{"escaped character", `{"body":{"html":"<p>s3cr\u0033t-token</p>"}}`, "<p>************</p>", true},
+		{"all escaped", `{"body":"\u0073\u0033\u0063\u0072\u0033\u0074\u002d\u0074\u006f\u006b\u0065\u006e"}`, "************", true},
+		{"escaped slash-free", `{"body":{"result":"a s3cr3t-toke\u006e b"}}`, "a ************ b", true},
+		{"clean", `{"body":{"html":"<p>hi</p>"}}`, "<p>hi</p>", true},
+		{"not a wrapper stays", `{"x":"s3cr\u0033t-token"}`, `{"x":"s3cr\u0033t-token"}`, false},
+	} {
+		got, wrapped := unwrapMasked([]byte(tc.in), secrets)
+		if string(got) != tc.want || wrapped != tc.wrapped {
+			t.Errorf("%s: got %q %v, want %q %v", tc.name, got, wrapped, tc.want, tc.wrapped)
 		}
 	}
 }
@@ -122,6 +166,12 @@ func TestCrossSite(t *testing.T) {
 		{"cross-site", "site.test", false, map[string]string{"Sec-Fetch-Site": "cross-site"}, true},
 		{"cross-site upper case", "site.test", false, map[string]string{"Sec-Fetch-Site": "Cross-Site"}, true},
 		{"cross-site allowed origin", "site.test", false, map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://localhost:3000"}, false},
+		// Another port of the same host is same-site, and another origin.
+		{"same-site", "site.test", false, map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://site.test:8081"}, true},
+		{"same-site no origin", "site.test", false, map[string]string{"Sec-Fetch-Site": "same-site"}, true},
+		{"same-site allowed origin", "site.test", false, map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://localhost:3000"}, false},
+		{"unknown value", "site.test", false, map[string]string{"Sec-Fetch-Site": "same-planet", "Origin": "https://evil.example"}, true},
+		{"unknown value own origin", "site.test", false, map[string]string{"Sec-Fetch-Site": "bogus", "Origin": "http://site.test"}, true},
 		{"own origin http", "site.test", false, map[string]string{"Origin": "http://site.test"}, false},
 		{"own origin https", "site.test", true, map[string]string{"Origin": "https://site.test"}, false},
 		{"scheme mismatch", "site.test", true, map[string]string{"Origin": "http://site.test"}, true},
@@ -204,6 +254,32 @@ func FuzzMaskingReader(f *testing.F) {
 		maskSecrets(want, [][]byte{secret})
 		if !bytes.Equal(got, want) {
 			t.Fatalf("streamed masking differs from whole-buffer masking")
+		}
+	})
+}
+
+// FuzzUnwrapAndMask streams an upstream answer through the masking reader
+// in chunks, as the bridge does, then unwraps it as unwrap_html does: no
+// configured secret may be in what the client would get, whether the
+// answer was unwrapped or passed on as it came.
+func FuzzUnwrapAndMask(f *testing.F) {
+	f.Add([]byte(`{"body":{"html":"<p>s3cr\u0033t-token</p>"}}`), uint8(3))
+	f.Add([]byte(`{"body":"cl\u0069ent-secret-xyz and s3cr3t-token"}`), uint8(1))
+	f.Add([]byte(`{"body":{"result":"\u0073\u0033cr3t-token"}}`), uint8(5))
+	f.Add([]byte(`<p>s3cr3t-token</p>`), uint8(2))
+	secrets := [][]byte{[]byte("s3cr3t-token"), []byte("client-secret-xyz")}
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
+		size := int(chunk%16) + 1
+		src := io.NopCloser(&chunkReader{data: data, size: size})
+		streamed, err := io.ReadAll(&maskingReader{src: src, secrets: secrets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := unwrapMasked(streamed, secrets)
+		for _, s := range secrets {
+			if bytes.Contains(out, s) {
+				t.Fatalf("secret %q reaches the client in %q", s, out)
+			}
 		}
 	})
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
-	"golang.org/x/sync/singleflight"
+
+	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 )
 
 func init() {
@@ -82,10 +83,13 @@ type Bridge struct {
 	// Path whose POST performs LoginV2. Default: /proxy/bee-auth
 	AuthPath string `json:"auth_path,omitempty"`
 
-	// Largest request body forwarded, in bytes. Default: 10 MiB.
+	// Largest request body forwarded, in bytes; bodies are read into
+	// memory before they are forwarded. Default: 10 MiB.
 	MaxBody int64 `json:"max_body,omitempty"`
 
-	// Longest time an upstream exchange may take. Default: 30s.
+	// Longest time an exchange may take, from reading the request body
+	// (408 when it is not in by then) to the upstream's answer (504).
+	// Default: 30s.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 
 	// Rewrite export responses that are JSON HTML wrappers
@@ -103,6 +107,10 @@ type Bridge struct {
 	// from it. Off when absent. Identical exports in flight at the same
 	// time share one upstream call whether or not the cache is on.
 	Cache *ExportCache `json:"cache,omitempty"`
+	// Limits POSTs to the auth path per client address (Caddy's client IP,
+	// which honours trusted_proxies; an IPv6 client by its /64). Over the
+	// limit: 429 with Retry-After. Unset means no limit.
+	AuthRateLimit *AuthRateLimit `json:"auth_rate_limit,omitempty"`
 
 	// Resolved at Provision.
 	contentURL   *url.URL
@@ -118,9 +126,10 @@ type Bridge struct {
 	authProxy   *reverseproxy.Handler
 	logger      *zap.Logger
 
-	cache   *exportCache        // nil when Cache is
-	flight  *singleflight.Group // identical exports in flight
-	metrics *bridgeMetrics
+	cache       *exportCache // nil when Cache is
+	flight      *flightGroup // identical exports in flight
+	metrics     *bridgeMetrics
+	authLimiter *addrlimit.Limiter // nil without auth_rate_limit
 }
 
 // CaddyModule returns the Caddy module information.
@@ -138,6 +147,7 @@ func (b *Bridge) Provision(ctx caddy.Context) error {
 	if err := b.resolve(); err != nil {
 		return err
 	}
+	b.authLimiter = b.AuthRateLimit.limiter()
 	var err error
 	if b.exportProxy, err = b.newProxy(ctx, b.contentURL, b.bearer, false); err != nil {
 		return fmt.Errorf("content service proxy: %v", err)
@@ -231,6 +241,9 @@ func (b *Bridge) Validate() error {
 	}
 	if b.Timeout < 0 {
 		return fmt.Errorf("timeout must not be negative")
+	}
+	if err := b.AuthRateLimit.validate(); err != nil {
+		return err
 	}
 	if !strings.HasPrefix(b.AuthPath, "/") {
 		return fmt.Errorf("auth_path %q must start with /", b.AuthPath)
@@ -358,6 +371,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		allowed_origins <origins...>
 //		insecure_http
 //		cache           [<max_size> [<ttl>]]
+//		auth_rate_limit <requests> [per] <duration>
 //	}
 //
 // The directive takes no arguments and no matcher is needed: it acts only
@@ -464,6 +478,12 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			} else {
 				b.InsecureHTTP = true
 			}
+		case "auth_rate_limit":
+			rl, err := parseAuthRateLimit(d)
+			if err != nil {
+				return err
+			}
+			b.AuthRateLimit = rl
 		default:
 			return d.Errf("unrecognized subdirective %q", name)
 		}

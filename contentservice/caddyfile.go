@@ -34,6 +34,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		max_body   <size>
 //		rate_limit <requests> [per] <duration>
 //		pass_thru
+//		login_failure_limit <failures> [per] <duration> | off
 //	}
 //
 // signing_key and at least one app are required. app may be repeated, and
@@ -111,6 +112,32 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !hasPlaceholder(args[1]) {
 				if _, err := parseWindow(args[1]); err != nil {
 					return d.Errf("rate_limit: %v", err)
+				}
+			}
+		case "login_failure_limit":
+			if err := once(name); err != nil {
+				return err
+			}
+			args := d.RemainingArgs()
+			if len(args) == 1 && args[0] == "off" {
+				h.NoLoginFailureLimit = true
+				continue
+			}
+			if len(args) == 3 && args[1] == "per" {
+				args = []string{args[0], args[2]}
+			}
+			if len(args) != 2 {
+				return d.Errf("login_failure_limit: want <failures> [per] <duration> or off, got %d arguments", len(args))
+			}
+			h.LoginFailureLimit = &RateLimit{Requests: args[0], Window: args[1]}
+			if !hasPlaceholder(args[0]) {
+				if _, err := parseCount(args[0]); err != nil {
+					return d.Errf("login_failure_limit: %v", err)
+				}
+			}
+			if !hasPlaceholder(args[1]) {
+				if _, err := parseWindow(args[1]); err != nil {
+					return d.Errf("login_failure_limit: %v", err)
 				}
 			}
 		case "pass_thru":

@@ -52,6 +52,26 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			want:  Handler{RateLimit: &RateLimit{Requests: "5", Window: "10s"}},
 		},
 		{
+			name:  "login_failure_limit",
+			input: "content_service {\n login_failure_limit 5 per 10m\n}",
+			want:  Handler{LoginFailureLimit: &RateLimit{Requests: "5", Window: "10m"}},
+		},
+		{
+			name:  "login_failure_limit off",
+			input: "content_service {\n login_failure_limit off\n}",
+			want:  Handler{NoLoginFailureLimit: true},
+		},
+		{
+			name:  "login_failure_limit bad count",
+			input: "content_service {\n login_failure_limit 0 1m\n}",
+			err:   "login_failure_limit",
+		},
+		{
+			name:  "login_failure_limit missing window",
+			input: "content_service {\n login_failure_limit 5\n}",
+			err:   "login_failure_limit: want",
+		},
+		{
 			name:  "placeholders in sizes and limits",
 			input: "content_service {\n max_body {env.MAX}\n rate_limit {env.N} {env.W}\n}",
 			want:  Handler{MaxBody: "{env.MAX}", RateLimit: &RateLimit{Requests: "{env.N}", Window: "{env.W}"}},

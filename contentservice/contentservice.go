@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 	"github.com/designbridge/caddy-designbridge/render"
 )
 
@@ -30,6 +31,10 @@ const (
 	AccessTokenTTL = 300 * time.Second
 	// RefreshWindow is how long after a login the editor may refresh.
 	RefreshWindow = 12 * time.Hour
+	// DefaultLoginFailures failed logins per DefaultLoginFailureWindow
+	// are allowed to one client address (login_failure_limit).
+	DefaultLoginFailures      = 10
+	DefaultLoginFailureWindow = time.Minute
 	// MinSigningKeyLen is the shortest accepted signing key, in bytes:
 	// HS256 keys shorter than the hash output weaken the MAC.
 	MinSigningKeyLen = 32
@@ -70,12 +75,24 @@ type Handler struct {
 	// a site with other handlers (file_server, …).
 	PassThru bool `json:"pass_thru,omitempty"`
 
+	// LoginFailureLimit bounds failed LoginV2 logins (unknown client_id or
+	// wrong secret) per client address (Caddy's client IP, which honours
+	// trusted_proxies; an IPv6 client by its /64): Requests failures per
+	// Window, after which that address gets 429 with Retry-After, even
+	// with the right secret, until the window lets it try again. Other
+	// addresses are not affected. Default: 10 per 1m.
+	LoginFailureLimit *RateLimit `json:"login_failure_limit,omitempty"`
+
+	// NoLoginFailureLimit turns LoginFailureLimit off.
+	NoLoginFailureLimit bool `json:"no_login_failure_limit,omitempty"`
+
 	// Resolved configuration (placeholders replaced), never serialized.
 	signingKey []byte
 	apps       []resolvedApp
 	apiTokens  []apiToken
 	maxBody    int64
 	limiter    *limiter
+	failures   *addrlimit.Limiter // failed logins per client address; nil when off
 
 	// now is the clock; tests replace it.
 	now func() time.Time
@@ -269,6 +286,18 @@ func (h *Handler) setup(repl *caddy.Replacer) error {
 		// One bucket per API token, then one per application for its
 		// editor tokens: a fixed set, so memory stays bounded.
 		h.limiter = newLimiter(len(h.apiTokens)+len(h.apps), n, window)
+	}
+
+	h.failures = nil
+	if !h.NoLoginFailureLimit {
+		n, window := DefaultLoginFailures, DefaultLoginFailureWindow
+		if h.LoginFailureLimit != nil {
+			var err error
+			if n, window, err = h.LoginFailureLimit.resolve(repl); err != nil {
+				return fmt.Errorf("login_failure_limit: %v", err)
+			}
+		}
+		h.failures = addrlimit.New(n, window, 0)
 	}
 	return nil
 }

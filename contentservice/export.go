@@ -52,6 +52,10 @@ var (
 func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, f exportFormat) {
 	id := requestID(r)
 	w.Header().Set("X-Request-Id", id)
+	// The HTML holds whatever the design's html modules hold: a browser
+	// that navigates to this answer must run none of it on this origin.
+	w.Header().Set("Content-Security-Policy", "sandbox")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeError(w, http.StatusMethodNotAllowed, http.StatusMethodNotAllowed, "Method not allowed", "use POST")

@@ -5,11 +5,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 )
 
 // LoginV2 error codes (loginv2.md).
@@ -57,6 +62,16 @@ type editorClaims struct {
 
 // serveLogin answers POST /loginV2.
 func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) {
+	client := clientKey(r)
+	if h.failures != nil {
+		if blocked, wait := h.failures.Blocked(client, h.now()); blocked {
+			secs := addrlimit.RetryAfter(wait)
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeLoginError(w, http.StatusTooManyRequests, http.StatusTooManyRequests,
+				fmt.Sprintf("Too many failed logins from this address: retry after %d s", secs))
+			return
+		}
+	}
 	if !isJSONMediaType(r.Header.Get("Content-Type")) {
 		writeLoginError(w, http.StatusUnsupportedMediaType, CodeLoginMediaType, "Content-Type must be application/json")
 		return
@@ -77,6 +92,9 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(req.ClientSecret, &secret)
 	app := h.lookupApp(clientID, secret)
 	if app < 0 {
+		if h.failures != nil {
+			h.failures.Take(client, h.now())
+		}
 		writeLoginError(w, http.StatusUnauthorized, CodeLoginCredentials, "Unknown client_id or client_secret")
 		return
 	}
@@ -186,6 +204,16 @@ func (h *Handler) parseEditorToken(raw string) (*editorClaims, error) {
 // tokenExpired reports whether an editor token's exp has passed.
 func (h *Handler) tokenExpired(c *editorClaims) bool {
 	return !h.now().Before(c.ExpiresAt.Time)
+}
+
+// clientKey is the failure-limit key of the client: Caddy's client IP
+// (which honours the server's trusted_proxies), else the connection's
+// address.
+func clientKey(r *http.Request) string {
+	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
+		return addrlimit.Key(ip)
+	}
+	return addrlimit.Key(r.RemoteAddr)
 }
 
 // parseUID reads the uid member: a JSON string of letters, digits, _ and -.

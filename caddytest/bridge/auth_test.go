@@ -152,7 +152,11 @@ func TestCrossSiteRefused(t *testing.T) {
 		false: { // no allowed_origins
 			{"no browser headers", nil, true},
 			{"same-origin fetch", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": siteURL}, true},
-			{"same-site fetch", map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://app.localhost:9101"}, true},
+			// Another port or subdomain of the site's host is same-site but
+			// another origin, whose pages this site does not vouch for.
+			{"same-site fetch", map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://localhost:9102"}, false},
+			{"unknown Sec-Fetch-Site", map[string]string{"Sec-Fetch-Site": "nearby", "Origin": "https://evil.example"}, false},
+			{"unknown Sec-Fetch-Site own origin", map[string]string{"Sec-Fetch-Site": "bogus", "Origin": siteURL}, false},
 			{"cross-site fetch", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.test"}, false},
 			{"cross-site without origin", map[string]string{"Sec-Fetch-Site": "cross-site"}, false},
 			{"old browser own origin", map[string]string{"Origin": siteURL}, true},
@@ -168,6 +172,8 @@ func TestCrossSiteRefused(t *testing.T) {
 			{"dev server same-origin fetch", map[string]string{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "same-origin"}, true},
 			{"allowed origin even if cross-site", map[string]string{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "cross-site"}, true},
 			{"other origin still refused", map[string]string{"Origin": "http://localhost:3002", "Sec-Fetch-Site": "cross-site"}, false},
+			{"allowed origin same-site", map[string]string{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "same-site"}, true},
+			{"other same-site origin refused", map[string]string{"Origin": "http://localhost:3002", "Sec-Fetch-Site": "same-site"}, false},
 			{"own origin still fine", map[string]string{"Origin": siteURL}, true},
 		},
 	}

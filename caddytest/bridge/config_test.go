@@ -161,9 +161,11 @@ func TestReloadLeaks(t *testing.T) {
 	}
 	use := func() {
 		req, _ := http.NewRequest(http.MethodPost, siteURL+"/v1/message/html", strings.NewReader(`{"page":{}}`))
+		req.Header.Set("Content-Type", "application/json")
 		res, err := client.Do(req)
 		if err != nil && adminapi.IsReset(err) {
 			req, _ = http.NewRequest(http.MethodPost, siteURL+"/v1/message/html", strings.NewReader(`{"page":{}}`))
+			req.Header.Set("Content-Type", "application/json")
 			res, err = client.Do(req)
 		}
 		if err != nil {

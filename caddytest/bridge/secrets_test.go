@@ -120,6 +120,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 			for _, rq := range requests {
 				send := func() (*http.Response, error) {
 					req, _ := http.NewRequest(rq.method, siteURL+rq.path, strings.NewReader(rq.body))
+					req.Header.Set("Content-Type", "application/json")
 					for k, v := range rq.header {
 						req.Header.Set(k, v)
 					}

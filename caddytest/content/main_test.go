@@ -41,6 +41,7 @@ const (
 	limitedSite  = "http://localhost:9304" // rate_limit 2 per 1m
 	sharedSite   = "http://localhost:9305" // pass_thru, then respond
 	prefixSite   = "http://localhost:9306" // mounted under /cs with handle_path
+	failureSite  = "http://localhost:9307" // login_failure_limit 3 per 1m
 )
 
 func TestMain(m *testing.M) {
@@ -134,6 +135,13 @@ var config = globalOptions + `
 		}
 	}
 	respond "outside /cs" 200
+}
+
+:9307 {
+	content_service {
+		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
+		login_failure_limit 3 per 1m
+	}
 }
 `
 

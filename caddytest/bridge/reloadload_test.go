@@ -1,0 +1,97 @@
+package bridge
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
+)
+
+// TestReloadUnderLoad measures what config reloads do to exports when
+// content_service runs in the same Caddy as design_bridge: workers post a
+// small design through the bridge while the config is reloaded every
+// 100 ms, and the answers are counted by status. It is a measurement (the
+// deterministic check is TestRetryOnClosedKeptAliveConnection), so it runs
+// only with DESIGNBRIDGE_RELOAD_LOAD=<requests>, e.g. 20000; loopback
+// only, bounded by that count and by two minutes.
+func TestReloadUnderLoad(t *testing.T) {
+	total, _ := strconv.Atoi(os.Getenv("DESIGNBRIDGE_RELOAD_LOAD"))
+	if total <= 0 {
+		t.Skip("set DESIGNBRIDGE_RELOAD_LOAD=<requests> to measure reloads under load")
+	}
+	const csPort, workers = 9102, 8
+	cs := fmt.Sprintf("http://127.0.0.1:%d", csPort)
+	cfg := site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken {env.DB_TEST_TOKEN}", cs)) + fmt.Sprintf(`
+:%d {
+	content_service {
+		signing_key 0123456789abcdef0123456789abcdef-load
+		app %s {
+			secret %s
+			token %s
+		}
+	}
+}
+`, csPort, clientID, clientSecret, tokenEnv)
+	raw := adapt(t, cfg)
+	tc := newTester(t)
+	tc.InitServer(string(raw), "json")
+
+	design := []byte(`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-text","descriptor":{"text":{"html":"<p>hi</p>"}}}]}]}]}}`)
+	var sent atomic.Int64
+	var mu sync.Mutex
+	statuses := map[string]int{}
+	deadline := time.Now().Add(2 * time.Minute)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Timeout: 10 * time.Second}
+			for sent.Add(1) <= int64(total) && time.Now().Before(deadline) {
+				req, _ := http.NewRequest(http.MethodPost, siteURL+"/v1/message/html", bytes.NewReader(design))
+				req.Header.Set("Content-Type", "application/json")
+				key := ""
+				res, err := client.Do(req)
+				switch {
+				case err != nil && adminapi.IsReset(err):
+					key = "client connection reset by the reload" // never reached the bridge
+				case err != nil:
+					key = "client error: " + err.Error()
+				default:
+					io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					key = strconv.Itoa(res.StatusCode)
+				}
+				mu.Lock()
+				statuses[key]++
+				mu.Unlock()
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+	reloads := 0
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-time.After(100 * time.Millisecond):
+			if status, body, err := adminapi.Load(adminPort, raw, "application/json", true); err != nil || status != 200 {
+				t.Fatalf("reload: %d %s %v", status, body, err)
+			}
+			reloads++
+		}
+	}
+	t.Logf("%d requests, %d workers, %d reloads: %v", min(sent.Load()-workers, int64(total)), workers, reloads, statuses)
+	if statuses["502"] > 0 {
+		t.Errorf("%d answers were 502", statuses["502"])
+	}
+}

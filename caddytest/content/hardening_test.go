@@ -1,0 +1,59 @@
+package content
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestLoginFailureLimit: after login_failure_limit failed logins from one
+// address, that address gets 429 with Retry-After, even with the right
+// secret; another address still logs in.
+func TestLoginFailureLimit(t *testing.T) {
+	start(t)
+	login := func(from, secret string) response {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 10 * time.Second}
+		defer client.CloseIdleConnections()
+		body := []byte(`{"client_id":"alpha","client_secret":"` + secret + `","uid":"u1"}`)
+		req, _ := http.NewRequest(http.MethodPost, failureSite+"/loginV2", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		data, _ := io.ReadAll(res.Body)
+		return response{status: res.StatusCode, header: res.Header, body: data}
+	}
+	for i := 0; i < 3; i++ {
+		if r := login("127.0.0.3", "wrong"); r.status != 401 {
+			t.Fatalf("failure %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	r := login("127.0.0.3", alphaSecret)
+	if r.status != 429 || r.header.Get("Retry-After") != "20" {
+		t.Fatalf("after 3 failures: %d Retry-After %q %s, want 429 after 20 s", r.status, r.header.Get("Retry-After"), r.body)
+	}
+	if code, _ := loginError(t, r); code != 429 {
+		t.Errorf("code %d", code)
+	}
+	if r := login("127.0.0.4", alphaSecret); r.status != 200 {
+		t.Fatalf("another address: %d %s", r.status, r.body)
+	}
+}
+
+// TestExportSandboxed: export answers, successes and errors, carry the
+// sandbox policy through a real server.
+func TestExportSandboxed(t *testing.T) {
+	tester := start(t)
+	for _, h := range []map[string]string{bearer(apiToken), nil} {
+		r := post(t, tester, http.MethodPost, mainSite+"/v1/message/html", h, []byte(`{"page":{"rows":[]}}`))
+		if r.header.Get("Content-Security-Policy") != "sandbox" || r.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("status %d: CSP %q nosniff %q", r.status, r.header.Get("Content-Security-Policy"), r.header.Get("X-Content-Type-Options"))
+		}
+	}
+}

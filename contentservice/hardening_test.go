@@ -1,0 +1,97 @@
+package contentservice
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+// login posts a LoginV2 request from the client address addr.
+func loginFrom(t *testing.T, h *Handler, addr, secret string) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, PathLogin, strings.NewReader(`{"client_id":"alpha","client_secret":"`+secret+`","uid":"u"}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.RemoteAddr = addr
+	w := httptest.NewRecorder()
+	if err := h.ServeHTTP(w, r, caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func TestLoginFailureLimit(t *testing.T) {
+	h, clock, _ := newTestHandler(t, nil)
+	attacker, other := "198.51.100.7:5000", "203.0.113.9:6000"
+	for i := 0; i < DefaultLoginFailures; i++ {
+		if w := loginFrom(t, h, attacker, "wrong"); w.Code != 401 {
+			t.Fatalf("failure %d: status %d", i+1, w.Code)
+		}
+	}
+	// The limit is reached: even the right secret is refused from there.
+	w := loginFrom(t, h, attacker, testSecret)
+	if w.Code != 429 || w.Header().Get("Retry-After") != "6" {
+		t.Fatalf("after %d failures: %d Retry-After %q, want 429 after 6 s", DefaultLoginFailures, w.Code, w.Header().Get("Retry-After"))
+	}
+	if e := loginErrorOf(t, w); e.Code != 429 || e.StatusCode != 429 {
+		t.Errorf("error body %+v", e)
+	}
+	// Another address is not affected, and the same port does not matter.
+	if w := loginFrom(t, h, other, testSecret); w.Code != 200 {
+		t.Fatalf("other address: %d %s", w.Code, w.Body)
+	}
+	if w := loginFrom(t, h, "198.51.100.7:5001", testSecret); w.Code != 429 {
+		t.Fatalf("same address, other port: %d", w.Code)
+	}
+	// One failure's worth of the window later, one more try is allowed.
+	clock.advance(6 * time.Second)
+	if w := loginFrom(t, h, attacker, testSecret); w.Code != 200 {
+		t.Fatalf("after the wait: %d %s", w.Code, w.Body)
+	}
+	// Successes do not count.
+	for i := 0; i < 3*DefaultLoginFailures; i++ {
+		if w := loginFrom(t, h, other, testSecret); w.Code != 200 {
+			t.Fatalf("success %d: %d", i+1, w.Code)
+		}
+	}
+}
+
+func TestLoginFailureLimitConfigured(t *testing.T) {
+	h, _, _ := newTestHandler(t, func(h *Handler) { h.LoginFailureLimit = &RateLimit{Requests: "2", Window: "1h"} })
+	loginFrom(t, h, "[2001:db8::1]:1", "wrong")
+	loginFrom(t, h, "[2001:db8::2]:1", "wrong") // the same /64
+	if w := loginFrom(t, h, "[2001:db8::3]:1", testSecret); w.Code != 429 || w.Header().Get("Retry-After") != "1800" {
+		t.Fatalf("status %d Retry-After %q", w.Code, w.Header().Get("Retry-After"))
+	}
+	off, _, _ := newTestHandler(t, func(h *Handler) { h.NoLoginFailureLimit = true })
+	for i := 0; i < 3*DefaultLoginFailures; i++ {
+		loginFrom(t, off, "198.51.100.7:1", "wrong")
+	}
+	if w := loginFrom(t, off, "198.51.100.7:1", testSecret); w.Code != 200 {
+		t.Fatalf("limit off: %d", w.Code)
+	}
+}
+
+// TestExportAnswersSandboxed: every answer of the export paths tells a
+// browser that navigates to it to run nothing of it.
+func TestExportAnswersSandboxed(t *testing.T) {
+	h, _, _ := newTestHandler(t, withFakeRenderer(nil, fakeOutput, nil))
+	auth := map[string]string{"Authorization": "Bearer " + testAPIToken, "Content-Type": "application/json"}
+	for _, req := range []request{
+		{path: PathHTML, headers: auth, body: `{}`},
+		{path: PathPlainText, headers: auth, body: `{}`},
+		{path: PathHTML, headers: map[string]string{"Authorization": "Bearer " + testAPIToken, "Accept": "application/json"}, body: `{}`},
+		{path: PathHTML, body: `{}`},
+		{method: http.MethodGet, path: PathHTML},
+		{path: PathHTML, headers: map[string]string{"Authorization": "Bearer " + testAPIToken, "Content-Type": "text/plain"}, body: `{}`},
+	} {
+		w := do(t, h, req)
+		if w.Header().Get("Content-Security-Policy") != "sandbox" || w.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s %s (status %d): CSP %q nosniff %q", req.method, req.path, w.Code,
+				w.Header().Get("Content-Security-Policy"), w.Header().Get("X-Content-Type-Options"))
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package addrlimit
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestAllowRefills(t *testing.T) {
+	l := New(3, time.Minute, 0)
+	now := time.Unix(1000, 0)
+	for i := 0; i < 3; i++ {
+		if ok, _ := l.Allow("a", now); !ok {
+			t.Fatalf("request %d refused", i+1)
+		}
+	}
+	ok, wait := l.Allow("a", now)
+	if ok || wait != 20*time.Second {
+		t.Fatalf("4th: ok=%v wait=%v, want refused for 20s", ok, wait)
+	}
+	if ok, _ := l.Allow("b", now); !ok {
+		t.Fatal("another key was refused")
+	}
+	if ok, _ := l.Allow("a", now.Add(20*time.Second)); !ok {
+		t.Fatal("refused after the refill")
+	}
+	if ok, _ := l.Allow("a", now.Add(20*time.Second)); ok {
+		t.Fatal("a refill of one token allowed two requests")
+	}
+}
+
+func TestBlockedTake(t *testing.T) {
+	l := New(2, time.Minute, 0)
+	now := time.Unix(1000, 0)
+	for i := 0; i < 5; i++ {
+		if blocked, _ := l.Blocked("a", now); blocked {
+			t.Fatal("Blocked without any Take")
+		}
+	}
+	l.Take("a", now)
+	l.Take("a", now)
+	if blocked, wait := l.Blocked("a", now); !blocked || wait != 30*time.Second {
+		t.Fatalf("blocked=%v wait=%v after two failures", blocked, wait)
+	}
+	l.Take("a", now) // does not go negative
+	if blocked, _ := l.Blocked("a", now.Add(30*time.Second)); blocked {
+		t.Fatal("still blocked after the refill")
+	}
+}
+
+func TestBoundedKeys(t *testing.T) {
+	l := New(1, time.Hour, 100)
+	now := time.Unix(1000, 0)
+	for i := 0; i < 1000; i++ {
+		l.Allow(fmt.Sprint("k", i), now.Add(time.Duration(i)*time.Millisecond))
+	}
+	if n := l.Len(); n > 100 {
+		t.Fatalf("%d keys kept, limit 100", n)
+	}
+	// The most recent key is still limited.
+	if ok, _ := l.Allow("k999", now.Add(time.Second)); ok {
+		t.Fatal("the newest key was forgotten")
+	}
+}
+
+func TestKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:5555":             "127.0.0.1",
+		"127.0.0.1":                  "127.0.0.1",
+		"[::ffff:10.0.0.1]:80":       "10.0.0.1",
+		"[2001:db8:1:2:3:4:5:6]:443": "2001:db8:1:2::/64",
+		"2001:db8:1:2:ffff:4:5:6":    "2001:db8:1:2::/64",
+		"[fe80::1%eth0]:1":           "fe80::/64",
+		"not-an-address":             "not-an-address",
+	} {
+		if got := Key(in); got != want {
+			t.Errorf("Key(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	for wait, want := range map[time.Duration]int{0: 1, time.Millisecond: 1, time.Second: 1, 1500 * time.Millisecond: 2} {
+		if got := RetryAfter(wait); got != want {
+			t.Errorf("RetryAfter(%v) = %d, want %d", wait, got, want)
+		}
+	}
+}
