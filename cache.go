@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -283,50 +284,84 @@ func (a *answerRecorder) Write(p []byte) (int, error) {
 func (a *answerRecorder) FlushError() error { return nil }
 
 func (a *answerRecorder) answer() *exportAnswer {
-	h := a.finalHeader
-	if h == nil {
-		h = a.header.Clone()
+	h := a.header.Clone()
+	// Trailers: values of the names the Trailer header announced, and
+	// names set with http.TrailerPrefix, both set once the body is written.
+	trailer := http.Header{}
+	for _, list := range h.Values("Trailer") {
+		for _, name := range strings.Split(list, ",") {
+			name = http.CanonicalHeaderKey(strings.TrimSpace(name))
+			if vs, ok := a.header[name]; ok && !slices.Equal(vs, a.finalHeader[name]) {
+				trailer[name] = vs
+				h.Del(name)
+			}
+		}
+	}
+	h.Del("Trailer")
+	for k, vs := range a.header {
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+			trailer[http.CanonicalHeaderKey(name)] = vs
+			h.Del(k)
+		}
 	}
 	// Per-response headers are the server's to set anew for each client.
-	for _, k := range []string{"Date", "Set-Cookie", "Connection", "Keep-Alive", "Transfer-Encoding"} {
+	for _, k := range []string{"Date", "Set-Cookie", "Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length"} {
 		h.Del(k)
 	}
-	return &exportAnswer{status: a.status, header: h, body: a.body.Bytes()}
+	return &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body.Bytes()}
 }
 
 // exportAnswer is an export's answer as the client was sent it: after the
 // secrets were masked and the headers scrubbed, so that what is kept or
 // shared is never more than one client already saw.
 type exportAnswer struct {
-	status int
-	header http.Header
-	body   []byte
+	status  int
+	header  http.Header
+	trailer http.Header
+	body    []byte
 }
 
 // size is what the answer counts against the cache's bound: its body, its
 // headers and a fixed allowance for the entry's own bookkeeping.
 func (a *exportAnswer) size() int64 {
 	n := int64(len(a.body)) + 256
-	for k, vs := range a.header {
-		for _, v := range vs {
-			n += int64(len(k) + len(v) + 4)
+	for _, h := range []http.Header{a.header, a.trailer} {
+		for k, vs := range h {
+			for _, v := range vs {
+				n += int64(len(k) + len(v) + 4)
+			}
 		}
 	}
 	return n
 }
 
 // writeTo sends the answer with a Cache-Status header (RFC 9211) saying
-// what the cache did.
+// what the cache did. Headers already set on w (the bridge's own, such as
+// its sandbox policy) stay, beside the answer's, as a proxy adds them.
 func (a *exportAnswer) writeTo(w http.ResponseWriter, cacheStatus string) {
 	h := w.Header()
 	for k, vs := range a.header {
-		h[k] = append([]string(nil), vs...)
+		for _, v := range vs {
+			if !slices.Contains(h[k], v) {
+				h[k] = append(h[k], v)
+			}
+		}
 	}
 	if cacheStatus != "" {
 		h.Set("Cache-Status", cacheStatus)
 	}
+	if len(a.trailer) == 0 {
+		h.Set("Content-Length", strconv.Itoa(len(a.body)))
+	} else {
+		for k := range a.trailer {
+			h.Add("Trailer", k)
+		}
+	}
 	w.WriteHeader(a.status)
 	_, _ = w.Write(a.body)
+	for k, vs := range a.trailer {
+		h[k] = append([]string(nil), vs...)
+	}
 }
 
 // exportKey identifies an export by everything its answer depends on: the
