@@ -19,10 +19,12 @@ import (
 func init() {
 	caddy.RegisterModule(Bridge{})
 	httpcaddyfile.RegisterHandlerDirective("design_bridge", parseCaddyfile)
-	// After the authentication directives (so {http.auth.user.id} is known
-	// when uid uses it) and before respond, reverse_proxy and file_server,
-	// which would otherwise answer the export requests themselves.
-	httpcaddyfile.RegisterDirectiveOrder("design_bridge", httpcaddyfile.After, "forward_auth")
+	// Right after encode, so that a site's encode compresses the answers;
+	// that is also after the authentication directives (so
+	// {http.auth.user.id} is known when uid uses it), and before handle,
+	// route, respond, reverse_proxy and file_server, which would otherwise
+	// answer the export requests themselves.
+	httpcaddyfile.RegisterDirectiveOrder("design_bridge", httpcaddyfile.After, "encode")
 }
 
 // Defaults of the Bridge fields, applied at Provision when a field is empty.
