@@ -18,7 +18,7 @@ import (
 
 func init() {
 	caddy.RegisterModule(Bridge{})
-	httpcaddyfile.RegisterHandlerDirective("design_bridge", parseCaddyfile)
+	httpcaddyfile.RegisterDirective("design_bridge", parseCaddyfile)
 	// Right after encode, so that a site's encode compresses the answers;
 	// that is also after the authentication directives (so
 	// {http.auth.user.id} is known when uid uses it), and before handle,
@@ -323,11 +323,32 @@ func normalizeOrigin(s string) string {
 	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(s), "/"))
 }
 
-// parseCaddyfile sets up the handler from Caddyfile tokens.
-func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+// parseCaddyfile sets up the handler from Caddyfile tokens. It refuses a
+// matcher: the handler acts only on its own paths, so a matcher could only
+// hide some of them (design_bridge /v1/* would leave /proxy/bee-auth to
+// file_server) and break the editor without a word.
+func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
+	h.Next() // directive name
+	var first string
+	if h.NextArg() {
+		first = h.Val()
+	}
+	h.Reset()
+	h.Next()
+	matcherSet, err := h.ExtractMatcherSet()
+	if err != nil {
+		return nil, err
+	}
+	if matcherSet != nil {
+		h.Next() // so that the error names the directive's line
+		return nil, h.Errf("design_bridge takes no matcher (got %q): it acts only on its export paths and auth_path and passes every other request on, "+
+			"so a matcher can only hide some of them (such as %s) from it; to limit it on purpose, wrap it: route <matcher> { design_bridge … }", first, DefaultAuthPath)
+	}
 	b := new(Bridge)
-	err := b.UnmarshalCaddyfile(h.Dispenser)
-	return b, err
+	if err := b.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return h.NewRoute(nil, b), nil
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
@@ -348,8 +369,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		insecure_http
 //	}
 //
-// The directive takes no arguments and no matcher is needed: it acts only
-// on its export and auth paths and passes everything else on.
+// The directive takes no arguments and refuses a matcher: it acts only on
+// its export and auth paths and passes everything else on. To limit it on
+// purpose, wrap it in route <matcher> { … }.
 func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {

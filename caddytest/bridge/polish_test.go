@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // TestEncodeCompressesExports: a site's encode directive wraps
@@ -49,5 +51,30 @@ func TestEncodeCompressesExports(t *testing.T) {
 			}
 			t.Logf("%d bytes compressed, %d plain", len(res.Body), len(got))
 		})
+	}
+}
+
+// TestMatcherRefused: a matcher on design_bridge is a load error that says
+// why; wrapping it in route with a matcher is the way to limit it.
+func TestMatcherRefused(t *testing.T) {
+	load(t, site("")) // admin API up, with a valid config that must survive
+	for _, m := range []string{"/v1/*", "@api"} {
+		cfg := strings.Replace(site(""), "\tdesign_bridge {", "\t@api path /v1/*\n\tdesign_bridge "+m+" {", 1)
+		status, body, err := adminapi.Load(adminPort, []byte(cfg), "text/caddyfile", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status == 200 || !strings.Contains(string(body), "design_bridge takes no matcher") || !strings.Contains(string(body), "wrap it: route") || !strings.Contains(string(body), "Caddyfile:") {
+			t.Errorf("matcher %s: load %d %s; want a refusal saying why", m, status, body)
+		}
+	}
+	// The catch-all matcher and an enclosing route are fine.
+	for _, cfg := range []string{
+		strings.Replace(site(""), "\tdesign_bridge {", "\tdesign_bridge * {", 1),
+		strings.Replace(site(""), "\tdesign_bridge {\n\n\t}", "\troute /v1/* {\n\t\tdesign_bridge\n\t}", 1),
+	} {
+		if status, body, err := adminapi.Load(adminPort, []byte(cfg), "text/caddyfile", false); err != nil || status != 200 {
+			t.Errorf("load: %d %s %v\n%s", status, body, err, cfg)
+		}
 	}
 }
