@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
 )
@@ -148,48 +149,81 @@ func (b *Bridge) resolve() error {
 	}
 	b.secrets, b.bearer = nil, ""
 	repl := caddy.NewReplacer()
-	resolve := func(s, def string) string {
-		if s == "" {
-			s = def
+	// value resolves a field's global placeholders. A configured value must
+	// resolve: an unknown or empty placeholder (a typo, an unset variable)
+	// is a load error naming the field and the placeholder. An unset field
+	// takes its default, which may be empty.
+	value := func(field, raw, def string) (v string, configured bool, err error) {
+		if raw == "" {
+			return strings.TrimSpace(repl.ReplaceKnown(def, "")), false, nil
 		}
-		return strings.TrimSpace(repl.ReplaceKnown(s, ""))
+		if v, err = confvalue.Required(repl, raw); err != nil {
+			return "", true, fmt.Errorf("%s: %v", field, err)
+		}
+		return strings.TrimSpace(v), true, nil
 	}
 
-	var err error
-	if b.contentURL, err = parseUpstreamURL(resolve(b.ContentService, DefaultContentService)); err != nil {
+	contentService, _, err := value("content_service", b.ContentService, DefaultContentService)
+	if err != nil {
+		return err
+	}
+	if b.contentURL, err = parseUpstreamURL(contentService); err != nil {
 		return fmt.Errorf("content_service: %v", err)
 	}
-	if b.authURL, err = parseUpstreamURL(resolve(b.AuthURL, DefaultAuthURL)); err != nil {
+	authURL, _, err := value("auth_url", b.AuthURL, DefaultAuthURL)
+	if err != nil {
+		return err
+	}
+	if b.authURL, err = parseUpstreamURL(authURL); err != nil {
 		return fmt.Errorf("auth_url: %v", err)
 	}
-	if tok := bareToken(resolve(b.Token, DefaultToken)); tok != "" {
-		b.bearer = "Bearer " + tok
-		b.secrets = append(b.secrets, []byte(tok))
+
+	secrets := []struct {
+		field, raw, def, needs string
+		secret                 bool // masked and warned about; client_id is an identifier
+		dst                    *string
+	}{
+		{"token", b.Token, DefaultToken, "exports", true, &b.bearer},
+		{"client_id", b.ClientID, DefaultClientID, "LoginV2 (auth_path)", false, &b.clientID},
+		{"client_secret", b.ClientSecret, DefaultClientSecret, "LoginV2 (auth_path)", true, &b.clientSecret},
 	}
-	b.clientID = resolve(b.ClientID, DefaultClientID)
-	b.clientSecret = resolve(b.ClientSecret, DefaultClientSecret)
-	for _, s := range []string{b.clientID, b.clientSecret} {
-		if s != "" {
-			b.secrets = append(b.secrets, []byte(s))
+	for _, s := range secrets {
+		v, configured, err := value(s.field, s.raw, s.def)
+		if err != nil {
+			return err
 		}
-	}
-	for _, s := range b.secrets {
-		if len(s) < minMaskedSecret {
-			b.logger.Warn("a configured secret is shorter than the length design_bridge can safely mask in responses; use a longer one",
-				zap.Int("min_length", minMaskedSecret))
+		if s.field == "token" {
+			v = bareToken(v)
+			if configured && v == "" {
+				return fmt.Errorf("token: holds no token after the \"Bearer\" prefix")
+			}
 		}
-	}
-	for field, raw := range map[string]string{"token": b.Token, "client_id": b.ClientID, "client_secret": b.ClientSecret} {
-		if raw != "" && !strings.Contains(raw, "{") {
+		*s.dst = v
+		if v == "" {
+			b.logger.Warn("secret not set; requests that need it are refused",
+				zap.String("field", s.field), zap.String("default", s.def), zap.String("refused", s.needs))
+			continue
+		}
+		// Masking client_id too costs nothing and keeps an identifier the
+		// page never needs out of responses.
+		b.secrets = append(b.secrets, []byte(v))
+		if !s.secret {
+			continue
+		}
+		if len(v) < minMaskedSecret {
+			b.logger.Warn("secret too short to mask in responses; use a longer one",
+				zap.String("field", s.field), zap.Int("min_length", minMaskedSecret))
+		}
+		if configured && !strings.Contains(s.raw, "{") {
 			// The config JSON is visible through the admin API (/config/),
 			// autosave.json and Caddy's own DEBUG dumps of the config;
 			// {env.X} keeps the value itself out of all of them.
-			b.logger.Warn("a secret is configured as a literal value, which Caddy's config (admin API, autosave, debug logs) shows; use an {env.*} placeholder",
-				zap.String("field", field))
+			b.logger.Warn("secret configured as a literal, which Caddy's config shows (admin API, autosave, debug logs); use an {env.*} placeholder",
+				zap.String("field", s.field))
 		}
 	}
-	if b.bearer == "" {
-		b.logger.Warn("no content service token configured (token, default {env.CS_API_TOKEN}); export requests will be refused")
+	if b.bearer != "" {
+		b.bearer = "Bearer " + b.bearer
 	}
 
 	paths := b.ExportPaths
@@ -211,7 +245,11 @@ func (b *Bridge) resolve() error {
 	}
 	b.allowed = make(map[string]struct{}, len(b.AllowedOrigins))
 	for _, o := range b.AllowedOrigins {
-		b.allowed[normalizeOrigin(resolve(o, ""))] = struct{}{}
+		v, _, err := value("allowed_origins", o, "")
+		if err != nil {
+			return err
+		}
+		b.allowed[normalizeOrigin(v)] = struct{}{}
 	}
 	return nil
 }

@@ -132,6 +132,7 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 func TestResolveAndValidate(t *testing.T) {
 	t.Setenv("DB_TEST_TOKEN", "Bearer env-token-123456")
 	t.Setenv("DB_TEST_URL", "http://127.0.0.1:9")
+	t.Setenv("DB_TEST_SPACE", " ")
 	tests := []struct {
 		name    string
 		b       Bridge
@@ -153,6 +154,11 @@ func TestResolveAndValidate(t *testing.T) {
 		{name: "token with prefix", b: Bridge{Token: "Bearer abc12345"}, check: wantBearer("Bearer abc12345")},
 		{name: "token with lowercase prefix", b: Bridge{Token: "bearer abc12345"}, check: wantBearer("Bearer abc12345")},
 		{name: "token from env with prefix", b: Bridge{Token: "{env.DB_TEST_TOKEN}"}, check: wantBearer("Bearer env-token-123456")},
+		{name: "token placeholder empty", b: Bridge{Token: "{env.DB_TEST_TOKN}"}, wantErr: "token: evaluated placeholder {env.DB_TEST_TOKN} is empty"},
+		{name: "client_id placeholder empty", b: Bridge{ClientID: "{env.DB_TEST_UNSET}"}, wantErr: "client_id: evaluated placeholder {env.DB_TEST_UNSET} is empty"},
+		{name: "client_secret placeholder empty", b: Bridge{ClientSecret: "{env.DB_TEST_UNSET}"}, wantErr: "client_secret: evaluated placeholder {env.DB_TEST_UNSET} is empty"},
+		{name: "content_service placeholder empty", b: Bridge{ContentService: "{env.DB_TEST_UNSET}"}, wantErr: "content_service: evaluated placeholder {env.DB_TEST_UNSET} is empty"},
+		{name: "token only the prefix", b: Bridge{Token: "Bearer {env.DB_TEST_SPACE}"}, wantErr: `token: holds no token after the "Bearer" prefix`},
 		{name: "content_service from env", b: Bridge{ContentService: "{env.DB_TEST_URL}", Token: "x"}, check: func(t *testing.T, b *Bridge) {
 			if b.contentURL.String() != "http://127.0.0.1:9" {
 				t.Errorf("content url %s", b.contentURL)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -75,6 +77,105 @@ func TestMatcherRefused(t *testing.T) {
 	} {
 		if status, body, err := adminapi.Load(adminPort, []byte(cfg), "text/caddyfile", false); err != nil || status != 200 {
 			t.Errorf("load: %d %s %v\n%s", status, body, err, cfg)
+		}
+	}
+}
+
+// TestEmptyPlaceholderLoadError: a configured secret whose placeholder
+// evaluates to empty (a typo, an unset variable) refuses the config, naming
+// the field and the placeholder; the running config survives.
+func TestEmptyPlaceholderLoadError(t *testing.T) {
+	load(t, site(""))
+	for _, field := range []string{"token", "client_id", "client_secret", "content_service", "auth_url"} {
+		t.Run(field, func(t *testing.T) {
+			cfg := site("\t\t" + field + " {env.DB_TEST_TOKN}")
+			status, body, err := adminapi.Load(adminPort, []byte(cfg), "text/caddyfile", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := field + ": evaluated placeholder {env.DB_TEST_TOKN} is empty"
+			if status == 200 || !strings.Contains(string(body), want) {
+				t.Errorf("load: %d %s; want an error containing %q", status, body, want)
+			}
+		})
+	}
+}
+
+// TestDefaultsFromEnvironment: with no token or client fields, the
+// defaults {env.CS_API_TOKEN}, {env.CLIENT_ID} and {env.CLIENT_SECRET}
+// are used when set.
+func TestDefaultsFromEnvironment(t *testing.T) {
+	t.Setenv("CS_API_TOKEN", tokenEnv)
+	t.Setenv("CLIENT_ID", clientID)
+	t.Setenv("CLIENT_SECRET", clientSecret)
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"access_token":"x"}`)
+	})
+	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\tauth_url %s/loginV2", up.URL, up.URL)))
+	if res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil); res.Status != 200 || up.last(t).Header.Get("Authorization") != "Bearer "+tokenEnv {
+		t.Errorf("export: %d %s, Authorization %q", res.Status, res.Body, up.last(t).Header.Get("Authorization"))
+	}
+	res := post(t, tc, "/proxy/bee-auth", []byte(`{"uid":"u1"}`), nil)
+	var sent map[string]string
+	json.Unmarshal(up.last(t).Body, &sent)
+	if res.Status != 200 || sent["client_id"] != clientID || sent["client_secret"] != clientSecret {
+		t.Errorf("login: %d %s, sent %v", res.Status, res.Body, sent)
+	}
+}
+
+// logEntries returns the design_bridge log entries written to logFile
+// after offset.
+func logEntries(t *testing.T, offset int) []map[string]any {
+	t.Helper()
+	data := readFile(t, logFile)
+	var out []map[string]any
+	for _, line := range bytes.Split(data[min(offset, len(data)):], []byte("\n")) {
+		var e map[string]any
+		if json.Unmarshal(line, &e) == nil && e["logger"] == "http.handlers.design_bridge" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestWarningsNameTheirField: load-time warnings name the field they are
+// about, short-secret and literal-secret warnings cover the real secrets
+// (token, client_secret) and not client_id, and an unset default says
+// which variable was empty.
+func TestWarningsNameTheirField(t *testing.T) {
+	for _, v := range []string{"CLIENT_ID", "CLIENT_SECRET"} {
+		if old, ok := os.LookupEnv(v); ok {
+			t.Cleanup(func() { os.Setenv(v, old) })
+			os.Unsetenv(v)
+		}
+	}
+	offset := len(readFile(t, logFile))
+	load(t, site("\t\tcontent_service http://127.0.0.1:1\n\t\ttoken short1\n\t\tclient_id id"))
+	type warning struct{ msg, field string }
+	got := map[warning]map[string]any{}
+	for _, e := range logEntries(t, offset) {
+		if e["level"] == "warn" {
+			f, _ := e["field"].(string)
+			msg, _ := e["msg"].(string)
+			got[warning{msg, f}] = e
+		}
+	}
+	for _, w := range []warning{
+		{"secret too short to mask in responses; use a longer one", "token"},
+		{"secret configured as a literal, which Caddy's config shows (admin API, autosave, debug logs); use an {env.*} placeholder", "token"},
+		{"secret not set; requests that need it are refused", "client_secret"},
+	} {
+		if _, ok := got[w]; !ok {
+			t.Errorf("no warning %q for field %s; got %v", w.msg, w.field, got)
+		}
+	}
+	if e := got[warning{"secret not set; requests that need it are refused", "client_secret"}]; e != nil && e["default"] != "{env.CLIENT_SECRET}" {
+		t.Errorf("unset default names %v, want {env.CLIENT_SECRET}", e["default"])
+	}
+	for w := range got {
+		if w.field == "client_id" || w.field == "" {
+			t.Errorf("warning %q about %q; client_id is not a secret and every warning names its field", w.msg, w.field)
 		}
 	}
 }
