@@ -261,11 +261,11 @@ func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, watch *respo
 	case r.Context().Err() != nil:
 		return caddyhttp.Error(499, r.Context().Err())
 	case status == http.StatusGatewayTimeout:
-		return b.fail(w, r, status, codeGatewayTimeout, "Upstream timeout",
-			fmt.Sprintf("%s did not answer within %s (timeout)", b.upstreamName(r), time.Duration(b.Timeout)))
+		return b.failCause(w, r, status, codeGatewayTimeout, "Upstream timeout",
+			fmt.Sprintf("%s did not answer within %s (timeout)", b.upstreamName(r), time.Duration(b.Timeout)), err)
 	default:
-		return b.fail(w, r, http.StatusBadGateway, codeBadGateway, "Upstream unreachable",
-			fmt.Sprintf("%s could not be reached", b.upstreamName(r)))
+		return b.failCause(w, r, http.StatusBadGateway, codeBadGateway, "Upstream unreachable",
+			fmt.Sprintf("%s could not be reached", b.upstreamName(r)), err)
 	}
 }
 
@@ -281,7 +281,31 @@ func (b *Bridge) upstreamName(r *http.Request) string {
 // error is returned instead as a caddyhttp.Error so that the route renders
 // it.
 func (b *Bridge) fail(w http.ResponseWriter, r *http.Request, status, code int, message, details string) error {
+	return b.failCause(w, r, status, code, message, details, nil)
+}
+
+// failCause is fail for an error with a cause the operator needs (refused
+// connection, TLS or DNS failure): the cause goes to the log and to the
+// error handed to handle_errors, never to the browser.
+func (b *Bridge) failCause(w http.ResponseWriter, r *http.Request, status, code int, message, details string, cause error) error {
+	var causeText string
+	if cause != nil {
+		// The transport's errors name hosts and addresses, not headers;
+		// mask anyway, in case an upstream's answer ever ends up in one.
+		// Caddy's HandlerError adds its id, trace and status; the
+		// operator needs the error it carries.
+		var he caddyhttp.HandlerError
+		if errors.As(cause, &he) && he.Err != nil {
+			cause = he.Err
+		}
+		c := []byte(cause.Error())
+		maskSecrets(c, b.secrets)
+		causeText = string(c)
+	}
 	herr := caddyhttp.Error(status, fmt.Errorf("design_bridge: %s: %s", message, details))
+	if causeText != "" {
+		herr = caddyhttp.Error(status, fmt.Errorf("design_bridge: %s: %s: %s", message, details, causeText))
+	}
 	if srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv.Errors != nil && len(srv.Errors.Routes) > 0 {
 		if _, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok &&
 			errorRoutesRespond(srv.Errors.Routes, srv.Errors.WithError(r, herr)) {
@@ -289,7 +313,11 @@ func (b *Bridge) fail(w http.ResponseWriter, r *http.Request, status, code int, 
 		}
 	}
 	if status >= 500 {
-		b.logger.Error("request failed", zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details))
+		fields := []zap.Field{zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details)}
+		if causeText != "" {
+			fields = append(fields, zap.String("cause", causeText))
+		}
+		b.logger.Error("request failed", fields...)
 	} else {
 		b.logger.Debug("request refused", zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details))
 	}

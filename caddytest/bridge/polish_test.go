@@ -179,3 +179,41 @@ func TestWarningsNameTheirField(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamFailureLogsCause: a 502 is logged at ERROR with its cause
+// (refused connection, TLS mismatch), not only "could not be reached", and
+// the browser gets the error body without the cause.
+func TestUpstreamFailureLogsCause(t *testing.T) {
+	plain := newUpstream(t, nil)
+	cases := []struct {
+		name, contentService, cause string
+	}{
+		{"refused", "http://" + closedPort(t), "connection refused"},
+		{"TLS to a plain HTTP server", "https://" + strings.TrimPrefix(plain.URL, "http://"), "tls: "},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tc := load(t, site("\t\tcontent_service "+c.contentService+"\n\t\ttoken "+tokenPlain))
+			offset := len(readFile(t, logFile))
+			res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil)
+			if res.Status != 502 {
+				t.Fatalf("status %d %s", res.Status, res.Body)
+			}
+			assertErrorBody(t, res, 5020)
+			if bytes.Contains(res.Body, []byte(c.cause)) {
+				t.Errorf("the browser sees the cause: %s", res.Body)
+			}
+			var found bool
+			for _, e := range logEntries(t, offset) {
+				cause, _ := e["cause"].(string)
+				if e["level"] == "error" && strings.Contains(cause, c.cause) {
+					found = true
+					t.Logf("%s: %s (%s)", e["msg"], e["error"], cause)
+				}
+			}
+			if !found {
+				t.Errorf("no ERROR entry with a cause containing %q in\n%s", c.cause, readFile(t, logFile)[offset:])
+			}
+		})
+	}
+}
