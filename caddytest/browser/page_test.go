@@ -3,8 +3,10 @@ package browser
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -159,6 +161,58 @@ func TestEditorPage(t *testing.T) {
 
 	step(t, "Download saves design.html with exactly the HTML", func(t *testing.T) {
 		checkDownload(t, s, downloads, html)
+	})
+
+	step(t, "the downloaded design.html stands on its own: absolute image URLs that load", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join(downloads, "design.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs := regexp.MustCompile(`<img[^>]*\ssrc="([^"]*)"`).FindAllStringSubmatch(string(data), -1)
+		if len(srcs) == 0 {
+			t.Fatal("the starter design's export has no image")
+		}
+		for _, m := range srcs {
+			src := m[1]
+			if !strings.HasPrefix(src, siteURL+"/designs/img/") {
+				t.Errorf("image %q is not absolute on this page's origin", src)
+				continue
+			}
+			res, err := http.Get(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				t.Errorf("image %s: HTTP %d", src, res.StatusCode)
+			}
+		}
+	})
+
+	step(t, "image URLs: relative paths resolved, everything else untouched", func(t *testing.T) {
+		var failures []string
+		s.run(t, eval(`import("/absolute-urls.js").then((m) => {
+			const base = "http://host.example/app/";
+			return [
+				['{"src":"designs/img/a.svg"}', '{"src":"http://host.example/app/designs/img/a.svg"}'],
+				['{"src":"/img/a.svg"}', '{"src":"http://host.example/img/a.svg"}'],
+				['{"image":{"src":"https://cdn.example/a.png","href":"page.html"}}', '{"image":{"src":"https://cdn.example/a.png","href":"page.html"}}'],
+				['{"src":"data:image/png;base64,AAAA"}', '{"src":"data:image/png;base64,AAAA"}'],
+				['{"src":"$product_reco[1].image_url$"}', '{"src":"$product_reco[1].image_url$"}'],
+				['{"src":"{{ logo_url }}"}', '{"src":"{{ logo_url }}"}'],
+				['{"src":""}', '{"src":""}'],
+				['{"style":{"background-image":"url(\'img/bg.png\')"}}', '{"style":{"background-image":"url(\'http://host.example/app/img/bg.png\')"}}'],
+				['{"style":{"background-image":"none"}}', '{"style":{"background-image":"none"}}'],
+				['{"icons":[{"image":"img/i.png"}]}', '{"icons":[{"image":"http://host.example/app/img/i.png"}]}'],
+				['{ "n": 1.50, "src": "https://x/a.png" }', '{ "n": 1.50, "src": "https://x/a.png" }'],
+				['not json', 'not json'],
+			].map(([input, want]) => [m.withAbsoluteImageURLs(input, base), want, input])
+			 .filter(([got, want]) => got !== want)
+			 .map(([got, want, input]) => input + " gave " + got + ", want " + want);
+		})`, &failures))
+		for _, f := range failures {
+			t.Error(f)
+		}
 	})
 
 	step(t, "Get plain text", func(t *testing.T) {
