@@ -135,8 +135,12 @@ async function exportDesign(path, what, button) {
     });
     text = await response.text();
   } catch (err) {
+    // The button is enabled again first: focus cannot land on a disabled
+    // one, and would stay on <body>, where disabling it left it.
+    button.disabled = false;
     announce(`${what}: the request failed.`);
     window.alert(`The conversion to ${what} failed: ${err.message}`);
+    button.focus();
     return null;
   } finally {
     button.disabled = false;

@@ -14,6 +14,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -215,6 +216,36 @@ func TestEditorPage(t *testing.T) {
 		}
 	})
 
+	step(t, "a network failure: alert, and focus returns to the button", func(t *testing.T) {
+		dialogs := s.dialogCount()
+		s.run(t,
+			network.EmulateNetworkConditions(true, 0, -1, -1),
+			chromedp.Click(getHTMLButton),
+		)
+		waitForDialog(t, s, dialogs)
+		var after struct {
+			Focused string
+			HTML    string
+		}
+		s.run(t,
+			waitFor(`!document.querySelector("#get-html").disabled`),
+			eval(`({Focused: document.activeElement.id || document.activeElement.localName, HTML: document.querySelector("#result-html").value})`, &after),
+			network.EmulateNetworkConditions(false, 0, -1, -1),
+		)
+		if after.Focused != "get-html" {
+			t.Errorf("focus after the network failure is on %s, want #get-html", after.Focused)
+		}
+		if after.HTML != html {
+			t.Error("the previous result did not stay after the network failure")
+		}
+		s.mu.Lock()
+		d := s.dialogs[len(s.dialogs)-1]
+		s.mu.Unlock()
+		if d.Type != "alert" || !strings.Contains(d.Message, "failed") {
+			t.Errorf("dialog %s %q, want an alert that the conversion failed", d.Type, d.Message)
+		}
+	})
+
 	step(t, "Get plain text", func(t *testing.T) {
 		text := getPlainText(t, s, heading)
 		for _, want := range []string{"Plan my first box", "https://example.com/plan"} {
@@ -361,8 +392,8 @@ func TestEditorPage(t *testing.T) {
 		if len(s.errors) > 0 {
 			t.Errorf("uncaught exceptions in the page: %v", s.errors)
 		}
-		if len(s.dialogs) != 1 {
-			t.Errorf("%d dialogs opened, want only the wrong-token alert", len(s.dialogs))
+		if len(s.dialogs) != 2 {
+			t.Errorf("%d dialogs opened, want only the network-failure and wrong-token alerts", len(s.dialogs))
 		}
 	})
 }
