@@ -217,3 +217,44 @@ func TestUpstreamFailureLogsCause(t *testing.T) {
 		})
 	}
 }
+
+// handleErrorsRecipe is docs/troubleshooting.md's recipe: a site-wide
+// handle_errors that leaves design_bridge's paths out, so the bridge's JSON
+// error bodies (which the page's alert shows) stay.
+const handleErrorsRecipe = `	handle_errors {
+		@page not path /v1/message/* /proxy/bee-auth
+		handle @page {
+			respond "Sorry, that went wrong ({err.status_code})." {err.status_code}
+		}
+	}`
+
+// TestHandleErrorsRecipe: with the recipe, the bridge's errors keep their
+// JSON body and the site's own errors get the site's page; without the
+// path matcher, handle_errors takes the bridge's errors over.
+func TestHandleErrorsRecipe(t *testing.T) {
+	block := "\t\tcontent_service http://" + closedPort(t) + "\n\t\ttoken " + tokenPlain
+	tc := load(t, site(block, handleErrorsRecipe))
+	res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil)
+	if res.Status != 502 {
+		t.Fatalf("export: %d %s", res.Status, res.Body)
+	}
+	assertErrorBody(t, res, 5020)
+	res = do(t, tc, http.MethodGet, "/v1/message/html", nil, nil)
+	if res.Status != 405 {
+		t.Fatalf("GET export path: %d %s", res.Status, res.Body)
+	}
+	assertErrorBody(t, res, 4050)
+	res = do(t, tc, http.MethodGet, "/no-such-page", nil, nil)
+	if res.Status != 404 || string(res.Body) != "Sorry, that went wrong (404)." {
+		t.Errorf("site error: %d %q, want the site's own error page", res.Status, res.Body)
+	}
+
+	// The same handle_errors without the matcher answers the bridge's
+	// errors itself: this is what the recipe avoids.
+	naive := strings.Replace(strings.Replace(handleErrorsRecipe, "handle @page", "handle", 1), "\t\t@page not path /v1/message/* /proxy/bee-auth\n", "", 1)
+	tc = load(t, site(block, naive))
+	res = post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil)
+	if res.Status != 502 || string(res.Body) != "Sorry, that went wrong (502)." {
+		t.Errorf("without the matcher: %d %q", res.Status, res.Body)
+	}
+}
