@@ -20,6 +20,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
+
+	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
 )
 
 // Error codes of the bodies design_bridge itself writes (the content
@@ -276,10 +278,16 @@ func (b *Bridge) upstreamName(r *http.Request) string {
 	return "the content service " + b.contentURL.Redacted()
 }
 
-// fail answers with the error object {"code", "message", "details"}. When
-// one of the server's handle_errors routes would answer this error, the
-// error is returned instead as a caddyhttp.Error so that the route renders
-// it.
+// errorBody is the error object of design_bridge's own answers.
+type errorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Details string `json:"details"`
+}
+
+// fail answers with the error object {"code", "message", "details"},
+// through jsonerror: a handle_errors route that matches the request gets
+// the error, else the body is written here.
 func (b *Bridge) fail(w http.ResponseWriter, r *http.Request, status, code int, message, details string) error {
 	return b.failCause(w, r, status, code, message, details, nil)
 }
@@ -288,97 +296,28 @@ func (b *Bridge) fail(w http.ResponseWriter, r *http.Request, status, code int, 
 // connection, TLS or DNS failure): the cause goes to the log and to the
 // error handed to handle_errors, never to the browser.
 func (b *Bridge) failCause(w http.ResponseWriter, r *http.Request, status, code int, message, details string, cause error) error {
-	var causeText string
+	fields := []zap.Field{zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details)}
+	err := fmt.Errorf("design_bridge: %s: %s", message, details)
 	if cause != nil {
-		// The transport's errors name hosts and addresses, not headers;
-		// mask anyway, in case an upstream's answer ever ends up in one.
 		// Caddy's HandlerError adds its id, trace and status; the
 		// operator needs the error it carries.
 		var he caddyhttp.HandlerError
 		if errors.As(cause, &he) && he.Err != nil {
 			cause = he.Err
 		}
+		// The transport's errors name hosts and addresses, not headers;
+		// mask anyway, in case an upstream's answer ever ends up in one.
 		c := []byte(cause.Error())
 		maskSecrets(c, b.secrets)
-		causeText = string(c)
-	}
-	herr := caddyhttp.Error(status, fmt.Errorf("design_bridge: %s: %s", message, details))
-	if causeText != "" {
-		herr = caddyhttp.Error(status, fmt.Errorf("design_bridge: %s: %s: %s", message, details, causeText))
-	}
-	if srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv.Errors != nil && len(srv.Errors.Routes) > 0 {
-		if _, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok &&
-			errorRoutesRespond(srv.Errors.Routes, srv.Errors.WithError(r, herr)) {
-			return herr
-		}
+		fields = append(fields, zap.String("cause", string(c)))
+		err = fmt.Errorf("%w: %s", err, c)
 	}
 	if status >= 500 {
-		fields := []zap.Field{zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details)}
-		if causeText != "" {
-			fields = append(fields, zap.String("cause", causeText))
-		}
 		b.logger.Error("request failed", fields...)
 	} else {
-		b.logger.Debug("request refused", zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details))
+		b.logger.Debug("request refused", fields...)
 	}
-	payload, _ := json.Marshal(struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Details string `json:"details"`
-	}{code, message, details})
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", fmt.Sprint(len(payload)))
-	w.WriteHeader(status)
-	_, err := w.Write(payload)
-	return err
-}
-
-// errorRoutesRespond reports whether routes (a server's handle_errors
-// routes, with the error's placeholders set on r) would answer r: some
-// route matches and holds, directly or in a matching subroute, a handler
-// that writes a response. Matching is all it does; no handler runs.
-func errorRoutesRespond(routes caddyhttp.RouteList, r *http.Request) bool {
-	for _, route := range routes {
-		match, err := route.MatcherSets.AnyMatchWithError(r)
-		if err != nil || !match {
-			continue
-		}
-		for _, h := range route.Handlers {
-			if sub, ok := h.(*caddyhttp.Subroute); ok {
-				if errorRoutesRespond(sub.Routes, r) {
-					return true
-				}
-				continue
-			}
-			if m, ok := h.(caddy.Module); ok && passiveHandlers[string(m.CaddyModule().ID)] {
-				continue
-			}
-			return true
-		}
-		if route.Terminal {
-			return false
-		}
-	}
-	return false
-}
-
-// passiveHandlers only prepare or wrap a response that another handler
-// writes.
-var passiveHandlers = map[string]bool{
-	"http.handlers.vars":                  true,
-	"http.handlers.headers":               true,
-	"http.handlers.map":                   true,
-	"http.handlers.rewrite":               true,
-	"http.handlers.encode":                true,
-	"http.handlers.templates":             true,
-	"http.handlers.request_body":          true,
-	"http.handlers.log_append":            true,
-	"http.handlers.log_skip":              true,
-	"http.handlers.tracing":               true,
-	"http.handlers.push":                  true,
-	"http.handlers.copy_response_headers": true,
+	return jsonerror.Respond(w, r, status, errorBody{code, message, details}, err)
 }
 
 // newProxy provisions an internal reverse proxy to target. Caddy's

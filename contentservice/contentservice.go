@@ -386,33 +386,44 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		r.Body = http.NoBody
 	}
 	switch r.URL.Path {
+	case PathLogin, PathRefresh, PathHTML, PathPlainText:
+	default:
+		if h.PassThru {
+			return next.ServeHTTP(w, r)
+		}
+	}
+	ew := &errorWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, r: r}
+	h.serve(ew, r)
+	return ew.err
+}
+
+// serve dispatches the service's endpoints; errors are answered through
+// w (see respondError).
+func (h *Handler) serve(w *errorWriter, r *http.Request) {
+	switch r.URL.Path {
 	case PathLogin, PathRefresh:
 		w.Header().Set("X-Request-Id", requestID(r))
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			writeLoginError(w, http.StatusMethodNotAllowed, http.StatusMethodNotAllowed, "Method not allowed: use POST")
-			return nil
+			return
 		}
 		if r.URL.Path == PathLogin {
 			h.serveLogin(w, r)
 		} else {
 			h.serveRefresh(w, r)
 		}
-		return nil
+		return
 	case PathHTML:
 		h.serveExport(w, r, formatHTML)
-		return nil
+		return
 	case PathPlainText:
 		h.serveExport(w, r, formatText)
-		return nil
-	}
-	if h.PassThru {
-		return next.ServeHTTP(w, r)
+		return
 	}
 	w.Header().Set("X-Request-Id", requestID(r))
 	writeError(w, http.StatusNotFound, http.StatusNotFound, "Not found",
 		"this content service serves POST "+PathLogin+", "+PathRefresh+", "+PathHTML+" and "+PathPlainText)
-	return nil
 }
 
 // The endpoints' paths (match the request path exactly; use handle_path

@@ -331,7 +331,7 @@ func TestExportUpstreamFailures(t *testing.T) {
 	// handle_errors for other paths only (like the example's FSP errors):
 	// design_bridge's own errors keep their JSON body.
 	t.Run("handle_errors for other paths", func(t *testing.T) {
-		tc := load(t, site(cases[0].block, "\thandle_errors {\n\t\t@other path /other/*\n\t\trespond @other \"other {err.status_code}\" {err.status_code}\n\t\theader X-Error-Route seen\n\t}"))
+		tc := load(t, site(cases[0].block, "\thandle_errors {\n\t\t@other path /other/*\n\t\trespond @other \"other {err.status_code}\" {err.status_code}\n\t\theader @other X-Error-Route seen\n\t}"))
 		res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil)
 		if res.Status != 502 {
 			t.Fatalf("status %d %s", res.Status, res.Body)

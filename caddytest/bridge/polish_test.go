@@ -258,3 +258,32 @@ func TestHandleErrorsRecipe(t *testing.T) {
 		t.Errorf("without the matcher: %d %q", res.Status, res.Body)
 	}
 }
+
+// TestHandleErrorsSeesBody: an error handed to handle_errors carries its
+// JSON body in {vars.error_body}, so a route can answer with it (or add to
+// it) instead of losing it; any handler in a matching route takes the
+// error, whatever its module (no list of module names decides).
+func TestHandleErrorsSeesBody(t *testing.T) {
+	block := "\t\tcontent_service http://" + closedPort(t) + "\n\t\ttoken " + tokenPlain
+	tc := load(t, site(block, `	handle_errors {
+		@bridge path /v1/message/* /proxy/bee-auth
+		handle @bridge {
+			header Content-Type application/json
+			header X-Handled-By site
+			respond {vars.error_body} {err.status_code}
+		}
+	}`))
+	res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil)
+	if res.Status != 502 || res.Header.Get("X-Handled-By") != "site" {
+		t.Fatalf("export: %d %q %s", res.Status, res.Header.Get("X-Handled-By"), res.Body)
+	}
+	assertErrorBody(t, res, 5020)
+
+	// A route with only a header handler takes the error too: Caddy then
+	// answers with the status alone.
+	tc = load(t, site(block, "\thandle_errors {\n\t\theader X-Seen yes\n\t}"))
+	res = post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil)
+	if res.Status != 502 || res.Header.Get("X-Seen") != "yes" || len(res.Body) != 0 {
+		t.Errorf("header-only route: %d X-Seen=%q body %q", res.Status, res.Header.Get("X-Seen"), res.Body)
+	}
+}
