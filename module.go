@@ -13,7 +13,6 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
-	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
 )
 
@@ -84,7 +83,8 @@ type Bridge struct {
 	// Path whose POST performs LoginV2. Default: /proxy/bee-auth
 	AuthPath string `json:"auth_path,omitempty"`
 
-	// Largest request body forwarded, in bytes. Default: 10 MiB.
+	// Largest request body forwarded, in bytes (the Caddyfile takes sizes
+	// such as 10MiB or 500KB), as content_service's max_body. Default: 10 MiB.
 	MaxBody int64 `json:"max_body,omitempty"`
 
 	// Longest time an upstream exchange may take. Default: 30s.
@@ -214,7 +214,7 @@ func (b *Bridge) resolve() error {
 			b.logger.Warn("secret too short to mask in responses; use a longer one",
 				zap.String("field", s.field), zap.Int("min_length", minMaskedSecret))
 		}
-		if configured && !strings.Contains(s.raw, "{") {
+		if configured && !confvalue.HasPlaceholder(s.raw) {
 			// The config JSON is visible through the admin API (/config/),
 			// autosave.json and Caddy's own DEBUG dumps of the config;
 			// {env.X} keeps the value itself out of all of them.
@@ -476,14 +476,11 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
 			}
-			size, err := humanize.ParseBytes(v)
+			size, err := confvalue.Size(v)
 			if err != nil {
-				return d.Errf("max_body: parsing %q: %v", v, err)
+				return d.Errf("max_body: %v", err)
 			}
-			if size == 0 || size > 1<<40 {
-				return d.Errf("max_body: %q out of range (1 B to 1 TiB)", v)
-			}
-			b.MaxBody = int64(size)
+			b.MaxBody = size
 		case "timeout":
 			var v string
 			if !d.AllArgs(&v) {

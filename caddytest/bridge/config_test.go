@@ -125,7 +125,7 @@ func TestConfigLoadErrors(t *testing.T) {
 		block, want string
 	}{
 		{"\t\tcontentservice http://127.0.0.1:1", `unrecognized subdirective \"contentservice\"`},
-		{"\t\tmax_body huge", `max_body: parsing \"huge\"`},
+		{"\t\tmax_body huge", `max_body: \"huge\" is not a size`},
 		{"\t\ttimeout 5", `timeout: parsing \"5\"`},
 		{"\t\tcontent_service http://cs.example.com\n\t\ttoken abcdefgh", "would receive the token over plain HTTP"},
 	}
