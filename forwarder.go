@@ -151,9 +151,13 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request) error {
 		return b.fail(w, r, http.StatusInternalServerError, codeNotConfigured, "LoginV2 credentials not configured",
 			"set client_id and client_secret (defaults {env.CLIENT_ID}, {env.CLIENT_SECRET}) in the design_bridge block")
 	}
-	uid, status, code, msg, details := b.resolveUID(r)
-	if status != 0 {
-		return b.fail(w, r, status, code, msg, details)
+	uid, err := b.resolveUID(r)
+	if err != nil {
+		var refused *uidError
+		if !errors.As(err, &refused) {
+			return caddyhttp.Error(http.StatusInternalServerError, err)
+		}
+		return b.fail(w, r, refused.status, refused.code, refused.message, refused.details)
 	}
 	payload, err := json.Marshal(struct {
 		ClientID     string `json:"client_id"`
@@ -190,49 +194,74 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// uidError is why a LoginV2 request's uid is refused, with the answer's
+// status and error object.
+type uidError struct {
+	status, code     int
+	message, details string
+}
+
+func (e *uidError) Error() string { return e.message + ": " + e.details }
+
+var (
+	errNoUser = &uidError{http.StatusForbidden, codeInvalidUID, "No user",
+		"the configured uid is empty for this request; is authentication configured before design_bridge?"}
+	errConfiguredUID = &uidError{http.StatusBadRequest, codeInvalidUID, "Invalid uid",
+		"the configured uid must be 1-128 letters, digits, _ or -"}
+	errUnreadable = &uidError{http.StatusBadRequest, codeBadRequestJSON, "Unreadable body",
+		"reading the request body failed"}
+	errAuthTooLarge = &uidError{http.StatusRequestEntityTooLarge, codeTooLarge, "Request body too large",
+		fmt.Sprintf("the auth request body is limited to %d bytes", maxAuthBody)}
+	errAuthJSON = &uidError{http.StatusBadRequest, codeBadRequestJSON, "Invalid JSON",
+		"the request body must be a JSON object such as {\"uid\": \"customer-42\"}"}
+	errBodyUID = &uidError{http.StatusBadRequest, codeInvalidUID, "Invalid uid",
+		"uid must be a string of 1-128 letters, digits, _ or -"}
+)
+
 // resolveUID picks the LoginV2 uid: the configured uid (resolved per
-// request), else the body's "uid", else demo-user. A non-zero status
-// describes why the request is refused.
-func (b *Bridge) resolveUID(r *http.Request) (uid string, status, code int, msg, details string) {
+// request), else the body's "uid", else demo-user. A refusal is a
+// *uidError.
+func (b *Bridge) resolveUID(r *http.Request) (string, error) {
 	if b.UID != "" {
 		repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 		if repl == nil {
 			repl = caddy.NewReplacer()
 		}
-		uid = repl.ReplaceAll(b.UID, "")
+		uid := repl.ReplaceAll(b.UID, "")
 		if uid == "" {
 			// A configured uid that resolves to nothing (for example no
 			// authenticated user) must not fall back to a browser-chosen
 			// one.
-			return "", http.StatusForbidden, codeInvalidUID, "No user", "the configured uid is empty for this request; is authentication configured before design_bridge?"
+			return "", errNoUser
 		}
 		if !validUID(uid) {
-			return "", http.StatusBadRequest, codeInvalidUID, "Invalid uid", "the configured uid must be 1-128 letters, digits, _ or -"
+			return "", errConfiguredUID
 		}
-		return uid, 0, 0, "", ""
+		return uid, nil
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, maxAuthBody+1))
 	if err != nil {
-		return "", http.StatusBadRequest, codeBadRequestJSON, "Unreadable body", "reading the request body failed"
+		return "", errUnreadable
 	}
 	if len(raw) > maxAuthBody {
-		return "", http.StatusRequestEntityTooLarge, codeTooLarge, "Request body too large", fmt.Sprintf("the auth request body is limited to %d bytes", maxAuthBody)
+		return "", errAuthTooLarge
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return defaultUID, 0, 0, "", ""
+		return defaultUID, nil
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return "", http.StatusBadRequest, codeBadRequestJSON, "Invalid JSON", "the request body must be a JSON object such as {\"uid\": \"customer-42\"}"
+		return "", errAuthJSON
 	}
 	rawUID, ok := fields["uid"]
 	if !ok {
-		return defaultUID, 0, 0, "", ""
+		return defaultUID, nil
 	}
+	var uid string
 	if err := json.Unmarshal(rawUID, &uid); err != nil || firstNonSpace(rawUID) != '"' || !validUID(uid) {
-		return "", http.StatusBadRequest, codeInvalidUID, "Invalid uid", "uid must be a string of 1-128 letters, digits, _ or -"
+		return "", errBodyUID
 	}
-	return uid, 0, 0, "", ""
+	return uid, nil
 }
 
 func validUID(s string) bool {
