@@ -138,8 +138,9 @@ func (b *Bridge) export(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if watch.status == http.StatusUnauthorized || watch.status == http.StatusForbidden {
-		b.logger.Warn("content service refused the request: the token is wrong, revoked, or lacks the \"Bearer \" prefix (design_bridge adds it when missing); check token / CS_API_TOKEN",
-			zap.Int("status", watch.status), zap.String("path", r.URL.Path))
+		b.logger.Warn("content service refused the token",
+			zap.Int("status", watch.status), zap.String("path", r.URL.Path),
+			zap.String("hint", "the token is wrong, revoked, or lacks the \"Bearer \" prefix (design_bridge adds it when missing); check token (default {env.CS_API_TOKEN})"))
 	}
 	return nil
 }
@@ -188,8 +189,9 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if watch.status == http.StatusUnauthorized || watch.status == http.StatusForbidden {
-		b.logger.Warn("LoginV2 refused the client credentials: client_id / client_secret are wrong or the application is disabled",
-			zap.Int("status", watch.status))
+		b.logger.Warn("LoginV2 refused the client credentials",
+			zap.Int("status", watch.status),
+			zap.String("hint", "client_id or client_secret is wrong, or the application is disabled"))
 	}
 	return nil
 }
@@ -423,7 +425,7 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		return nil, err
 	}
 	if t.scrubHeader(resp.Header) {
-		t.logger.Warn("upstream response echoed a configured secret in its headers; those headers were removed")
+		t.logger.Warn("removed upstream response headers holding a secret")
 	}
 	if maskable(t.secrets) && resp.Body != nil && resp.Body != http.NoBody {
 		resp.Body = &maskingReader{src: resp.Body, secrets: t.secrets, onEOF: func() { t.scrubHeader(resp.Trailer) }}

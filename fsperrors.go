@@ -338,7 +338,7 @@ func (fe FSPError) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp
 		// A misconfiguration that only the request revealed: the client
 		// gets the generic FSP failure, the operator gets the reason.
 		if fe.logger != nil {
-			fe.logger.Error("fsp_error: invalid configuration at request time; answering 3001",
+			fe.logger.Error("invalid at request time; answered 3001",
 				zap.Error(err),
 				zap.String("method", r.Method),
 				zap.String("uri", r.RequestURI))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"go.uber.org/zap"
 )
 
 // LoginV2 error codes (loginv2.md).
@@ -77,10 +78,12 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(req.ClientSecret, &secret)
 	app := h.lookupApp(clientID, secret)
 	if app < 0 {
+		h.logRefusal(w, r, "login refused", "unknown client_id or client_secret")
 		writeLoginError(w, http.StatusUnauthorized, CodeLoginCredentials, "Unknown client_id or client_secret")
 		return
 	}
 	if h.apps[app].disabled {
+		h.logRefusal(w, r, "login refused", "application disabled", zap.String("client_id", h.apps[app].clientID))
 		writeLoginError(w, http.StatusForbidden, CodeLoginDisabled, "Application disabled")
 		return
 	}
@@ -104,19 +107,23 @@ func (h *Handler) serveRefresh(w http.ResponseWriter, r *http.Request) {
 	}
 	claims, err := h.parseEditorToken(raw)
 	if err != nil {
+		h.logRefusal(w, r, "token refresh refused", "invalid access token")
 		writeLoginError(w, http.StatusUnauthorized, http.StatusUnauthorized, "Invalid access token")
 		return
 	}
 	app := h.appByRef(claims.AppRef)
 	if app < 0 {
+		h.logRefusal(w, r, "token refresh refused", "token of an application no longer configured")
 		writeLoginError(w, http.StatusUnauthorized, http.StatusUnauthorized, "Invalid access token")
 		return
 	}
 	if h.apps[app].disabled {
+		h.logRefusal(w, r, "token refresh refused", "application disabled", zap.String("client_id", h.apps[app].clientID))
 		writeLoginError(w, http.StatusForbidden, CodeLoginDisabled, "Application disabled")
 		return
 	}
 	if h.now().Unix() >= claims.RefreshUntil {
+		h.logRefusal(w, r, "token refresh refused", "past refresh_until", zap.String("client_id", h.apps[app].clientID))
 		writeLoginError(w, http.StatusUnauthorized, CodeRefreshExpired, "expired token cannot be refreshed")
 		return
 	}
