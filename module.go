@@ -430,6 +430,11 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if name == "token" && len(args) == 2 && strings.EqualFold(args[0], "Bearer") {
 				args = []string{args[0] + " " + args[1]}
 			}
+			if len(args) == 0 {
+				// {$VAR} is replaced when the file is read; unset, it
+				// leaves no token at all.
+				return d.Errf("%s: no value (is a {$VAR} in it unset or empty?)", name)
+			}
 			if len(args) != 1 {
 				return d.ArgErr()
 			}
