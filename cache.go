@@ -18,8 +18,9 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/dustin/go-humanize"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 )
 
 // Cache defaults, stated in the Caddyfile documentation.
@@ -58,11 +59,11 @@ func parseCacheCaddyfile(d *caddyfile.Dispenser) (*ExportCache, error) {
 	set := func(name, v string) error {
 		switch name {
 		case "max_size":
-			size, err := humanize.ParseBytes(v)
-			if err != nil || size < 1024 || size > 1<<40 {
-				return d.Errf("cache max_size: %q is not a size from 1KiB to 1TiB", v)
+			size, err := confvalue.Size(v)
+			if err != nil {
+				return d.Errf("cache max_size: %v", err)
 			}
-			c.MaxSize = int64(size)
+			c.MaxSize = size
 		case "ttl":
 			dur, err := caddy.ParseDuration(v)
 			if err != nil || dur <= 0 {

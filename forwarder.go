@@ -27,6 +27,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
+	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
 )
 
 // Error codes of the bodies design_bridge itself writes (the content
@@ -196,8 +197,9 @@ func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body []byte, de
 		return err
 	}
 	if watch.status == http.StatusUnauthorized || watch.status == http.StatusForbidden {
-		b.logger.Warn("content service refused the request: the token is wrong, revoked, or lacks the \"Bearer \" prefix (design_bridge adds it when missing); check token / CS_API_TOKEN",
-			zap.Int("status", watch.status), zap.String("path", r.URL.Path))
+		b.logger.Warn("content service refused the token",
+			zap.Int("status", watch.status), zap.String("path", r.URL.Path),
+			zap.String("hint", "the token is wrong, revoked, or lacks the \"Bearer \" prefix (design_bridge adds it when missing); check token (default {env.CS_API_TOKEN})"))
 	}
 	return nil
 }
@@ -278,9 +280,13 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Tim
 	if !ok {
 		return err
 	}
-	uid, status, code, msg, details := b.resolveUID(r, raw)
-	if status != 0 {
-		return b.fail(w, r, status, code, msg, details)
+	uid, err := b.resolveUID(r, raw)
+	if err != nil {
+		var refused *uidError
+		if !errors.As(err, &refused) {
+			return caddyhttp.Error(http.StatusInternalServerError, err)
+		}
+		return b.fail(w, r, refused.status, refused.code, refused.message, refused.details)
 	}
 	payload, err := json.Marshal(struct {
 		ClientID     string `json:"client_id"`
@@ -311,48 +317,70 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Tim
 		return err
 	}
 	if watch.status == http.StatusUnauthorized || watch.status == http.StatusForbidden {
-		b.logger.Warn("LoginV2 refused the client credentials: client_id / client_secret are wrong or the application is disabled",
-			zap.Int("status", watch.status))
+		b.logger.Warn("LoginV2 refused the client credentials",
+			zap.Int("status", watch.status),
+			zap.String("hint", "client_id or client_secret is wrong, or the application is disabled"))
 	}
 	return nil
 }
 
+// uidError is why a LoginV2 request's uid is refused, with the answer's
+// status and error object.
+type uidError struct {
+	status, code     int
+	message, details string
+}
+
+func (e *uidError) Error() string { return e.message + ": " + e.details }
+
+var (
+	errNoUser = &uidError{http.StatusForbidden, codeInvalidUID, "No user",
+		"the configured uid is empty for this request; is authentication configured before design_bridge?"}
+	errConfiguredUID = &uidError{http.StatusBadRequest, codeInvalidUID, "Invalid uid",
+		"the configured uid must be 1-128 letters, digits, _ or -"}
+	errAuthJSON = &uidError{http.StatusBadRequest, codeBadRequestJSON, "Invalid JSON",
+		"the request body must be a JSON object such as {\"uid\": \"customer-42\"}"}
+	errBodyUID = &uidError{http.StatusBadRequest, codeInvalidUID, "Invalid uid",
+		"uid must be a string of 1-128 letters, digits, _ or -"}
+)
+
 // resolveUID picks the LoginV2 uid: the configured uid (resolved per
-// request), else the body's "uid", else demo-user. A non-zero status
-// describes why the request is refused.
-func (b *Bridge) resolveUID(r *http.Request, raw []byte) (uid string, status, code int, msg, details string) {
+// request), else the body's "uid", else demo-user. A refusal is a
+// *uidError.
+func (b *Bridge) resolveUID(r *http.Request, raw []byte) (string, error) {
 	if b.UID != "" {
 		repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 		if repl == nil {
 			repl = caddy.NewReplacer()
 		}
-		uid = repl.ReplaceAll(b.UID, "")
+		uid := repl.ReplaceAll(b.UID, "")
 		if uid == "" {
 			// A configured uid that resolves to nothing (for example no
 			// authenticated user) must not fall back to a browser-chosen
 			// one.
-			return "", http.StatusForbidden, codeInvalidUID, "No user", "the configured uid is empty for this request; is authentication configured before design_bridge?"
+			return "", errNoUser
 		}
 		if !validUID(uid) {
-			return "", http.StatusBadRequest, codeInvalidUID, "Invalid uid", "the configured uid must be 1-128 letters, digits, _ or -"
+			return "", errConfiguredUID
 		}
-		return uid, 0, 0, "", ""
+		return uid, nil
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return defaultUID, 0, 0, "", ""
+		return defaultUID, nil
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return "", http.StatusBadRequest, codeBadRequestJSON, "Invalid JSON", "the request body must be a JSON object such as {\"uid\": \"customer-42\"}"
+		return "", errAuthJSON
 	}
 	rawUID, ok := fields["uid"]
 	if !ok {
-		return defaultUID, 0, 0, "", ""
+		return defaultUID, nil
 	}
+	var uid string
 	if err := json.Unmarshal(rawUID, &uid); err != nil || firstNonSpace(rawUID) != '"' || !validUID(uid) {
-		return "", http.StatusBadRequest, codeInvalidUID, "Invalid uid", "uid must be a string of 1-128 letters, digits, _ or -"
+		return "", errBodyUID
 	}
-	return uid, 0, 0, "", ""
+	return uid, nil
 }
 
 func validUID(s string) bool {
@@ -393,13 +421,12 @@ func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, ctx context.
 	if r.Context().Err() != nil {
 		return caddyhttp.Error(499, r.Context().Err())
 	}
-	b.logger.Error("upstream exchange failed", zap.String("upstream", b.upstreamURL(r)), zap.Int("status", status), zap.Error(err))
 	if status == http.StatusGatewayTimeout {
-		return b.fail(w, r, status, codeGatewayTimeout, "Upstream timeout",
-			fmt.Sprintf("%s did not answer within %s (timeout)", b.upstreamName(r), time.Duration(b.Timeout)))
+		return b.failCause(w, r, status, codeGatewayTimeout, "Upstream timeout",
+			fmt.Sprintf("%s did not answer within %s (timeout)", b.upstreamName(r), time.Duration(b.Timeout)), err)
 	}
-	return b.fail(w, r, http.StatusBadGateway, codeBadGateway, "Upstream unreachable",
-		fmt.Sprintf("%s could not be reached or failed to answer", b.upstreamName(r)))
+	return b.failCause(w, r, http.StatusBadGateway, codeBadGateway, "Upstream unreachable",
+		fmt.Sprintf("%s could not be reached or failed to answer", b.upstreamName(r)), err)
 }
 
 // upstreamName names the upstream in an answer: by its role, not its URL,
@@ -425,81 +452,46 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// fail answers with the error object {"code", "message", "details"}. When
-// one of the server's handle_errors routes would answer this error, the
-// error is returned instead as a caddyhttp.Error so that the route renders
-// it.
+// errorBody is the error object of design_bridge's own answers.
+type errorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Details string `json:"details"`
+}
+
+// fail answers with the error object {"code", "message", "details"},
+// through jsonerror: a handle_errors route that matches the request gets
+// the error, else the body is written here.
 func (b *Bridge) fail(w http.ResponseWriter, r *http.Request, status, code int, message, details string) error {
-	herr := caddyhttp.Error(status, fmt.Errorf("design_bridge: %s: %s", message, details))
-	if srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv.Errors != nil && len(srv.Errors.Routes) > 0 {
-		if _, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok &&
-			errorRoutesRespond(srv.Errors.Routes, srv.Errors.WithError(r, herr)) {
-			return herr
+	return b.failCause(w, r, status, code, message, details, nil)
+}
+
+// failCause is fail for an error with a cause the operator needs (refused
+// connection, TLS or DNS failure): the cause goes to the log and to the
+// error handed to handle_errors, never to the browser.
+func (b *Bridge) failCause(w http.ResponseWriter, r *http.Request, status, code int, message, details string, cause error) error {
+	fields := []zap.Field{zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details)}
+	err := fmt.Errorf("design_bridge: %s: %s", message, details)
+	if cause != nil {
+		// Caddy's HandlerError adds its id, trace and status; the
+		// operator needs the error it carries.
+		var he caddyhttp.HandlerError
+		if errors.As(cause, &he) && he.Err != nil {
+			cause = he.Err
 		}
+		// The transport's errors name hosts and addresses, not headers;
+		// mask anyway, in case an upstream's answer ever ends up in one.
+		c := []byte(cause.Error())
+		maskSecrets(c, b.secrets)
+		fields = append(fields, zap.String("upstream", b.upstreamURL(r)), zap.String("cause", string(c)))
+		err = fmt.Errorf("%w: %s", err, c)
 	}
 	if status >= 500 {
-		b.logger.Error("request failed", zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details))
+		b.logger.Error("request failed", fields...)
 	} else {
-		b.logger.Debug("request refused", zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details))
+		b.logger.Debug("request refused", fields...)
 	}
-	payload, _ := json.Marshal(struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Details string `json:"details"`
-	}{code, message, details})
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", fmt.Sprint(len(payload)))
-	w.WriteHeader(status)
-	_, err := w.Write(payload)
-	return err
-}
-
-// errorRoutesRespond reports whether routes (a server's handle_errors
-// routes, with the error's placeholders set on r) would answer r: some
-// route matches and holds, directly or in a matching subroute, a handler
-// that writes a response. Matching is all it does; no handler runs.
-func errorRoutesRespond(routes caddyhttp.RouteList, r *http.Request) bool {
-	for _, route := range routes {
-		match, err := route.MatcherSets.AnyMatchWithError(r)
-		if err != nil || !match {
-			continue
-		}
-		for _, h := range route.Handlers {
-			if sub, ok := h.(*caddyhttp.Subroute); ok {
-				if errorRoutesRespond(sub.Routes, r) {
-					return true
-				}
-				continue
-			}
-			if m, ok := h.(caddy.Module); ok && passiveHandlers[string(m.CaddyModule().ID)] {
-				continue
-			}
-			return true
-		}
-		if route.Terminal {
-			return false
-		}
-	}
-	return false
-}
-
-// passiveHandlers only prepare or wrap a response that another handler
-// writes.
-var passiveHandlers = map[string]bool{
-	"http.handlers.vars":                  true,
-	"http.handlers.headers":               true,
-	"http.handlers.map":                   true,
-	"http.handlers.rewrite":               true,
-	"http.handlers.encode":                true,
-	"http.handlers.templates":             true,
-	"http.handlers.request_body":          true,
-	"http.handlers.log_append":            true,
-	"http.handlers.log_skip":              true,
-	"http.handlers.tracing":               true,
-	"http.handlers.push":                  true,
-	"http.handlers.copy_response_headers": true,
+	return jsonerror.Respond(w, r, status, errorBody{code, message, details}, err)
 }
 
 // newProxy provisions an internal reverse proxy to target. Caddy's
@@ -608,7 +600,7 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	// Trailer holds the announced trailer names, which Caddy announces to
 	// the client before the body.
 	if inHeader, inTrailer := t.scrubHeader(resp.Header), t.scrubHeader(resp.Trailer); inHeader || inTrailer {
-		t.logger.Warn("upstream response echoed a configured secret in its headers; those headers were removed")
+		t.logger.Warn("removed upstream response headers holding a secret")
 	}
 	if maskable(t.secrets) && resp.Body != nil && resp.Body != http.NoBody {
 		resp.Body = &maskingReader{src: resp.Body, secrets: t.secrets, onEOF: func() { t.scrubHeader(resp.Trailer) }}

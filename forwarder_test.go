@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
 func TestMaskingReader(t *testing.T) {
@@ -326,5 +329,40 @@ func BenchmarkCopyUnmasked(b *testing.B) {
 		if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{bytes.NewReader(body)}, buf); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestResolveUID(t *testing.T) {
+	tests := []struct {
+		name, configured, header, body string
+		want                           string
+		wantErr                        *uidError
+	}{
+		{name: "empty body", want: defaultUID},
+		{name: "no uid member", body: `{"x":1}`, want: defaultUID},
+		{name: "body uid", body: `{"uid":"customer-42"}`, want: "customer-42"},
+		{name: "body uid not a string", body: `{"uid":42}`, wantErr: errBodyUID},
+		{name: "body uid bad characters", body: `{"uid":"a b"}`, wantErr: errBodyUID},
+		{name: "body not an object", body: `[1]`, wantErr: errAuthJSON},
+		{name: "configured", configured: "{http.request.header.X-User}", header: "u-1", body: `{"uid":"other"}`, want: "u-1"},
+		{name: "configured empty", configured: "{http.request.header.X-User}", body: `{"uid":"other"}`, wantErr: errNoUser},
+		{name: "configured invalid", configured: "{http.request.header.X-User}", header: "a@b", wantErr: errConfiguredUID},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/proxy/bee-auth", strings.NewReader(tc.body))
+			if tc.header != "" {
+				r.Header.Set("X-User", tc.header)
+			}
+			repl := caddy.NewReplacer()
+			r = caddyhttp.PrepareRequest(r, repl, httptest.NewRecorder(), nil)
+			b := &Bridge{UID: tc.configured}
+			got, err := b.resolveUID(r, []byte(tc.body))
+			var refused *uidError
+			errors.As(err, &refused)
+			if got != tc.want || refused != tc.wantErr {
+				t.Errorf("got %q, %v; want %q, %v", got, err, tc.want, tc.wantErr)
+			}
+		})
 	}
 }

@@ -1,7 +1,6 @@
 package designbridge
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +13,9 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
 )
 
 func init() {
@@ -149,12 +151,6 @@ func fspTableCodeList() string {
 	return strings.Join(codes, ", ")
 }
 
-// fspHasPlaceholder reports whether text holds a placeholder, in which case
-// it can only be checked once the request is known.
-func fspHasPlaceholder(text string) bool {
-	return strings.Contains(text, "{")
-}
-
 // FSPError answers a request with a file-system-provider (FSP) error body,
 // `{"code": …, "message": "…", "details": "…"}`, with the HTTP status of the
 // FSP contract's error table. It always ends the handler chain.
@@ -217,8 +213,8 @@ func (fe *FSPError) Validate() error {
 // fspCheckLiterals checks the parts of a configuration that hold no
 // placeholder: the code, the status, and whether they fit together.
 func fspCheckLiterals(codeText, statusText, message string) error {
-	codeKnown := codeText != "" && !fspHasPlaceholder(codeText)
-	statusKnown := statusText != "" && !fspHasPlaceholder(statusText)
+	codeKnown := codeText != "" && !confvalue.HasPlaceholder(codeText)
+	statusKnown := statusText != "" && !confvalue.HasPlaceholder(statusText)
 	code := 0
 	if codeKnown {
 		var err error
@@ -270,7 +266,7 @@ func (fe *FSPError) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
 		fe.Code = caddyhttp.WeakString(d.Val())
-		if !fspHasPlaceholder(d.Val()) {
+		if !confvalue.HasPlaceholder(d.Val()) {
 			if _, err := fspParseCode(d.Val()); err != nil {
 				return d.Errf("fsp_error: %v", err)
 			}
@@ -305,7 +301,7 @@ func (fe *FSPError) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		if value == "" {
 			return d.Errf("fsp_error: %s must not be empty", subdirective)
 		}
-		if subdirective == "status" && !fspHasPlaceholder(value) {
+		if subdirective == "status" && !confvalue.HasPlaceholder(value) {
 			if _, err := fspParseStatus(value); err != nil {
 				return d.Errf("fsp_error: %v", err)
 			}
@@ -342,7 +338,7 @@ func (fe FSPError) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp
 		// A misconfiguration that only the request revealed: the client
 		// gets the generic FSP failure, the operator gets the reason.
 		if fe.logger != nil {
-			fe.logger.Error("fsp_error: invalid configuration at request time; answering 3001",
+			fe.logger.Error("invalid at request time; answered 3001",
 				zap.Error(err),
 				zap.String("method", r.Method),
 				zap.String("uri", r.RequestURI))
@@ -437,26 +433,11 @@ func fspVar(r *http.Request, name string) string {
 	}
 }
 
+// fspWrite answers with the FSP error body (through the modules' shared
+// JSON writer). Error answers are never cached.
 func fspWrite(w http.ResponseWriter, r *http.Request, body fspBody, status int) error {
-	encoded, err := json.Marshal(body)
-	if err != nil {
-		return caddyhttp.Error(http.StatusInternalServerError, err)
-	}
-	header := w.Header()
-	// Headers an earlier handler may have set for a body that is not this one.
-	for _, field := range []string{"Content-Encoding", "Content-Range", "Etag", "Last-Modified", "Accept-Ranges"} {
-		header.Del(field)
-	}
-	header.Set("Content-Type", "application/json")
-	header.Set("Cache-Control", "no-store")
-	header.Set("X-Content-Type-Options", "nosniff")
-	header.Set("Content-Length", strconv.Itoa(len(encoded)))
-	w.WriteHeader(status)
-	if r.Method == http.MethodHead {
-		return nil
-	}
-	_, err = w.Write(encoded)
-	return err
+	w.Header().Set("Cache-Control", "no-store")
+	return jsonerror.Write(w, r, status, body)
 }
 
 // Interface guards

@@ -12,19 +12,22 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
-	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
+
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 )
 
 func init() {
 	caddy.RegisterModule(Bridge{})
-	httpcaddyfile.RegisterHandlerDirective("design_bridge", parseCaddyfile)
-	// After the authentication directives (so {http.auth.user.id} is known
-	// when uid uses it) and before respond, reverse_proxy and file_server,
-	// which would otherwise answer the export requests themselves.
-	httpcaddyfile.RegisterDirectiveOrder("design_bridge", httpcaddyfile.After, "forward_auth")
+	httpcaddyfile.RegisterDirective("design_bridge", parseCaddyfile)
+	// Right after encode, so that a site's encode compresses the answers;
+	// that is also after the authentication directives (so
+	// {http.auth.user.id} is known when uid uses it), and before handle,
+	// route, respond, reverse_proxy and file_server, which would otherwise
+	// answer the export requests themselves.
+	httpcaddyfile.RegisterDirectiveOrder("design_bridge", httpcaddyfile.After, "encode")
 }
 
 // Defaults of the Bridge fields, applied at Provision when a field is empty.
@@ -83,8 +86,9 @@ type Bridge struct {
 	// Path whose POST performs LoginV2. Default: /proxy/bee-auth
 	AuthPath string `json:"auth_path,omitempty"`
 
-	// Largest request body forwarded, in bytes; bodies are read into
-	// memory before they are forwarded. Default: 10 MiB.
+	// Largest request body forwarded, in bytes (the Caddyfile takes sizes
+	// such as 10MiB or 500KB), as content_service's max_body; bodies are
+	// read into memory before they are forwarded. Default: 10 MiB.
 	MaxBody int64 `json:"max_body,omitempty"`
 
 	// Longest time an exchange may take, from reading the request body
@@ -166,48 +170,81 @@ func (b *Bridge) resolve() error {
 	}
 	b.secrets, b.bearer = nil, ""
 	repl := caddy.NewReplacer()
-	resolve := func(s, def string) string {
-		if s == "" {
-			s = def
+	// value resolves a field's global placeholders. A configured value must
+	// resolve: an unknown or empty placeholder (a typo, an unset variable)
+	// is a load error naming the field and the placeholder. An unset field
+	// takes its default, which may be empty.
+	value := func(field, raw, def string) (v string, configured bool, err error) {
+		if raw == "" {
+			return strings.TrimSpace(repl.ReplaceKnown(def, "")), false, nil
 		}
-		return strings.TrimSpace(repl.ReplaceKnown(s, ""))
+		if v, err = confvalue.Required(repl, raw); err != nil {
+			return "", true, fmt.Errorf("%s: %v", field, err)
+		}
+		return strings.TrimSpace(v), true, nil
 	}
 
-	var err error
-	if b.contentURL, err = parseUpstreamURL(resolve(b.ContentService, DefaultContentService)); err != nil {
+	contentService, _, err := value("content_service", b.ContentService, DefaultContentService)
+	if err != nil {
+		return err
+	}
+	if b.contentURL, err = parseUpstreamURL(contentService); err != nil {
 		return fmt.Errorf("content_service: %v", err)
 	}
-	if b.authURL, err = parseUpstreamURL(resolve(b.AuthURL, DefaultAuthURL)); err != nil {
+	authURL, _, err := value("auth_url", b.AuthURL, DefaultAuthURL)
+	if err != nil {
+		return err
+	}
+	if b.authURL, err = parseUpstreamURL(authURL); err != nil {
 		return fmt.Errorf("auth_url: %v", err)
 	}
-	if tok := bareToken(resolve(b.Token, DefaultToken)); tok != "" {
-		b.bearer = "Bearer " + tok
-		b.secrets = append(b.secrets, []byte(tok))
+
+	secrets := []struct {
+		field, raw, def, needs string
+		secret                 bool // masked and warned about; client_id is an identifier
+		dst                    *string
+	}{
+		{"token", b.Token, DefaultToken, "exports", true, &b.bearer},
+		{"client_id", b.ClientID, DefaultClientID, "LoginV2 (auth_path)", false, &b.clientID},
+		{"client_secret", b.ClientSecret, DefaultClientSecret, "LoginV2 (auth_path)", true, &b.clientSecret},
 	}
-	b.clientID = resolve(b.ClientID, DefaultClientID)
-	b.clientSecret = resolve(b.ClientSecret, DefaultClientSecret)
-	for _, s := range []string{b.clientID, b.clientSecret} {
-		if s != "" {
-			b.secrets = append(b.secrets, []byte(s))
+	for _, s := range secrets {
+		v, configured, err := value(s.field, s.raw, s.def)
+		if err != nil {
+			return err
 		}
-	}
-	for _, s := range b.secrets {
-		if len(s) < minMaskedSecret {
-			b.logger.Warn("a configured secret is shorter than the length design_bridge can safely mask in responses; use a longer one",
-				zap.Int("min_length", minMaskedSecret))
+		if s.field == "token" {
+			v = bareToken(v)
+			if configured && v == "" {
+				return fmt.Errorf("token: holds no token after the \"Bearer\" prefix")
+			}
 		}
-	}
-	for field, raw := range map[string]string{"token": b.Token, "client_id": b.ClientID, "client_secret": b.ClientSecret} {
-		if raw != "" && !strings.Contains(raw, "{") {
+		*s.dst = v
+		if v == "" {
+			b.logger.Warn("secret not set; requests that need it are refused",
+				zap.String("field", s.field), zap.String("default", s.def), zap.String("refused", s.needs))
+			continue
+		}
+		// Masking client_id too costs nothing and keeps an identifier the
+		// page never needs out of responses.
+		b.secrets = append(b.secrets, []byte(v))
+		if !s.secret {
+			continue
+		}
+		if len(v) < minMaskedSecret {
+			b.logger.Warn("secret too short to mask in responses; use a longer one",
+				zap.String("field", s.field), zap.Int("min_length", minMaskedSecret))
+		}
+		if configured && !confvalue.HasPlaceholder(s.raw) {
 			// The config JSON is visible through the admin API (/config/),
 			// autosave.json and Caddy's own DEBUG dumps of the config;
 			// {env.X} keeps the value itself out of all of them.
-			b.logger.Warn("a secret is configured as a literal value, which Caddy's config (admin API, autosave, debug logs) shows; use an {env.*} placeholder",
-				zap.String("field", field))
+			b.logger.Warn("secret configured as a literal, which Caddy's config shows (admin API, autosave, debug logs); use an {env.*} placeholder",
+				zap.String("field", s.field))
 		}
 	}
-	if b.bearer == "" {
-		b.logger.Warn("no content service token configured (token, default {env.CS_API_TOKEN}); export requests will be refused")
+	if b.bearer != "" {
+		b.bearer = "Bearer " + b.bearer
 	}
 
 	paths := b.ExportPaths
@@ -229,7 +266,11 @@ func (b *Bridge) resolve() error {
 	}
 	b.allowed = make(map[string]struct{}, len(b.AllowedOrigins))
 	for _, o := range b.AllowedOrigins {
-		b.allowed[normalizeOrigin(resolve(o, ""))] = struct{}{}
+		v, _, err := value("allowed_origins", o, "")
+		if err != nil {
+			return err
+		}
+		b.allowed[normalizeOrigin(v)] = struct{}{}
 	}
 	return nil
 }
@@ -347,11 +388,32 @@ func normalizeOrigin(s string) string {
 	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(s), "/"))
 }
 
-// parseCaddyfile sets up the handler from Caddyfile tokens.
-func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+// parseCaddyfile sets up the handler from Caddyfile tokens. It refuses a
+// matcher: the handler acts only on its own paths, so a matcher could only
+// hide some of them (design_bridge /v1/* would leave /proxy/bee-auth to
+// file_server) and break the editor without a word.
+func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
+	h.Next() // directive name
+	var first string
+	if h.NextArg() {
+		first = h.Val()
+	}
+	h.Reset()
+	h.Next()
+	matcherSet, err := h.ExtractMatcherSet()
+	if err != nil {
+		return nil, err
+	}
+	if matcherSet != nil {
+		h.Next() // so that the error names the directive's line
+		return nil, h.Errf("design_bridge takes no matcher (got %q): it acts only on its export paths and auth_path and passes every other request on, "+
+			"so a matcher can only hide some of them (such as %s) from it; to limit it on purpose, wrap it: route <matcher> { design_bridge … }", first, DefaultAuthPath)
+	}
 	b := new(Bridge)
-	err := b.UnmarshalCaddyfile(h.Dispenser)
-	return b, err
+	if err := b.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return h.NewRoute(nil, b), nil
 }
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
@@ -374,8 +436,9 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		auth_rate_limit <requests> [per] <duration>
 //	}
 //
-// The directive takes no arguments and no matcher is needed: it acts only
-// on its export and auth paths and passes everything else on.
+// The directive takes no arguments and refuses a matcher: it acts only on
+// its export and auth paths and passes everything else on. To limit it on
+// purpose, wrap it in route <matcher> { … }.
 func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
@@ -395,6 +458,11 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			// by the Caddyfile lexer; take it back together.
 			if name == "token" && len(args) == 2 && strings.EqualFold(args[0], "Bearer") {
 				args = []string{args[0] + " " + args[1]}
+			}
+			if len(args) == 0 {
+				// {$VAR} is replaced when the file is read; unset, it
+				// leaves no token at all.
+				return d.Errf("%s: no value (is a {$VAR} in it unset or empty?)", name)
 			}
 			if len(args) != 1 {
 				return d.ArgErr()
@@ -442,14 +510,11 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
 			}
-			size, err := humanize.ParseBytes(v)
+			size, err := confvalue.Size(v)
 			if err != nil {
-				return d.Errf("max_body: parsing %q: %v", v, err)
+				return d.Errf("max_body: %v", err)
 			}
-			if size == 0 || size > 1<<40 {
-				return d.Errf("max_body: %q out of range (1 B to 1 TiB)", v)
-			}
-			b.MaxBody = int64(size)
+			b.MaxBody = size
 		case "timeout":
 			var v string
 			if !d.AllArgs(&v) {

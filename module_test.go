@@ -83,31 +83,31 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"argument on directive", "design_bridge http://x", "wrong argument count or unexpected line ending after 'http://x'"},
 		{"unknown subdirective", "design_bridge {\n contentservice http://x\n}", `unrecognized subdirective "contentservice"`},
 		{"duplicate", "design_bridge {\n token a\n token b\n}", "token specified more than once"},
-		{"content_service no arg", "design_bridge {\n content_service\n}", "wrong argument count or unexpected line ending after 'content_service'"},
+		{"content_service no arg", "design_bridge {\n content_service\n}", "content_service: no value (is a {$VAR} in it unset or empty?)"},
 		{"content_service two args", "design_bridge {\n content_service a b\n}", "wrong argument count or unexpected line ending after 'b'"},
-		{"token no arg", "design_bridge {\n token\n}", "wrong argument count or unexpected line ending after 'token'"},
+		{"token no arg", "design_bridge {\n token\n}", "token: no value (is a {$VAR} in it unset or empty?)"},
 		{"token two words without Bearer", "design_bridge {\n token Basic abc\n}", "wrong argument count or unexpected line ending after 'abc'"},
 		{"token three words", "design_bridge {\n token Bearer a b\n}", "after 'b'"},
 		{"token empty", "design_bridge {\n token \"\"\n}", "token: empty value"},
-		{"client_id no arg", "design_bridge {\n client_id\n}", "after 'client_id'"},
-		{"client_secret no arg", "design_bridge {\n client_secret\n}", "after 'client_secret'"},
-		{"auth_url no arg", "design_bridge {\n auth_url\n}", "after 'auth_url'"},
-		{"uid no arg", "design_bridge {\n uid\n}", "after 'uid'"},
+		{"client_id no arg", "design_bridge {\n client_id\n}", "client_id: no value (is a {$VAR} in it unset or empty?)"},
+		{"client_secret no arg", "design_bridge {\n client_secret\n}", "client_secret: no value (is a {$VAR} in it unset or empty?)"},
+		{"auth_url no arg", "design_bridge {\n auth_url\n}", "auth_url: no value (is a {$VAR} in it unset or empty?)"},
+		{"uid no arg", "design_bridge {\n uid\n}", "uid: no value (is a {$VAR} in it unset or empty?)"},
 		{"uid empty", "design_bridge {\n uid \"\"\n}", "uid: empty value"},
 		{"auth_path relative", "design_bridge {\n auth_path proxy\n}", `auth_path "proxy" must start with /`},
-		{"auth_path no arg", "design_bridge {\n auth_path\n}", "after 'auth_path'"},
+		{"auth_path no arg", "design_bridge {\n auth_path\n}", "auth_path: no value (is a {$VAR} in it unset or empty?)"},
 		{"export_paths none", "design_bridge {\n export_paths\n}", "after 'export_paths'"},
 		{"export_paths relative", "design_bridge {\n export_paths /a b\n}", `export_paths: "b" must start with /`},
 		{"allowed_origins none", "design_bridge {\n allowed_origins\n}", "after 'allowed_origins'"},
-		{"max_body bad", "design_bridge {\n max_body lots\n}", `max_body: parsing "lots"`},
-		{"max_body zero", "design_bridge {\n max_body 0\n}", `max_body: "0" out of range`},
+		{"max_body bad", "design_bridge {\n max_body lots\n}", `max_body: "lots" is not a size`},
+		{"max_body zero", "design_bridge {\n max_body 0\n}", `max_body: "0": size must be between 1 byte and 1 TiB`},
 		{"max_body no arg", "design_bridge {\n max_body\n}", "after 'max_body'"},
 		{"timeout bad", "design_bridge {\n timeout soon\n}", `timeout: parsing "soon"`},
 		{"timeout negative", "design_bridge {\n timeout -1s\n}", `timeout: "-1s" must be positive`},
 		{"timeout two args", "design_bridge {\n timeout 1s 2s\n}", "after '1s'"},
 		{"unwrap_html arg", "design_bridge {\n unwrap_html yes\n}", "after 'yes'"},
 		{"insecure_http arg", "design_bridge {\n insecure_http yes\n}", "after 'yes'"},
-		{"block instead of value", "design_bridge {\n token {\n}\n}", "after 'token'"},
+		{"block instead of value", "design_bridge {\n token {\n}\n}", "token: no value"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,6 +132,7 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 func TestResolveAndValidate(t *testing.T) {
 	t.Setenv("DB_TEST_TOKEN", "Bearer env-token-123456")
 	t.Setenv("DB_TEST_URL", "http://127.0.0.1:9")
+	t.Setenv("DB_TEST_SPACE", " ")
 	tests := []struct {
 		name    string
 		b       Bridge
@@ -153,6 +154,11 @@ func TestResolveAndValidate(t *testing.T) {
 		{name: "token with prefix", b: Bridge{Token: "Bearer abc12345"}, check: wantBearer("Bearer abc12345")},
 		{name: "token with lowercase prefix", b: Bridge{Token: "bearer abc12345"}, check: wantBearer("Bearer abc12345")},
 		{name: "token from env with prefix", b: Bridge{Token: "{env.DB_TEST_TOKEN}"}, check: wantBearer("Bearer env-token-123456")},
+		{name: "token placeholder empty", b: Bridge{Token: "{env.DB_TEST_TOKN}"}, wantErr: "token: evaluated placeholder {env.DB_TEST_TOKN} is empty"},
+		{name: "client_id placeholder empty", b: Bridge{ClientID: "{env.DB_TEST_UNSET}"}, wantErr: "client_id: evaluated placeholder {env.DB_TEST_UNSET} is empty"},
+		{name: "client_secret placeholder empty", b: Bridge{ClientSecret: "{env.DB_TEST_UNSET}"}, wantErr: "client_secret: evaluated placeholder {env.DB_TEST_UNSET} is empty"},
+		{name: "content_service placeholder empty", b: Bridge{ContentService: "{env.DB_TEST_UNSET}"}, wantErr: "content_service: evaluated placeholder {env.DB_TEST_UNSET} is empty"},
+		{name: "token only the prefix", b: Bridge{Token: "Bearer {env.DB_TEST_SPACE}"}, wantErr: `token: holds no token after the "Bearer" prefix`},
 		{name: "content_service from env", b: Bridge{ContentService: "{env.DB_TEST_URL}", Token: "x"}, check: func(t *testing.T, b *Bridge) {
 			if b.contentURL.String() != "http://127.0.0.1:9" {
 				t.Errorf("content url %s", b.contentURL)

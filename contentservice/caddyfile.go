@@ -1,11 +1,11 @@
 package contentservice
 
 import (
-	"strings"
-
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 )
 
 func init() {
@@ -64,7 +64,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			h.SigningKey = d.Val()
-			if !hasPlaceholder(h.SigningKey) && len(h.SigningKey) < MinSigningKeyLen {
+			if !confvalue.HasPlaceholder(h.SigningKey) && len(h.SigningKey) < MinSigningKeyLen {
 				return d.Errf("signing_key: %d bytes; at least %d are required", len(h.SigningKey), MinSigningKeyLen)
 			}
 			if d.NextArg() {
@@ -83,12 +83,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.NextArg() {
 				return d.ArgErr()
 			}
-			h.MaxBody = d.Val()
-			if !hasPlaceholder(h.MaxBody) {
-				if _, err := parseSize(h.MaxBody); err != nil {
-					return d.Errf("max_body: %v", err)
-				}
+			size, err := confvalue.Size(d.Val())
+			if err != nil {
+				return d.Errf("max_body: %v", err)
 			}
+			h.MaxBody = size
 			if d.NextArg() {
 				return d.ArgErr()
 			}
@@ -104,12 +103,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("rate_limit: want <requests> [per] <duration>, got %d arguments", len(args))
 			}
 			h.RateLimit = &RateLimit{Requests: args[0], Window: args[1]}
-			if !hasPlaceholder(args[0]) {
+			if !confvalue.HasPlaceholder(args[0]) {
 				if _, err := parseCount(args[0]); err != nil {
 					return d.Errf("rate_limit: %v", err)
 				}
 			}
-			if !hasPlaceholder(args[1]) {
+			if !confvalue.HasPlaceholder(args[1]) {
 				if _, err := parseWindow(args[1]); err != nil {
 					return d.Errf("rate_limit: %v", err)
 				}
@@ -130,12 +129,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("login_failure_limit: want <failures> [per] <duration> or off, got %d arguments", len(args))
 			}
 			h.LoginFailureLimit = &RateLimit{Requests: args[0], Window: args[1]}
-			if !hasPlaceholder(args[0]) {
+			if !confvalue.HasPlaceholder(args[0]) {
 				if _, err := parseCount(args[0]); err != nil {
 					return d.Errf("login_failure_limit: %v", err)
 				}
 			}
-			if !hasPlaceholder(args[1]) {
+			if !confvalue.HasPlaceholder(args[1]) {
 				if _, err := parseWindow(args[1]); err != nil {
 					return d.Errf("login_failure_limit: %v", err)
 				}
@@ -208,12 +207,6 @@ func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
 		return app, d.Errf("app %q: secret is required", app.ClientID)
 	}
 	return app, nil
-}
-
-// hasPlaceholder reports whether a value holds a runtime placeholder
-// ({…}); such values are checked when the config loads.
-func hasPlaceholder(s string) bool {
-	return strings.Contains(s, "{") && strings.Contains(s, "}")
 }
 
 // Interface guard

@@ -41,7 +41,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 					{ClientID: "my-client", ClientSecret: "{env.CLIENT_SECRET}", Tokens: []string{"tok-1", "tok-2", "{env.CS_TOKEN}"}, Disabled: true, EditorTokens: true},
 					{ClientID: "other", ClientSecret: "s2"},
 				},
-				MaxBody:   "1MiB",
+				MaxBody:   1 << 20,
 				RateLimit: &RateLimit{Requests: "60", Window: "1m"},
 				PassThru:  true,
 			},
@@ -73,8 +73,8 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		},
 		{
 			name:  "placeholders in sizes and limits",
-			input: "content_service {\n max_body {env.MAX}\n rate_limit {env.N} {env.W}\n}",
-			want:  Handler{MaxBody: "{env.MAX}", RateLimit: &RateLimit{Requests: "{env.N}", Window: "{env.W}"}},
+			input: "content_service {\n rate_limit {env.N} {env.W}\n}",
+			want:  Handler{RateLimit: &RateLimit{Requests: "{env.N}", Window: "{env.W}"}},
 		},
 		{
 			name:  "literal key of 32 bytes",
@@ -102,6 +102,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{name: "max_body without value", input: "content_service {\n max_body\n}", err: "max_body"},
 		{name: "max_body bad", input: "content_service {\n max_body huge\n}", err: `max_body: "huge" is not a size`},
 		{name: "max_body zero", input: "content_service {\n max_body 0\n}", err: "max_body"},
+		{name: "max_body placeholder", input: "content_service {\n max_body {env.MAX}\n}", err: `max_body: "{env.MAX}" is not a size`},
 		{name: "max_body two values", input: "content_service {\n max_body 1MiB 2MiB\n}", err: "2MiB"},
 		{name: "max_body twice", input: "content_service {\n max_body 1MiB\n max_body 2MiB\n}", err: "max_body given twice"},
 		{name: "rate_limit one arg", input: "content_service {\n rate_limit 5\n}", err: "want <requests> [per] <duration>, got 1"},

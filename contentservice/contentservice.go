@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/dustin/go-humanize"
+
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/design"
@@ -62,9 +62,9 @@ type Handler struct {
 	// and export (API tokens). At least one is required.
 	Apps []App `json:"apps,omitempty"`
 
-	// MaxBody is the largest accepted export body, as a size such as
-	// "4MiB", "500KB" or "1048576" (bytes). Default 4 MiB.
-	MaxBody string `json:"max_body,omitempty"`
+	// Largest accepted export body, in bytes (the Caddyfile takes sizes
+	// such as 4MiB or 500KB), as design_bridge's max_body. Default: 4 MiB.
+	MaxBody int64 `json:"max_body,omitempty"`
 
 	// RateLimit, when set, bounds export requests per API token (editor
 	// tokens share their application's budget). Unset means no limit.
@@ -201,7 +201,7 @@ func (h *Handler) setup(repl *caddy.Replacer) error {
 	if h.SigningKey == "" {
 		return fmt.Errorf("signing_key is required (e.g. signing_key {env.SIGNING_KEY} with %d or more random bytes, such as the output of `openssl rand -base64 48`)", MinSigningKeyLen)
 	}
-	key, err := replace(repl, h.SigningKey)
+	key, err := confvalue.Replace(repl, h.SigningKey)
 	if err != nil {
 		return fmt.Errorf("signing_key: %v", err)
 	}
@@ -218,7 +218,7 @@ func (h *Handler) setup(repl *caddy.Replacer) error {
 	seenIDs := make(map[string]bool)
 	seenTokens := make(map[[sha256.Size]byte]string)
 	for i, app := range h.Apps {
-		id, err := replaceRequired(repl, app.ClientID)
+		id, err := confvalue.Required(repl, app.ClientID)
 		if err != nil {
 			return fmt.Errorf("app #%d: client_id: %v", i+1, err)
 		}
@@ -226,7 +226,7 @@ func (h *Handler) setup(repl *caddy.Replacer) error {
 			return fmt.Errorf("app %q: client_id configured twice", id)
 		}
 		seenIDs[id] = true
-		secret, err := replaceRequired(repl, app.ClientSecret)
+		secret, err := confvalue.Required(repl, app.ClientSecret)
 		if err != nil {
 			return fmt.Errorf("app %q: secret: %v", id, err)
 		}
@@ -239,7 +239,7 @@ func (h *Handler) setup(repl *caddy.Replacer) error {
 			editorTokens: app.EditorTokens,
 		})
 		for j, raw := range app.Tokens {
-			value, err := replaceRequired(repl, raw)
+			value, err := confvalue.Required(repl, raw)
 			if err != nil {
 				return fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
 			}
@@ -258,14 +258,11 @@ func (h *Handler) setup(repl *caddy.Replacer) error {
 	}
 
 	h.maxBody = DefaultMaxBody
-	if h.MaxBody != "" {
-		value, err := replaceRequired(repl, h.MaxBody)
-		if err != nil {
-			return fmt.Errorf("max_body: %v", err)
-		}
-		if h.maxBody, err = parseSize(value); err != nil {
-			return fmt.Errorf("max_body: %v", err)
-		}
+	if h.MaxBody < 0 {
+		return fmt.Errorf("max_body must not be negative")
+	}
+	if h.MaxBody > 0 {
+		h.maxBody = h.MaxBody
 	}
 
 	h.bodyBufs = &sync.Pool{New: func() any { return new([]byte) }}
@@ -319,7 +316,7 @@ func (h *Handler) Validate() error {
 
 // resolve returns the request count and window of a rate limit.
 func (rl *RateLimit) resolve(repl *caddy.Replacer) (int, time.Duration, error) {
-	reqs, err := replaceRequired(repl, rl.Requests)
+	reqs, err := confvalue.Required(repl, rl.Requests)
 	if err != nil {
 		return 0, 0, fmt.Errorf("requests: %v", err)
 	}
@@ -327,7 +324,7 @@ func (rl *RateLimit) resolve(repl *caddy.Replacer) (int, time.Duration, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	win, err := replaceRequired(repl, rl.Window)
+	win, err := confvalue.Required(repl, rl.Window)
 	if err != nil {
 		return 0, 0, fmt.Errorf("window: %v", err)
 	}
@@ -336,18 +333,6 @@ func (rl *RateLimit) resolve(repl *caddy.Replacer) (int, time.Duration, error) {
 		return 0, 0, err
 	}
 	return n, window, nil
-}
-
-// parseSize reads a positive byte size such as "4MiB" or "1048576".
-func parseSize(s string) (int64, error) {
-	size, err := humanize.ParseBytes(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a size (e.g. 4MiB, 512KB, 1048576): %v", s, err)
-	}
-	if size == 0 || size > 1<<40 {
-		return 0, fmt.Errorf("%q: size must be between 1 byte and 1 TiB", s)
-	}
-	return int64(size), nil
 }
 
 // parseCount reads the positive request count of a rate limit.
@@ -371,43 +356,6 @@ func parseWindow(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// replace replaces placeholders, refusing unknown ones and ones that are
-// empty, so that an unset environment variable is a load-time error rather
-// than an empty secret. Caddy's message quotes the placeholder; it is kept
-// only when the value is one whole placeholder, since otherwise the braces
-// may be part of a literal secret (escape them as \{ \}).
-func replace(repl *caddy.Replacer, s string) (string, error) {
-	out, err := repl.ReplaceOrErr(s, true, true)
-	if err != nil {
-		if isWholePlaceholder(s) {
-			return "", err
-		}
-		return "", fmt.Errorf("holds an unknown or empty placeholder (escape a literal brace as \\{)")
-	}
-	return out, nil
-}
-
-// isWholePlaceholder reports whether s is exactly one placeholder, such as
-// {env.SIGNING_KEY}.
-func isWholePlaceholder(s string) bool {
-	return len(s) > 2 && s[0] == '{' && s[len(s)-1] == '}' && !strings.ContainsAny(s[1:len(s)-1], "{}")
-}
-
-// replaceRequired is replace that also refuses an empty result.
-func replaceRequired(repl *caddy.Replacer, s string) (string, error) {
-	if strings.TrimSpace(s) == "" {
-		return "", fmt.Errorf("value is missing")
-	}
-	out, err := replace(repl, s)
-	if err != nil {
-		return "", err
-	}
-	if strings.TrimSpace(out) == "" {
-		return "", fmt.Errorf("value is empty after placeholder replacement")
-	}
-	return out, nil
-}
-
 // ServeHTTP dispatches the service's endpoints.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if r.Body == nil {
@@ -415,33 +363,44 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		r.Body = http.NoBody
 	}
 	switch r.URL.Path {
+	case PathLogin, PathRefresh, PathHTML, PathPlainText:
+	default:
+		if h.PassThru {
+			return next.ServeHTTP(w, r)
+		}
+	}
+	ew := &errorWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, r: r}
+	h.serve(ew, r)
+	return ew.err
+}
+
+// serve dispatches the service's endpoints; errors are answered through
+// w (see respondError).
+func (h *Handler) serve(w *errorWriter, r *http.Request) {
+	switch r.URL.Path {
 	case PathLogin, PathRefresh:
 		w.Header().Set("X-Request-Id", requestID(r))
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			writeLoginError(w, http.StatusMethodNotAllowed, http.StatusMethodNotAllowed, "Method not allowed: use POST")
-			return nil
+			return
 		}
 		if r.URL.Path == PathLogin {
 			h.serveLogin(w, r)
 		} else {
 			h.serveRefresh(w, r)
 		}
-		return nil
+		return
 	case PathHTML:
 		h.serveExport(w, r, formatHTML)
-		return nil
+		return
 	case PathPlainText:
 		h.serveExport(w, r, formatText)
-		return nil
-	}
-	if h.PassThru {
-		return next.ServeHTTP(w, r)
+		return
 	}
 	w.Header().Set("X-Request-Id", requestID(r))
 	writeError(w, http.StatusNotFound, http.StatusNotFound, "Not found",
 		"this content service serves POST "+PathLogin+", "+PathRefresh+", "+PathHTML+" and "+PathPlainText)
-	return nil
 }
 
 // The endpoints' paths (match the request path exactly; use handle_path

@@ -69,6 +69,7 @@ func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 	if h.limiter != nil {
 		if allowed, wait := h.limiter.allow(key, h.now()); !allowed {
 			secs := retryAfterSeconds(wait)
+			h.logRefusal(w, r, "export rate-limited", "rate_limit reached", zap.String("client_id", h.keyApp(key)), zap.Int("retry_after_s", secs))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeError(w, http.StatusTooManyRequests, CodeRateLimited, "Rate limit exceeded",
 				fmt.Sprintf("retry after %d s", secs))
@@ -100,7 +101,7 @@ func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 	out, failure := h.renderSafely(body, f)
 	if failure != nil {
 		if failure.status == http.StatusInternalServerError {
-			h.logger.Error("content_service: rendering failed",
+			h.logger.Error("rendering failed",
 				zap.String("request_id", id),
 				zap.String("path", r.URL.Path),
 				zap.Int("body_bytes", len(body)),
@@ -187,17 +188,20 @@ func (h *Handler) writeTooLarge(w http.ResponseWriter) {
 func (h *Handler) authorizeExport(w http.ResponseWriter, r *http.Request) (int, bool) {
 	token, err := bearerToken(r)
 	if errors.Is(err, errNoAuthorization) {
+		h.logRefusal(w, r, "export refused", "no Authorization header")
 		writeError(w, http.StatusUnauthorized, CodeNoAuthorization, "Missing Authorization header",
 			"send Authorization: Bearer <CS API token>")
 		return 0, false
 	}
 	if err != nil {
+		h.logRefusal(w, r, "export refused", "malformed Authorization header")
 		writeError(w, http.StatusUnauthorized, CodeMalformedBearer, "Malformed Authorization header",
 			"expected Authorization: Bearer <token>")
 		return 0, false
 	}
 	if i := h.lookupAPIToken(token); i >= 0 {
-		if h.apps[h.apiTokens[i].app].disabled {
+		if app := h.apps[h.apiTokens[i].app]; app.disabled {
+			h.logRefusal(w, r, "export refused", "token of a disabled application", zap.String("client_id", app.clientID))
 			writeError(w, http.StatusForbidden, CodeForbiddenToken, "Forbidden", "the token is revoked")
 			return 0, false
 		}
@@ -208,6 +212,7 @@ func (h *Handler) authorizeExport(w http.ResponseWriter, r *http.Request) (int, 
 	if claims, err := h.parseEditorToken(token); err == nil {
 		if app := h.appByRef(claims.AppRef); app >= 0 && h.apps[app].editorTokens && !h.apps[app].disabled {
 			if h.tokenExpired(claims) {
+				h.logRefusal(w, r, "export refused", "editor token expired", zap.String("client_id", h.apps[app].clientID))
 				writeError(w, http.StatusUnauthorized, CodeTokenExpired, "Token expired",
 					"refresh the editor token (POST "+PathRefresh+")")
 				return 0, false
@@ -215,8 +220,28 @@ func (h *Handler) authorizeExport(w http.ResponseWriter, r *http.Request) (int, 
 			return len(h.apiTokens) + app, true
 		}
 	}
+	h.logRefusal(w, r, "export refused", "unknown token")
 	writeError(w, http.StatusForbidden, CodeForbiddenToken, "Forbidden", "unknown or revoked token")
 	return 0, false
+}
+
+// keyApp names the application a rate-limit key belongs to.
+func (h *Handler) keyApp(key int) string {
+	if key < len(h.apiTokens) {
+		return h.apps[h.apiTokens[key].app].clientID
+	}
+	return h.apps[key-len(h.apiTokens)].clientID
+}
+
+// logRefusal logs a refused login, token or export at WARN, with the
+// request id the answer carries (also in Caddy's access log). Never a
+// token, secret or anything else the client sent.
+func (h *Handler) logRefusal(w http.ResponseWriter, r *http.Request, msg, reason string, fields ...zap.Field) {
+	h.logger.Warn(msg, append([]zap.Field{
+		zap.String("reason", reason),
+		zap.String("path", r.URL.Path),
+		zap.String("request_id", w.Header().Get("X-Request-Id")),
+	}, fields...)...)
 }
 
 // renderFailure is a failed export, before it is written.

@@ -103,7 +103,7 @@ func TestExportErrors(t *testing.T) {
 			"", PathPlainText, nil, `{}`, 400, CodeNotDesign, "page: missing"},
 		{"design over a bound", withFakeRenderer(fmt.Errorf("depth 200: %w", design.ErrTooLarge), nil, nil),
 			"", PathHTML, nil, `{}`, 413, CodeBodyTooLarge, "depth"},
-		{"body over max_body", func(h *Handler) { withFakeRenderer(nil, fakeOutput, nil)(h); h.MaxBody = "10B" },
+		{"body over max_body", func(h *Handler) { withFakeRenderer(nil, fakeOutput, nil)(h); h.MaxBody = 10 },
 			"", PathHTML, nil, `{"page":{"rows":[]}}`, 413, CodeBodyTooLarge, "10 bytes"},
 		{"media type text/plain", withFakeRenderer(nil, fakeOutput, nil),
 			"", PathHTML, map[string]string{"Content-Type": "text/plain"}, `{}`, 415, CodeMediaType, "application/json"},
@@ -153,7 +153,7 @@ func TestExportErrors(t *testing.T) {
 }
 
 func TestBodyOverLimitWithoutContentLength(t *testing.T) {
-	h, _, _ := newTestHandler(t, func(h *Handler) { withFakeRenderer(nil, fakeOutput, nil)(h); h.MaxBody = "1KiB" })
+	h, _, _ := newTestHandler(t, func(h *Handler) { withFakeRenderer(nil, fakeOutput, nil)(h); h.MaxBody = 1 << 10 })
 	for _, size := range []int{1024, 1025} {
 		r := request{path: PathHTML, headers: bearer(testAPIToken), body: strings.Repeat(" ", size)}
 		req := do(t, h, r)

@@ -48,8 +48,7 @@ func TestProvisionErrors(t *testing.T) {
 		{"token shared by two apps", func(h *Handler) {
 			h.Apps = append(h.Apps, App{ClientID: "b", ClientSecret: "x", Tokens: []string{"t"}})
 		}, "also configured for app"},
-		{"bad max_body", func(h *Handler) { h.MaxBody = "lots" }, "max_body"},
-		{"zero max_body", func(h *Handler) { h.MaxBody = "0" }, "max_body"},
+		{"negative max_body", func(h *Handler) { h.MaxBody = -1 }, "max_body must not be negative"},
 		{"bad rate count", func(h *Handler) { h.RateLimit = &RateLimit{Requests: "-1", Window: "1m"} }, "rate_limit"},
 		{"bad rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: "5", Window: "soon"} }, "rate_limit"},
 		{"zero rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: "5", Window: "0s"} }, "rate_limit"},
@@ -89,12 +88,11 @@ func TestValidateUnprovisioned(t *testing.T) {
 func TestProvisionResolvesPlaceholders(t *testing.T) {
 	t.Setenv("CS_TEST_TOKENS", "Bearer tok-one")
 	t.Setenv("CS_TEST_TOKEN2", "tok-two")
-	t.Setenv("CS_TEST_MAX", "1KiB")
 	t.Setenv("CS_TEST_SECRET", "sec-from-env")
 	h := &Handler{
 		SigningKey: testKey,
 		Apps:       []App{{ClientID: "a", ClientSecret: "{env.CS_TEST_SECRET}", Tokens: []string{"{env.CS_TEST_TOKENS}", "{env.CS_TEST_TOKEN2}", "bearer tok-three", "tok-four"}}},
-		MaxBody:    "{env.CS_TEST_MAX}",
+		MaxBody:    1 << 10,
 		RateLimit:  &RateLimit{Requests: "10", Window: "1m"},
 	}
 	if err := h.setup(caddy.NewReplacer()); err != nil {

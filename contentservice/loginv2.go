@@ -14,6 +14,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/golang-jwt/jwt/v5"
 
+	"go.uber.org/zap"
+
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 )
 
@@ -66,6 +68,7 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) {
 	if h.failures != nil {
 		if blocked, wait := h.failures.Blocked(client, h.now()); blocked {
 			secs := addrlimit.RetryAfter(wait)
+			h.logRefusal(w, r, "login refused", "too many failed logins from this address", zap.Int("retry_after_s", secs))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeLoginError(w, http.StatusTooManyRequests, http.StatusTooManyRequests,
 				fmt.Sprintf("Too many failed logins from this address: retry after %d s", secs))
@@ -95,10 +98,12 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) {
 		if h.failures != nil {
 			h.failures.Take(client, h.now())
 		}
+		h.logRefusal(w, r, "login refused", "unknown client_id or client_secret")
 		writeLoginError(w, http.StatusUnauthorized, CodeLoginCredentials, "Unknown client_id or client_secret")
 		return
 	}
 	if h.apps[app].disabled {
+		h.logRefusal(w, r, "login refused", "application disabled", zap.String("client_id", h.apps[app].clientID))
 		writeLoginError(w, http.StatusForbidden, CodeLoginDisabled, "Application disabled")
 		return
 	}
@@ -122,19 +127,23 @@ func (h *Handler) serveRefresh(w http.ResponseWriter, r *http.Request) {
 	}
 	claims, err := h.parseEditorToken(raw)
 	if err != nil {
+		h.logRefusal(w, r, "token refresh refused", "invalid access token")
 		writeLoginError(w, http.StatusUnauthorized, http.StatusUnauthorized, "Invalid access token")
 		return
 	}
 	app := h.appByRef(claims.AppRef)
 	if app < 0 {
+		h.logRefusal(w, r, "token refresh refused", "token of an application no longer configured")
 		writeLoginError(w, http.StatusUnauthorized, http.StatusUnauthorized, "Invalid access token")
 		return
 	}
 	if h.apps[app].disabled {
+		h.logRefusal(w, r, "token refresh refused", "application disabled", zap.String("client_id", h.apps[app].clientID))
 		writeLoginError(w, http.StatusForbidden, CodeLoginDisabled, "Application disabled")
 		return
 	}
 	if h.now().Unix() >= claims.RefreshUntil {
+		h.logRefusal(w, r, "token refresh refused", "past refresh_until", zap.String("client_id", h.apps[app].clientID))
 		writeLoginError(w, http.StatusUnauthorized, CodeRefreshExpired, "expired token cannot be refreshed")
 		return
 	}

@@ -3,7 +3,6 @@ package contentservice
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"mime"
 	"net/http"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
 )
 
 // exportError is the error object of the export endpoints (export.md).
@@ -30,36 +31,38 @@ type loginError struct {
 // writeError answers with the export error object. Where the contract
 // defines no code (404, 405), code is the HTTP status.
 func writeError(w http.ResponseWriter, status, code int, message, details string) {
-	writeJSON(w, status, exportError{Code: code, Message: message, Details: details})
+	respondError(w, status, exportError{Code: code, Message: message, Details: details})
 }
 
 // writeLoginError answers with the LoginV2 error object.
 func writeLoginError(w http.ResponseWriter, status, code int, message string) {
-	writeJSON(w, status, loginError{Code: code, Message: message, StatusCode: status})
+	respondError(w, status, loginError{Code: code, Message: message, StatusCode: status})
+}
+
+// respondError answers an error through the modules' shared writer: the
+// Caddy way (a handle_errors route that matches gets it, with the body in
+// {vars.error_body}) when w is ServeHTTP's errorWriter, else written.
+func respondError(w http.ResponseWriter, status int, body any) {
+	if ew, ok := w.(*errorWriter); ok {
+		ew.err = jsonerror.Respond(ew.ResponseWriter, ew.r, status, body, nil)
+		return
+	}
+	_ = jsonerror.Write(w, nil, status, body)
+}
+
+// errorWriter is the response writer ServeHTTP gives the endpoints: it
+// carries the request for respondError and keeps the error that ServeHTTP
+// then returns to Caddy.
+type errorWriter struct {
+	*caddyhttp.ResponseWriterWrapper
+	r   *http.Request
+	err error
 }
 
 // writeJSON answers with v as JSON. Marshalling our own small structs of
 // strings and ints cannot fail.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, _ := marshalJSON(v)
-	hdr := w.Header()
-	hdr.Set("Content-Type", "application/json")
-	hdr.Set("Content-Length", strconv.Itoa(len(body)))
-	hdr.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-// marshalJSON is json.Marshal without HTML escaping: the bodies carry HTML
-// documents, and "\u003c" for every "<" only makes them larger.
-func marshalJSON(v any) ([]byte, error) {
-	var sb strings.Builder
-	enc := json.NewEncoder(&sb)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return []byte(strings.TrimSuffix(sb.String(), "\n")), nil
+	_ = jsonerror.Write(w, nil, status, v)
 }
 
 // requestID returns the request's id: Caddy's {http.request.uuid} when the

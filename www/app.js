@@ -4,6 +4,7 @@
 
 import config from "./config.js";
 import { htmlFromResponseText, plainTextFromResponseText } from "./htmlresult.js";
+import { withAbsoluteImageURLs } from "./absolute-urls.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -113,8 +114,11 @@ function showEditorError(message) {
   ui.editorError.hidden = false;
 }
 
+// The design to export, its relative image URLs (the starter designs'
+// designs/img/…) resolved against this page so the email stands on its own.
 function designBody() {
-  return typeof latestDesign === "string" ? latestDesign : JSON.stringify(latestDesign);
+  const text = typeof latestDesign === "string" ? latestDesign : JSON.stringify(latestDesign);
+  return withAbsoluteImageURLs(text, document.baseURI);
 }
 
 // POSTs the latest design; returns the response text, or null after telling
@@ -131,8 +135,12 @@ async function exportDesign(path, what, button) {
     });
     text = await response.text();
   } catch (err) {
+    // The button is enabled again first: focus cannot land on a disabled
+    // one, and would stay on <body>, where disabling it left it.
+    button.disabled = false;
     announce(`${what}: the request failed.`);
     window.alert(`The conversion to ${what} failed: ${err.message}`);
+    button.focus();
     return null;
   } finally {
     button.disabled = false;

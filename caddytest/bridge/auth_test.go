@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"testing"
 )
 
@@ -123,7 +124,15 @@ func TestLoginV2(t *testing.T) {
 		}
 	})
 	t.Run("credentials not configured", func(t *testing.T) {
-		tc := load(t, site(fmt.Sprintf("\t\tauth_url %s/loginV2\n\t\tclient_id {env.DB_TEST_UNSET}\n\t\tclient_secret {env.DB_TEST_UNSET}", up.URL)))
+		// The defaults {env.CLIENT_ID} and {env.CLIENT_SECRET}, unset
+		// (a configured placeholder that is empty is a load error).
+		for _, v := range []string{"CLIENT_ID", "CLIENT_SECRET"} {
+			if old, ok := os.LookupEnv(v); ok {
+				t.Cleanup(func() { os.Setenv(v, old) })
+				os.Unsetenv(v)
+			}
+		}
+		tc := load(t, site(fmt.Sprintf("\t\tauth_url %s/loginV2", up.URL)))
 		res := post(t, tc, "/proxy/bee-auth", nil, nil)
 		if res.Status != 500 {
 			t.Errorf("got %d %s", res.Status, res.Body)

@@ -85,13 +85,18 @@ func TestAdaptRoundTrip(t *testing.T) {
 }
 
 // TestDirectiveOrder: without any `order` option, design_bridge runs after
-// authentication and before respond, reverse_proxy and file_server.
+// authentication and encode (which then compresses its answers) and before
+// handle, respond, reverse_proxy and file_server.
 func TestDirectiveOrder(t *testing.T) {
 	cfg := `:9101 {
 	file_server
 	reverse_proxy /rp/* 127.0.0.1:9
 	respond /r "r"
+	handle /h/* {
+		respond "h"
+	}
 	design_bridge
+	encode gzip
 	forward_auth /fa/* 127.0.0.1:9 {
 		uri /check
 	}
@@ -107,7 +112,7 @@ func TestDirectiveOrder(t *testing.T) {
 		}
 		return i
 	}
-	order := []string{`"handler":"authentication"`, `"uri":"/check"`, `"handler":"design_bridge"`, `"body":"r"`, `"path":["/rp/*"]`, `"handler":"file_server"`}
+	order := []string{`"handler":"authentication"`, `"uri":"/check"`, `"handler":"encode"`, `"handler":"design_bridge"`, `"body":"h"`, `"body":"r"`, `"path":["/rp/*"]`, `"handler":"file_server"`}
 	for i := 1; i < len(order); i++ {
 		if pos(order[i-1]) > pos(order[i]) {
 			t.Errorf("%s comes after %s", order[i-1], order[i])
@@ -121,7 +126,7 @@ func TestConfigLoadErrors(t *testing.T) {
 		block, want string
 	}{
 		{"\t\tcontentservice http://127.0.0.1:1", `unrecognized subdirective \"contentservice\"`},
-		{"\t\tmax_body huge", `max_body: parsing \"huge\"`},
+		{"\t\tmax_body huge", `max_body: \"huge\" is not a size`},
 		{"\t\ttimeout 5", `timeout: parsing \"5\"`},
 		{"\t\tcontent_service http://cs.example.com\n\t\ttoken abcdefgh", "would receive the token over plain HTTP"},
 	}

@@ -162,7 +162,7 @@ func TestExportPassesStatusAndBody(t *testing.T) {
 	tc := load(t, site(bridgeBlock(up)))
 	for _, status := range []int{200, 400, 401, 403, 429, 500} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			before := strings.Count(string(readFile(t, logFile)), "lacks the \\\"Bearer \\\" prefix")
+			before := strings.Count(string(readFile(t, logFile)), `"msg":"content service refused the token"`)
 			res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), map[string]string{"X-Want-Status": strconv.Itoa(status)})
 			want := fmt.Sprintf(`{"code":%d0,"message":"status %d","details":"d"}`, status, status)
 			if res.Status != status || string(res.Body) != want {
@@ -178,7 +178,7 @@ func TestExportPassesStatusAndBody(t *testing.T) {
 			if status == 429 && res.Header.Get("Retry-After") != "7" {
 				t.Errorf("Retry-After %q", res.Header.Get("Retry-After"))
 			}
-			after := strings.Count(string(readFile(t, logFile)), "lacks the \\\"Bearer \\\" prefix")
+			after := strings.Count(string(readFile(t, logFile)), `"msg":"content service refused the token"`)
 			wantLogs := 0
 			if status == 401 || status == 403 {
 				wantLogs = 1
@@ -337,7 +337,7 @@ func TestExportUpstreamFailures(t *testing.T) {
 	// handle_errors for other paths only (like the example's FSP errors):
 	// design_bridge's own errors keep their JSON body.
 	t.Run("handle_errors for other paths", func(t *testing.T) {
-		tc := load(t, site(cases[0].block, "\thandle_errors {\n\t\t@other path /other/*\n\t\trespond @other \"other {err.status_code}\" {err.status_code}\n\t\theader X-Error-Route seen\n\t}"))
+		tc := load(t, site(cases[0].block, "\thandle_errors {\n\t\t@other path /other/*\n\t\trespond @other \"other {err.status_code}\" {err.status_code}\n\t\theader @other X-Error-Route seen\n\t}"))
 		res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil)
 		if res.Status != 502 {
 			t.Fatalf("status %d %s", res.Status, res.Body)

@@ -3,8 +3,10 @@ package browser
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -161,6 +164,88 @@ func TestEditorPage(t *testing.T) {
 		checkDownload(t, s, downloads, html)
 	})
 
+	step(t, "the downloaded design.html stands on its own: absolute image URLs that load", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join(downloads, "design.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs := regexp.MustCompile(`<img[^>]*\ssrc="([^"]*)"`).FindAllStringSubmatch(string(data), -1)
+		if len(srcs) == 0 {
+			t.Fatal("the starter design's export has no image")
+		}
+		for _, m := range srcs {
+			src := m[1]
+			if !strings.HasPrefix(src, siteURL+"/designs/img/") {
+				t.Errorf("image %q is not absolute on this page's origin", src)
+				continue
+			}
+			res, err := http.Get(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				t.Errorf("image %s: HTTP %d", src, res.StatusCode)
+			}
+		}
+	})
+
+	step(t, "image URLs: relative paths resolved, everything else untouched", func(t *testing.T) {
+		var failures []string
+		s.run(t, eval(`import("/absolute-urls.js").then((m) => {
+			const base = "http://host.example/app/";
+			return [
+				['{"src":"designs/img/a.svg"}', '{"src":"http://host.example/app/designs/img/a.svg"}'],
+				['{"src":"/img/a.svg"}', '{"src":"http://host.example/img/a.svg"}'],
+				['{"image":{"src":"https://cdn.example/a.png","href":"page.html"}}', '{"image":{"src":"https://cdn.example/a.png","href":"page.html"}}'],
+				['{"src":"data:image/png;base64,AAAA"}', '{"src":"data:image/png;base64,AAAA"}'],
+				['{"src":"$product_reco[1].image_url$"}', '{"src":"$product_reco[1].image_url$"}'],
+				['{"src":"{{ logo_url }}"}', '{"src":"{{ logo_url }}"}'],
+				['{"src":""}', '{"src":""}'],
+				['{"style":{"background-image":"url(\'img/bg.png\')"}}', '{"style":{"background-image":"url(\'http://host.example/app/img/bg.png\')"}}'],
+				['{"style":{"background-image":"none"}}', '{"style":{"background-image":"none"}}'],
+				['{"icons":[{"image":"img/i.png"}]}', '{"icons":[{"image":"http://host.example/app/img/i.png"}]}'],
+				['{ "n": 1.50, "src": "https://x/a.png" }', '{ "n": 1.50, "src": "https://x/a.png" }'],
+				['not json', 'not json'],
+			].map(([input, want]) => [m.withAbsoluteImageURLs(input, base), want, input])
+			 .filter(([got, want]) => got !== want)
+			 .map(([got, want, input]) => input + " gave " + got + ", want " + want);
+		})`, &failures))
+		for _, f := range failures {
+			t.Error(f)
+		}
+	})
+
+	step(t, "a network failure: alert, and focus returns to the button", func(t *testing.T) {
+		dialogs := s.dialogCount()
+		s.run(t,
+			network.EmulateNetworkConditions(true, 0, -1, -1),
+			chromedp.Click(getHTMLButton),
+		)
+		waitForDialog(t, s, dialogs)
+		var after struct {
+			Focused string
+			HTML    string
+		}
+		s.run(t,
+			waitFor(`!document.querySelector("#get-html").disabled`),
+			eval(`({Focused: document.activeElement.id || document.activeElement.localName, HTML: document.querySelector("#result-html").value})`, &after),
+			network.EmulateNetworkConditions(false, 0, -1, -1),
+		)
+		if after.Focused != "get-html" {
+			t.Errorf("focus after the network failure is on %s, want #get-html", after.Focused)
+		}
+		if after.HTML != html {
+			t.Error("the previous result did not stay after the network failure")
+		}
+		s.mu.Lock()
+		d := s.dialogs[len(s.dialogs)-1]
+		s.mu.Unlock()
+		if d.Type != "alert" || !strings.Contains(d.Message, "failed") {
+			t.Errorf("dialog %s %q, want an alert that the conversion failed", d.Type, d.Message)
+		}
+	})
+
 	step(t, "Get plain text", func(t *testing.T) {
 		text := getPlainText(t, s, heading)
 		for _, want := range []string{"Plan my first box", "https://example.com/plan"} {
@@ -307,8 +392,8 @@ func TestEditorPage(t *testing.T) {
 		if len(s.errors) > 0 {
 			t.Errorf("uncaught exceptions in the page: %v", s.errors)
 		}
-		if len(s.dialogs) != 1 {
-			t.Errorf("%d dialogs opened, want only the wrong-token alert", len(s.dialogs))
+		if len(s.dialogs) != 2 {
+			t.Errorf("%d dialogs opened, want only the network-failure and wrong-token alerts", len(s.dialogs))
 		}
 	})
 }

@@ -1,0 +1,74 @@
+// Package confvalue reads the values of the modules' configurations the
+// same way everywhere: placeholders resolved at load time, where an unknown
+// or empty placeholder is an error naming it, and byte sizes.
+package confvalue
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/dustin/go-humanize"
+)
+
+// MaxSize is the largest size Size accepts.
+const MaxSize = 1 << 40
+
+// HasPlaceholder reports whether s holds a placeholder, which only load
+// time (or request time) can resolve; parsers check such values later.
+func HasPlaceholder(s string) bool {
+	return strings.Contains(s, "{")
+}
+
+// Replace replaces the global placeholders of s ({env.X}, {system.*}),
+// refusing unknown ones and ones that evaluate to empty, so that an unset
+// environment variable is a load-time error rather than an empty secret.
+// Caddy's message quotes the placeholder ("evaluated placeholder
+// {env.X} is empty"); it is kept only when s is one whole placeholder,
+// since otherwise the braces may be part of a literal secret (escape them
+// as \{ \}).
+func Replace(repl *caddy.Replacer, s string) (string, error) {
+	out, err := repl.ReplaceOrErr(s, true, true)
+	if err != nil {
+		if isWholePlaceholder(s) {
+			return "", err
+		}
+		return "", fmt.Errorf("holds an unknown or empty placeholder (escape a literal brace as \\{)")
+	}
+	return out, nil
+}
+
+// Required is Replace that also refuses a missing value and an empty
+// (or all-space) result.
+func Required(repl *caddy.Replacer, s string) (string, error) {
+	if strings.TrimSpace(s) == "" {
+		return "", fmt.Errorf("value is missing")
+	}
+	out, err := Replace(repl, s)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(out) == "" {
+		return "", fmt.Errorf("value is empty after placeholder replacement")
+	}
+	return out, nil
+}
+
+// isWholePlaceholder reports whether s is exactly one placeholder, such as
+// {env.SIGNING_KEY}.
+func isWholePlaceholder(s string) bool {
+	return len(s) > 2 && s[0] == '{' && s[len(s)-1] == '}' && !strings.ContainsAny(s[1:len(s)-1], "{}")
+}
+
+// Size reads a positive byte size such as "4MiB", "512KB" or "1048576"
+// (at most MaxSize).
+func Size(s string) (int64, error) {
+	size, err := humanize.ParseBytes(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size (e.g. 4MiB, 512KB, 1048576): %v", s, err)
+	}
+	if size == 0 || size > MaxSize {
+		return 0, fmt.Errorf("%q: size must be between 1 byte and 1 TiB", s)
+	}
+	return int64(size), nil
+}
