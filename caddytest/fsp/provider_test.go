@@ -214,7 +214,7 @@ func startVersitygw(bin string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(bin, "--port", fmt.Sprintf("127.0.0.1:%d", versityPort), "--quiet", "posix", "--nometa", dir)
+	cmd := exec.Command(bin, "--port", fmt.Sprintf("127.0.0.1:%d", versityPort), "--quiet", "posix", dir)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s3Access, "ROOT_SECRET_ACCESS_KEY="+s3Secret)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
