@@ -53,9 +53,11 @@ type fetcher struct {
 	maxSize int64
 }
 
-func newFetcher(maxSize int64, timeout time.Duration, allowPrivate bool) *fetcher {
+// newFetcher returns a fetcher that dials only addresses allow accepts
+// (every address when allow is nil).
+func newFetcher(maxSize int64, timeout time.Duration, allow func(netip.Addr) bool) *fetcher {
 	dialer := &net.Dialer{Timeout: timeout}
-	if !allowPrivate {
+	if allow != nil {
 		// Checked on the address actually dialled, after DNS: every
 		// redirect and every re-resolution goes through here too.
 		dialer.Control = func(_, address string, _ syscall.RawConn) error {
@@ -64,7 +66,7 @@ func newFetcher(maxSize int64, timeout time.Duration, allowPrivate bool) *fetche
 				return err
 			}
 			ip, err := netip.ParseAddr(host)
-			if err != nil || !publicAddr(ip) {
+			if err != nil || !allow(ip) {
 				return fmt.Errorf("%w: %s", errAddressRefused, host)
 			}
 			return nil

@@ -150,7 +150,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return fmt.Errorf("fsp: opening storage: %v", err)
 	}
-	h.fetcher = newFetcher(h.MaxSize, time.Duration(h.FetchTimeout), h.AllowPrivate)
+	allow := publicAddr
+	if h.AllowPrivate {
+		allow = nil
+	}
+	h.fetcher = newFetcher(h.MaxSize, time.Duration(h.FetchTimeout), allow)
 	return nil
 }
 
