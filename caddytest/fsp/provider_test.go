@@ -57,14 +57,16 @@ type backend struct {
 	// broken is the storage lines of a storage that fails.
 	broken string
 	// keys lists every stored name (files and hidden ones) under the store.
-	keys func(t *testing.T) []string
+	keys func(t testing.TB) []string
 	// read returns the stored bytes of key.
-	read func(t *testing.T, key string) []byte
+	read func(t testing.TB, key string) []byte
+	// write stores data at key directly (benchmark set-up).
+	write func(t testing.TB, key string, data []byte)
 	// publicBase is the public_url base.
 	publicBase string
 }
 
-func localBackend(t *testing.T) backend {
+func localBackend(t testing.TB) backend {
 	store := filepath.Join(tmpDir, "store-local")
 	brokenStore := filepath.Join(tmpDir, "store-broken")
 	for _, dir := range []string{store, brokenStore} {
@@ -82,7 +84,12 @@ func localBackend(t *testing.T) backend {
 		storage:    "local " + store,
 		broken:     "local " + brokenStore + "\n\t\t\troot escape",
 		publicBase: fmt.Sprintf("http://localhost:%d/files", providerPort),
-		keys: func(t *testing.T) []string {
+		write: func(t testing.TB, key string, data []byte) {
+			if err := os.WriteFile(filepath.Join(store, filepath.FromSlash(key)), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+		keys: func(t testing.TB) []string {
 			var keys []string
 			err := filepath.Walk(store, func(p string, info os.FileInfo, err error) error {
 				if err != nil {
@@ -100,7 +107,7 @@ func localBackend(t *testing.T) backend {
 			sort.Strings(keys)
 			return keys
 		},
-		read: func(t *testing.T, key string) []byte {
+		read: func(t testing.TB, key string) []byte {
 			// through Caddy's file_server, as the public would
 			res, err := http.Get(fmt.Sprintf("http://localhost:%d/files/%s", providerPort, key))
 			if err != nil {
@@ -117,7 +124,7 @@ func localBackend(t *testing.T) backend {
 }
 
 // findVersitygw locates the S3 server .ci/run installs.
-func findVersitygw(t *testing.T) string {
+func findVersitygw(t testing.TB) string {
 	if p, err := exec.LookPath("versitygw"); err == nil {
 		return p
 	}
@@ -142,7 +149,7 @@ var (
 
 // s3Backend starts versitygw on loopback (once per run) over a plain
 // folder and makes the bucket.
-func s3Backend(t *testing.T) backend {
+func s3Backend(t testing.TB) backend {
 	bin := findVersitygw(t)
 	versityOnce.Do(func() { versityErr = startVersitygw(bin) })
 	if versityErr != nil {
@@ -177,7 +184,12 @@ func s3Backend(t *testing.T) backend {
 		storage:    storage(s3Bucket),
 		broken:     storage("no-such-bucket"),
 		publicBase: "https://cdn.example.test/" + s3Bucket,
-		keys: func(t *testing.T) []string {
+		write: func(t testing.TB, key string, data []byte) {
+			if _, err := client.PutObject(ctx, s3Bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		keys: func(t testing.TB) []string {
 			var keys []string
 			for obj := range client.ListObjects(ctx, s3Bucket, minio.ListObjectsOptions{Recursive: true}) {
 				if obj.Err != nil {
@@ -190,7 +202,7 @@ func s3Backend(t *testing.T) backend {
 			sort.Strings(keys)
 			return keys
 		},
-		read: func(t *testing.T, key string) []byte {
+		read: func(t testing.TB, key string) []byte {
 			obj, err := client.GetObject(ctx, s3Bucket, key, minio.GetObjectOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -252,7 +264,7 @@ func testPNG(w, h int, c color.Color) []byte {
 	return b.Bytes()
 }
 
-func newSources(t *testing.T) *sources {
+func newSources(t testing.TB) *sources {
 	s := &sources{
 		png:  testPNG(400, 300, color.NRGBA{200, 30, 30, 255}),
 		png2: testPNG(50, 60, color.NRGBA{30, 30, 200, 255}),
@@ -731,7 +743,7 @@ func fsperrRow(code int) (row, bool) {
 // backends are the storages every table runs on.
 var backends = []struct {
 	name string
-	make func(*testing.T) backend
+	make func(testing.TB) backend
 }{{"local", localBackend}, {"s3", s3Backend}}
 
 // TestProvider runs the operation and error table against a real Caddy
