@@ -94,6 +94,12 @@ type Handler struct {
 	// into the host's network.
 	AllowPrivate bool `json:"allow_private,omitempty"`
 
+	// AllowAnonymous serves requests that no authentication handler
+	// (basic_auth in front of fsp) has let through. Off by default, so
+	// a Caddyfile that forgets basic_auth answers 3650 instead of
+	// serving everyone's files.
+	AllowAnonymous bool `json:"allow_anonymous,omitempty"`
+
 	storage Storage
 	fetcher *fetcher
 	logger  *zap.Logger
@@ -190,7 +196,7 @@ func (h *Handler) Validate() error {
 		}
 		seen[s.Name] = true
 		if _, err := cleanRoot(s.Key); err != nil {
-			return fmt.Errorf("fsp: shared folder %q: path %q must be relative, without . or ..", s.Name, s.Key)
+			return fmt.Errorf("fsp: shared folder %q: path %q must be relative, without dot segments", s.Name, s.Key)
 		}
 	}
 	for _, t := range h.AllowTypes {
@@ -232,6 +238,7 @@ func (h *Handler) Cleanup() error {
 //	    fetch_timeout <duration>
 //	    allow_types   <media type>...
 //	    allow_private
+//	    allow_anonymous
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
@@ -314,11 +321,15 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			h.AllowTypes = append(h.AllowTypes, args...)
-		case "allow_private":
+		case "allow_private", "allow_anonymous":
 			if d.NextArg() {
 				return d.ArgErr()
 			}
-			h.AllowPrivate = true
+			if sub == "allow_private" {
+				h.AllowPrivate = true
+			} else {
+				h.AllowAnonymous = true
+			}
 		default:
 			return d.Errf("fsp: unrecognized subdirective %q", sub)
 		}
@@ -398,14 +409,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 
 // serve runs the operation and returns the success data.
 func (h *Handler) serve(r *http.Request) (any, error) {
+	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if repl == nil {
+		repl = caddy.NewReplacer()
+	}
+	if !h.AllowAnonymous {
+		// Set by Caddy's authentication handler once it accepted the
+		// credentials.
+		if user, _ := repl.GetString("http.auth.user.id"); user == "" {
+			return nil, fail(3650, "")
+		}
+	}
 	clientID := strings.TrimSpace(r.Header.Get("X-BEE-ClientId"))
 	uid := strings.TrimSpace(r.Header.Get("X-BEE-Uid"))
 	if clientID == "" || uid == "" {
 		return nil, fail(3500, "The X-BEE-ClientId and X-BEE-Uid headers are required")
-	}
-	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	if repl == nil {
-		repl = caddy.NewReplacer()
 	}
 	rendered, err := repl.ReplaceFunc(h.Root, func(_ string, val any) (any, error) {
 		return rootSegment(fmt.Sprint(val)), nil

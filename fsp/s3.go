@@ -47,7 +47,7 @@ func (c *S3Config) validate() error {
 		return errors.New("bucket is required")
 	}
 	if _, err := cleanRoot(c.Prefix); err != nil {
-		return fmt.Errorf("prefix %q must be relative, without . or ..", c.Prefix)
+		return fmt.Errorf("prefix %q must be relative, without dot segments", c.Prefix)
 	}
 	return nil
 }
@@ -177,14 +177,18 @@ func (s *s3Storage) Stat(ctx context.Context, k string, dir bool) (Entry, error)
 	if err = mapS3Err(err); !isNotExist(err) {
 		return Entry{}, err
 	}
-	// A folder without marker exists while something is inside it.
-	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: 1}) {
-		if obj.Err != nil {
-			return Entry{}, mapS3Err(obj.Err)
-		}
-		return Entry{Name: path.Base(k), Dir: true}, nil
+	// A folder without marker exists while something is inside it. The
+	// lister stops with listCtx when only the first key was read.
+	listCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	obj, found := <-s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: 1})
+	switch {
+	case !found:
+		return Entry{}, fs.ErrNotExist
+	case obj.Err != nil:
+		return Entry{}, mapS3Err(obj.Err)
 	}
-	return Entry{}, fs.ErrNotExist
+	return Entry{Name: path.Base(k), Dir: true}, nil
 }
 
 func (s *s3Storage) List(ctx context.Context, dir string) ([]Entry, error) {

@@ -339,6 +339,7 @@ func providerSites(b backend, src *sources, store string, hash string) string {
 		fsp {
 			%[8]s
 			public_url http://localhost/files
+			allow_anonymous
 		}
 	}
 }
@@ -347,6 +348,7 @@ func providerSites(b backend, src *sources, store string, hash string) string {
 		fsp {
 			local %[10]s
 			public_url http://localhost/files
+			allow_anonymous
 		}
 	}
 }
@@ -843,5 +845,51 @@ func TestProviderRefusesPrivateSources(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(tmpDir, "store-private", "c1", "u1"))
 	if len(entries) != 0 {
 		t.Errorf("refused uploads left %d entries", len(entries))
+	}
+}
+
+// TestProviderNeedsAuthentication: without an authentication handler in
+// front (and without allow_anonymous) every request is 3650.
+func TestProviderNeedsAuthentication(t *testing.T) {
+	load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			local %s
+			public_url http://localhost/files
+		}
+	}
+}
+`, privatePort, filepath.Join(tmpDir, "store-noauth")))
+	for _, c := range []call{{method: "GET", target: "/"}, {method: "POST", target: "/photos/"}} {
+		res := send(t, privatePort, c)
+		checkFSP(t, c.method+" "+c.target, res, 401, fspBody{3650, "Wrong Username or Password", "The file service credentials are missing or wrong"})
+	}
+	if entries, _ := os.ReadDir(filepath.Join(tmpDir, "store-noauth")); len(entries) != 0 {
+		t.Errorf("unauthenticated requests made %d entries", len(entries))
+	}
+}
+
+// TestProviderLoadErrors: invalid fsp configurations are refused at load
+// time with an error naming the offending token.
+func TestProviderLoadErrors(t *testing.T) {
+	for _, c := range []struct{ name, block, want string }{
+		{"unknown subdirective", "local /tmp/x\n\t\tpublic_url http://x\n\t\tfolder /tmp", `unrecognized subdirective "folder"`},
+		{"two storages", "local /tmp/x\n\t\ts3 {\n\t\t\tbucket b\n\t\t}", "storage already specified"},
+		{"no storage", "public_url http://x", "exactly one storage"},
+		{"no public_url", "local /tmp/x", "public_url is required"},
+		{"bad size", "local /tmp/x\n\t\tpublic_url http://x\n\t\tmax_size lots", `max_size "lots"`},
+		{"bad timeout", "local /tmp/x\n\t\tpublic_url http://x\n\t\tfetch_timeout soon", `fetch_timeout "soon"`},
+		{"bad shared name", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared a|b logos", `shared folder name "a|b"`},
+		{"shared path escapes", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared logos ../up", `path "../up"`},
+		{"bad media type", "local /tmp/x\n\t\tpublic_url http://x\n\t\tallow_types Image/PNG", `"Image/PNG"`},
+		{"s3 without bucket", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t}", "bucket is required"},
+		{"s3 endpoint with scheme", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint http://h:1\n\t\t\tbucket b\n\t\t}", "without scheme"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := loadError(t, fmt.Sprintf(":%d {\n\tfsp {\n\t\t%s\n\t}\n}\n", privatePort, c.block))
+			if !strings.Contains(got, c.want) {
+				t.Errorf("load error %s does not name %s", got, c.want)
+			}
+		})
 	}
 }
