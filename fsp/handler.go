@@ -654,7 +654,7 @@ func (q *request) mkdir(ctx context.Context, p fspPath) (any, error) {
 	if pl.readOnly {
 		return nil, fail(3300, "")
 	}
-	if err := q.ensureParent(ctx, p); err != nil {
+	if _, err := q.ensureParent(ctx, p, true); err != nil {
 		return nil, err
 	}
 	if err := q.h.storage.Mkdir(ctx, pl.key, false); isExist(err) {
@@ -672,27 +672,32 @@ func (q *request) mkdir(ctx context.Context, p fspPath) (any, error) {
 }
 
 // ensureParent checks that the directory holding p exists; the user's root
-// and, for uploads, /editor_images/ and /favicon_images/ are created.
-func (q *request) ensureParent(ctx context.Context, p fspPath) error {
+// and, for uploads, /editor_images/ and /favicon_images/ are created
+// instead. With create false those are only reported by autoCreate, so
+// that an upload creates them once its content passed every check.
+func (q *request) ensureParent(ctx context.Context, p fspPath, create bool) (autoCreate bool, err error) {
 	parent := p.parent()
 	pl := q.locate(parent)
-	autoCreate := len(parent.segs) == 0 ||
+	autoCreate = len(parent.segs) == 0 ||
 		(!p.dir && len(parent.segs) == 1 && (parent.segs[0] == "editor_images" || parent.segs[0] == "favicon_images"))
 	if autoCreate {
+		if !create {
+			return true, nil
+		}
 		if err := q.h.storage.Mkdir(ctx, pl.key, true); err != nil {
 			if isNotExist(err) || isExist(err) {
-				return fail(3200, "") // a file where a folder should be
+				return true, fail(3200, "") // a file where a folder should be
 			}
-			return storageFail(err)
+			return true, storageFail(err)
 		}
-		return nil
+		return true, nil
 	}
 	if _, err := q.h.storage.Stat(ctx, pl.key, true); isNotExist(err) {
-		return fail(3200, "The folder "+parent.String()+" does not exist")
+		return false, fail(3200, "The folder "+parent.String()+" does not exist")
 	} else if err != nil {
-		return storageFail(err)
+		return false, storageFail(err)
 	}
-	return nil
+	return false, nil
 }
 
 func (q *request) rmdir(ctx context.Context, p fspPath) error {
@@ -780,7 +785,8 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := q.ensureParent(ctx, p); err != nil {
+	autoCreate, err := q.ensureParent(ctx, p, false)
+	if err != nil {
 		return nil, err
 	}
 	if strat == strategyAsk {
@@ -808,6 +814,11 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 	if isRaster(sniffed) {
 		if thumb, err = makeThumbnail(data); err != nil {
 			return nil, uploadFail(uploadErr("the image could not be decoded"))
+		}
+	}
+	if autoCreate {
+		if _, err := q.ensureParent(ctx, p, true); err != nil {
+			return nil, err
 		}
 	}
 	final, err := q.place(ctx, p, func(candidate fspPath, exclusive bool) error {

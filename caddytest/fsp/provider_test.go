@@ -95,10 +95,11 @@ func localBackend(t testing.TB) backend {
 				if err != nil {
 					return err
 				}
-				if !info.IsDir() {
-					rel, _ := filepath.Rel(store, p)
-					keys = append(keys, filepath.ToSlash(rel))
+				rel, _ := filepath.Rel(store, p)
+				if info.IsDir() {
+					rel += "/" // folders count: a refused request makes none
 				}
+				keys = append(keys, filepath.ToSlash(rel))
 				return nil
 			})
 			if err != nil {
@@ -195,9 +196,7 @@ func s3Backend(t testing.TB) backend {
 				if obj.Err != nil {
 					t.Fatal(obj.Err)
 				}
-				if !strings.HasSuffix(obj.Key, "/") { // folder markers
-					keys = append(keys, obj.Key)
-				}
+				keys = append(keys, obj.Key) // folder markers included
 			}
 			sort.Strings(keys)
 			return keys
@@ -493,6 +492,8 @@ func steps(src *sources) []step {
 		{name: "upload pdf has no thumbnail", call: call{method: "POST", target: "/photos/doc.pdf", body: upload(u("/doc.pdf"), "")}, check: func(t *testing.T, e *env, raw json.RawMessage) {
 			wantFile(t, decodeData(t, raw).Meta, "/photos/doc.pdf", "application/pdf", len(e.src.pdf), false)
 		}},
+		{name: "refused upload to editor_images creates nothing", call: call{method: "POST", target: "/editor_images/bad.png", body: upload(u("/fake.png"), "")}, wantCode: 3450},
+		{name: "refused upload into a new tree creates nothing", call: call{method: "POST", target: "/x.png", uid: "u3", body: upload(u("/fake.png"), "")}, wantCode: 3450},
 		{name: "upload to editor_images creates it", call: call{method: "POST", target: "/editor_images/0b7e5b1c-0d3c-4a57-9c41-2f6f3b7a1e10.png", body: upload(u("/cat.png"), "")}, check: func(t *testing.T, e *env, raw json.RawMessage) {
 			wantFile(t, decodeData(t, raw).Meta, "/editor_images/0b7e5b1c-0d3c-4a57-9c41-2f6f3b7a1e10.png", "image/png", len(e.src.png), true)
 		}},
