@@ -15,7 +15,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
-	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
+	"github.com/designbridge/caddy-designbridge/internal/fsperr"
 )
 
 func init() {
@@ -29,40 +29,14 @@ func init() {
 }
 
 // fspTableRow is one row of the FSP error table of the contract.
-type fspTableRow struct {
-	Code    int
-	Status  int
-	Message string
-	Details string
-}
+type fspTableRow = fsperr.Row
 
-// fspTable returns the FSP error table of the contract (documented in the
-// README's fsp_error section): code, message, HTTP status and the default
-// details text. This is the only place the table is written down; it is a
-// function rather than a package variable so that nothing can change it.
-func fspTable() []fspTableRow {
-	return []fspTableRow{
-		{3001, http.StatusServiceUnavailable, "FSP Error", "The file service failed; please try again later"},
-		{3100, http.StatusServiceUnavailable, "Something went wrong accessing backend filesystem", "The storage behind the file service could not be reached; please try again later"},
-		{3200, http.StatusNotFound, "Resource not found", "File or directory not found"},
-		{3300, http.StatusForbidden, "Permission denied", "You are not allowed to change this file or directory"},
-		{3400, http.StatusConflict, "Resource Already Exists", "A file or directory with this name already exists"},
-		{3450, http.StatusUnprocessableEntity, "File Not Uploaded", "The file could not be uploaded"},
-		{3500, http.StatusBadRequest, "Request Error", "The request could not be understood"},
-		{3600, http.StatusForbidden, "User Error", "The storage configured for this user is not valid"},
-		{3650, http.StatusUnauthorized, "Wrong Username or Password", "The file service credentials are missing or wrong"},
-	}
-}
+// fspTable returns the FSP error table of the contract; internal/fsperr
+// holds the only copy, which the fsp handler uses too.
+func fspTable() []fspTableRow { return fsperr.Table() }
 
 // fspTableLookup returns the table row of code, if code is in the table.
-func fspTableLookup(code int) (fspTableRow, bool) {
-	for _, row := range fspTable() {
-		if row.Code == code {
-			return row, true
-		}
-	}
-	return fspTableRow{}, false
-}
+func fspTableLookup(code int) (fspTableRow, bool) { return fsperr.Lookup(code) }
 
 // The range of codes the contract leaves to the provider's own rules.
 const (
@@ -320,7 +294,8 @@ func parseFSPErrorCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler
 	return fe, err
 }
 
-// fspBody is the wire form of an FSP error: exactly these three members.
+// fspBody is the wire form of an FSP error: exactly these three members
+// (the same fields as fsperr.Body, which writes it).
 type fspBody struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
@@ -436,8 +411,7 @@ func fspVar(r *http.Request, name string) string {
 // fspWrite answers with the FSP error body (through the modules' shared
 // JSON writer). Error answers are never cached.
 func fspWrite(w http.ResponseWriter, r *http.Request, body fspBody, status int) error {
-	w.Header().Set("Cache-Control", "no-store")
-	return jsonerror.Write(w, r, status, body)
+	return fsperr.Write(w, r, fsperr.Body(body), status)
 }
 
 // Interface guards

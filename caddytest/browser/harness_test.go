@@ -92,6 +92,8 @@ func setEnv(t *testing.T, env map[string]string, contentServiceURL string) {
 		values[k] = v
 	}
 	values["PORT"] = fmt.Sprint(sitePort)
+	// The example's FSP keeps its files here, not in the source tree.
+	values["FSP_FOLDER"] = t.TempDir()
 	values["DEV_PORT"] = fmt.Sprint(devPort)
 	values["CONTENT_SERVICE_PORT"] = fmt.Sprint(contentServicePort)
 	values["CONTENT_SERVICE_URL"] = fmt.Sprintf("http://localhost:%d", contentServicePort)

@@ -2,7 +2,9 @@ package fsp
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"image/color"
 	"os"
 	"path/filepath"
 	"strings"
@@ -317,8 +319,9 @@ func exampleBlock(t *testing.T) string {
 }
 
 // TestExampleBlock runs the FSP block of Caddyfile.example as it stands,
-// inside a host site like the example's (file_server for the page), with
-// FSP_URL pointing at a recording upstream or at a dead port.
+// inside a host site like the example's (file_server for the page): the
+// fsp handler on a local folder behind basic_auth and the forbidden-name
+// rule.
 func TestExampleBlock(t *testing.T) {
 	block := exampleBlock(t)
 	www := filepath.Join(tmpDir, "www")
@@ -328,39 +331,90 @@ func TestExampleBlock(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(www, "index.html"), []byte("<p>editor</p>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	site := func() string {
-		return fmt.Sprintf(":9203 {\n\troot * %s\n\tfile_server\n%s}\n", www, block)
+	store := filepath.Join(tmpDir, "example-store")
+	hash, err := bcrypt.GenerateFromPassword([]byte("p"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FSP_FOLDER", store)
+	t.Setenv("FSP_USER", "u")
+	t.Setenv("FSP_PASSWORD_HASH", string(hash))
+	t.Setenv("FSP_PUBLIC_URL", "http://localhost:9203/fsp-files")
+	load(t, fmt.Sprintf(":9203 {\n\troot * %s\n\tfile_server\n%s}\n", www, block))
+	vendor := []string{"Authorization: Basic dTpw", "X-BEE-ClientId: c1", "X-BEE-Uid: u1"} // u:p
+	stored := func() []string {
+		var names []string
+		_ = filepath.Walk(store, func(p string, info os.FileInfo, err error) error {
+			if err == nil && !info.IsDir() {
+				names = append(names, p)
+			}
+			return nil
+		})
+		return names
 	}
 
-	up := newUpstream(t)
-	t.Setenv("FSP_URL", up.URL)
-	load(t, site())
-
 	t.Run("forbidden names never reach the FSP", func(t *testing.T) {
-		checkNameCases(t, 9203, up, nameCases("/fsp"))
-	})
-	t.Run("an encoded traversal out of /fsp never reaches the FSP", func(t *testing.T) {
-		up.reset()
-		// the cleaned path is /etc.png, outside handle_path /fsp/*
-		res := rawRequest(t, 9203, "POST /fsp/editor_images/..%2F..%2Fetc.png HTTP/1.1", nil, "x")
-		if res.Status < 400 || len(up.requests()) != 0 {
-			t.Errorf("got %d, FSP saw %+v", res.Status, up.requests())
+		const upload = `{"source":"https://example.invalid/cat.png","conflict_strategy":"ask"}`
+		for _, c := range nameCases("/fsp") {
+			before := stored()
+			res := rawRequest(t, 9203, c.requestLine+" HTTP/1.1", append([]string{"Content-Type: application/json"}, vendor...), upload)
+			got := decodeFSP(res.Body)
+			if c.forbidden {
+				checkFSP(t, c.requestLine, res, 400, uploadError)
+			} else if got.Code == uploadError.Code || got.Code == 0 && res.Status != 200 {
+				t.Errorf("%s: got %d %s, want the FSP's own answer", c.requestLine, res.Status, res.Body)
+			}
+			if after := stored(); len(after) != len(before) {
+				t.Errorf("%s: storage changed: %v", c.requestLine, after)
+			}
 		}
 	})
-	t.Run("the FSP sees paths without the /fsp prefix", func(t *testing.T) {
-		up.reset()
-		rawRequest(t, 9203, "POST /fsp/photos/cat%20one.png HTTP/1.1", nil, "x")
-		if seen := up.requests(); len(seen) != 1 || seen[0].URI != "/photos/cat%20one.png" {
-			t.Errorf("FSP saw %+v", seen)
+	t.Run("an encoded traversal out of /fsp changes nothing", func(t *testing.T) {
+		res := rawRequest(t, 9203, "POST /fsp/editor_images/..%2F..%2Fetc.png HTTP/1.1", vendor, `{"source":"https://example.invalid/x.png"}`)
+		if res.Status < 400 || len(stored()) != 0 {
+			t.Errorf("got %d, storage %v", res.Status, stored())
+		}
+	})
+	t.Run("missing or wrong credentials are 3650", func(t *testing.T) {
+		for _, auth := range [][]string{nil, {"Authorization: Basic dTpx"}} {
+			res := rawRequest(t, 9203, "GET /fsp/ HTTP/1.1", append(auth, "X-BEE-ClientId: c1", "X-BEE-Uid: u1"), "")
+			checkFSP(t, "credentials "+strings.Join(auth, ""), res, 401, fspBody{3650, "Wrong Username or Password", "The file service credentials are missing or wrong"})
+		}
+	})
+	t.Run("upload, list and the public URL", func(t *testing.T) {
+		png := string(testPNG(3, 2, color.Black))
+		body := "--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"dot.png\"\r\n\r\n" + png + "\r\n--B--\r\n"
+		res := rawRequest(t, 9203, "POST /fsp/dot.png HTTP/1.1", append([]string{"Content-Type: multipart/form-data; boundary=B"}, vendor...), body)
+		var ok struct {
+			Data struct {
+				Meta struct {
+					PublicURL string `json:"public-url"`
+					Thumbnail string `json:"thumbnail"`
+				} `json:"meta"`
+			} `json:"data"`
+		}
+		if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Data.Meta.Thumbnail == "" {
+			t.Fatalf("upload: %d %s", res.Status, res.Body)
+		}
+		public := strings.TrimPrefix(ok.Data.Meta.PublicURL, "http://localhost:9203")
+		if got := rawRequest(t, 9203, "GET "+public+" HTTP/1.1", nil, ""); got.Status != 200 || string(got.Body) != png {
+			t.Errorf("public URL %s: %d, %d bytes", public, got.Status, len(got.Body))
+		}
+		list := rawRequest(t, 9203, "GET /fsp/ HTTP/1.1", vendor, "")
+		if list.Status != 200 || !strings.Contains(string(list.Body), `"path":"/dot.png"`) {
+			t.Errorf("list: %d %s", list.Status, list.Body)
+		}
+	})
+	t.Run("sources on this host are refused", func(t *testing.T) {
+		up := newUpstream(t)
+		res := rawRequest(t, 9203, "POST /fsp/x.png HTTP/1.1", append([]string{"Content-Type: application/json"}, vendor...), `{"source":"`+up.URL+`/x.png"}`)
+		if got := decodeFSP(res.Body); res.Status != 422 || got.Code != 3450 || len(up.requests()) != 0 {
+			t.Errorf("loopback source: %d %s, upstream saw %d", res.Status, res.Body, len(up.requests()))
 		}
 	})
 	t.Run("too large an upload is 3450", func(t *testing.T) {
-		up.reset()
-		res := rawRequest(t, 9203, "POST /fsp/photos/huge.png HTTP/1.1", []string{"Content-Length: 30000000"}, "")
+		res := rawRequest(t, 9203, "POST /fsp/photos/huge.png HTTP/1.1", append([]string{"Content-Length: 30000000"}, vendor...), "")
 		checkFSP(t, "30 MB upload", res, 422, fspBody{3450, "File Not Uploaded", "The file could not be uploaded"})
-		if len(up.requests()) != 0 {
-			t.Errorf("the upload reached the FSP")
-		}
 	})
 	t.Run("the editor page's own errors stay as they are", func(t *testing.T) {
 		if res := rawRequest(t, 9203, "GET /index.html HTTP/1.1", nil, ""); res.Status != 200 || string(res.Body) != "<p>editor</p>" {
@@ -369,16 +423,6 @@ func TestExampleBlock(t *testing.T) {
 		res := rawRequest(t, 9203, "GET /missing.html HTTP/1.1", nil, "")
 		if res.Status != 404 || strings.Contains(string(res.Body), "code") || res.Header.Get("Content-Type") == "application/json" {
 			t.Errorf("a missing page became %d %s %q", res.Status, res.Header.Get("Content-Type"), res.Body)
-		}
-	})
-
-	t.Setenv("FSP_URL", fmt.Sprintf("http://127.0.0.1:%d", deadPort))
-	load(t, site())
-	t.Run("a dead FSP is 3001", func(t *testing.T) {
-		res := rawRequest(t, 9203, "GET /fsp/photos/ HTTP/1.1", nil, "")
-		checkFSP(t, "dead FSP", res, 503, fspBody{3001, "FSP Error", "The file service failed; please try again later"})
-		if strings.Contains(string(res.Body), "127.0.0.1") {
-			t.Errorf("body leaks the upstream address: %s", res.Body)
 		}
 	})
 }

@@ -55,6 +55,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmpDir)
+	defer func() { stopVersitygw() }()
 	for name, dir := range map[string]string{
 		"HOME":            filepath.Join(tmpDir, "home"),
 		"XDG_CONFIG_HOME": filepath.Join(tmpDir, "config"),

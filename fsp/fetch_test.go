@@ -1,0 +1,227 @@
+package fsp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image"
+	"image/color"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPublicAddr(t *testing.T) {
+	for _, c := range []struct {
+		ip   string
+		want bool
+	}{
+		{"93.184.216.34", true},
+		{"2606:2800:220:1:248:1893:25c8:1946", true},
+		{"127.0.0.1", false},
+		{"127.9.9.9", false},
+		{"::1", false},
+		{"10.1.2.3", false},
+		{"172.16.0.1", false},
+		{"192.168.1.1", false},
+		{"169.254.169.254", false},
+		{"fe80::1", false},
+		{"fc00::1", false},
+		{"0.0.0.0", false},
+		{"::", false},
+		{"100.64.0.1", false},
+		{"::ffff:127.0.0.1", false},
+		{"::ffff:10.0.0.1", false},
+		{"64:ff9b::a00:1", false},
+		{"224.0.0.1", false},
+	} {
+		if got := publicAddr(netip.MustParseAddr(c.ip)); got != c.want {
+			t.Errorf("publicAddr(%s) = %v, want %v", c.ip, got, c.want)
+		}
+	}
+}
+
+// onlyFirstLoopback stands for "public": 127.0.0.1 is allowed, every other
+// address (127.0.0.2 and ::1 included) is treated as private.
+func onlyFirstLoopback(ip netip.Addr) bool { return ip == netip.MustParseAddr("127.0.0.1") }
+
+func listen(t *testing.T, addr string, h http.Handler) string {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot listen on %s: %v", addr, err)
+	}
+	s := httptest.NewUnstartedServer(h)
+	s.Listener = l
+	s.Start()
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+// TestFetchChecksEveryDial: the address policy applies at dial time, so a
+// redirect from an allowed host to a refused one fails, and so does a name
+// that resolves to a refused address.
+func TestFetchChecksEveryDial(t *testing.T) {
+	png := testImage(t, "png", 10, 10)
+	private := listen(t, "127.0.0.2:0", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(png) }))
+	public := listen(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/redirect":
+			http.Redirect(w, r, private+"/x.png", http.StatusFound)
+		default:
+			_, _ = w.Write(png)
+		}
+	}))
+	f := newFetcher(1<<20, 2*time.Second, onlyFirstLoopback)
+	defer f.close()
+	ctx := context.Background()
+	if _, err := f.fetch(ctx, public+"/x.png"); err != nil {
+		t.Fatalf("allowed address: %v", err)
+	}
+	for _, source := range []string{public + "/redirect", private + "/x.png"} {
+		_, err := f.fetch(ctx, source)
+		var ue *uploadError
+		if !errors.As(err, &ue) || !strings.Contains(ue.reason, "not allowed") {
+			t.Errorf("%s: %v, want address not allowed", source, err)
+		}
+	}
+	// Without a policy the same redirect is followed: the test above fails
+	// for the policy, not for an unreachable server.
+	open := newFetcher(1<<20, 2*time.Second, nil)
+	defer open.close()
+	if _, err := open.fetch(ctx, public+"/redirect"); err != nil {
+		t.Errorf("redirect without a policy: %v", err)
+	}
+}
+
+func TestFetchLimits(t *testing.T) {
+	srv := listen(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/big":
+			_, _ = w.Write(make([]byte, 2048))
+		case "/exact":
+			_, _ = w.Write(make([]byte, 1024))
+		case "/chunked-big":
+			for i := 0; i < 4; i++ {
+				_, _ = w.Write(make([]byte, 512))
+				w.(http.Flusher).Flush()
+			}
+		case "/slow":
+			_, _ = w.Write([]byte("x"))
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		case "/loop":
+			http.Redirect(w, r, "/loop", http.StatusFound)
+		case "/empty":
+		}
+	}))
+	f := newFetcher(1024, 300*time.Millisecond, nil)
+	defer f.close()
+	for _, c := range []struct{ path, want string }{
+		{"/exact", ""},
+		{"/big", "larger than 1024"},
+		{"/chunked-big", "larger than 1024"},
+		{"/slow", "too long"},
+		{"/loop", "could not be fetched"},
+		{"/empty", "empty"},
+	} {
+		_, err := f.fetch(context.Background(), srv+c.path)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.path, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.path, err, c.want)
+		}
+	}
+	for _, bad := range []string{"ftp://example.com/x", "file:///etc/passwd", "/relative", "http://", "::"} {
+		if _, err := f.fetch(context.Background(), bad); err == nil {
+			t.Errorf("%q fetched", bad)
+		}
+	}
+}
+
+func testImage(t testing.TB, format string, w, h int) []byte {
+	img := image.NewPaletted(image.Rect(0, 0, w, h), []color.Color{color.White, color.Black})
+	var b bytes.Buffer
+	var err error
+	switch format {
+	case "png":
+		err = png.Encode(&b, img)
+	case "jpeg":
+		err = jpeg.Encode(&b, img, nil)
+	case "gif":
+		err = gif.Encode(&b, img, nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestCheckContent(t *testing.T) {
+	pngData := testImage(t, "png", 4, 4)
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string // sniffed type or error text
+	}{
+		{"a.png", pngData, "image/png"},
+		{"a.jpg", testImage(t, "jpeg", 4, 4), "image/jpeg"},
+		{"a.JPEG", testImage(t, "jpeg", 4, 4), "image/jpeg"},
+		{"a.gif", testImage(t, "gif", 4, 4), "image/gif"},
+		{"a.pdf", []byte("%PDF-1.7\n"), "application/pdf"},
+		{"notes.txt", []byte("hello\n"), "text/plain"},
+		{"report.docx", []byte("PK\x03\x04rest"), "application/zip"},
+		{"noext", pngData, "image/png"},
+		{"a.png", []byte("plain text"), "not the image/png"},
+		{"a.jpg", pngData, "not the image/jpeg"},
+		{"a.png", pngData[:20], "damaged"},
+		{"a.html", []byte("<html><script>alert(1)</script>"), "not allowed"},
+		{"a.svg", []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>`), "not allowed"},
+		{"a.bin", []byte{0, 1, 2, 3, 0xff}, "not allowed"},
+	} {
+		got, err := checkContent(c.name, c.data, defaultAllowedTypes())
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("checkContent(%s) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestThumbnail(t *testing.T) {
+	for _, c := range []struct {
+		format       string
+		w, h         int
+		wantW, wantH int
+	}{
+		{"png", 400, 300, 200, 150},
+		{"jpeg", 120, 500, 48, 200},
+		{"gif", 1000, 1, 200, 1},
+		{"png", 50, 60, 50, 60},
+		{"png", 200, 200, 200, 200},
+	} {
+		out, err := makeThumbnail(testImage(t, c.format, c.w, c.h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(bytes.NewReader(out))
+		if err != nil || cfg.Width != c.wantW || cfg.Height != c.wantH {
+			t.Errorf("%s %dx%d: thumbnail %dx%d (%v), want %dx%d", c.format, c.w, c.h, cfg.Width, cfg.Height, err, c.wantW, c.wantH)
+		}
+	}
+}

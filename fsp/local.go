@@ -1,0 +1,204 @@
+package fsp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+)
+
+// localStorage keeps files in a folder. Every access goes through an
+// os.Root, so no key, symlink or ".." can reach outside the folder.
+type localStorage struct {
+	root *os.Root
+}
+
+func newLocalStorage(dir string) (*localStorage, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &localStorage{root: root}, nil
+}
+
+// name is the os.Root form of key: "." for the base.
+func localName(key string) string {
+	if key == "" {
+		return "."
+	}
+	return key
+}
+
+func (s *localStorage) Close() error { return s.root.Close() }
+
+func (s *localStorage) Stat(_ context.Context, key string, dir bool) (Entry, error) {
+	info, err := s.root.Stat(localName(key))
+	if err != nil {
+		return Entry{}, mapLocalErr(err)
+	}
+	if info.IsDir() != dir {
+		return Entry{}, fs.ErrNotExist
+	}
+	e := Entry{Name: path.Base(key), Dir: dir, Size: info.Size(), ModTime: info.ModTime()}
+	if dir {
+		e.Size = 0
+		e.ItemCount = s.count(key)
+	}
+	return e, nil
+}
+
+// count is the number of visible children of dir, 0 if it cannot be read.
+func (s *localStorage) count(dir string) int {
+	f, err := s.root.Open(localName(dir))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, name := range names {
+		if !strings.HasPrefix(name, ".") {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *localStorage) List(_ context.Context, dir string) ([]Entry, error) {
+	f, err := s.root.Open(localName(dir))
+	if err != nil {
+		return nil, mapLocalErr(err)
+	}
+	defer f.Close()
+	dirents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, mapLocalErr(err)
+	}
+	entries := make([]Entry, 0, len(dirents))
+	for _, de := range dirents {
+		info, err := de.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		e := Entry{Name: de.Name(), Dir: info.IsDir(), ModTime: info.ModTime()}
+		if e.Dir && !strings.HasPrefix(e.Name, ".") {
+			e.ItemCount = s.count(joinKey(dir, de.Name()))
+		} else if info.Mode().IsRegular() {
+			e.Size = info.Size()
+		} else {
+			continue // neither file nor folder: not the FSP's
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+func (s *localStorage) Mkdir(_ context.Context, dir string, parents bool) error {
+	if parents {
+		return mapLocalErr(s.root.MkdirAll(localName(dir), 0o755))
+	}
+	return mapLocalErr(s.root.Mkdir(dir, 0o755))
+}
+
+func (s *localStorage) Rmdir(_ context.Context, dir string) error {
+	err := s.root.Remove(dir)
+	if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+		return errNotEmpty
+	}
+	return mapLocalErr(err)
+}
+
+// Write writes a temporary file beside key and then links (exclusive) or
+// renames (replace) it into place, so key appears whole or not at all.
+func (s *localStorage) Write(_ context.Context, key string, data []byte, _ string, exclusive bool) (err error) {
+	tmp, err := s.tempName(key)
+	if err != nil {
+		return err
+	}
+	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return mapLocalErr(err)
+	}
+	defer func() {
+		// The temporary name never stays: after a link it is a second
+		// name of the file, after a failure the only one.
+		if rmErr := s.root.Remove(tmp); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) && err == nil {
+			err = rmErr
+		}
+	}()
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return err
+	}
+	if exclusive {
+		// link(2) fails when key exists: the O_EXCL of renames.
+		return mapLocalErr(s.root.Link(tmp, key))
+	}
+	return mapLocalErr(s.root.Rename(tmp, key))
+}
+
+func (s *localStorage) tempName(key string) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return joinKey(path.Dir(key), fmt.Sprintf(".tmp-%s", hex.EncodeToString(b[:]))), nil
+}
+
+func (s *localStorage) Remove(_ context.Context, key string) error {
+	info, err := s.root.Lstat(key)
+	if err != nil {
+		return mapLocalErr(err)
+	}
+	if info.IsDir() {
+		return fs.ErrNotExist
+	}
+	return mapLocalErr(s.root.Remove(key))
+}
+
+func (s *localStorage) Move(_ context.Context, from, to string, exclusive bool) error {
+	info, err := s.root.Lstat(from)
+	if err != nil {
+		return mapLocalErr(err)
+	}
+	if !info.Mode().IsRegular() {
+		return fs.ErrNotExist
+	}
+	if !exclusive {
+		// rename(2) replaces to atomically: never both, never neither.
+		return mapLocalErr(s.root.Rename(from, to))
+	}
+	if err := s.root.Link(from, to); err != nil {
+		return mapLocalErr(err)
+	}
+	return mapLocalErr(s.root.Remove(from))
+}
+
+// mapLocalErr turns "not a directory" into not-exist (a file where a
+// folder was expected) and keeps the fs sentinels recognisable.
+func mapLocalErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("%w: %v", fs.ErrNotExist, err)
+	}
+	return err
+}

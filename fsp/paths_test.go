@@ -1,0 +1,157 @@
+package fsp
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseRequestPath(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want string // String() of the result, or the error's text
+	}{
+		{"/", "/"},
+		{"", "/"},
+		{"/photos/", "/photos/"},
+		{"/photos/cat.png", "/photos/cat.png"},
+		{"/new%20dir%20(2)/a_b-c.d", "/new dir (2)/a_b-c.d"},
+		{"/photos//cat.png", errBadPath.Error()},
+		{"/photos/%2F", errBadPath.Error()},
+		{"/a%2Fb.png", errBadPath.Error()},
+		{"/a%5Cb.png", errBadPath.Error()},
+		{`/a\b.png`, errBadPath.Error()},
+		{"/a|b.png", errBadPath.Error()},
+		{"/caf%C3%A9.png", errBadPath.Error()},
+		{"/.thumb.x.png", errBadPath.Error()},
+		{"/x/.tmp-1", errBadPath.Error()},
+		{"/trailing%20/", errBadPath.Error()},
+		{"/bad%zz.png", errBadPath.Error()},
+		{"/a/../b", errOutside.Error()},
+		{"/a/%2e%2E/b", errOutside.Error()},
+		{"/./b", errOutside.Error()},
+		{"photos/", errBadPath.Error()},
+		{"/" + strings.Repeat("a/", maxPathSegments+1), errBadPath.Error()},
+		{"/" + strings.Repeat("n", maxNameLen+1), errBadPath.Error()},
+	} {
+		p, err := parseRequestPath(c.in)
+		got := p.String()
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("parseRequestPath(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestParseDirPath(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"/", "/"},
+		{"/archive/", "/archive/"},
+		{"/a b/c/", "/a b/c/"},
+		{"/archive", errBadPath.Error()},
+		{"archive/", errBadPath.Error()},
+		{"", errBadPath.Error()},
+		{"/a//b/", errBadPath.Error()},
+		{"/../u2/", errOutside.Error()},
+		{"/a/./", errOutside.Error()},
+		{"/a%2Fb/", errBadPath.Error()},
+		{"/a|b/", errBadPath.Error()},
+	} {
+		p, err := parseDirPath(c.in)
+		got := p.String()
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("parseDirPath(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestCheckOriginalPath(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want error
+	}{
+		{"/fsp/photos/cat.png", nil},
+		{"/fsp/photos/../cat.png", errOutside},
+		{"/fsp/photos/%2e%2e/cat.png", errOutside},
+		{"/fsp/photos/..%2Fcat.png", errBadPath},
+		{"/fsp/photos/..%2fcat.png", errBadPath},
+		{"/fsp/a%5cb", errBadPath},
+		{"/fsp/a%zz", errBadPath},
+	} {
+		if got := checkOriginalPath(c.in); !errors.Is(got, c.want) && got != c.want {
+			t.Errorf("checkOriginalPath(%q) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestRootSegment(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"u1", "u1"},
+		{"user@example.com", "user@example.com"},
+		{"a/b", "a~2Fb"},
+		{"..", "~2E."},
+		{".hidden", "~2Ehidden"},
+		{"~", "~7E"},
+		{"", ""},
+		{"é", "~C3~A9"},
+	} {
+		if got := rootSegment(c.in); got != c.want {
+			t.Errorf("rootSegment(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestKeepName(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"pizza.jpg", 0, "pizza.jpg"},
+		{"pizza.jpg", 1, "pizza_1.jpg"},
+		{"pizza.jpg", 2, "pizza_2.jpg"},
+		{"archive.tar.gz", 1, "archive.tar_1.gz"},
+		{"README", 3, "README_3"},
+	} {
+		if got := keepName(c.in, c.n); got != c.want {
+			t.Errorf("keepName(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
+
+// FuzzPaths: whatever the request target, a parsed path has only valid
+// names (no separator, no dot segment, no hidden name), its String form
+// parses back to itself, and its storage key stays inside the user's root.
+func FuzzPaths(f *testing.F) {
+	for _, seed := range []string{"/", "/a/", "/a/b.png", "/a%2Fb", "/..", "/a/%2e%2e/", "/new%20dir/", "//", "/a\\b", "/%00", "/.x"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		p, err := parseRequestPath(in)
+		origErr := checkOriginalPath(in)
+		if err != nil {
+			return
+		}
+		for _, s := range p.segs {
+			if !validName(s) || strings.ContainsAny(s, "/\\\x00") || s == "." || s == ".." || strings.HasPrefix(s, ".") {
+				t.Fatalf("%q gave segment %q", in, s)
+			}
+		}
+		if origErr != nil {
+			t.Fatalf("%q parsed to %q, but checkOriginalPath refuses it: %v", in, p, origErr)
+		}
+		again, err := parseDirPath(p.parent().String())
+		if err != nil || again.String() != p.parent().String() {
+			t.Fatalf("%q: parent %q does not parse back: %v", in, p.parent(), err)
+		}
+		key := joinKey("c1/u1", p.rel())
+		if !strings.HasPrefix(key+"/", "c1/u1/") {
+			t.Fatalf("%q: key %q leaves the root", in, key)
+		}
+	})
+}

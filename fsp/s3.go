@@ -1,0 +1,322 @@
+package fsp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+)
+
+// S3Config is the S3-compatible object storage back end. Folders are key
+// prefixes, each with an empty marker object "<folder>/" so that empty
+// folders exist.
+type S3Config struct {
+	// Endpoint is the server's host:port (no scheme).
+	Endpoint string `json:"endpoint"`
+	// Bucket holds every user's tree.
+	Bucket string `json:"bucket"`
+	// Prefix is put before every key (no leading or trailing slash);
+	// public_url then names the bucket's URL including it.
+	Prefix string `json:"prefix,omitempty"`
+	// Region of the bucket (default us-east-1).
+	Region string `json:"region,omitempty"`
+	// AccessKey and SecretKey are the credentials; use {env.…}
+	// placeholders so that they stay out of the config.
+	AccessKey string `json:"access_key,omitempty"`
+	SecretKey string `json:"secret_key,omitempty"`
+	// Insecure talks plain HTTP to the endpoint (a server on loopback).
+	Insecure bool `json:"insecure,omitempty"`
+}
+
+func (c *S3Config) validate() error {
+	switch {
+	case c.Endpoint == "" || strings.Contains(c.Endpoint, "://"):
+		return errors.New("endpoint must be host:port, without scheme")
+	case c.Bucket == "":
+		return errors.New("bucket is required")
+	}
+	if _, err := cleanRoot(c.Prefix); err != nil {
+		return fmt.Errorf("prefix %q must be relative, without dot segments", c.Prefix)
+	}
+	return nil
+}
+
+// unmarshal reads the s3 block.
+func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		sub := d.Val()
+		var target *string
+		switch sub {
+		case "endpoint":
+			target = &c.Endpoint
+		case "bucket":
+			target = &c.Bucket
+		case "prefix":
+			target = &c.Prefix
+		case "region":
+			target = &c.Region
+		case "access_key":
+			target = &c.AccessKey
+		case "secret_key":
+			target = &c.SecretKey
+		case "insecure":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			c.Insecure = true
+			continue
+		default:
+			return d.Errf("fsp: s3: unrecognized subdirective %q", sub)
+		}
+		if *target != "" {
+			return d.Errf("fsp: s3: %s already specified", sub)
+		}
+		if !d.NextArg() {
+			return d.ArgErr()
+		}
+		*target = d.Val()
+		if d.NextArg() {
+			return d.ArgErr()
+		}
+	}
+	return nil
+}
+
+// s3Storage keeps files as objects. Exclusive writes are conditional
+// (If-None-Match: *), so they hold across several Caddy instances.
+type s3Storage struct {
+	client    *minio.Client
+	transport *http.Transport
+	bucket    string
+	prefix    string
+}
+
+func newS3Storage(_ caddy.Context, c S3Config, repl *caddy.Replacer) (*s3Storage, error) {
+	transport, err := minio.DefaultTransport(!c.Insecure)
+	if err != nil {
+		return nil, err
+	}
+	region := c.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	client, err := minio.New(repl.ReplaceKnown(c.Endpoint, ""), &minio.Options{
+		Creds:        credentials.NewStaticV4(repl.ReplaceKnown(c.AccessKey, ""), repl.ReplaceKnown(c.SecretKey, ""), ""),
+		Secure:       !c.Insecure,
+		Region:       region,
+		BucketLookup: minio.BucketLookupPath,
+		Transport:    transport,
+		// A request waits for the client; a few retries are enough.
+		MaxRetries: 3,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &s3Storage{client: client, transport: transport, bucket: c.Bucket, prefix: strings.Trim(c.Prefix, "/")}, nil
+}
+
+func (s *s3Storage) Close() error {
+	s.transport.CloseIdleConnections()
+	return nil
+}
+
+func (s *s3Storage) key(k string) string { return joinKey(s.prefix, k) }
+
+// dirPrefix is the prefix of everything inside directory k ("" or "a/").
+func (s *s3Storage) dirPrefix(k string) string {
+	full := s.key(k)
+	if full == "" {
+		return ""
+	}
+	return full + "/"
+}
+
+// mapS3Err turns the server's answers into the fs sentinels.
+func mapS3Err(err error) error {
+	if err == nil {
+		return nil
+	}
+	resp := minio.ToErrorResponse(err)
+	switch {
+	case resp.Code == "NoSuchKey":
+		// Only a missing key: a missing bucket is a broken storage.
+		return fmt.Errorf("%w: %v", fs.ErrNotExist, err)
+	case resp.Code == "PreconditionFailed" || resp.StatusCode == http.StatusPreconditionFailed:
+		return fmt.Errorf("%w: %v", fs.ErrExist, err)
+	}
+	return err
+}
+
+func (s *s3Storage) Stat(ctx context.Context, k string, dir bool) (Entry, error) {
+	if !dir {
+		info, err := s.client.StatObject(ctx, s.bucket, s.key(k), minio.StatObjectOptions{})
+		if err != nil {
+			return Entry{}, mapS3Err(err)
+		}
+		return Entry{Name: path.Base(k), Size: info.Size, ModTime: info.LastModified, ContentType: info.ContentType}, nil
+	}
+	prefix := s.dirPrefix(k)
+	if prefix == "" {
+		return Entry{Dir: true}, nil
+	}
+	info, err := s.client.StatObject(ctx, s.bucket, prefix, minio.StatObjectOptions{})
+	if err == nil {
+		return Entry{Name: path.Base(k), Dir: true, ModTime: info.LastModified}, nil
+	}
+	if err = mapS3Err(err); !isNotExist(err) {
+		return Entry{}, err
+	}
+	// A folder without marker exists while something is inside it. The
+	// lister stops with listCtx when only the first key was read.
+	listCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	obj, found := <-s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: 1})
+	switch {
+	case !found:
+		return Entry{}, fs.ErrNotExist
+	case obj.Err != nil:
+		return Entry{}, mapS3Err(obj.Err)
+	}
+	return Entry{Name: path.Base(k), Dir: true}, nil
+}
+
+func (s *s3Storage) List(ctx context.Context, dir string) ([]Entry, error) {
+	prefix := s.dirPrefix(dir)
+	var entries []Entry
+	listCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for obj := range s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix}) {
+		if obj.Err != nil {
+			return nil, mapS3Err(obj.Err)
+		}
+		name := strings.TrimPrefix(obj.Key, prefix)
+		if name == "" {
+			continue // the folder's own marker
+		}
+		if strings.HasSuffix(name, "/") {
+			entries = append(entries, Entry{Name: strings.TrimSuffix(name, "/"), Dir: true, ModTime: obj.LastModified})
+			continue
+		}
+		entries = append(entries, Entry{Name: name, Size: obj.Size, ModTime: obj.LastModified, ContentType: obj.ContentType})
+	}
+	return entries, nil
+}
+
+func (s *s3Storage) putMarker(ctx context.Context, dir string, exclusive bool) error {
+	opts := minio.PutObjectOptions{ContentType: "application/x-directory"}
+	if exclusive {
+		opts.SetMatchETagExcept("*")
+	}
+	_, err := s.client.PutObject(ctx, s.bucket, s.dirPrefix(dir), bytes.NewReader(nil), 0, opts)
+	return mapS3Err(err)
+}
+
+func (s *s3Storage) Mkdir(ctx context.Context, dir string, parents bool) error {
+	if parents {
+		// Markers are idempotent: no need to look first.
+		segs := strings.Split(dir, "/")
+		for i := range segs {
+			if segs[i] == "" {
+				continue
+			}
+			if err := s.putMarker(ctx, strings.Join(segs[:i+1], "/"), false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	parent := path.Dir(dir)
+	if parent == "." {
+		parent = ""
+	}
+	if _, err := s.Stat(ctx, parent, true); err != nil {
+		return err
+	}
+	if _, err := s.Stat(ctx, dir, true); err == nil {
+		return fs.ErrExist
+	} else if !isNotExist(err) {
+		return err
+	}
+	return s.putMarker(ctx, dir, true)
+}
+
+func (s *s3Storage) Rmdir(ctx context.Context, dir string) error {
+	prefix := s.dirPrefix(dir)
+	listCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for obj := range s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true, MaxKeys: 2}) {
+		if obj.Err != nil {
+			return mapS3Err(obj.Err)
+		}
+		if obj.Key != prefix {
+			return errNotEmpty
+		}
+	}
+	return mapS3Err(s.client.RemoveObject(ctx, s.bucket, prefix, minio.RemoveObjectOptions{}))
+}
+
+func (s *s3Storage) Write(ctx context.Context, k string, data []byte, contentType string, exclusive bool) error {
+	opts := minio.PutObjectOptions{ContentType: contentType, DisableMultipart: true}
+	if exclusive {
+		opts.SetMatchETagExcept("*")
+	}
+	_, err := s.client.PutObject(ctx, s.bucket, s.key(k), bytes.NewReader(data), int64(len(data)), opts)
+	return mapS3Err(err)
+}
+
+func (s *s3Storage) Remove(ctx context.Context, k string) error {
+	// S3 answers a delete of a missing key with success: look first.
+	if _, err := s.client.StatObject(ctx, s.bucket, s.key(k), minio.StatObjectOptions{}); err != nil {
+		return mapS3Err(err)
+	}
+	return mapS3Err(s.client.RemoveObject(ctx, s.bucket, s.key(k), minio.RemoveObjectOptions{}))
+}
+
+// Move copies, then deletes the source. S3 has no rename: between the two
+// steps both exist (never neither). An exclusive move goes through a
+// conditional write, so concurrent moves to one name cannot both win; if
+// the source cannot be deleted, the copy is taken back.
+func (s *s3Storage) Move(ctx context.Context, from, to string, exclusive bool) error {
+	if exclusive {
+		obj, err := s.client.GetObject(ctx, s.bucket, s.key(from), minio.GetObjectOptions{})
+		if err != nil {
+			return mapS3Err(err)
+		}
+		info, err := obj.Stat()
+		if err != nil {
+			obj.Close()
+			return mapS3Err(err)
+		}
+		data, err := io.ReadAll(obj)
+		obj.Close()
+		if err != nil {
+			return mapS3Err(err)
+		}
+		if err := s.Write(ctx, to, data, info.ContentType, true); err != nil {
+			return err
+		}
+		if err := s.client.RemoveObject(ctx, s.bucket, s.key(from), minio.RemoveObjectOptions{}); err != nil {
+			_ = s.client.RemoveObject(context.WithoutCancel(ctx), s.bucket, s.key(to), minio.RemoveObjectOptions{})
+			return mapS3Err(err)
+		}
+		return nil
+	}
+	_, err := s.client.CopyObject(ctx,
+		minio.CopyDestOptions{Bucket: s.bucket, Object: s.key(to)},
+		minio.CopySrcOptions{Bucket: s.bucket, Object: s.key(from)})
+	if err != nil {
+		return mapS3Err(err)
+	}
+	return mapS3Err(s.client.RemoveObject(context.WithoutCancel(ctx), s.bucket, s.key(from), minio.RemoveObjectOptions{}))
+}

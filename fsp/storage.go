@@ -1,0 +1,56 @@
+package fsp
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"time"
+)
+
+// Storage is what the handler needs of a back end. Keys are slash-separated
+// paths relative to the back end's base, without leading or trailing
+// slash; "" is the base itself. Errors that mean something to the client
+// wrap fs.ErrNotExist, fs.ErrExist or errNotEmpty; any other error is a
+// failure of the storage (3100).
+type Storage interface {
+	// Stat describes the file or directory at key; dir says which one the
+	// caller means, since on object storage a name may be both.
+	Stat(ctx context.Context, key string, dir bool) (Entry, error)
+	// List returns the entries of directory dir, hidden ones (names
+	// starting with a dot: thumbnails, temporary files) included.
+	List(ctx context.Context, dir string) ([]Entry, error)
+	// Mkdir creates directory dir: its parent must exist (fs.ErrNotExist)
+	// and it must not (fs.ErrExist). With parents, missing parents are
+	// created and an existing dir is no error.
+	Mkdir(ctx context.Context, dir string, parents bool) error
+	// Rmdir removes the empty directory dir (errNotEmpty otherwise).
+	Rmdir(ctx context.Context, dir string) error
+	// Write stores data at key so that it appears whole or not at all.
+	// With exclusive, an existing key is left alone and fs.ErrExist
+	// returned, even against a concurrent writer.
+	Write(ctx context.Context, key string, data []byte, contentType string, exclusive bool) error
+	// Remove deletes the file at key.
+	Remove(ctx context.Context, key string) error
+	// Move renames the file from to to. With exclusive an existing to is
+	// fs.ErrExist; without, to is replaced, and from and to never both
+	// or neither exist once Move returns nil.
+	Move(ctx context.Context, from, to string, exclusive bool) error
+	// Close releases the back end's resources.
+	Close() error
+}
+
+// Entry describes a file or directory.
+type Entry struct {
+	Name        string
+	Dir         bool
+	Size        int64
+	ModTime     time.Time
+	ContentType string // files: the stored type, "" if unknown
+	ItemCount   int    // directories: visible children, 0 if unknown
+}
+
+// errNotEmpty is a directory removal refused because of its contents.
+var errNotEmpty = errors.New("directory not empty")
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+func isExist(err error) bool    { return errors.Is(err, fs.ErrExist) }
