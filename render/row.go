@@ -279,7 +279,10 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 			w.s("%")
 		}
 		if padL > 0 || padR > 0 {
-			w.s(";padding:0 ")
+			// border-box inline: the spacing is inside max-width, also
+			// for a client that drops the <style> element's "*" rule
+			// (with content-box the columns overflow the row and wrap).
+			w.s(";box-sizing:border-box;padding:0 ")
 			w.s(emFmt(padR))
 			w.s("px 0 ")
 			w.s(emFmt(padL))
