@@ -330,9 +330,8 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, mul
 	if w.colWidth < 10 {
 		w.colWidth = 10
 	}
-	if len(c.Modules) == 0 {
-		w.s("&nbsp;")
-	}
+	// An empty column is only its padding, as in the vendor's exports:
+	// no filler line (which made it a text line taller).
 	for mi := range c.Modules {
 		w.colIndex, w.modIndex = index, mi
 		w.module(&c.Modules[mi])
