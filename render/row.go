@@ -232,6 +232,14 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 		return
 	}
 	spacing := r.ColumnsSpacing
+	gapCls := ""
+	if stack && spacing > 0 {
+		// Stacked on phones, the columns keep the row's spacing between
+		// them, below each but the last one shown (as the vendor's
+		// exports do), instead of the sideways gap.
+		gapCls = "r" + strconv.Itoa(w.rowIndex+1) + "g"
+		w.mobileRule("."+gapCls, "padding-bottom:"+emFmt(spacing)+"px!important")
+	}
 	w.s(`<!--[if mso]><table width="100%"`)
 	w.s(emTableAttrs)
 	w.s(`><tr><![endif]-->`)
@@ -263,6 +271,12 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 		}
 		if reverse && i == len(cols)-1 {
 			w.s(" cl")
+		}
+		// The last column shown when stacked: the last one, or the first
+		// when the row stacks reversed.
+		if lastShown := (!reverse && i == len(cols)-1) || (reverse && i == 0); gapCls != "" && !lastShown {
+			w.s(" ")
+			w.s(gapCls)
 		}
 		w.s(`"`)
 		w.s(` style="display:inline-block;vertical-align:`)
