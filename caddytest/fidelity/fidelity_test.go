@@ -32,18 +32,22 @@ var defaultTarget = target{heightDiff: 0.03, share: 0.95, offset: 16}
 // docs/renderer.md "Remaining gaps"). Keep these tight: they are what the
 // renderer achieves, plus a margin for font rasterisation.
 var limits = map[string]target{
-	"beefree-clients__message.email@500": {heightDiff: 1.81, share: 1, offset: 0},
-	"beefree-clients__message.email@375": {heightDiff: 1.81, share: 1, offset: 0},
-	"beefree-clients__message.page@500":  {heightDiff: 1.81, share: 1, offset: 0},
-	"beefree-clients__message.page@375":  {heightDiff: 1.81, share: 1, offset: 0},
-	"popup-15-Off-Brandname@500":         {heightDiff: 0.03, share: 0.57, offset: 16},
-	"popup-15-Off-Brandname@375":         {heightDiff: 0.03, share: 0.57, offset: 16},
-	"popup-Add-To-Cart@500":              {heightDiff: 0.03, share: 0.75, offset: 16},
-	"popup-Add-To-Cart@375":              {heightDiff: 0.03, share: 0.75, offset: 16},
-	"popup-Welcome-Back@500":             {heightDiff: 0.045, share: 0.62, offset: 30},
-	"popup-Welcome-Back@375":             {heightDiff: 0.045, share: 0.62, offset: 30},
-	"popup-WorldMusicDay@400":            {heightDiff: 0.2, share: 0.42, offset: 70},
-	"popup-WorldMusicDay@375":            {heightDiff: 0.2, share: 0.42, offset: 70},
+	// The vendor's popup export has no rules for its icons block
+	// (.bee-icon…: its popup host page supplies them), so standalone its
+	// icons stack one per line with the labels under them: 90 px and
+	// 65 px against our 56 and 28, which moves every block below.
+	"popup-WorldMusicDay@400": {heightDiff: 0.21, share: 0.42, offset: 72},
+	"popup-WorldMusicDay@375": {heightDiff: 0.21, share: 0.42, offset: 72},
+	"popup-WorldMusicDay@800": {heightDiff: 0.18, share: 0.42, offset: 44},
+	// Above 768 px the vendor's popup form puts a layout row's fields side
+	// by side (First name | Last name); our email preview of a form lists
+	// one field per line: the form is 376 px against 302.
+	"popup-FREE-Quote@800": {heightDiff: 0.15, share: 0.8, offset: 16},
+	// The popup's flexbox columns share the row after a column's padding
+	// (flex: 7 and 5 with 20 px padding: 280 px + 220 px); emails, the
+	// vendor's and ours, split by the grid (291 + 209). The image in the
+	// wider column is 6 px taller.
+	"popup-Exclusive-Offers@800": {heightDiff: 0.03, share: 0.88, offset: 16},
 }
 
 func targetFor(name string, width int) target {
@@ -159,12 +163,21 @@ func checkTargets(t *testing.T, r result, tg target, png string) {
 }
 
 // widths are the viewport widths a design is compared at: its own width
-// and a phone's.
+// and a phone's, as the issue asks, and a desktop's. Both renderers put
+// their breakpoint 20 px above the design's width, so at the design's
+// own width both lay it out as on a phone; 800 px shows the desktop
+// layout (columns side by side, their vertical alignment) of every
+// design no wider than that.
 func widths(d *design.Design) []int {
-	if d.Page.Body.Width <= 0 || d.Page.Body.Width == mobileWidth {
-		return []int{mobileWidth}
+	var out []int
+	if w := d.Page.Body.Width; w > 0 && w != mobileWidth {
+		out = append(out, w)
 	}
-	return []int{d.Page.Body.Width, mobileWidth}
+	out = append(out, mobileWidth)
+	if d.Page.Body.Width+20 < desktopWidth {
+		out = append(out, desktopWidth)
+	}
+	return out
 }
 
 // hostPage makes a complete standards-mode document of the vendor's HTML:
