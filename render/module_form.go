@@ -51,9 +51,7 @@ func (w *emailWriter) moduleForm(m *design.Module) {
 	w.s(`<table class="tx" width="100%"`)
 	w.s(emTableAttrs)
 	w.s(">")
-	for _, fld := range fields {
-		// 3 px around each field, as the vendor's form rows have.
-		w.s(`<tr><td style="padding:3px">`)
+	field := func(fld design.FormField) {
 		switch fld.Type {
 		case "submit", "button":
 			btn := w.style()
@@ -141,8 +139,64 @@ func (w *emailWriter) moduleForm(m *design.Module) {
 			w.styleAttr(&box)
 			w.s(">&nbsp;</div>")
 		}
+	}
+	// Fields the editor puts on one layout line share a row, side by
+	// side on desktop and stacked on phones, as the vendor's forms
+	// (First name | Last name); 3 px around each field, as there.
+	line := formLines(f)
+	stackRule := false
+	for i := 0; i < len(fields); {
+		n := 1
+		if l, ok := line[fields[i].ID]; ok {
+			for i+n < len(fields) {
+				if next, ok := line[fields[i+n].ID]; !ok || next != l {
+					break
+				}
+				n++
+			}
+		}
+		if n == 1 {
+			w.s(`<tr><td style="padding:3px">`)
+			field(fields[i])
+			w.s("</td></tr>")
+			i++
+			continue
+		}
+		if !stackRule {
+			w.mobileRule(".ff", "display:block!important;width:100%!important")
+			stackRule = true
+		}
+		w.s("<tr><td>")
+		for _, fld := range fields[i : i+n] {
+			w.s(`<div class="ff" style="display:inline-block;vertical-align:top;box-sizing:border-box;padding:3px;width:`)
+			w.s(emFmt(100 / float64(n)))
+			w.s(`%">`)
+			field(fld)
+			w.s("</div>")
+		}
 		w.s("</td></tr>")
+		i += n
 	}
 	w.s("</table>")
 	w.blockClose()
+}
+
+// formLines numbers the line of the form's layout each field ID is on.
+func formLines(form *design.Value) map[string]int {
+	layout := form.At("structure", "layout")
+	if layout.Kind != design.Array {
+		return nil
+	}
+	out := map[string]int{}
+	for i := range layout.Members {
+		l := &layout.Members[i].Value
+		if l.Kind == design.String {
+			out[l.Str] = i
+			continue
+		}
+		for j := range l.Len() {
+			out[l.Index(j).Text()] = i
+		}
+	}
+	return out
 }

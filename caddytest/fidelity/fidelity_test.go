@@ -39,10 +39,6 @@ var limits = map[string]target{
 	"popup-WorldMusicDay@400": {heightDiff: 0.21, share: 0.42, offset: 72},
 	"popup-WorldMusicDay@375": {heightDiff: 0.21, share: 0.42, offset: 72},
 	"popup-WorldMusicDay@800": {heightDiff: 0.18, share: 0.42, offset: 44},
-	// Above 768 px the vendor's popup form puts a layout row's fields side
-	// by side (First name | Last name); our email preview of a form lists
-	// one field per line: the form is 376 px against 302.
-	"popup-FREE-Quote@800": {heightDiff: 0.15, share: 0.8, offset: 16},
 	// The popup's flexbox columns share the row after a column's padding
 	// (flex: 7 and 5 with 20 px padding: 280 px + 220 px); emails, the
 	// vendor's and ours, split by the grid (291 + 209). The image in the
