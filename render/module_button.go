@@ -51,6 +51,12 @@ func (w *emailWriter) moduleButton(m *design.Module) {
 		}
 	}
 	pt, pr, pb, pl := emPadding(st)
+	if mf, ok := m.Mobile.Px("font-size"); ok && mf > 0 && m.Mobile.Get("line-height") == "" {
+		// The line height is written in px (Outlook needs it so), which
+		// would keep the desktop size's line on phones: the mobile font
+		// size gets its own, in the same proportion.
+		w.mobileRule(".m"+strconv.Itoa(w.blockSeq)+" .tx", "line-height:"+emFmt(lineHeight*mf)+"px!important")
+	}
 
 	// Width: "auto" (fit the label), a percentage of the column, or px.
 	widthMode := emLower(st.Get("width"))

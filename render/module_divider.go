@@ -13,12 +13,20 @@ func (w *emailWriter) moduleDivider(m *design.Module) {
 	if border == "" {
 		border = "1px solid #BBBBBB"
 	}
+	// The rule is its border plus a one-pixel line; the divider's own
+	// height (the editor's spacer setting) is the box the rule sits at
+	// the top of, when taller than that.
+	rule := emBorderWidth(border) + 1
+	extra := 0.0
+	if n, unit, ok := st.Value("height").Number(); ok && (unit == "px" || unit == "") && n > rule {
+		extra = n - rule
+	}
 	if !emBorderVisible(border) && m.Mobile.Len() == 0 {
 		// An invisible divider is the editor's spacer: just its height,
 		// as one div (editors use dozens of these; a table each would
 		// cost kilobytes).
 		pt, _, pb, _ := emPadding(m.Style)
-		h := pt + emBorderWidth(border) + 1 + pb // +1: the rule's own line
+		h := pt + rule + extra + pb
 		w.s(`<div class="divider_block`)
 		if m.HideOnMobile {
 			w.s(" mh")
@@ -52,6 +60,7 @@ func (w *emailWriter) moduleDivider(m *design.Module) {
 			w.text(border)
 		}
 		w.s(`">&#8202;</div>`)
+		w.dividerSpace(extra)
 		w.blockClose()
 		return
 	}
@@ -66,5 +75,19 @@ func (w *emailWriter) moduleDivider(m *design.Module) {
 	w.s(`%"><tr><td style="font-size:1px;line-height:1px;border-top:`)
 	w.text(border)
 	w.s(`">&#8202;</td></tr></table>`)
+	w.dividerSpace(extra)
 	w.blockClose()
+}
+
+// dividerSpace writes the space below a rule that the divider's height
+// asks for (inside the padded cell, so mobile padding rules keep it).
+func (w *emailWriter) dividerSpace(h float64) {
+	if h <= 0 {
+		return
+	}
+	w.s(`<div style="height:`)
+	w.s(emFmt(h))
+	w.s("px;line-height:")
+	w.s(emFmt(h))
+	w.s(`px;font-size:1px">&#8202;</div>`)
 }

@@ -30,7 +30,11 @@ func (w *emailWriter) moduleForm(m *design.Module) {
 	if a := emAlign(labels.Get("text-align")); a != "" {
 		lbl.add("text-align", a)
 	}
-	lbl.raw("padding:0 0 4px;")
+	// Options sit on their line unpadded; a label has 3 px around it
+	// (the vendor's measures).
+	opts := w.style()
+	opts.raw(string(lbl.b))
+	lbl.raw("padding:3px;")
 
 	box := w.style()
 	bg := emColor(boxes.GetAny("backgroundColor", "background-color"))
@@ -41,23 +45,33 @@ func (w *emailWriter) moduleForm(m *design.Module) {
 	if h, _ := box.addBorders(boxes); h == 0 {
 		box.raw("border:1px solid #cccccc;")
 	}
-	box.raw("height:36px;line-height:36px;font-size:1px;")
+	// 38 px with its border, the vendor's field height.
+	box.raw("box-sizing:border-box;height:38px;line-height:36px;font-size:1px;")
 
 	w.s(`<table class="tx" width="100%"`)
 	w.s(emTableAttrs)
 	w.s(">")
-	for _, fld := range fields {
-		w.s(`<tr><td style="padding:0 0 10px">`)
+	field := func(fld design.FormField) {
 		switch fld.Type {
 		case "submit", "button":
 			btn := w.style()
-			btn.raw("display:inline-block;text-decoration:none;text-align:center;")
+			if n, unit, ok := design.ParseLength(buttons.Get("width")); ok && unit == "%" && n >= 100 {
+				btn.raw("display:block;")
+			} else {
+				btn.raw("display:inline-block;")
+			}
+			btn.raw("text-decoration:none;text-align:center;")
 			if bgc := emColor(buttons.GetAny("backgroundColor", "background-color")); !emIsTransparent(bgc) {
 				btn.add("background-color", bgc)
 			}
 			btn.add("color", emColor(buttons.Get("color")))
 			btn.add("font-family", w.fontStack(buttons.Get("font-family")))
-			btn.add("font-size", buttons.Get("font-size"))
+			if fs := buttons.Get("font-size"); fs != "" {
+				btn.add("font-size", fs)
+			} else {
+				// The vendor's buttons take the form's font size.
+				btn.add("font-size", m.Style.Get("font-size"))
+			}
 			btn.add("line-height", buttons.Get("line-height"))
 			btn.add("border-radius", buttons.Get("border-radius"))
 			btn.addBorders(buttons)
@@ -87,7 +101,11 @@ func (w *emailWriter) moduleForm(m *design.Module) {
 				mark = `<span style="display:inline-block;width:12px;height:12px;border:1px solid #999999;border-radius:50%;vertical-align:middle;margin-right:4px"></span>`
 			}
 			w.s("<div")
-			w.styleAttr(&lbl)
+			if len(fld.Options) > 0 && fld.Label == "" {
+				w.styleAttr(&opts)
+			} else {
+				w.styleAttr(&lbl)
+			}
 			w.s(">")
 			if len(fld.Options) == 0 {
 				w.s(mark)
@@ -121,8 +139,64 @@ func (w *emailWriter) moduleForm(m *design.Module) {
 			w.styleAttr(&box)
 			w.s(">&nbsp;</div>")
 		}
+	}
+	// Fields the editor puts on one layout line share a row, side by
+	// side on desktop and stacked on phones, as the vendor's forms
+	// (First name | Last name); 3 px around each field, as there.
+	line := formLines(f)
+	stackRule := false
+	for i := 0; i < len(fields); {
+		n := 1
+		if l, ok := line[fields[i].ID]; ok {
+			for i+n < len(fields) {
+				if next, ok := line[fields[i+n].ID]; !ok || next != l {
+					break
+				}
+				n++
+			}
+		}
+		if n == 1 {
+			w.s(`<tr><td style="padding:3px">`)
+			field(fields[i])
+			w.s("</td></tr>")
+			i++
+			continue
+		}
+		if !stackRule {
+			w.mobileRule(".ff", "display:block!important;width:100%!important")
+			stackRule = true
+		}
+		w.s("<tr><td>")
+		for _, fld := range fields[i : i+n] {
+			w.s(`<div class="ff" style="display:inline-block;vertical-align:top;box-sizing:border-box;padding:3px;width:`)
+			w.s(emFmt(100 / float64(n)))
+			w.s(`%">`)
+			field(fld)
+			w.s("</div>")
+		}
 		w.s("</td></tr>")
+		i += n
 	}
 	w.s("</table>")
 	w.blockClose()
+}
+
+// formLines numbers the line of the form's layout each field ID is on.
+func formLines(form *design.Value) map[string]int {
+	layout := form.At("structure", "layout")
+	if layout.Kind != design.Array {
+		return nil
+	}
+	out := map[string]int{}
+	for i := range layout.Members {
+		l := &layout.Members[i].Value
+		if l.Kind == design.String {
+			out[l.Str] = i
+			continue
+		}
+		for j := range l.Len() {
+			out[l.Index(j).Text()] = i
+		}
+	}
+	return out
 }

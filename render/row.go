@@ -232,6 +232,14 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 		return
 	}
 	spacing := r.ColumnsSpacing
+	gapCls := ""
+	if stack && spacing > 0 {
+		// Stacked on phones, the columns keep the row's spacing between
+		// them, below each but the last one shown (as the vendor's
+		// exports do), instead of the sideways gap.
+		gapCls = "r" + strconv.Itoa(w.rowIndex+1) + "g"
+		w.mobileRule("."+gapCls, "padding-bottom:"+emFmt(spacing)+"px!important")
+	}
 	w.s(`<!--[if mso]><table width="100%"`)
 	w.s(emTableAttrs)
 	w.s(`><tr><![endif]-->`)
@@ -264,6 +272,12 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 		if reverse && i == len(cols)-1 {
 			w.s(" cl")
 		}
+		// The last column shown when stacked: the last one, or the first
+		// when the row stacks reversed.
+		if lastShown := (!reverse && i == len(cols)-1) || (reverse && i == 0); gapCls != "" && !lastShown {
+			w.s(" ")
+			w.s(gapCls)
+		}
 		w.s(`"`)
 		w.s(` style="display:inline-block;vertical-align:`)
 		w.s(valign)
@@ -279,7 +293,10 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 			w.s("%")
 		}
 		if padL > 0 || padR > 0 {
-			w.s(";padding:0 ")
+			// border-box inline: the spacing is inside max-width, also
+			// for a client that drops the <style> element's "*" rule
+			// (with content-box the columns overflow the row and wrap).
+			w.s(";box-sizing:border-box;padding:0 ")
 			w.s(emFmt(padR))
 			w.s("px 0 ")
 			w.s(emFmt(padL))
@@ -327,9 +344,8 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, mul
 	if w.colWidth < 10 {
 		w.colWidth = 10
 	}
-	if len(c.Modules) == 0 {
-		w.s("&nbsp;")
-	}
+	// An empty column is only its padding, as in the vendor's exports:
+	// no filler line (which made it a text line taller).
 	for mi := range c.Modules {
 		w.colIndex, w.modIndex = index, mi
 		w.module(&c.Modules[mi])

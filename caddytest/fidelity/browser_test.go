@@ -1,0 +1,181 @@
+package fidelity
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+const (
+	chromiumBinary = "/usr/bin/chromium"
+	viewHeight     = 900
+	maxShotHeight  = 16384
+)
+
+// placeholderImage stands in for every image on both sides, so image
+// boxes depend on the markup alone: the machine has no network, and the
+// two documents must see the same pixels. Its natural size is large, like
+// a 2x photo, so markup that does not size an image shows up.
+const placeholderImage = `<svg xmlns="http://www.w3.org/2000/svg" width="1200" height="600" viewBox="0 0 1200 600">` +
+	`<rect width="1200" height="600" fill="#c9d1d9"/><path d="M0 0L1200 600M1200 0L0 600" stroke="#8b949e" stroke-width="6"/></svg>`
+
+// browser is one headless Chromium with one tab, shared by the package's
+// tests (starting it is the slow part) and closed by TestMain.
+type browser struct {
+	profileDir    string
+	allocCancel   context.CancelFunc
+	browserCtx    context.Context
+	browserCancel context.CancelFunc
+	tab           context.Context
+	tabCancel     context.CancelFunc
+}
+
+var pkgBrowser *browser
+
+// sharedTab returns the package's tab, starting Chromium on first use.
+// Requests to anything but the test's own Caddy are answered in the tab:
+// images get the placeholder, the rest (web fonts, trackers) is refused.
+func sharedTab(t *testing.T) context.Context {
+	t.Helper()
+	if pkgBrowser != nil {
+		return pkgBrowser.tab
+	}
+	if _, err := os.Stat(chromiumBinary); err != nil {
+		t.Fatalf("headless Chromium is required at %s (apt-get install -y chromium): %v", chromiumBinary, err)
+	}
+	// Not t.TempDir: Chromium may still be writing its profile when the
+	// test's cleanup runs.
+	profileDir, err := os.MkdirTemp("", "fidelity-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumBinary),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		// Overlay scrollbars would take width from the viewport.
+		chromedp.Flag("hide-scrollbars", true),
+		// Same text rendering on every machine as far as Chromium allows.
+		chromedp.Flag("font-render-hinting", "none"),
+		chromedp.UserDataDir(profileDir),
+	)
+	browserCtx, browserCancel := chromedp.NewContext(allocCtx)
+	if err := chromedp.Run(browserCtx); err != nil {
+		browserCancel()
+		allocCancel()
+		os.RemoveAll(profileDir)
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	b := &browser{profileDir: profileDir, allocCancel: allocCancel, browserCtx: browserCtx, browserCancel: browserCancel}
+	pkgBrowser = b
+	allowHost := net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
+	b.tab, b.tabCancel = chromedp.NewContext(browserCtx)
+	tab := b.tab
+	chromedp.ListenTarget(tab, func(ev any) {
+		e, ok := ev.(*fetch.EventRequestPaused)
+		if !ok {
+			return
+		}
+		// Answering from inside the listener would deadlock chromedp.
+		go func() {
+			_ = chromedp.Run(tab, chromedp.ActionFunc(func(ctx context.Context) error {
+				u, err := url.Parse(e.Request.URL)
+				switch {
+				case e.ResourceType == network.ResourceTypeImage:
+					return fetch.FulfillRequest(e.RequestID, 200).
+						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "image/svg+xml"}}).
+						WithBody(base64.StdEncoding.EncodeToString([]byte(placeholderImage))).Do(ctx)
+				case err == nil && u.Host == allowHost:
+					return fetch.ContinueRequest(e.RequestID).Do(ctx)
+				default:
+					return fetch.FailRequest(e.RequestID, network.ErrorReasonBlockedByClient).Do(ctx)
+				}
+			}))
+		}()
+	})
+	if err := chromedp.Run(tab, fetch.Enable()); err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	return tab
+}
+
+func closeSharedBrowser() {
+	if b := pkgBrowser; b != nil {
+		b.tabCancel()
+		b.browserCancel()
+		b.allocCancel()
+		_ = os.RemoveAll(b.profileDir)
+	}
+}
+
+// load opens pageURL at the given viewport width (desktop mode, so the
+// width is the CSS viewport width with or without a viewport meta tag)
+// and waits for its images.
+func load(tab context.Context, pageURL string, width int) error {
+	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
+	defer cancel()
+	return chromedp.Run(ctx,
+		emulation.SetDeviceMetricsOverride(int64(width), viewHeight, 1, false),
+		chromedp.Navigate(pageURL),
+		chromedp.Evaluate(`Promise.all(Array.from(document.images).map(i => i.complete ? 0 : new Promise(r => { i.onload = i.onerror = r; })))`, nil,
+			func(p *cdpruntime.EvaluateParams) *cdpruntime.EvaluateParams { return p.WithAwaitPromise(true) }),
+	)
+}
+
+// eval runs a probe in the page and decodes its JSON result into out.
+func eval(tab context.Context, probe string, out any) error {
+	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
+	defer cancel()
+	var raw string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(probe, &raw)); err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(raw), out); err != nil {
+		return fmt.Errorf("probe result: %v", err)
+	}
+	return nil
+}
+
+// screenshot captures the whole document as a PNG. The viewport is
+// stretched to the document's height for the capture, then restored, so
+// the block boxes measured before match the picture.
+func screenshot(tab context.Context, width int) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
+	defer cancel()
+	var h int64
+	var buf []byte
+	err := chromedp.Run(ctx,
+		chromedp.Evaluate(`Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)`, &h),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			if err := emulation.SetDeviceMetricsOverride(int64(width), min(max(h, viewHeight), maxShotHeight), 1, false).Do(ctx); err != nil {
+				return err
+			}
+			var err error
+			buf, err = page.CaptureScreenshot().WithFormat(page.CaptureScreenshotFormatPng).Do(ctx)
+			if err != nil {
+				return err
+			}
+			return emulation.SetDeviceMetricsOverride(int64(width), viewHeight, 1, false).Do(ctx)
+		}))
+	return buf, err
+}

@@ -1,0 +1,73 @@
+// Package fidelity measures, in a real headless Chromium, how closely the
+// email HTML our renderer makes of a design lays out like the HTML the
+// vendor's own renderer made of the same design (the corpus's pairs/):
+// block by block, at the design's width and on a phone. It also checks
+// that our HTML still lays out when an email client strips every <style>
+// element. The pages are served by an in-process Caddy (caddytest).
+//
+// Run it with the corpus:
+//
+//	DESIGN_CORPUS=/path/to/corpus go test ./caddytest/fidelity -v
+//
+// Side-by-side screenshots go to $FIDELITY_ARTIFACTS (default: a
+// "designbridge-fidelity" folder under the system's temporary folder).
+package fidelity
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/certmagic"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
+)
+
+// Ports of this package: admin 2917, HTTP 9700-9799.
+const (
+	adminPort = 2917
+	httpPort  = 9700
+	httpsPort = 9743
+)
+
+// artifactsEnv names the folder the side-by-side PNGs are written to.
+const artifactsEnv = "FIDELITY_ARTIFACTS"
+
+func artifactsDir() string {
+	if d := os.Getenv(artifactsEnv); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), "designbridge-fidelity")
+}
+
+func TestMain(m *testing.M) {
+	if err := pkglock.Acquire("fidelity"); err != nil {
+		fmt.Fprintln(os.Stderr, "locking:", err)
+		os.Exit(1)
+	}
+	// Caddy writes its config and data under the XDG directories: keep
+	// them out of the real home.
+	tmp, err := os.MkdirTemp("", "fidelity-caddytest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, env := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "HOME"} {
+		dir := filepath.Join(tmp, env)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Setenv(env, dir)
+	}
+	// Caddy computes these two paths when its package is initialised,
+	// before TestMain can set the environment.
+	caddy.ConfigAutosavePath = filepath.Join(tmp, "XDG_CONFIG_HOME", "caddy", "autosave.json")
+	caddy.DefaultStorage = &certmagic.FileStorage{Path: filepath.Join(tmp, "XDG_DATA_HOME", "caddy")}
+	code := m.Run()
+	closeSharedBrowser()
+	os.RemoveAll(tmp)
+	os.Exit(code)
+}
