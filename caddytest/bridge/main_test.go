@@ -136,6 +136,9 @@ func load(t *testing.T, cfg string) *caddytest.Tester {
 	if t.Failed() {
 		t.FailNow()
 	}
+	// Every load replaces the server, which closes the connections the old
+	// one had accepted: a kept-alive connection would meet an EOF.
+	tc.Client.Transport = &http.Transport{DisableKeepAlives: true}
 	return tc
 }
 
