@@ -529,11 +529,20 @@ func (q *request) publicURL(key string) string {
 	return q.public + "/" + strings.Join(segs, "/")
 }
 
+// unixMilli is t in Unix milliseconds, 0 when t is unknown (a user's root
+// folder before anything is stored, an S3 prefix without a marker).
+func unixMilli(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
 func (q *request) dirMeta(p fspPath, e Entry, readOnly bool) meta {
 	count := e.ItemCount
 	return meta{
 		MimeType: "application/directory", Name: p.name(), Path: p.String(),
-		LastModified: e.ModTime.UnixMilli(), Permissions: perm(readOnly),
+		LastModified: unixMilli(e.ModTime), Permissions: perm(readOnly),
 		ItemCount: &count, Extra: map[string]any{},
 	}
 }
@@ -541,7 +550,7 @@ func (q *request) dirMeta(p fspPath, e Entry, readOnly bool) meta {
 func (q *request) fileMeta0(p fspPath, key string, e Entry, readOnly, thumb bool) meta {
 	m := meta{
 		MimeType: typeForName(p.name()), Name: p.name(), Path: p.String(),
-		LastModified: e.ModTime.UnixMilli(), Size: e.Size, Permissions: perm(readOnly),
+		LastModified: unixMilli(e.ModTime), Size: e.Size, Permissions: perm(readOnly),
 		PublicURL: q.publicURL(key), Extra: map[string]any{},
 	}
 	if thumb {
