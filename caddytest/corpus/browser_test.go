@@ -2,11 +2,9 @@ package corpus
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,10 +13,10 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/fetch"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/offline"
 )
 
 // Viewports of the checks: a common phone width and a desktop width above
@@ -30,15 +28,6 @@ const (
 	desktopWidth = 800
 	viewHeight   = 900
 )
-
-// placeholderImage stands in for every image: the machine has no network
-// besides loopback, designs use relative placeholder paths, and a
-// broken-image icon has no natural size.
-// Its natural size is deliberately large (like a 2x retina photo), so an
-// image that is not constrained by the markup overflows a phone screen
-// and is caught.
-const placeholderImage = `<svg xmlns="http://www.w3.org/2000/svg" width="1200" height="600" viewBox="0 0 1200 600">` +
-	`<rect width="1200" height="600" fill="#c9d1d9"/><path d="M0 0L1200 600M1200 0L0 600" stroke="#8b949e" stroke-width="6"/></svg>`
 
 // browser is one headless Chromium shared by all checks of the package
 // (starting it is the slow part), with one tab that every check reuses.
@@ -131,31 +120,7 @@ type tab struct {
 func (b *browser) newTab(t *testing.T, allowHost string) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(b.browserCtx)
-	chromedp.ListenTarget(ctx, func(ev any) {
-		e, ok := ev.(*fetch.EventRequestPaused)
-		if !ok {
-			return
-		}
-		// Answering from inside the listener would deadlock chromedp.
-		go func() {
-			_ = chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
-				u, err := url.Parse(e.Request.URL)
-				switch {
-				// Every image, the designs' relative placeholder paths
-				// ("img/logo_1.png") included, gets the placeholder.
-				case e.ResourceType == network.ResourceTypeImage:
-					return fetch.FulfillRequest(e.RequestID, 200).
-						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "image/svg+xml"}}).
-						WithBody(base64.StdEncoding.EncodeToString([]byte(placeholderImage))).Do(ctx)
-				case err == nil && u.Host == allowHost:
-					return fetch.ContinueRequest(e.RequestID).Do(ctx)
-				default:
-					return fetch.FailRequest(e.RequestID, network.ErrorReasonBlockedByClient).Do(ctx)
-				}
-			}))
-		}()
-	})
-	if err := chromedp.Run(ctx, fetch.Enable()); err != nil {
+	if err := offline.Intercept(ctx, allowHost); err != nil {
 		cancel()
 		t.Fatalf("opening a tab: %v", err)
 	}

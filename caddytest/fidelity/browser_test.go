@@ -2,22 +2,20 @@ package fidelity
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/fetch"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/offline"
 )
 
 const (
@@ -25,13 +23,6 @@ const (
 	viewHeight     = 900
 	maxShotHeight  = 16384
 )
-
-// placeholderImage stands in for every image on both sides, so image
-// boxes depend on the markup alone: the machine has no network, and the
-// two documents must see the same pixels. Its natural size is large, like
-// a 2x photo, so markup that does not size an image shows up.
-const placeholderImage = `<svg xmlns="http://www.w3.org/2000/svg" width="1200" height="600" viewBox="0 0 1200 600">` +
-	`<rect width="1200" height="600" fill="#c9d1d9"/><path d="M0 0L1200 600M1200 0L0 600" stroke="#8b949e" stroke-width="6"/></svg>`
 
 // browser is one headless Chromium with one tab, shared by the package's
 // tests (starting it is the slow part) and closed by TestMain.
@@ -91,29 +82,7 @@ func sharedTab(t *testing.T) context.Context {
 	allowHost := net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
 	b.tab, b.tabCancel = chromedp.NewContext(browserCtx)
 	tab := b.tab
-	chromedp.ListenTarget(tab, func(ev any) {
-		e, ok := ev.(*fetch.EventRequestPaused)
-		if !ok {
-			return
-		}
-		// Answering from inside the listener would deadlock chromedp.
-		go func() {
-			_ = chromedp.Run(tab, chromedp.ActionFunc(func(ctx context.Context) error {
-				u, err := url.Parse(e.Request.URL)
-				switch {
-				case e.ResourceType == network.ResourceTypeImage:
-					return fetch.FulfillRequest(e.RequestID, 200).
-						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "image/svg+xml"}}).
-						WithBody(base64.StdEncoding.EncodeToString([]byte(placeholderImage))).Do(ctx)
-				case err == nil && u.Host == allowHost:
-					return fetch.ContinueRequest(e.RequestID).Do(ctx)
-				default:
-					return fetch.FailRequest(e.RequestID, network.ErrorReasonBlockedByClient).Do(ctx)
-				}
-			}))
-		}()
-	})
-	if err := chromedp.Run(tab, fetch.Enable()); err != nil {
+	if err := offline.Intercept(tab, allowHost); err != nil {
 		t.Fatalf("opening a tab: %v", err)
 	}
 	return tab
