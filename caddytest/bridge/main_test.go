@@ -56,6 +56,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}
+	adminapi.UseFreshConnections()
 	var err error
 	tmpDir, err = os.MkdirTemp("", "bridge-caddytest-")
 	if err != nil {

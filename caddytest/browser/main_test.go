@@ -19,11 +19,13 @@ package browser
 
 import (
 	"fmt"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 )
 
 // repoRoot is the repository root, found from this file's location.
@@ -37,6 +39,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}
+	adminapi.UseFreshConnections()
 	os.Exit(run(m))
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
@@ -49,6 +50,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}
+	adminapi.UseFreshConnections()
 	dir, err := os.MkdirTemp("", "content-caddytest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 	"github.com/designbridge/caddy-designbridge/internal/designtest"
 
@@ -43,6 +44,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}
+	adminapi.UseFreshConnections()
 	dir, err := designtest.Lookup()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/certmagic"
 
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 )
 
@@ -47,6 +48,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}
+	adminapi.UseFreshConnections()
 	// Caddy writes its config and data under the XDG directories: keep
 	// them out of the real home.
 	tmp, err := os.MkdirTemp("", "fidelity-caddytest-")

@@ -9,7 +9,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 
@@ -44,6 +45,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}
+	adminapi.UseFreshConnections()
 	os.Exit(run(m))
 }
 

@@ -60,3 +60,14 @@ func post(port int, cfg []byte, contentType string, force bool) (int, []byte, er
 func IsReset(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
+
+// UseFreshConnections makes the process's default HTTP transport open a
+// new connection for every request. caddytest's InitServer posts configs
+// to /load through it, and each load replaces Caddy's admin server, which
+// closes the kept-alive connection the next load would reuse (EOF).
+// Call it from TestMain.
+func UseFreshConnections() {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t.DisableKeepAlives = true
+	}
+}
