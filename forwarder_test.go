@@ -5,14 +5,19 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
 )
 
 func TestMaskingReader(t *testing.T) {
@@ -364,5 +369,68 @@ func TestResolveUID(t *testing.T) {
 				t.Errorf("got %q, %v; want %q, %v", got, err, tc.want, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestCleanupLeavesNoUpstreamConnection: a server that a reload replaces
+// can still accept a connection and serve it with the unloaded config.
+// Such a request must close its upstream connection: Cleanup closed the
+// transport's idle connections, and nothing would close a new one again.
+// A live config keeps its connection for the next export.
+func TestCleanupLeavesNoUpstreamConnection(t *testing.T) {
+	var mu sync.Mutex
+	open := map[net.Conn]bool{}
+	openConns := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(open)
+	}
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<p>ok</p>")
+	}))
+	up.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case http.StateNew:
+			open[c] = true
+		case http.StateClosed, http.StateHijacked:
+			delete(open, c)
+		}
+	}
+	up.Start()
+	defer up.Close()
+	target, _ := url.Parse(up.URL)
+
+	for _, cleanedUp := range []bool{false, true} {
+		inner := &http.Transport{}
+		tr := &upstreamTransport{inner: inner, target: target, logger: zap.NewNop()}
+		if cleanedUp {
+			b := &Bridge{upstreams: []*upstreamTransport{tr}}
+			if err := b.Cleanup(); err != nil {
+				t.Fatal(err)
+			}
+			inner.CloseIdleConnections() // what the transport module's cleanup does
+		}
+		req := httptest.NewRequest(http.MethodPost, "/v1/message/html", strings.NewReader(`{"page":{}}`))
+		req.RequestURI = ""
+		res, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		// The server sees the close once the client has closed it.
+		for deadline := time.Now().Add(2 * time.Second); cleanedUp && openConns() > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		switch n := openConns(); {
+		case cleanedUp && n != 0:
+			t.Errorf("an export after Cleanup left %d upstream connection(s) open", n)
+		case !cleanedUp && n != 1:
+			t.Errorf("a live config kept %d upstream connections, want 1 (kept alive)", n)
+		}
+		inner.CloseIdleConnections()
 	}
 }

@@ -128,6 +128,7 @@ type Bridge struct {
 
 	exportProxy *reverseproxy.Handler
 	authProxy   *reverseproxy.Handler
+	upstreams   []*upstreamTransport // the two proxies' transports
 	logger      *zap.Logger
 
 	cache       *exportCache // nil when Cache is
@@ -316,6 +317,9 @@ func (b *Bridge) Validate() error {
 // Cleanup stops the internal proxies. Their transports were loaded through
 // the Caddy context, which closes their idle connections itself.
 func (b *Bridge) Cleanup() error {
+	for _, t := range b.upstreams {
+		t.retired.Store(true)
+	}
 	if b.cache != nil {
 		b.cache.clear()
 	}

@@ -181,7 +181,7 @@ func heldUpstream(t *testing.T, release <-chan struct{}, answer func(w http.Resp
 // concurrentExports sends n identical exports at once and returns, once
 // every request has been written, a function that waits for the answers.
 func concurrentExports(t *testing.T, n int, body []byte, ctxs []context.Context) func() []response {
-	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: n}, Timeout: 30 * time.Second}
+	client := &http.Client{Transport: adminapi.Retrying(&http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: n}), Timeout: 30 * time.Second}
 	t.Cleanup(client.CloseIdleConnections)
 	var written sync.WaitGroup
 	written.Add(n)

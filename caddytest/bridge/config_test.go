@@ -154,7 +154,7 @@ func TestReloadLeaks(t *testing.T) {
 	raw := adapt(t, site(bridgeBlock(up)))
 	tc := newTester(t)
 	tc.InitServer(string(raw), "json")
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	client := &http.Client{Transport: adminapi.Retrying(&http.Transport{DisableKeepAlives: true}), Timeout: 10 * time.Second}
 	reload := func() {
 		status, body, err := adminapi.Load(adminPort, raw, "application/json", true) // reload even though unchanged
 		if err != nil {
@@ -168,11 +168,6 @@ func TestReloadLeaks(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, siteURL+"/v1/message/html", strings.NewReader(`{"page":{}}`))
 		req.Header.Set("Content-Type", "application/json")
 		res, err := client.Do(req)
-		if err != nil && adminapi.IsReset(err) {
-			req, _ = http.NewRequest(http.MethodPost, siteURL+"/v1/message/html", strings.NewReader(`{"page":{}}`))
-			req.Header.Set("Content-Type", "application/json")
-			res, err = client.Do(req)
-		}
 		if err != nil {
 			t.Fatalf("request: %v", err)
 		}

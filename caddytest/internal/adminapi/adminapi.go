@@ -71,3 +71,27 @@ func UseFreshConnections() {
 		t.DisableKeepAlives = true
 	}
 }
+
+// Retrying wraps rt so that a request which a server being replaced by a
+// reload closed unanswered is sent once more. Caddy returns from a load
+// while the old server may still accept one connection, and net/http
+// closes it without running a handler (the server is shutting down), so
+// the request met no handler and sending it again is safe. A request
+// whose body cannot be rewound is not retried.
+func Retrying(rt http.RoundTripper) http.RoundTripper { return retrying{rt} }
+
+type retrying struct{ inner http.RoundTripper }
+
+func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := r.inner.RoundTrip(req)
+	if err == nil || !IsReset(err) || (req.Body != nil && req.Body != http.NoBody && req.GetBody == nil) {
+		return res, err
+	}
+	again := req.Clone(req.Context())
+	if req.GetBody != nil {
+		if again.Body, err = req.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	return r.inner.RoundTrip(again)
+}
