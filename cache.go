@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
 )
 
 // Cache defaults, stated in the Caddyfile documentation.
@@ -158,6 +159,9 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body []byt
 		b.metrics.cache.WithLabelValues("miss").Inc()
 	}
 	if err != nil {
+		if joined {
+			jsonerror.Adopt(r, err) // the body handle_errors sees was set on the first request
+		}
 		return err
 	}
 	if a.status == 0 {

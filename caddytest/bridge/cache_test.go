@@ -280,6 +280,32 @@ func TestSharedCallFailureReachesEveryWaiter(t *testing.T) {
 	}
 }
 
+// TestSharedCallFailureReachesHandleErrors: every request waiting for a
+// failed shared call gets the error's JSON body in {vars.error_body}, not
+// only the one that made the call.
+func TestSharedCallFailureReachesHandleErrors(t *testing.T) {
+	release := make(chan struct{})
+	up, calls := heldUpstream(t, release, func(w http.ResponseWriter) {
+		conn, _, _ := http.NewResponseController(w).Hijack()
+		conn.Close()
+	})
+	load(t, site(bridgeBlock(up), `	handle_errors {
+		header Content-Type application/json
+		respond {vars.error_body} {err.status_code}
+	}`))
+	wait := concurrentExports(t, 10, testDesign(t), nil)
+	close(release)
+	for i, res := range wait() {
+		if res.Status != 502 {
+			t.Fatalf("request %d: %d %q, want 502", i, res.Status, res.Body)
+		}
+		assertErrorBody(t, res, 5020)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d upstream calls, want 1", n)
+	}
+}
+
 func TestWaiterGoingAwayKeepsTheSharedCall(t *testing.T) {
 	release := make(chan struct{})
 	up, calls := heldUpstream(t, release, func(w http.ResponseWriter) {

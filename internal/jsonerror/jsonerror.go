@@ -6,6 +6,7 @@ package jsonerror
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -36,7 +37,7 @@ func Respond(w http.ResponseWriter, r *http.Request, status int, v any, cause er
 	if cause == nil {
 		cause = fmt.Errorf("%s", body)
 	}
-	herr := caddyhttp.Error(status, cause)
+	herr := caddyhttp.Error(status, &bodyError{cause, body})
 	if srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv != nil && srv.Errors != nil && len(srv.Errors.Routes) > 0 {
 		_, hasRepl := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 		_, hasVars := r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any)
@@ -46,6 +47,26 @@ func Respond(w http.ResponseWriter, r *http.Request, status int, v any, cause er
 		}
 	}
 	return writeBody(w, r, status, body)
+}
+
+// bodyError is the cause of an error Respond hands to handle_errors,
+// carrying the JSON body so that Adopt can give it to another request.
+type bodyError struct {
+	cause error
+	body  []byte
+}
+
+func (e *bodyError) Error() string { return e.cause.Error() }
+func (e *bodyError) Unwrap() error { return e.cause }
+
+// Adopt sets BodyVar on r when err is an error that Respond handed to
+// handle_errors on behalf of another request: identical exports share one
+// upstream call, and each of them answers its error with the same body.
+func Adopt(r *http.Request, err error) {
+	var be *bodyError
+	if errors.As(err, &be) {
+		caddyhttp.SetVar(r.Context(), BodyVar, string(be.body))
+	}
 }
 
 // routesMatch reports whether some route of routes (a server's error
