@@ -39,7 +39,8 @@ type exportFormat struct {
 	rawType  string // the raw form's media type, for Accept matching
 	rawCType string // the raw form's Content-Type
 	jsonKey  string // member of "body" in the JSON form
-	render   func(*design.Design) (*render.Output, error)
+	// render is render.HTML or render.PlainText.
+	render func(*design.Design) (*render.Output, error)
 }
 
 var (
