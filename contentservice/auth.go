@@ -43,11 +43,11 @@ func bearerToken(r *http.Request) (string, error) {
 // token, or -1. It compares SHA-256 digests in constant time against every
 // configured token, without stopping at a match, so that neither the
 // position nor the length of a match shows in the timing.
-func (h *Handler) lookupAPIToken(token string) int {
+func (s *service) lookupAPIToken(token string) int {
 	digest := sha256.Sum256([]byte(token))
 	found := -1
-	for i := range h.apiTokens {
-		eq := subtle.ConstantTimeCompare(digest[:], h.apiTokens[i].digest[:])
+	for i := range s.apiTokens {
+		eq := subtle.ConstantTimeCompare(digest[:], s.apiTokens[i].digest[:])
 		found = subtle.ConstantTimeSelect(eq, i, found)
 	}
 	return found
@@ -55,13 +55,13 @@ func (h *Handler) lookupAPIToken(token string) int {
 
 // lookupApp returns the index of the application whose client ID and
 // secret both match, or -1; constant-time over all applications.
-func (h *Handler) lookupApp(clientID, secret string) int {
+func (s *service) lookupApp(clientID, secret string) int {
 	idDigest := sha256.Sum256([]byte(clientID))
 	secretDigest := sha256.Sum256([]byte(secret))
 	found := -1
-	for i := range h.apps {
-		eq := subtle.ConstantTimeCompare(idDigest[:], h.apps[i].idDigest[:]) &
-			subtle.ConstantTimeCompare(secretDigest[:], h.apps[i].secretDigest[:])
+	for i := range s.apps {
+		eq := subtle.ConstantTimeCompare(idDigest[:], s.apps[i].idDigest[:]) &
+			subtle.ConstantTimeCompare(secretDigest[:], s.apps[i].secretDigest[:])
 		found = subtle.ConstantTimeSelect(eq, i, found)
 	}
 	return found
@@ -81,9 +81,9 @@ func appRef(signingKey []byte, clientID string) string {
 
 // appByRef returns the index of the application an editor token's
 // reference names (from a verified token), or -1.
-func (h *Handler) appByRef(ref string) int {
-	for i := range h.apps {
-		if h.apps[i].ref == ref {
+func (s *service) appByRef(ref string) int {
+	for i := range s.apps {
+		if s.apps[i].ref == ref {
 			return i
 		}
 	}

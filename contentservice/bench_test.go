@@ -26,7 +26,7 @@ func benchDesign(b *testing.B) []byte {
 // request prepared as Caddy's server prepares it.
 func BenchmarkServeHTTP(b *testing.B) {
 	body := benchDesign(b)
-	h, _, _ := newTestHandler(b, func(h *Handler) { h.now = nil })
+	h, _ := newTestService(b, nil)
 	for _, bc := range []struct {
 		name, path, accept string
 	}{
@@ -56,7 +56,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 
 // BenchmarkLogin measures LoginV2 (credential check and HS256 signing).
 func BenchmarkLogin(b *testing.B) {
-	h, _, _ := newTestHandler(b, func(h *Handler) { h.now = nil })
+	h, _ := newTestService(b, nil)
 	body := []byte(`{"client_id":"alpha","client_secret":"` + testSecret + `","uid":"customer-42"}`)
 	b.ReportAllocs()
 	for b.Loop() {

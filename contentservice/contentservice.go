@@ -16,7 +16,6 @@ import (
 
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
-	"github.com/designbridge/caddy-designbridge/render"
 )
 
 func init() {
@@ -86,28 +85,27 @@ type Handler struct {
 	// NoLoginFailureLimit turns LoginFailureLimit off.
 	NoLoginFailureLimit bool `json:"no_login_failure_limit,omitempty"`
 
-	// Resolved configuration (placeholders replaced), never serialized.
+	// svc is what Provision built from the fields above.
+	svc *service
+}
+
+// service is a provisioned content service: the Handler's configuration
+// with placeholders replaced, checked, and made ready to answer requests.
+// Provision builds it with newService, and so do the tests.
+type service struct {
 	signingKey []byte
 	apps       []resolvedApp
 	apiTokens  []apiToken
 	maxBody    int64
-	limiter    *limiter
+	limits     design.Limits      // the decoder's bounds
+	limiter    *limiter           // export requests per token; nil when off
 	failures   *addrlimit.Limiter // failed logins per client address; nil when off
-
-	// now is the clock; tests replace it.
-	now func() time.Time
-	// decode, renderHTML and renderText are the design and render
-	// packages' functions; tests replace them (e.g. to check that a
-	// panicking renderer becomes a 4200).
-	decode     func([]byte) (*design.Design, error)
-	renderHTML func(*design.Design) (*render.Output, error)
-	renderText func(*design.Design) (*render.Output, error)
-
-	logger *zap.Logger
+	passThru   bool
+	logger     *zap.Logger
 
 	// bodyBufs recycles request body buffers (*[]byte): the decoder copies
 	// what it keeps, so a body's buffer is free once the answer is written.
-	bodyBufs *sync.Pool
+	bodyBufs sync.Pool
 }
 
 // App is one application configured on the service.
@@ -178,61 +176,55 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // Provision replaces placeholders and prepares digests, limits and the
 // rate limiter.
 func (h *Handler) Provision(ctx caddy.Context) error {
-	h.logger = ctx.Logger()
-	return h.setup(caddy.NewReplacer())
+	svc, err := newService(h, caddy.NewReplacer(), ctx.Logger())
+	if err != nil {
+		return err
+	}
+	h.svc = svc
+	return nil
 }
 
-// setup is Provision without a Caddy context (unit tests and benchmarks
-// call it directly).
-func (h *Handler) setup(repl *caddy.Replacer) error {
-	if h.now == nil {
-		h.now = time.Now
-	}
-	if h.renderHTML == nil {
-		h.renderHTML = render.HTML
-	}
-	if h.renderText == nil {
-		h.renderText = render.PlainText
-	}
-	if h.logger == nil {
-		h.logger = zap.NewNop()
-	}
+// newService resolves the configuration cfg: placeholders replaced with
+// repl, secrets reduced to digests, limits and rate limiters prepared.
+// The service logs to logger.
+func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*service, error) {
+	s := &service{passThru: cfg.PassThru, logger: logger}
+	s.bodyBufs.New = func() any { return new([]byte) }
 
-	if h.SigningKey == "" {
-		return fmt.Errorf("signing_key is required (e.g. signing_key {env.SIGNING_KEY} with %d or more random bytes, such as the output of `openssl rand -base64 48`)", MinSigningKeyLen)
+	if cfg.SigningKey == "" {
+		return nil, fmt.Errorf("signing_key is required (e.g. signing_key {env.SIGNING_KEY} with %d or more random bytes, such as the output of `openssl rand -base64 48`)", MinSigningKeyLen)
 	}
-	key, err := confvalue.Replace(repl, h.SigningKey)
+	key, err := confvalue.Replace(repl, cfg.SigningKey)
 	if err != nil {
-		return fmt.Errorf("signing_key: %v", err)
+		return nil, fmt.Errorf("signing_key: %v", err)
 	}
 	if len(key) < MinSigningKeyLen {
-		return fmt.Errorf("signing_key: %d bytes after replacement; at least %d are required (e.g. `openssl rand -base64 48`)", len(key), MinSigningKeyLen)
+		return nil, fmt.Errorf("signing_key: %d bytes after replacement; at least %d are required (e.g. `openssl rand -base64 48`)", len(key), MinSigningKeyLen)
 	}
-	h.signingKey = []byte(key)
+	s.signingKey = []byte(key)
 
-	if len(h.Apps) == 0 {
-		return fmt.Errorf("no app configured: add an app block with its client ID, secret and tokens")
+	if len(cfg.Apps) == 0 {
+		return nil, fmt.Errorf("no app configured: add an app block with its client ID, secret and tokens")
 	}
-	h.apps = make([]resolvedApp, 0, len(h.Apps))
-	h.apiTokens = nil
+	s.apps = make([]resolvedApp, 0, len(cfg.Apps))
 	seenIDs := make(map[string]bool)
 	seenTokens := make(map[[sha256.Size]byte]string)
-	for i, app := range h.Apps {
+	for i, app := range cfg.Apps {
 		id, err := confvalue.Required(repl, app.ClientID)
 		if err != nil {
-			return fmt.Errorf("app #%d: client_id: %v", i+1, err)
+			return nil, fmt.Errorf("app #%d: client_id: %v", i+1, err)
 		}
 		if seenIDs[id] {
-			return fmt.Errorf("app %q: client_id configured twice", id)
+			return nil, fmt.Errorf("app %q: client_id configured twice", id)
 		}
 		seenIDs[id] = true
 		secret, err := confvalue.Required(repl, app.ClientSecret)
 		if err != nil {
-			return fmt.Errorf("app %q: secret: %v", id, err)
+			return nil, fmt.Errorf("app %q: secret: %v", id, err)
 		}
-		h.apps = append(h.apps, resolvedApp{
+		s.apps = append(s.apps, resolvedApp{
 			clientID:     id,
-			ref:          appRef(h.signingKey, id),
+			ref:          appRef(s.signingKey, id),
 			idDigest:     sha256.Sum256([]byte(id)),
 			secretDigest: sha256.Sum256([]byte(secret)),
 			disabled:     app.Disabled,
@@ -241,75 +233,62 @@ func (h *Handler) setup(repl *caddy.Replacer) error {
 		for j, raw := range app.Tokens {
 			value, err := confvalue.Required(repl, raw)
 			if err != nil {
-				return fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
+				return nil, fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
 			}
 			tok, err := configuredToken(value)
 			if err != nil {
-				return fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
+				return nil, fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
 			}
 			digest := sha256.Sum256([]byte(tok))
 			if other, dup := seenTokens[digest]; dup {
 				// The token itself is never printed.
-				return fmt.Errorf("app %q: token #%d is also configured for app %q", id, j+1, other)
+				return nil, fmt.Errorf("app %q: token #%d is also configured for app %q", id, j+1, other)
 			}
 			seenTokens[digest] = id
-			h.apiTokens = append(h.apiTokens, apiToken{digest: digest, app: len(h.apps) - 1})
+			s.apiTokens = append(s.apiTokens, apiToken{digest: digest, app: len(s.apps) - 1})
 		}
 	}
 
-	h.maxBody = DefaultMaxBody
-	if h.MaxBody < 0 {
-		return fmt.Errorf("max_body must not be negative")
+	s.maxBody = DefaultMaxBody
+	if cfg.MaxBody < 0 {
+		return nil, fmt.Errorf("max_body must not be negative")
 	}
-	if h.MaxBody > 0 {
-		h.maxBody = h.MaxBody
-	}
-
-	h.bodyBufs = &sync.Pool{New: func() any { return new([]byte) }}
-
-	if h.decode == nil {
-		// max_body is the one size bound; the decoder's other bounds
-		// (depth, counts, string sizes) keep their defaults.
-		limits := design.Limits{MaxBytes: int(h.maxBody)}
-		h.decode = func(body []byte) (*design.Design, error) { return design.DecodeWithLimits(body, limits) }
+	if cfg.MaxBody > 0 {
+		s.maxBody = cfg.MaxBody
 	}
 
-	h.limiter = nil
-	if h.RateLimit != nil {
-		n, window, err := h.RateLimit.resolve(repl)
+	// max_body is the one size bound; the decoder's other bounds (depth,
+	// counts, string sizes) keep their defaults.
+	s.limits = design.Limits{MaxBytes: int(s.maxBody)}
+
+	if cfg.RateLimit != nil {
+		n, window, err := cfg.RateLimit.resolve(repl)
 		if err != nil {
-			return fmt.Errorf("rate_limit: %v", err)
+			return nil, fmt.Errorf("rate_limit: %v", err)
 		}
 		// One bucket per API token, then one per application for its
 		// editor tokens: a fixed set, so memory stays bounded.
-		h.limiter = newLimiter(len(h.apiTokens)+len(h.apps), n, window)
+		s.limiter = newLimiter(len(s.apiTokens)+len(s.apps), n, window)
 	}
 
-	h.failures = nil
-	if !h.NoLoginFailureLimit {
+	if !cfg.NoLoginFailureLimit {
 		n, window := DefaultLoginFailures, DefaultLoginFailureWindow
-		if h.LoginFailureLimit != nil {
+		if cfg.LoginFailureLimit != nil {
 			var err error
-			if n, window, err = h.LoginFailureLimit.resolve(repl); err != nil {
-				return fmt.Errorf("login_failure_limit: %v", err)
+			if n, window, err = cfg.LoginFailureLimit.resolve(repl); err != nil {
+				return nil, fmt.Errorf("login_failure_limit: %v", err)
 			}
 		}
-		h.failures = addrlimit.New(n, window, 0)
+		s.failures = addrlimit.New(n, window, 0)
 	}
-	return nil
+	return s, nil
 }
 
-// Validate checks the resolved configuration. Provision already refused
-// anything unusable; this guards against a handler used unprovisioned.
+// Validate refuses a handler that was not provisioned; Provision has
+// already refused anything unusable.
 func (h *Handler) Validate() error {
-	if len(h.signingKey) < MinSigningKeyLen {
-		return fmt.Errorf("signing_key: not provisioned or shorter than %d bytes", MinSigningKeyLen)
-	}
-	if len(h.apps) == 0 {
-		return fmt.Errorf("no app configured")
-	}
-	if h.maxBody <= 0 {
-		return fmt.Errorf("max_body must be positive")
+	if h.svc == nil {
+		return fmt.Errorf("not provisioned")
 	}
 	return nil
 }
@@ -358,6 +337,12 @@ func parseWindow(s string) (time.Duration, error) {
 
 // ServeHTTP dispatches the service's endpoints.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	return h.svc.ServeHTTP(w, r, next)
+}
+
+// ServeHTTP answers the service's endpoints, and any other path with a 404
+// or, with pass_thru, the next handler.
+func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if r.Body == nil {
 		// Servers never pass a nil body; other callers might.
 		r.Body = http.NoBody
@@ -365,18 +350,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	switch r.URL.Path {
 	case PathLogin, PathRefresh, PathHTML, PathPlainText:
 	default:
-		if h.PassThru {
+		if s.passThru {
 			return next.ServeHTTP(w, r)
 		}
 	}
 	ew := &errorWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, r: r}
-	h.serve(ew, r)
+	s.serve(ew, r)
 	return ew.err
 }
 
 // serve dispatches the service's endpoints; errors are answered through
 // w (see respondError).
-func (h *Handler) serve(w *errorWriter, r *http.Request) {
+func (s *service) serve(w *errorWriter, r *http.Request) {
 	switch r.URL.Path {
 	case PathLogin, PathRefresh:
 		w.Header().Set("X-Request-Id", requestID(r))
@@ -386,16 +371,16 @@ func (h *Handler) serve(w *errorWriter, r *http.Request) {
 			return
 		}
 		if r.URL.Path == PathLogin {
-			h.serveLogin(w, r)
+			s.serveLogin(w, r)
 		} else {
-			h.serveRefresh(w, r)
+			s.serveRefresh(w, r)
 		}
 		return
 	case PathHTML:
-		h.serveExport(w, r, formatHTML)
+		s.serveExport(w, r, formatHTML)
 		return
 	case PathPlainText:
-		h.serveExport(w, r, formatText)
+		s.serveExport(w, r, formatText)
 		return
 	}
 	w.Header().Set("X-Request-Id", requestID(r))

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -38,18 +39,20 @@ type exportFormat struct {
 	rawType  string // the raw form's media type, for Accept matching
 	rawCType string // the raw form's Content-Type
 	jsonKey  string // member of "body" in the JSON form
+	// render is render.HTML or render.PlainText.
+	render func(*design.Design) (*render.Output, error)
 }
 
 var (
-	formatHTML = exportFormat{rawType: "text/html", rawCType: "text/html; charset=utf-8", jsonKey: "html"}
-	formatText = exportFormat{rawType: "text/plain", rawCType: "text/plain; charset=utf-8", jsonKey: "text"}
+	formatHTML = exportFormat{rawType: "text/html", rawCType: "text/html; charset=utf-8", jsonKey: "html", render: render.HTML}
+	formatText = exportFormat{rawType: "text/plain", rawCType: "text/plain; charset=utf-8", jsonKey: "text", render: render.PlainText}
 )
 
 // serveExport answers POST /v1/message/html and /v1/message/plain-text.
 // The checks run in this order: method, authentication, rate limit, media
 // type, size, design, rendering; so an unauthenticated caller learns
 // nothing about the body.
-func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, f exportFormat) {
+func (s *service) serveExport(w http.ResponseWriter, r *http.Request, f exportFormat) {
 	id := requestID(r)
 	w.Header().Set("X-Request-Id", id)
 	// The HTML holds whatever the design's html modules hold: a browser
@@ -62,14 +65,14 @@ func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 		return
 	}
 
-	key, ok := h.authorizeExport(w, r)
+	key, ok := s.authorizeExport(w, r)
 	if !ok {
 		return
 	}
-	if h.limiter != nil {
-		if allowed, wait := h.limiter.allow(key, h.now()); !allowed {
+	if s.limiter != nil {
+		if allowed, wait := s.limiter.allow(key, time.Now()); !allowed {
 			secs := retryAfterSeconds(wait)
-			h.logRefusal(w, r, "export rate-limited", "rate_limit reached", zap.String("client_id", h.keyApp(key)), zap.Int("retry_after_s", secs))
+			s.logRefusal(w, r, "export rate-limited", "rate_limit reached", zap.String("client_id", s.keyApp(key)), zap.Int("retry_after_s", secs))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeError(w, http.StatusTooManyRequests, CodeRateLimited, "Rate limit exceeded",
 				fmt.Sprintf("retry after %d s", secs))
@@ -82,26 +85,26 @@ func (h *Handler) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 			"the body must be application/json")
 		return
 	}
-	if r.ContentLength > h.maxBody {
-		h.writeTooLarge(w)
+	if r.ContentLength > s.maxBody {
+		s.writeTooLarge(w)
 		return
 	}
-	body, release, err := h.readBody(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength)
+	body, release, err := s.readBody(http.MaxBytesReader(w, r.Body, s.maxBody), r.ContentLength)
 	defer release()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			h.writeTooLarge(w)
+			s.writeTooLarge(w)
 			return
 		}
 		writeError(w, http.StatusBadRequest, CodeNotJSON, "Body unreadable", "the request body could not be read")
 		return
 	}
 
-	out, failure := h.renderSafely(body, f)
+	out, failure := s.renderSafely(body, f)
 	if failure != nil {
 		if failure.status == http.StatusInternalServerError {
-			h.logger.Error("rendering failed",
+			s.logger.Error("rendering failed",
 				zap.String("request_id", id),
 				zap.String("path", r.URL.Path),
 				zap.Int("body_bytes", len(body)),
@@ -141,17 +144,12 @@ const maxPooledBody = 1 << 20
 // Content-Length when the client sent one (io.ReadAll would start at 512
 // bytes and double, copying as it goes). release returns the buffer; the
 // body must not be used after it.
-func (h *Handler) readBody(r io.Reader, contentLength int64) (body []byte, release func(), err error) {
-	var bufp *[]byte
-	if h.bodyBufs != nil {
-		bufp = h.bodyBufs.Get().(*[]byte)
-	} else {
-		bufp = new([]byte)
-	}
+func (s *service) readBody(r io.Reader, contentLength int64) (body []byte, release func(), err error) {
+	bufp := s.bodyBufs.Get().(*[]byte)
 	buf := (*bufp)[:0]
 	// One byte more than announced, so that the read seeing EOF does not
 	// grow the buffer.
-	if contentLength > 0 && contentLength < h.maxBody && int64(cap(buf)) < contentLength+1 {
+	if contentLength > 0 && contentLength < s.maxBody && int64(cap(buf)) < contentLength+1 {
 		buf = make([]byte, 0, contentLength+1)
 	}
 	for {
@@ -169,39 +167,39 @@ func (h *Handler) readBody(r io.Reader, contentLength int64) (body []byte, relea
 		}
 	}
 	release = func() {
-		if h.bodyBufs != nil && cap(buf) <= maxPooledBody {
+		if cap(buf) <= maxPooledBody {
 			*bufp = buf[:0]
-			h.bodyBufs.Put(bufp)
+			s.bodyBufs.Put(bufp)
 		}
 	}
 	return buf, release, err
 }
 
-func (h *Handler) writeTooLarge(w http.ResponseWriter) {
+func (s *service) writeTooLarge(w http.ResponseWriter) {
 	writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "Body too large",
-		fmt.Sprintf("the limit is %d bytes", h.maxBody))
+		fmt.Sprintf("the limit is %d bytes", s.maxBody))
 }
 
 // authorizeExport checks the bearer token. It returns the rate-limit key
 // of the caller, or false after answering the failure. Tokens are never
 // echoed or logged.
-func (h *Handler) authorizeExport(w http.ResponseWriter, r *http.Request) (int, bool) {
+func (s *service) authorizeExport(w http.ResponseWriter, r *http.Request) (int, bool) {
 	token, err := bearerToken(r)
 	if errors.Is(err, errNoAuthorization) {
-		h.logRefusal(w, r, "export refused", "no Authorization header")
+		s.logRefusal(w, r, "export refused", "no Authorization header")
 		writeError(w, http.StatusUnauthorized, CodeNoAuthorization, "Missing Authorization header",
 			"send Authorization: Bearer <CS API token>")
 		return 0, false
 	}
 	if err != nil {
-		h.logRefusal(w, r, "export refused", "malformed Authorization header")
+		s.logRefusal(w, r, "export refused", "malformed Authorization header")
 		writeError(w, http.StatusUnauthorized, CodeMalformedBearer, "Malformed Authorization header",
 			"expected Authorization: Bearer <token>")
 		return 0, false
 	}
-	if i := h.lookupAPIToken(token); i >= 0 {
-		if app := h.apps[h.apiTokens[i].app]; app.disabled {
-			h.logRefusal(w, r, "export refused", "token of a disabled application", zap.String("client_id", app.clientID))
+	if i := s.lookupAPIToken(token); i >= 0 {
+		if app := s.apps[s.apiTokens[i].app]; app.disabled {
+			s.logRefusal(w, r, "export refused", "token of a disabled application", zap.String("client_id", app.clientID))
 			writeError(w, http.StatusForbidden, CodeForbiddenToken, "Forbidden", "the token is revoked")
 			return 0, false
 		}
@@ -209,35 +207,35 @@ func (h *Handler) authorizeExport(w http.ResponseWriter, r *http.Request) (int, 
 	}
 	// Not an API token: maybe an editor token of an application that
 	// allows them. Editor tokens share their application's budget.
-	if claims, err := h.parseEditorToken(token); err == nil {
-		if app := h.appByRef(claims.AppRef); app >= 0 && h.apps[app].editorTokens && !h.apps[app].disabled {
-			if h.tokenExpired(claims) {
-				h.logRefusal(w, r, "export refused", "editor token expired", zap.String("client_id", h.apps[app].clientID))
+	if claims, err := s.parseEditorToken(token); err == nil {
+		if app := s.appByRef(claims.AppRef); app >= 0 && s.apps[app].editorTokens && !s.apps[app].disabled {
+			if tokenExpired(claims) {
+				s.logRefusal(w, r, "export refused", "editor token expired", zap.String("client_id", s.apps[app].clientID))
 				writeError(w, http.StatusUnauthorized, CodeTokenExpired, "Token expired",
 					"refresh the editor token (POST "+PathRefresh+")")
 				return 0, false
 			}
-			return len(h.apiTokens) + app, true
+			return len(s.apiTokens) + app, true
 		}
 	}
-	h.logRefusal(w, r, "export refused", "unknown token")
+	s.logRefusal(w, r, "export refused", "unknown token")
 	writeError(w, http.StatusForbidden, CodeForbiddenToken, "Forbidden", "unknown or revoked token")
 	return 0, false
 }
 
 // keyApp names the application a rate-limit key belongs to.
-func (h *Handler) keyApp(key int) string {
-	if key < len(h.apiTokens) {
-		return h.apps[h.apiTokens[key].app].clientID
+func (s *service) keyApp(key int) string {
+	if key < len(s.apiTokens) {
+		return s.apps[s.apiTokens[key].app].clientID
 	}
-	return h.apps[key-len(h.apiTokens)].clientID
+	return s.apps[key-len(s.apiTokens)].clientID
 }
 
 // logRefusal logs a refused login, token or export at WARN, with the
 // request id the answer carries (also in Caddy's access log). Never a
 // token, secret or anything else the client sent.
-func (h *Handler) logRefusal(w http.ResponseWriter, r *http.Request, msg, reason string, fields ...zap.Field) {
-	h.logger.Warn(msg, append([]zap.Field{
+func (s *service) logRefusal(w http.ResponseWriter, r *http.Request, msg, reason string, fields ...zap.Field) {
+	s.logger.Warn(msg, append([]zap.Field{
 		zap.String("reason", reason),
 		zap.String("path", r.URL.Path),
 		zap.String("request_id", w.Header().Get("X-Request-Id")),
@@ -254,7 +252,7 @@ type renderFailure struct {
 // renderSafely decodes and renders body, turning decode errors into the
 // contract's codes and any panic into a 500, so that no input can take the
 // server down.
-func (h *Handler) renderSafely(body []byte, f exportFormat) (out *render.Output, failure *renderFailure) {
+func (s *service) renderSafely(body []byte, f exportFormat) (out *render.Output, failure *renderFailure) {
 	defer func() {
 		if v := recover(); v != nil {
 			out = nil
@@ -262,15 +260,11 @@ func (h *Handler) renderSafely(body []byte, f exportFormat) (out *render.Output,
 				internal: fmt.Sprintf("panic: %v", v), stack: string(debug.Stack())}
 		}
 	}()
-	d, err := h.decode(body)
+	d, err := design.DecodeWithLimits(body, s.limits)
 	if err != nil {
 		return nil, classifyDecodeError(err)
 	}
-	renderFn := h.renderHTML
-	if f == formatText {
-		renderFn = h.renderText
-	}
-	out, err = renderFn(d)
+	out, err = f.render(d)
 	if err != nil {
 		return nil, &renderFailure{status: http.StatusInternalServerError, internal: err.Error()}
 	}

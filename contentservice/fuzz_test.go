@@ -23,7 +23,7 @@ func FuzzExportRequest(f *testing.F) {
 	f.Add(uint8(1), "Basic x", "", "", []byte(`[`))
 	f.Add(uint8(2), "", "", "", []byte(``))
 	f.Add(uint8(0), "Bearer eyJhbGciOiJub25lIn0.e30.", "", "application/json", []byte(`{"page":{"rows":[{"columns":[]}]}}`))
-	h, _, _ := newTestHandler(f, func(h *Handler) { h.MaxBody = 64 << 10 })
+	h, _ := newTestService(f, func(h *Handler) { h.MaxBody = 64 << 10 })
 	paths := []string{PathHTML, PathPlainText, PathLogin, PathRefresh, "/other"}
 	f.Fuzz(func(t *testing.T, pathIndex uint8, auth, accept, ctype string, body []byte) {
 		r := httptest.NewRequest(http.MethodPost, paths[int(pathIndex)%len(paths)], bytes.NewReader(body))

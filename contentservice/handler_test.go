@@ -1,6 +1,7 @@
 package contentservice
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -57,7 +58,7 @@ func TestProvisionErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := valid()
 			tt.mutate(h)
-			err := h.setup(caddy.NewReplacer())
+			err := provision(t, h)
 			if tt.err == "" {
 				if err != nil {
 					t.Fatalf("unexpected error %v", err)
@@ -85,6 +86,53 @@ func TestValidateUnprovisioned(t *testing.T) {
 	}
 }
 
+// provision runs h's Provision with a Caddy context, as Caddy does.
+func provision(t *testing.T, h *Handler) error {
+	t.Helper()
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel)
+	return h.Provision(ctx)
+}
+
+// TestProvisionedHandlerServes: the module, provisioned as Caddy does it,
+// answers through its ServeHTTP (the other tests use the service that
+// Provision builds).
+func TestProvisionedHandlerServes(t *testing.T) {
+	h := &Handler{
+		SigningKey: testKey,
+		Apps:       []App{{ClientID: "alpha", ClientSecret: testSecret, Tokens: []string{testAPIToken}}},
+		PassThru:   true,
+	}
+	if err := provision(t, h); err != nil {
+		t.Fatal(err)
+	}
+	serve := func(path, body string, headers map[string]string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		for k, v := range headers {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+			w.WriteHeader(299)
+			return nil
+		})
+		if err := h.ServeHTTP(w, r, next); err != nil {
+			t.Fatalf("%s: ServeHTTP returned %v", path, err)
+		}
+		return w
+	}
+	json := map[string]string{"Content-Type": "application/json"}
+	if w := serve(PathLogin, `{"client_id":"alpha","client_secret":"`+testSecret+`","uid":"u"}`, json); w.Code != 200 {
+		t.Errorf("login: %d %s", w.Code, w.Body)
+	}
+	if w := serve(PathHTML, minimalDesign, bearer(testAPIToken)); w.Code != 200 || !strings.HasPrefix(w.Body.String(), "<!DOCTYPE html>") {
+		t.Errorf("export: %d %.100s", w.Code, w.Body)
+	}
+	if w := serve("/index.html", "", nil); w.Code != 299 {
+		t.Errorf("pass_thru: %d", w.Code)
+	}
+}
+
 func TestProvisionResolvesPlaceholders(t *testing.T) {
 	t.Setenv("CS_TEST_TOKENS", "Bearer tok-one")
 	t.Setenv("CS_TEST_TOKEN2", "tok-two")
@@ -95,23 +143,23 @@ func TestProvisionResolvesPlaceholders(t *testing.T) {
 		MaxBody:    1 << 10,
 		RateLimit:  &RateLimit{Requests: "10", Window: "1m"},
 	}
-	if err := h.setup(caddy.NewReplacer()); err != nil {
+	if err := provision(t, h); err != nil {
 		t.Fatal(err)
 	}
-	if h.maxBody != 1024 {
-		t.Errorf("maxBody %d", h.maxBody)
+	if h.svc.maxBody != 1024 || h.svc.limits.MaxBytes != 1024 {
+		t.Errorf("maxBody %d, decoder limit %d", h.svc.maxBody, h.svc.limits.MaxBytes)
 	}
 	for _, tok := range []string{"tok-one", "tok-two", "tok-three", "tok-four"} {
-		if h.lookupAPIToken(tok) < 0 {
+		if h.svc.lookupAPIToken(tok) < 0 {
 			t.Errorf("token %q not accepted", tok)
 		}
 	}
 	for _, tok := range []string{"{env.CS_TEST_TOKENS}", "Bearer", "bearer", "Bearer tok-one"} {
-		if h.lookupAPIToken(tok) >= 0 {
+		if h.svc.lookupAPIToken(tok) >= 0 {
 			t.Errorf("%q is accepted as a token", tok)
 		}
 	}
-	if h.lookupApp("a", "sec-from-env") != 0 || h.lookupApp("a", "{env.CS_TEST_SECRET}") != -1 {
+	if h.svc.lookupApp("a", "sec-from-env") != 0 || h.svc.lookupApp("a", "{env.CS_TEST_SECRET}") != -1 {
 		t.Error("client secret placeholder not resolved")
 	}
 	keyFile := filepath.Join(t.TempDir(), "signing_key")
@@ -119,37 +167,38 @@ func TestProvisionResolvesPlaceholders(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.SigningKey = "{file." + keyFile + "}"
-	if err := h.setup(caddy.NewReplacer()); err != nil || string(h.signingKey) != strings.Repeat("f", 48) {
-		t.Errorf("key from a file: %v, %d bytes", err, len(h.signingKey))
+	if err := provision(t, h); err != nil || string(h.svc.signingKey) != strings.Repeat("f", 48) {
+		t.Errorf("key from a file: %v, %d bytes", err, len(h.svc.signingKey))
 	}
 	h.Apps[0].ClientSecret = `ab\{c\}d`
-	if err := h.setup(caddy.NewReplacer()); err != nil || h.lookupApp("a", "ab{c}d") != 0 {
+	if err := provision(t, h); err != nil || h.svc.lookupApp("a", "ab{c}d") != 0 {
 		t.Errorf("escaped braces: %v", err)
 	}
-	if h.limiter == nil || len(h.limiter.buckets) != 4+1 {
-		t.Errorf("limiter %+v", h.limiter)
+	if h.svc.limiter == nil || len(h.svc.limiter.buckets) != 4+1 {
+		t.Errorf("limiter %+v", h.svc.limiter)
 	}
 }
 
 func TestDefaultMaxBody(t *testing.T) {
-	h, _, _ := newTestHandler(t, nil)
-	if h.maxBody != 4<<20 {
-		t.Errorf("default max body %d, want 4 MiB", h.maxBody)
+	h, _ := newTestService(t, nil)
+	if h.maxBody != 4<<20 || h.limits.MaxBytes != 4<<20 {
+		t.Errorf("default max body %d, decoder limit %d, want 4 MiB", h.maxBody, h.limits.MaxBytes)
 	}
 }
 
 // Every response, success or failure, carries a request id, and none
 // carries a token or secret.
 func TestRequestIDAndNoSecretsAnywhere(t *testing.T) {
-	h, _, logs := newTestHandler(t, withFakeRenderer(nil, fakeOutput, nil))
+	h, logs := newTestService(t, nil)
 	editor := login(t, h, "editor-app", "secret-editor-0123", "u").AccessToken
 	secrets := []string{testAPIToken, testToken2, testSecret, testKey, editor, "not-a-valid-token-xyz"}
 	idPattern := regexp.MustCompile(`^[0-9a-f-]{32,36}$`)
 	reqs := []request{
+		{path: PathHTML, headers: bearer(testAPIToken), body: minimalDesign},
 		{path: PathHTML, headers: bearer(testAPIToken), body: "{}"},
-		{path: PathHTML, headers: bearer("not-a-valid-token-xyz"), body: "{}"},
+		{path: PathHTML, headers: bearer("not-a-valid-token-xyz"), body: minimalDesign},
 		{path: PathHTML, headers: map[string]string{"Authorization": "not-a-valid-token-xyz"}},
-		{path: PathPlainText, headers: bearer(editor), body: "{}"},
+		{path: PathPlainText, headers: bearer(editor), body: minimalDesign},
 		{method: http.MethodGet, path: PathHTML},
 		{path: "/elsewhere"},
 		{path: PathLogin, headers: map[string]string{"Content-Type": "application/json"}, body: `{"client_id":"alpha","client_secret":"wrong-` + testSecret + `","uid":"u"}`},
@@ -195,7 +244,7 @@ func mapStrings(m map[string]any) []string {
 }
 
 func TestPassThru(t *testing.T) {
-	h, _, _ := newTestHandler(t, func(h *Handler) { h.PassThru = true })
+	h, _ := newTestService(t, func(h *Handler) { h.PassThru = true })
 	if w := do(t, h, request{method: http.MethodGet, path: "/index.html"}); w.Code != 299 {
 		t.Errorf("pass_thru: status %d, want the next handler's 299", w.Code)
 	}
@@ -203,7 +252,7 @@ func TestPassThru(t *testing.T) {
 	if w := do(t, h, request{method: http.MethodGet, path: PathHTML}); w.Code != 405 {
 		t.Errorf("pass_thru export path: %d", w.Code)
 	}
-	h2, _, _ := newTestHandler(t, nil)
+	h2, _ := newTestService(t, nil)
 	w := do(t, h2, request{method: http.MethodGet, path: "/index.html"})
 	if w.Code != 404 || exportErrorOf(t, w).Code != 404 {
 		t.Errorf("without pass_thru: %d %s", w.Code, w.Body)
@@ -271,7 +320,7 @@ func TestLimiter(t *testing.T) {
 // Behind Caddy's server, the request id is Caddy's {http.request.uuid}, so
 // that the access log (field "uuid") and our error log share it.
 func TestRequestIDIsCaddyUUID(t *testing.T) {
-	h, _, _ := newTestHandler(t, nil)
+	h, _ := newTestService(t, nil)
 	r := httptest.NewRequest(http.MethodGet, PathHTML, nil)
 	w := httptest.NewRecorder()
 	repl := caddy.NewReplacer()
@@ -288,9 +337,7 @@ func TestRequestIDIsCaddyUUID(t *testing.T) {
 // The handler is shared by all of a server's connections: concurrent
 // exports, logins and refreshes (run with -race) must not interfere.
 func TestConcurrentRequests(t *testing.T) {
-	h, _, _ := newTestHandler(t, func(h *Handler) {
-		withFakeRenderer(nil, fakeOutput, nil)(h)
-		h.now = time.Now
+	h, _ := newTestService(t, func(h *Handler) {
 		h.RateLimit = &RateLimit{Requests: "1000000", Window: "1s"}
 	})
 	tok := login(t, h, "editor-app", "secret-editor-0123", "u").AccessToken
@@ -304,9 +351,9 @@ func TestConcurrentRequests(t *testing.T) {
 				var req request
 				switch i % 3 {
 				case 0:
-					req = request{path: PathHTML, headers: bearer(testAPIToken), body: "{}"}
+					req = request{path: PathHTML, headers: bearer(testAPIToken), body: minimalDesign}
 				case 1:
-					req = request{path: PathPlainText, headers: bearer(tok), body: "{}"}
+					req = request{path: PathPlainText, headers: bearer(tok), body: minimalDesign}
 				default:
 					req = request{path: PathRefresh, headers: bearer(tok)}
 				}
@@ -330,7 +377,7 @@ func TestConcurrentRequests(t *testing.T) {
 }
 
 func TestNilBody(t *testing.T) {
-	h, _, _ := newTestHandler(t, nil)
+	h, _ := newTestService(t, nil)
 	for _, path := range []string{PathHTML, PathLogin} {
 		r := httptest.NewRequest(http.MethodPost, path, nil)
 		r.Body = nil

@@ -12,9 +12,6 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
-
-	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/render"
 )
 
 const (
@@ -26,43 +23,45 @@ const (
 	testSecret   = "secret-alpha-0123456789"
 )
 
-// testClock is a settable clock for the handler.
-type testClock struct{ t time.Time }
+// minimalDesign is the smallest design the decoder accepts; it renders
+// without warnings.
+const minimalDesign = `{"page":{"rows":[]}}`
 
-func (c *testClock) now() time.Time          { return c.t }
-func (c *testClock) advance(d time.Duration) { c.t = c.t.Add(d) }
-
-// fakeDesign stands for a decoded design in tests that replace the
-// renderer.
-var fakeOutput = &render.Output{Body: []byte("<!DOCTYPE html><html><body>fake</body></html>")}
-
-// newTestHandler returns a provisioned handler with three apps ("alpha":
-// two API tokens; "disabled-app": disabled; "editor-app": editor_tokens),
-// a fixed clock and a log observer. mutate runs before setup.
-func newTestHandler(t testing.TB, mutate func(*Handler)) (*Handler, *testClock, *observer.ObservedLogs) {
+// newTestService returns a service built the way Provision builds it, with
+// three apps ("alpha": two API tokens; "disabled-app": disabled;
+// "editor-app": editor_tokens) and a log observer. mutate changes the
+// configuration first.
+func newTestService(t testing.TB, mutate func(*Handler)) (*service, *observer.ObservedLogs) {
 	t.Helper()
 	core, logs := observer.New(zap.DebugLevel)
-	clock := &testClock{t: time.Unix(1_764_000_000, 0)}
-	h := &Handler{
+	cfg := &Handler{
 		SigningKey: testKey,
 		Apps: []App{
 			{ClientID: "alpha", ClientSecret: testSecret, Tokens: []string{testAPIToken, testToken2}},
 			{ClientID: "disabled-app", ClientSecret: "secret-disabled-0123", Tokens: []string{testDisToken}, Disabled: true},
 			{ClientID: "editor-app", ClientSecret: "secret-editor-0123", Tokens: []string{testEdToken}, EditorTokens: true},
 		},
-		now:    clock.now,
-		logger: zap.New(core),
 	}
 	if mutate != nil {
-		mutate(h)
+		mutate(cfg)
 	}
-	if err := h.setup(caddy.NewReplacer()); err != nil {
-		t.Fatalf("setup: %v", err)
+	s, err := newService(cfg, caddy.NewReplacer(), zap.New(core))
+	if err != nil {
+		t.Fatalf("newService: %v", err)
 	}
-	if err := h.Validate(); err != nil {
-		t.Fatalf("validate: %v", err)
+	return s, logs
+}
+
+// editorToken returns an editor token that the test services accept for
+// clientID's application, issued at issued: a token from the past is
+// expired, or past its refresh window, without a clock to move.
+func editorToken(t testing.TB, clientID, uid string, issued time.Time, refreshUntil time.Time) string {
+	t.Helper()
+	tok, err := signEditorToken([]byte(testKey), appRef([]byte(testKey), clientID), uid, issued, refreshUntil.Unix())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return h, clock, logs
+	return tok
 }
 
 // request describes one test request.
@@ -75,7 +74,7 @@ type request struct {
 
 // do runs one request through h (with a next handler that answers 299, so
 // that pass-through is visible) and returns the recorder.
-func do(t testing.TB, h *Handler, req request) *httptest.ResponseRecorder {
+func do(t testing.TB, h *service, req request) *httptest.ResponseRecorder {
 	t.Helper()
 	if req.method == "" {
 		req.method = http.MethodPost
@@ -138,7 +137,7 @@ func loginErrorOf(t testing.TB, w *httptest.ResponseRecorder) loginError {
 }
 
 // login performs a successful LoginV2 and returns the response body.
-func login(t testing.TB, h *Handler, clientID, secret, uid string) loginResponse {
+func login(t testing.TB, h *service, clientID, secret, uid string) loginResponse {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"client_id": clientID, "client_secret": secret, "uid": uid})
 	w := do(t, h, request{path: PathLogin, headers: map[string]string{"Content-Type": "application/json"}, body: string(body)})
@@ -150,19 +149,4 @@ func login(t testing.TB, h *Handler, clientID, secret, uid string) loginResponse
 		t.Fatalf("login body: %v", err)
 	}
 	return resp
-}
-
-// withFakeRenderer replaces decoding and rendering with fakes, so that the
-// Caddy layer is tested on its own.
-func withFakeRenderer(decodeErr error, out *render.Output, renderErr error) func(*Handler) {
-	return func(h *Handler) {
-		h.decode = func([]byte) (*design.Design, error) {
-			if decodeErr != nil {
-				return nil, decodeErr
-			}
-			return &design.Design{}, nil
-		}
-		fn := func(*design.Design) (*render.Output, error) { return out, renderErr }
-		h.renderHTML, h.renderText = fn, fn
-	}
 }

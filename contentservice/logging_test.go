@@ -12,8 +12,7 @@ import (
 // refusals are logged at WARN with a reason and the request id, and no
 // entry holds a token or secret the client sent or the config holds.
 func TestRefusalsAreLogged(t *testing.T) {
-	h, _, logs := newTestHandler(t, func(h *Handler) {
-		withFakeRenderer(nil, fakeOutput, nil)(h)
+	h, logs := newTestService(t, func(h *Handler) {
 		h.RateLimit = &RateLimit{Requests: "1", Window: "1m"}
 	})
 	json := map[string]string{"Content-Type": "application/json"}
@@ -30,12 +29,12 @@ func TestRefusalsAreLogged(t *testing.T) {
 	}{
 		{"wrong secret", request{path: PathLogin, headers: json, body: `{"client_id":"alpha","client_secret":"` + wrongSecret + `","uid":"u"}`}, 401, "login refused", "unknown client_id or client_secret"},
 		{"disabled app", request{path: PathLogin, headers: json, body: `{"client_id":"disabled-app","client_secret":"secret-disabled-0123","uid":"u"}`}, 403, "login refused", "application disabled"},
-		{"no Authorization", request{path: PathHTML, headers: json, body: `{}`}, 401, "export refused", "no Authorization header"},
-		{"unknown token", request{path: PathHTML, headers: bearer(unknownToken), body: `{}`}, 403, "export refused", "unknown token"},
-		{"revoked token", request{path: PathHTML, headers: bearer(testDisToken), body: `{}`}, 403, "export refused", "token of a disabled application"},
+		{"no Authorization", request{path: PathHTML, headers: json, body: minimalDesign}, 401, "export refused", "no Authorization header"},
+		{"unknown token", request{path: PathHTML, headers: bearer(unknownToken), body: minimalDesign}, 403, "export refused", "unknown token"},
+		{"revoked token", request{path: PathHTML, headers: bearer(testDisToken), body: minimalDesign}, 403, "export refused", "token of a disabled application"},
 		{"bad refresh token", request{path: PathRefresh, headers: bearer(unknownToken)}, 401, "token refresh refused", "invalid access token"},
-		{"first export passes", request{path: PathHTML, headers: bearer(testAPIToken), body: `{}`}, 200, "", ""},
-		{"rate-limited", request{path: PathHTML, headers: bearer(testAPIToken), body: `{}`}, 429, "export rate-limited", "rate_limit reached"},
+		{"first export passes", request{path: PathHTML, headers: bearer(testAPIToken), body: minimalDesign}, 200, "", ""},
+		{"rate-limited", request{path: PathHTML, headers: bearer(testAPIToken), body: minimalDesign}, 429, "export rate-limited", "rate_limit reached"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -63,12 +63,12 @@ type editorClaims struct {
 }
 
 // serveLogin answers POST /loginV2.
-func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) {
+func (s *service) serveLogin(w http.ResponseWriter, r *http.Request) {
 	client := clientKey(r)
-	if h.failures != nil {
-		if blocked, wait := h.failures.Blocked(client, h.now()); blocked {
+	if s.failures != nil {
+		if blocked, wait := s.failures.Blocked(client, time.Now()); blocked {
 			secs := addrlimit.RetryAfter(wait)
-			h.logRefusal(w, r, "login refused", "too many failed logins from this address", zap.Int("retry_after_s", secs))
+			s.logRefusal(w, r, "login refused", "too many failed logins from this address", zap.Int("retry_after_s", secs))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeLoginError(w, http.StatusTooManyRequests, http.StatusTooManyRequests,
 				fmt.Sprintf("Too many failed logins from this address: retry after %d s", secs))
@@ -93,17 +93,17 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) {
 	var clientID, secret string
 	_ = json.Unmarshal(req.ClientID, &clientID)
 	_ = json.Unmarshal(req.ClientSecret, &secret)
-	app := h.lookupApp(clientID, secret)
+	app := s.lookupApp(clientID, secret)
 	if app < 0 {
-		if h.failures != nil {
-			h.failures.Take(client, h.now())
+		if s.failures != nil {
+			s.failures.Take(client, time.Now())
 		}
-		h.logRefusal(w, r, "login refused", "unknown client_id or client_secret")
+		s.logRefusal(w, r, "login refused", "unknown client_id or client_secret")
 		writeLoginError(w, http.StatusUnauthorized, CodeLoginCredentials, "Unknown client_id or client_secret")
 		return
 	}
-	if h.apps[app].disabled {
-		h.logRefusal(w, r, "login refused", "application disabled", zap.String("client_id", h.apps[app].clientID))
+	if s.apps[app].disabled {
+		s.logRefusal(w, r, "login refused", "application disabled", zap.String("client_id", s.apps[app].clientID))
 		writeLoginError(w, http.StatusForbidden, CodeLoginDisabled, "Application disabled")
 		return
 	}
@@ -112,62 +112,46 @@ func (h *Handler) serveLogin(w http.ResponseWriter, r *http.Request) {
 		writeLoginError(w, http.StatusBadRequest, CodeLoginUID, "uid must be a string of letters, digits, _ and - (1 to 256 characters)")
 		return
 	}
-	now := h.now()
-	h.issueToken(w, h.apps[app].ref, uid, now.Add(RefreshWindow).Unix())
+	s.issueToken(w, s.apps[app].ref, uid, time.Now().Add(RefreshWindow).Unix())
 }
 
 // serveRefresh answers POST /loginV2/refresh: any token this service (or
 // a replica with the same key) signed, expired or not, buys a new one
 // until its refresh_until.
-func (h *Handler) serveRefresh(w http.ResponseWriter, r *http.Request) {
+func (s *service) serveRefresh(w http.ResponseWriter, r *http.Request) {
 	raw, err := bearerToken(r)
 	if err != nil {
 		writeLoginError(w, http.StatusUnauthorized, http.StatusUnauthorized, "Authorization must be \"Bearer <access_token>\"")
 		return
 	}
-	claims, err := h.parseEditorToken(raw)
+	claims, err := s.parseEditorToken(raw)
 	if err != nil {
-		h.logRefusal(w, r, "token refresh refused", "invalid access token")
+		s.logRefusal(w, r, "token refresh refused", "invalid access token")
 		writeLoginError(w, http.StatusUnauthorized, http.StatusUnauthorized, "Invalid access token")
 		return
 	}
-	app := h.appByRef(claims.AppRef)
+	app := s.appByRef(claims.AppRef)
 	if app < 0 {
-		h.logRefusal(w, r, "token refresh refused", "token of an application no longer configured")
+		s.logRefusal(w, r, "token refresh refused", "token of an application no longer configured")
 		writeLoginError(w, http.StatusUnauthorized, http.StatusUnauthorized, "Invalid access token")
 		return
 	}
-	if h.apps[app].disabled {
-		h.logRefusal(w, r, "token refresh refused", "application disabled", zap.String("client_id", h.apps[app].clientID))
+	if s.apps[app].disabled {
+		s.logRefusal(w, r, "token refresh refused", "application disabled", zap.String("client_id", s.apps[app].clientID))
 		writeLoginError(w, http.StatusForbidden, CodeLoginDisabled, "Application disabled")
 		return
 	}
-	if h.now().Unix() >= claims.RefreshUntil {
-		h.logRefusal(w, r, "token refresh refused", "past refresh_until", zap.String("client_id", h.apps[app].clientID))
+	if time.Now().Unix() >= claims.RefreshUntil {
+		s.logRefusal(w, r, "token refresh refused", "past refresh_until", zap.String("client_id", s.apps[app].clientID))
 		writeLoginError(w, http.StatusUnauthorized, CodeRefreshExpired, "expired token cannot be refreshed")
 		return
 	}
-	h.issueToken(w, claims.AppRef, claims.Subject, claims.RefreshUntil)
+	s.issueToken(w, claims.AppRef, claims.Subject, claims.RefreshUntil)
 }
 
 // issueToken signs a new access token and answers with the LoginV2 body.
-func (h *Handler) issueToken(w http.ResponseWriter, appRef, uid string, refreshUntil int64) {
-	now := h.now()
-	var jti [12]byte
-	_, _ = rand.Read(jti[:])
-	claims := editorClaims{
-		AppRef:       appRef,
-		RefreshUntil: refreshUntil,
-		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer:    tokenIssuer,
-			Subject:   uid,
-			Audience:  jwt.ClaimStrings{tokenAudience},
-			IssuedAt:  jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now.Add(AccessTokenTTL)),
-			ID:        hex.EncodeToString(jti[:]),
-		},
-	}
-	signed, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(h.signingKey)
+func (s *service) issueToken(w http.ResponseWriter, appRef, uid string, refreshUntil int64) {
+	signed, err := signEditorToken(s.signingKey, appRef, uid, time.Now(), refreshUntil)
 	if err != nil {
 		// HMAC signing of a marshalable struct does not fail; answer in
 		// the contract's shape all the same.
@@ -185,20 +169,41 @@ func (h *Handler) issueToken(w http.ResponseWriter, appRef, uid string, refreshU
 	})
 }
 
+// signEditorToken returns an editor access token for the user uid of the
+// application appRef, issued at issued and valid for AccessTokenTTL,
+// signed with key (HS256). parseEditorToken reads it back.
+func signEditorToken(key []byte, appRef, uid string, issued time.Time, refreshUntil int64) (string, error) {
+	var jti [12]byte
+	_, _ = rand.Read(jti[:])
+	claims := editorClaims{
+		AppRef:       appRef,
+		RefreshUntil: refreshUntil,
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    tokenIssuer,
+			Subject:   uid,
+			Audience:  jwt.ClaimStrings{tokenAudience},
+			IssuedAt:  jwt.NewNumericDate(issued),
+			ExpiresAt: jwt.NewNumericDate(issued.Add(AccessTokenTTL)),
+			ID:        hex.EncodeToString(jti[:]),
+		},
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(key)
+}
+
 // errTokenClaims means a well-signed token whose claims are not ours.
 var errTokenClaims = errors.New("token claims are not an editor token's")
 
 // parseEditorToken verifies the signature (HS256 only) and the fixed
 // claims of an editor token. Expiry is not checked here: refresh accepts
 // expired tokens, and the export path checks it itself to answer 4010.
-func (h *Handler) parseEditorToken(raw string) (*editorClaims, error) {
+func (s *service) parseEditorToken(raw string) (*editorClaims, error) {
 	var claims editorClaims
 	parser := jwt.NewParser(
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithoutClaimsValidation(),
 	)
 	_, err := parser.ParseWithClaims(raw, &claims, func(*jwt.Token) (any, error) {
-		return h.signingKey, nil
+		return s.signingKey, nil
 	})
 	if err != nil {
 		return nil, err
@@ -211,8 +216,8 @@ func (h *Handler) parseEditorToken(raw string) (*editorClaims, error) {
 }
 
 // tokenExpired reports whether an editor token's exp has passed.
-func (h *Handler) tokenExpired(c *editorClaims) bool {
-	return !h.now().Before(c.ExpiresAt.Time)
+func tokenExpired(c *editorClaims) bool {
+	return !time.Now().Before(c.ExpiresAt.Time)
 }
 
 // clientKey is the failure-limit key of the client: Caddy's client IP

@@ -12,7 +12,7 @@ import (
 )
 
 func TestLoginErrors(t *testing.T) {
-	h, _, _ := newTestHandler(t, nil)
+	h, _ := newTestService(t, nil)
 	jsonCT := map[string]string{"Content-Type": "application/json"}
 	tests := []struct {
 		name    string
@@ -65,10 +65,13 @@ func TestLoginErrors(t *testing.T) {
 }
 
 func TestLoginSuccess(t *testing.T) {
-	h, clock, _ := newTestHandler(t, nil)
+	h, _ := newTestService(t, nil)
 	for _, uid := range []string{"customer-42", "A_b-9", strings.Repeat("z", 256)} {
 		body := `{"client_id":"alpha","client_secret":"` + testSecret + `","uid":"` + uid + `"}`
+		// Token times are whole seconds between these two.
+		before := time.Now().Unix()
 		w := do(t, h, request{path: PathLogin, headers: map[string]string{"Content-Type": "application/json; charset=utf-8"}, body: body})
+		after := time.Now().Unix()
 		if w.Code != 200 {
 			t.Fatalf("uid %q: %d %s", uid, w.Code, w.Body)
 		}
@@ -81,11 +84,14 @@ func TestLoginSuccess(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[string]any{
-			"token_type":    "Bearer",
-			"expires_in":    float64(300),
-			"refresh_until": float64(clock.t.Add(12 * time.Hour).Unix()),
-			"uid":           uid,
-			"v2":            true,
+			"token_type": "Bearer",
+			"expires_in": float64(300),
+			"uid":        uid,
+			"v2":         true,
+		}
+		refreshUntil, _ := fields["refresh_until"].(float64)
+		if window := int64(12 * time.Hour / time.Second); int64(refreshUntil) < before+window || int64(refreshUntil) > after+window {
+			t.Errorf("refresh_until %v, want 12 h after the login", fields["refresh_until"])
 		}
 		if len(fields) != 6 {
 			t.Errorf("fields %v, want the contract's six", fields)
@@ -100,7 +106,9 @@ func TestLoginSuccess(t *testing.T) {
 		if err != nil {
 			t.Fatalf("access token does not verify: %v", err)
 		}
-		if claims.Subject != uid || claims.AppRef != appRef([]byte(testKey), "alpha") || claims.ExpiresAt.Unix() != clock.t.Add(300*time.Second).Unix() {
+		if claims.Subject != uid || claims.AppRef != appRef([]byte(testKey), "alpha") ||
+			claims.ExpiresAt.Unix() != claims.IssuedAt.Unix()+300 || claims.IssuedAt.Unix() < before || claims.IssuedAt.Unix() > after ||
+			claims.RefreshUntil != int64(refreshUntil) {
 			t.Errorf("claims %+v", claims)
 		}
 		// The browser can read the payload: the client ID must not be in it.
@@ -115,7 +123,7 @@ func TestLoginSuccess(t *testing.T) {
 		}
 		// HS256 with the signing key, by an independent verification.
 		parsed, err := jwt.Parse(tok, func(*jwt.Token) (any, error) { return []byte(testKey), nil },
-			jwt.WithValidMethods([]string{"HS256"}), jwt.WithTimeFunc(clock.now))
+			jwt.WithValidMethods([]string{"HS256"}))
 		if err != nil || !parsed.Valid {
 			t.Errorf("jwt.Parse: %v", err)
 		}
@@ -123,8 +131,7 @@ func TestLoginSuccess(t *testing.T) {
 }
 
 func TestRefresh(t *testing.T) {
-	h, clock, _ := newTestHandler(t, nil)
-	start := clock.t
+	h, _ := newTestService(t, nil)
 	first := login(t, h, "alpha", testSecret, "user-7")
 	refresh := func(tok string) (int, *loginResponse, loginError) {
 		w := do(t, h, request{path: PathRefresh, headers: map[string]string{"Authorization": "Bearer " + tok}})
@@ -139,28 +146,31 @@ func TestRefresh(t *testing.T) {
 	}
 
 	// A current token.
-	clock.advance(time.Minute)
 	status, r, _ := refresh(first.AccessToken)
 	if status != 200 || r.RefreshUntil != first.RefreshUntil || r.UID != "user-7" || !r.V2 || r.ExpiresIn != 300 || r.AccessToken == first.AccessToken {
 		t.Fatalf("refresh of a current token: %d %+v", status, r)
 	}
-	// An expired token, inside the refresh window.
-	clock.t = start.Add(11 * time.Hour)
-	if status, r, _ = refresh(first.AccessToken); status != 200 || r.RefreshUntil != first.RefreshUntil {
+	// An expired token, inside the refresh window: logged in 11 h ago.
+	now := time.Now()
+	loggedIn := now.Add(-11 * time.Hour)
+	expired := editorToken(t, "alpha", "user-7", loggedIn, loggedIn.Add(RefreshWindow))
+	if status, r, _ = refresh(expired); status != 200 || r.RefreshUntil != loggedIn.Add(RefreshWindow).Unix() {
 		t.Fatalf("refresh of an expired token: %d %+v", status, r)
 	}
-	latest := r.AccessToken
-	// After refresh_until: 5101, whichever token.
-	clock.t = start.Add(12 * time.Hour)
-	for _, tok := range []string{first.AccessToken, latest} {
+	// From refresh_until on: 5101, whichever token (just issued or not).
+	loggedIn = now.Add(-RefreshWindow)
+	for name, tok := range map[string]string{
+		"at refresh_until":    editorToken(t, "alpha", "user-7", now, now),
+		"past refresh_until":  editorToken(t, "alpha", "user-7", loggedIn, loggedIn.Add(RefreshWindow-time.Second)),
+		"expired and past it": editorToken(t, "alpha", "user-7", loggedIn.Add(-time.Hour), loggedIn.Add(RefreshWindow-time.Hour)),
+	} {
 		if status, _, e := refresh(tok); status != 401 || e.Code != CodeRefreshExpired || e.Message != "expired token cannot be refreshed" {
-			t.Errorf("after refresh_until: %d %+v", status, e)
+			t.Errorf("%s: %d %+v", name, status, e)
 		}
 	}
 
 	// Tokens that are not ours.
-	clock.t = start
-	other, _, _ := newTestHandler(t, func(o *Handler) { o.SigningKey = strings.Repeat("q", 32) })
+	other, _ := newTestService(t, func(o *Handler) { o.SigningKey = strings.Repeat("q", 32) })
 	foreign := login(t, other, "alpha", testSecret, "user-7").AccessToken
 	for name, tok := range map[string]string{"other key": foreign, "garbage": "abc.def.ghi", "API token": testAPIToken} {
 		if status, _, e := refresh(tok); status != 401 || e.Code != 401 {
@@ -177,29 +187,29 @@ func TestRefresh(t *testing.T) {
 }
 
 func TestRefreshDisabledApp(t *testing.T) {
-	h, _, _ := newTestHandler(t, nil)
+	h, _ := newTestService(t, nil)
 	tok := login(t, h, "alpha", testSecret, "u").AccessToken
 	// The same key, the app now disabled (a reload of the config).
-	h2, _, _ := newTestHandler(t, func(h *Handler) { h.Apps[0].Disabled = true })
+	h2, _ := newTestService(t, func(h *Handler) { h.Apps[0].Disabled = true })
 	w := do(t, h2, request{path: PathRefresh, headers: bearer(tok)})
 	if w.Code != 403 || loginErrorOf(t, w).Code != CodeLoginDisabled {
 		t.Errorf("disabled: %d %s", w.Code, w.Body)
 	}
 	// The app removed altogether.
-	h3, _, _ := newTestHandler(t, func(h *Handler) { h.Apps = h.Apps[1:] })
+	h3, _ := newTestService(t, func(h *Handler) { h.Apps = h.Apps[1:] })
 	if w := do(t, h3, request{path: PathRefresh, headers: bearer(tok)}); w.Code != 401 {
 		t.Errorf("removed app: %d %s", w.Code, w.Body)
 	}
 }
 
 func TestReplicasShareTokens(t *testing.T) {
-	a, _, _ := newTestHandler(t, withFakeRenderer(nil, fakeOutput, nil))
-	b, _, _ := newTestHandler(t, withFakeRenderer(nil, fakeOutput, nil))
+	a, _ := newTestService(t, nil)
+	b, _ := newTestService(t, nil)
 	tok := login(t, a, "editor-app", "secret-editor-0123", "u").AccessToken
 	if w := do(t, b, request{path: PathRefresh, headers: bearer(tok)}); w.Code != 200 {
 		t.Errorf("refresh on the replica: %d %s", w.Code, w.Body)
 	}
-	if w := do(t, b, request{path: PathHTML, headers: bearer(tok), body: "{}"}); w.Code != 200 {
+	if w := do(t, b, request{path: PathHTML, headers: bearer(tok), body: minimalDesign}); w.Code != 200 {
 		t.Errorf("export on the replica: %d %s", w.Code, w.Body)
 	}
 }

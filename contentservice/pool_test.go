@@ -45,7 +45,7 @@ func TestConcurrentRealRenders(t *testing.T) {
 		want[i] = bytes.Clone(out.Body)
 	}
 
-	h, _, _ := newTestHandler(t, func(h *Handler) { h.MaxBody = 4 << 20 })
+	h, _ := newTestService(t, func(h *Handler) { h.MaxBody = 4 << 20 })
 	var wg sync.WaitGroup
 	for g := range 6 {
 		wg.Add(1)
