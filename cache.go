@@ -115,7 +115,7 @@ func (b *Bridge) provisionShared(ctx caddy.Context) error {
 	if b.Cache.TTL == 0 {
 		b.Cache.TTL = caddy.Duration(DefaultCacheTTL)
 	}
-	b.cache = newExportCache(b.Cache.MaxSize, time.Duration(b.Cache.TTL), b.metrics.held)
+	b.cache = newExportCache(b.Cache.MaxSize, time.Duration(b.Cache.TTL), b.metrics.held, time.Now)
 	return nil
 }
 
@@ -390,7 +390,7 @@ func exportKey(path, accept string, body []byte) [sha256.Size]byte {
 type exportCache struct {
 	max  int64
 	ttl  time.Duration
-	now  func() time.Time
+	now  func() time.Time // time.Now; a test's clock
 	held prometheus.Gauge // shared by the bridges of one config: added to, never set
 
 	mu      sync.Mutex
@@ -406,9 +406,10 @@ type cacheEntry struct {
 	expires time.Time
 }
 
-func newExportCache(max int64, ttl time.Duration, held prometheus.Gauge) *exportCache {
+// newExportCache returns an empty cache whose entries expire by now.
+func newExportCache(max int64, ttl time.Duration, held prometheus.Gauge, now func() time.Time) *exportCache {
 	return &exportCache{
-		max: max, ttl: ttl, now: time.Now, held: held,
+		max: max, ttl: ttl, now: now, held: held,
 		order:   list.New(),
 		entries: map[[sha256.Size]byte]*list.Element{},
 	}

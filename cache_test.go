@@ -18,11 +18,11 @@ func answerOf(n int) *exportAnswer {
 	return &exportAnswer{status: 200, header: http.Header{"Content-Type": {"text/html"}}, body: bytes.Repeat([]byte("x"), n)}
 }
 
+// testCache returns a cache on a clock the test moves.
 func testCache(max int64) (*exportCache, prometheus.Gauge, *time.Time) {
 	held := prometheus.NewGauge(prometheus.GaugeOpts{Name: "held"})
-	c := newExportCache(max, time.Minute, held)
 	now := time.Unix(1_800_000_000, 0)
-	c.now = func() time.Time { return now }
+	c := newExportCache(max, time.Minute, held, func() time.Time { return now })
 	return c, held, &now
 }
 
@@ -135,8 +135,8 @@ func TestExportCache(t *testing.T) {
 // the bound must hold at every moment, and the gauge must end equal.
 func TestExportCacheBoundUnderLoad(t *testing.T) {
 	const max = 64 << 10
-	c, held, _ := testCache(max)
-	c.now = time.Now
+	held := prometheus.NewGauge(prometheus.GaugeOpts{Name: "held"})
+	c := newExportCache(max, time.Minute, held, time.Now)
 	var stop atomic.Bool
 	var over atomic.Int64
 	watcher := make(chan struct{})
