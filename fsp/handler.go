@@ -47,6 +47,7 @@ func init() {
 const (
 	defaultMaxSize      = 20 << 20
 	defaultFetchTimeout = 30 * time.Second
+	defaultMaxUploads   = 4
 	defaultRoot         = "{http.request.header.X-BEE-ClientId}/{http.request.header.X-BEE-Uid}"
 	maxJSONBody         = 64 << 10
 	maxKeepAttempts     = 1000
@@ -84,6 +85,12 @@ type Handler struct {
 	// FetchTimeout bounds fetching an upload's source (default 30s).
 	FetchTimeout caddy.Duration `json:"fetch_timeout,omitempty"`
 
+	// MaxUploads bounds the uploads handled at once (default 4). Each
+	// holds up to max_size bytes in memory, so together they hold at most
+	// max_uploads × max_size; further uploads wait for their turn (while
+	// their client waits).
+	MaxUploads int `json:"max_uploads,omitempty"`
+
 	// AllowTypes are the sniffed media types an upload may have (default:
 	// PNG, JPEG, GIF, WebP, BMP, ICO, PDF, ZIP-based documents, plain
 	// text).
@@ -102,6 +109,7 @@ type Handler struct {
 
 	storage Storage
 	fetcher *fetcher
+	uploads chan struct{} // a slot per upload in progress
 	logger  *zap.Logger
 }
 
@@ -142,6 +150,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if len(h.AllowTypes) == 0 {
 		h.AllowTypes = defaultAllowedTypes()
 	}
+	if h.MaxUploads == 0 {
+		h.MaxUploads = defaultMaxUploads
+	}
 	if err := h.Validate(); err != nil {
 		return err
 	}
@@ -161,6 +172,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		allow = nil
 	}
 	h.fetcher = newFetcher(h.MaxSize, time.Duration(h.FetchTimeout), allow)
+	h.uploads = make(chan struct{}, h.MaxUploads)
 	return nil
 }
 
@@ -185,6 +197,9 @@ func (h *Handler) Validate() error {
 	}
 	if h.FetchTimeout < 0 {
 		return errors.New("fsp: fetch_timeout must be positive")
+	}
+	if h.MaxUploads < 0 {
+		return errors.New("fsp: max_uploads must be positive")
 	}
 	seen := map[string]bool{}
 	for _, s := range h.Shared {
@@ -236,6 +251,7 @@ func (h *Handler) Cleanup() error {
 //	    shared        <name> <storage path>
 //	    max_size      <size>
 //	    fetch_timeout <duration>
+//	    max_uploads   <number>
 //	    allow_types   <media type>...
 //	    allow_private
 //	    allow_anonymous
@@ -312,6 +328,18 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("fsp: fetch_timeout %q: a positive duration such as 30s", d.Val())
 			}
 			h.FetchTimeout = caddy.Duration(dur)
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "max_uploads":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			n, err := strconv.Atoi(d.Val())
+			if err != nil || n <= 0 {
+				return d.Errf("fsp: max_uploads %q: a positive number", d.Val())
+			}
+			h.MaxUploads = n
 			if d.NextArg() {
 				return d.ArgErr()
 			}
@@ -789,6 +817,14 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 	pl := q.locate(p)
 	if pl.readOnly {
 		return nil, fail(3300, "")
+	}
+	// A slot before the body is read: the body and the fetched file are
+	// what an upload holds in memory.
+	select {
+	case q.h.uploads <- struct{}{}:
+		defer func() { <-q.h.uploads }()
+	case <-ctx.Done():
+		return nil, uploadFail(uploadErr("the client went away while the upload waited for its turn"))
 	}
 	source, strat, direct, err := q.readUploadRequest()
 	if err != nil {

@@ -880,6 +880,7 @@ func TestProviderLoadErrors(t *testing.T) {
 		{"no public_url", "local /tmp/x", "public_url is required"},
 		{"bad size", "local /tmp/x\n\t\tpublic_url http://x\n\t\tmax_size lots", `max_size "lots"`},
 		{"bad timeout", "local /tmp/x\n\t\tpublic_url http://x\n\t\tfetch_timeout soon", `fetch_timeout "soon"`},
+		{"bad upload bound", "local /tmp/x\n\t\tpublic_url http://x\n\t\tmax_uploads 0", `max_uploads "0"`},
 		{"bad shared name", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared a|b logos", `shared folder name "a|b"`},
 		{"shared path escapes", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared logos ../up", `path "../up"`},
 		{"bad media type", "local /tmp/x\n\t\tpublic_url http://x\n\t\tallow_types Image/PNG", `"Image/PNG"`},
@@ -892,5 +893,78 @@ func TestProviderLoadErrors(t *testing.T) {
 				t.Errorf("load error %s does not name %s", got, c.want)
 			}
 		})
+	}
+}
+
+// TestProviderBoundsConcurrentUploads: with max_uploads 2, no more than two
+// uploads fetch (and hold their files in memory) at once; the others wait
+// their turn and then succeed.
+func TestProviderBoundsConcurrentUploads(t *testing.T) {
+	src := newSources(t)
+	release := make(chan struct{})
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+		}()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = w.Write(src.png)
+	}))
+	defer held.Close()
+	load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			local %s
+			public_url http://localhost/files
+			allow_private
+			allow_anonymous
+			max_uploads 2
+		}
+	}
+}
+`, privatePort, filepath.Join(tmpDir, "store-bounded")))
+	const n = 6
+	var wg sync.WaitGroup
+	results := make([]response, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = send(t, privatePort, call{method: "POST", target: fmt.Sprintf("/up%d.png", i), body: upload(held.URL+"/cat.png", ""), auth: "-"})
+		}()
+	}
+	waitFor := func(want int) {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			got := inFlight
+			mu.Unlock()
+			if got >= want {
+				return
+			}
+		}
+		t.Fatalf("fewer than %d uploads reached the source", want)
+	}
+	waitFor(2)
+	time.Sleep(300 * time.Millisecond) // room for a third, were there no bound
+	close(release)
+	wg.Wait()
+	if most != 2 {
+		t.Errorf("%d uploads fetched at once, want at most (and here exactly) 2", most)
+	}
+	for i, res := range results {
+		if res.Status != 200 {
+			t.Errorf("upload %d: %d %s", i, res.Status, res.Body)
+		}
 	}
 }
