@@ -251,7 +251,8 @@ type renderFailure struct {
 	internal, stack  string // for the log of a 500, never the response
 }
 
-// renderSafely decodes and renders body, turning decode errors into the
+// renderSafely decodes and renders body, turning decode errors (and the
+// renderer's refusal of a design, a *design.PathError as well) into the
 // contract's codes and any panic into a 500, so that no input can take the
 // server down.
 func (h *Handler) renderSafely(body []byte, f exportFormat) (out *render.Output, failure *renderFailure) {
@@ -271,7 +272,13 @@ func (h *Handler) renderSafely(body []byte, f exportFormat) (out *render.Output,
 		renderFn = h.renderText
 	}
 	out, err = renderFn(d)
-	if err != nil {
+	var pathErr *design.PathError
+	switch {
+	case errors.As(err, &pathErr):
+		// The renderer refuses a block it cannot read as Decode refuses
+		// a malformed design: the client's fault.
+		return nil, classifyDecodeError(err)
+	case err != nil:
 		return nil, &renderFailure{status: http.StatusInternalServerError, internal: err.Error()}
 	}
 	if out == nil {
