@@ -24,34 +24,11 @@ type Design struct {
 	Size int // bytes of JSON decoded (renderers size their buffers by it)
 }
 
-// Era is the format generation of a design (design-json.md §1).
-type Era int
-
-// The three format eras.
-const (
-	EraLegacy  Era = iota + 1 // template version 0.0.1 (2016–2018)
-	EraClassic                // 2.0.0 with the legacy text module
-	EraCurrent                // 2.0.0 with paragraph/heading/list/table
-)
-
-func (e Era) String() string {
-	switch e {
-	case EraLegacy:
-		return "0.0.1"
-	case EraClassic:
-		return "2.0.0-classic"
-	case EraCurrent:
-		return "2.0.0-current"
-	}
-	return "unknown"
-}
-
 // Page is the design (the document's "page" member).
 type Page struct {
 	Title       string
 	Description string
 	Version     string // page.template.version ("2.0.0", "0.0.1", or "")
-	Era         Era
 	Meta        Meta
 	Body        Body
 	Rows        []Row
@@ -346,7 +323,6 @@ func (l Limits) withDefaults() Limits {
 type builder struct {
 	lim     Limits
 	modules int
-	current bool // saw a current-era module or row member
 }
 
 func perr(path, format string, args ...any) *PathError {
@@ -440,14 +416,6 @@ func (b *builder) page(p *Page, root *Value) error {
 			return err
 		}
 	}
-	switch {
-	case p.Version == "0.0.1":
-		p.Era = EraLegacy
-	case b.current:
-		p.Era = EraCurrent
-	default:
-		p.Era = EraClassic
-	}
 	return nil
 }
 
@@ -532,9 +500,6 @@ func (b *builder) row(r *Row, v *Value, at where) error {
 	r.Type = v.Get("type").Text()
 	r.UUID = v.Get("uuid").Text()
 	r.Name = v.Get("name").Text()
-	if v.Get("empty").Present() || v.Get("synced").Present() {
-		b.current = true
-	}
 	container, content := v.Get("container"), v.Get("content")
 	if err := objectOrEmptyAt(container, at, ".container", "container"); err != nil {
 		return err
@@ -680,10 +645,6 @@ func (b *builder) module(m *Module, v *Value, at where) error {
 	m.UUID = v.Get("uuid").Text()
 	m.Locked = v.Get("locked").Truthy()
 	m.ContentType = strings.TrimPrefix(strings.TrimSpace(v.Get("contentType").Text()), TypePrefix)
-	switch m.Kind {
-	case KindParagraph, KindHeading, KindList, KindTable:
-		b.current = true
-	}
 	d := v.Get("descriptor")
 	if err := objectOrEmptyAt(d, at, ".descriptor", "descriptor"); err != nil {
 		return err
