@@ -83,7 +83,8 @@ func contentKey(name string) string {
 // check type-checks what the renderers read of every module, so that a
 // wrongly typed design is refused with a path instead of rendering
 // garbage: the first problem, as a *design.PathError naming the module.
-// HTML and PlainText call it before they write anything.
+// HTML and PlainText call it before they write anything. (A design that
+// Decode refuses too never gets here: its problem is the one reported.)
 func check(d *design.Design) error {
 	for ri := range d.Page.Rows {
 		r := &d.Page.Rows[ri]
