@@ -249,7 +249,8 @@ type renderFailure struct {
 	internal, stack  string // for the log of a 500, never the response
 }
 
-// renderSafely decodes and renders body, turning decode errors into the
+// renderSafely decodes and renders body, turning decode errors (and the
+// renderer's refusal of a design, a *design.PathError as well) into the
 // contract's codes and any panic into a 500, so that no input can take the
 // server down.
 func (s *service) renderSafely(body []byte, f exportFormat) (out *render.Output, failure *renderFailure) {
@@ -265,7 +266,13 @@ func (s *service) renderSafely(body []byte, f exportFormat) (out *render.Output,
 		return nil, classifyDecodeError(err)
 	}
 	out, err = f.render(d)
-	if err != nil {
+	var pathErr *design.PathError
+	switch {
+	case errors.As(err, &pathErr):
+		// The renderer refuses a block it cannot read as Decode refuses
+		// a malformed design: the client's fault.
+		return nil, classifyDecodeError(err)
+	case err != nil:
 		return nil, &renderFailure{status: http.StatusInternalServerError, internal: err.Error()}
 	}
 	if out == nil {

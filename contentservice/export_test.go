@@ -102,6 +102,8 @@ func TestExportErrors(t *testing.T) {
 		{"empty body", 0, "", PathHTML, nil, "", 400, CodeNotJSON, "not JSON"},
 		{"not a design", 0, "", PathHTML, nil, `{"page":{"rows":[1,2,3,4]}}`, 400, CodeNotDesign, "page.rows[0]: "},
 		{"no page", 0, "", PathPlainText, nil, `{}`, 400, CodeNotDesign, `$: missing "page"`},
+		{"a block the renderer cannot read", 0, "", PathPlainText, nil, `{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-button","descriptor":{"button":{"label":[]}}}]}]}]}}`,
+			400, CodeNotDesign, "page.rows[0].columns[0].modules[0]: descriptor.button.label must be a string, not array"},
 		{"design over a bound", 0, "", PathHTML, nil, deep, 413, CodeBodyTooLarge, "nesting deeper"},
 		{"body over max_body", 10, "", PathHTML, nil, minimalDesign, 413, CodeBodyTooLarge, "10 bytes"},
 		{"media type text/plain", 0, "", PathHTML, map[string]string{"Content-Type": "text/plain"}, minimalDesign, 415, CodeMediaType, "application/json"},

@@ -24,34 +24,11 @@ type Design struct {
 	Size int // bytes of JSON decoded (renderers size their buffers by it)
 }
 
-// Era is the format generation of a design (design-json.md §1).
-type Era int
-
-// The three format eras.
-const (
-	EraLegacy  Era = iota + 1 // template version 0.0.1 (2016–2018)
-	EraClassic                // 2.0.0 with the legacy text module
-	EraCurrent                // 2.0.0 with paragraph/heading/list/table
-)
-
-func (e Era) String() string {
-	switch e {
-	case EraLegacy:
-		return "0.0.1"
-	case EraClassic:
-		return "2.0.0-classic"
-	case EraCurrent:
-		return "2.0.0-current"
-	}
-	return "unknown"
-}
-
 // Page is the design (the document's "page" member).
 type Page struct {
 	Title       string
 	Description string
 	Version     string // page.template.version ("2.0.0", "0.0.1", or "")
-	Era         Era
 	Meta        Meta
 	Body        Body
 	Rows        []Row
@@ -185,13 +162,6 @@ type Module struct {
 	Raw           *Value
 }
 
-// Content returns the descriptor's content member for the module's kind
-// (descriptor.image for an image, descriptor.iconsList for social/icons,
-// descriptor.menuItemsList for a menu, …).
-func (m *Module) Content() *Value {
-	return m.Descriptor.Get(ContentKey(m.EffectiveKind()))
-}
-
 // EffectiveKind is the kind to render: an addon's ContentType when it has
 // one, else Kind.
 func (m *Module) EffectiveKind() string {
@@ -199,19 +169,6 @@ func (m *Module) EffectiveKind() string {
 		return m.ContentType
 	}
 	return m.Kind
-}
-
-// ContentKey names the descriptor member that holds a kind's content.
-func ContentKey(kind string) string {
-	switch kind {
-	case KindSocial, KindIcons:
-		return "iconsList"
-	case KindMenu:
-		return "menuItemsList"
-	case KindMergeContent:
-		return "mergeContent"
-	}
-	return kind
 }
 
 // PathError reports the first problem found in a document that is JSON but
@@ -366,7 +323,6 @@ func (l Limits) withDefaults() Limits {
 type builder struct {
 	lim     Limits
 	modules int
-	current bool // saw a current-era module or row member
 }
 
 func perr(path, format string, args ...any) *PathError {
@@ -382,10 +338,7 @@ func objectOrEmpty(v *Value, path, name string) error {
 	return perr(path, "%s must be an object, not %s", name, v.Kind)
 }
 
-// isTextOrAbsent tells whether a member that must be text when present
-// is (numbers are tolerated: editors write them for lengths), and
 // isObjectOrAbsent is objectOrEmpty's test.
-func isTextOrAbsent(v *Value) bool   { return !v.Present() || v.Kind == String || v.Kind == Number }
 func isObjectOrAbsent(v *Value) bool { return !v.Present() || v.IsObjectLike() }
 
 // where locates a row, column or module; its path string is built only
@@ -410,16 +363,6 @@ func objectOrEmptyAt(v *Value, at where, suffix, name string) error {
 		return nil
 	}
 	return perr(at.String()+suffix, "%s must be an object, not %s", name, v.Kind)
-}
-
-// stringOrAbsentAt checks that the member descriptor.key.name is text or
-// absent (isTextOrAbsent), naming at's path and the member only for an
-// error.
-func stringOrAbsentAt(v *Value, at where, key, name string) error {
-	if isTextOrAbsent(v) {
-		return nil
-	}
-	return perr(at.String(), "descriptor.%s.%s must be a string, not %s", key, name, v.Kind)
 }
 
 func (b *builder) page(p *Page, root *Value) error {
@@ -472,14 +415,6 @@ func (b *builder) page(p *Page, root *Value) error {
 		if err := b.row(&p.Rows[i], &rows.Members[i].Value, where{row: i, col: -1, mod: -1}); err != nil {
 			return err
 		}
-	}
-	switch {
-	case p.Version == "0.0.1":
-		p.Era = EraLegacy
-	case b.current:
-		p.Era = EraCurrent
-	default:
-		p.Era = EraClassic
 	}
 	return nil
 }
@@ -565,9 +500,6 @@ func (b *builder) row(r *Row, v *Value, at where) error {
 	r.Type = v.Get("type").Text()
 	r.UUID = v.Get("uuid").Text()
 	r.Name = v.Get("name").Text()
-	if v.Get("empty").Present() || v.Get("synced").Present() {
-		b.current = true
-	}
 	container, content := v.Get("container"), v.Get("content")
 	if err := objectOrEmptyAt(container, at, ".container", "container"); err != nil {
 		return err
@@ -713,10 +645,6 @@ func (b *builder) module(m *Module, v *Value, at where) error {
 	m.UUID = v.Get("uuid").Text()
 	m.Locked = v.Get("locked").Truthy()
 	m.ContentType = strings.TrimPrefix(strings.TrimSpace(v.Get("contentType").Text()), TypePrefix)
-	switch m.Kind {
-	case KindParagraph, KindHeading, KindList, KindTable:
-		b.current = true
-	}
 	d := v.Get("descriptor")
 	if err := objectOrEmptyAt(d, at, ".descriptor", "descriptor"); err != nil {
 		return err
@@ -737,81 +665,5 @@ func (b *builder) module(m *Module, v *Value, at where) error {
 	m.Mobile = StyleOf(d.Get("mobileStyle"))
 	m.HideOnMobile = m.Computed.V.Get("hideContentOnMobile").Truthy()
 	m.HideOnDesktop = m.Computed.V.Get("hideContentOnDesktop").Truthy()
-	return checkContent(m, at)
-}
-
-// checkContent type-checks the members renderers read as text, so that a
-// wrongly typed design fails with a path instead of rendering garbage.
-func checkContent(m *Module, at where) error {
-	kind := m.EffectiveKind()
-	key := ContentKey(kind)
-	c := m.Descriptor.Get(key)
-	if c.Present() && !c.IsObjectLike() {
-		return perr(at.String(), "%s must be an object, not %s", "descriptor."+key, c.Kind)
-	}
-	str := func(names ...string) error {
-		for _, n := range names {
-			if err := stringOrAbsentAt(c.Get(n), at, key, n); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	switch kind {
-	case KindText, KindParagraph, KindList, KindHTML:
-		return str("html")
-	case KindHeading:
-		return str("text", "title")
-	case KindImage:
-		return str("src", "href", "alt", "target")
-	case KindButton:
-		return str("label", "href", "target")
-	case KindVideo:
-		return str("src", "thumbSrc", "thumbAlt")
-	case KindSocial, KindIcons:
-		// Paths are built only for an error: most designs have these.
-		icons := c.Get("icons")
-		if icons.Present() && icons.Kind != Array {
-			return perr(at.String(), "descriptor.%s.icons must be an array, not %s", key, icons.Kind)
-		}
-		for i := range icons.Len() {
-			ic := icons.Index(i)
-			if ic.Kind != Object {
-				return perr(at.String(), "descriptor.%s.icons[%d] must be an object, not %s", key, i, ic.Kind)
-			}
-			img := ic.Get("image")
-			if kind != KindSocial {
-				if !isTextOrAbsent(img) {
-					return perr(at.String(), "descriptor.%s.icons[%d].image must be a string, not %s", key, i, img.Kind)
-				}
-				continue
-			}
-			if !isObjectOrAbsent(img) {
-				return perr(at.String(), "descriptor.%s.icons[%d].image must be an object, not %s", key, i, img.Kind)
-			}
-			for _, n := range [...]string{"src", "href", "alt"} {
-				if v := img.Get(n); !isTextOrAbsent(v) {
-					return perr(at.String(), "descriptor.%s.icons[%d].image.%s must be a string, not %s", key, i, n, v.Kind)
-				}
-			}
-		}
-	case KindMenu:
-		items := c.Get("items")
-		if items.Present() && items.Kind != Array {
-			return perr(at.String(), "descriptor.%s.items must be an array, not %s", key, items.Kind)
-		}
-		for i := range items.Len() {
-			it := items.Index(i)
-			if it.Kind != Object {
-				return perr(at.String(), "descriptor.%s.items[%d] must be an object, not %s", key, i, it.Kind)
-			}
-			if v := it.Get("text"); !isTextOrAbsent(v) {
-				return perr(at.String(), "descriptor.%s.items[%d].text must be a string, not %s", key, i, v.Kind)
-			}
-			if v := it.At("link", "href"); !isTextOrAbsent(v) {
-				return perr(at.String(), "descriptor.%s.items[%d].link.href must be a string, not %s", key, i, v.Kind)
-			}
-		}
-	}
 	return nil
 }

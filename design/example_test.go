@@ -18,14 +18,12 @@ func ExampleDecode() {
 	}
 	m := &d.Page.Rows[0].Columns[0].Modules[0]
 	w, _ := m.Computed.Px("width")
-	fmt.Println(d.Page.Body.Width, m.Kind, m.Content().Get("src").Text(), w)
-	fmt.Println(d.Inventory().Hrefs)
+	fmt.Println(d.Page.Body.Width, m.Kind, m.Descriptor.At("image", "src").Text(), w)
 
 	_, err = design.Decode([]byte(`{"page":{"rows":[{"columns":{}}]}}`))
 	var pe *design.PathError
 	fmt.Println(errors.As(err, &pe), pe.Path)
 	// Output:
 	// 640 image https://x.test/a.png 338.5
-	// [{{link}}]
 	// true page.rows[0].columns
 }

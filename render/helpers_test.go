@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/inventory"
 )
 
 // checkInventoryInOutput fails t for every text run, link href and image
@@ -12,7 +13,7 @@ import (
 func checkInventoryInOutput(t *testing.T, d *design.Design, body []byte) {
 	t.Helper()
 	c := emParseDoc(t, body)
-	inv := d.Inventory()
+	inv := inventory.Of(d)
 	for _, s := range inv.Texts {
 		if !strings.Contains(c.text, s) {
 			t.Errorf("text run missing from output: %q", s)

@@ -15,7 +15,7 @@ import (
 const gmailClip = 102 * 1024
 
 // emDocContent is what a parsed HTML document shows: its text (collapsed
-// like design.Inventory texts) and its href/src/background attribute values.
+// like inventory.Of texts) and its href/src/background attribute values.
 type emDocContent struct {
 	text  string
 	hrefs map[string]bool

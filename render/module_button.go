@@ -14,8 +14,7 @@ import (
 // ignores padding, border-radius and inline-block) a VML roundrect of the
 // button's measured size around the same label, so size, fill, border and
 // rounded corners survive there too.
-func (w *emailWriter) moduleButton(m *design.Module) {
-	c := m.Content()
+func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	st := design.StyleOf(c.Get("style"))
 	align := emAlign(m.Style.Get("text-align"))
 	if align == "" || align == "justify" {
@@ -214,4 +213,18 @@ func emPlain(s string) string {
 			b.WriteByte(' ')
 		}
 	}
+}
+
+var buttonKind = kind{
+	name:  design.KindButton,
+	check: textMembers(design.KindButton, "label", "href", "target"),
+	html:  (*emailWriter).moduleButton,
+	text:  buttonText,
+}
+
+// buttonText writes the label, linked.
+func buttonText(w *textWriter, c *design.Value) {
+	w.openLink(c.Get("href").Text())
+	w.fragment(c.Get("label").Text())
+	w.closeLink()
 }

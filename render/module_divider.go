@@ -6,8 +6,7 @@ import (
 
 // moduleDivider renders a horizontal rule as a one-pixel-font table cell
 // with a top border (hr is unreliable across clients).
-func (w *emailWriter) moduleDivider(m *design.Module) {
-	c := m.Content()
+func (w *emailWriter) moduleDivider(m *design.Module, c *design.Value) {
 	st := design.StyleOf(c.Get("style"))
 	border := emCSSValue(st.Get("border-top"))
 	if border == "" {
@@ -90,4 +89,9 @@ func (w *emailWriter) dividerSpace(h float64) {
 	w.s("px;line-height:")
 	w.s(emFmt(h))
 	w.s(`px;font-size:1px">&#8202;</div>`)
+}
+
+var dividerKind = kind{
+	name: design.KindDivider,
+	html: (*emailWriter).moduleDivider,
 }

@@ -8,8 +8,7 @@ import (
 // email clients cannot submit forms (most strip <form> and <input>), so
 // fields become labelled boxes and the submit button a styled label. A
 // warning says so.
-func (w *emailWriter) moduleForm(m *design.Module) {
-	f := m.Content()
+func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
 	fields := design.FormFields(f)
 	w.warnOnce("form module rendered as a static preview (email clients cannot submit forms)", w.path())
 	if len(fields) == 0 {
@@ -199,4 +198,12 @@ func formLines(form *design.Value) map[string]int {
 		}
 	}
 	return out
+}
+
+var formKind = kind{
+	name: design.KindForm,
+	html: (*emailWriter).moduleForm,
+	// The HTML shows a form only as a static preview; in plain text that
+	// would be a list of labels with nothing to fill in.
+	textOmitted: "form module omitted from the plain text (email clients cannot submit forms)",
 }

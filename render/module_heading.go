@@ -3,8 +3,7 @@ package render
 import "github.com/designbridge/caddy-designbridge/design"
 
 // moduleHeading renders h1–h6 with the block's typography.
-func (w *emailWriter) moduleHeading(m *design.Module) {
-	c := m.Content()
+func (w *emailWriter) moduleHeading(m *design.Module, c *design.Value) {
 	st := design.StyleOf(c.Get("style"))
 	tag := "h1"
 	switch emLower(c.Get("title").Text()) {
@@ -28,4 +27,11 @@ func (w *emailWriter) moduleHeading(m *design.Module) {
 	w.s(tag)
 	w.s(">")
 	w.blockClose()
+}
+
+var headingKind = kind{
+	name:  design.KindHeading,
+	check: textMembers(design.KindHeading, "text", "title"),
+	html:  (*emailWriter).moduleHeading,
+	text:  func(w *textWriter, c *design.Value) { w.fragment(c.Get("text").Text()) },
 }

@@ -1,13 +1,15 @@
 package render
 
 import (
+	"fmt"
+
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
 // moduleIcons renders a row of icons, each with optional text to its
 // left, right or below, optionally linked.
-func (w *emailWriter) moduleIcons(m *design.Module) {
-	icons := m.Content().Get("icons")
+func (w *emailWriter) moduleIcons(m *design.Module, c *design.Value) {
+	icons := c.Get("icons")
 	st := m.Style
 	align := emAlign(st.Get("text-align"))
 	if align == "" || align == "justify" {
@@ -106,4 +108,42 @@ func (w *emailWriter) iconText(ic *design.Value, text string, st *emStyle) {
 	w.s(">")
 	w.text(text)
 	w.s("</span>")
+}
+
+var iconsKind = kind{
+	name:    design.KindIcons,
+	content: "iconsList",
+	check:   checkIcons,
+	html:    (*emailWriter).moduleIcons,
+	text:    iconsText,
+}
+
+// checkIcons: every icon an object whose image (a URL here, unlike the
+// social block's) is text.
+func checkIcons(c *design.Value) error {
+	icons := c.Get("icons")
+	if icons.Present() && icons.Kind != design.Array {
+		return fmt.Errorf("descriptor.iconsList.icons must be an array, not %s", icons.Kind)
+	}
+	for i := range icons.Len() {
+		ic := icons.Index(i)
+		if ic.Kind != design.Object {
+			return fmt.Errorf("descriptor.iconsList.icons[%d] must be an object, not %s", i, ic.Kind)
+		}
+		if img := ic.Get("image"); !isTextOrAbsent(img) {
+			return fmt.Errorf("descriptor.iconsList.icons[%d].image must be a string, not %s", i, img.Kind)
+		}
+	}
+	return nil
+}
+
+// iconsText writes one linked icon a line, by its text or alt text.
+func iconsText(w *textWriter, c *design.Value) {
+	icons := c.Get("icons")
+	for i := range icons.Len() {
+		icon := icons.Index(i)
+		label := firstNonBlank(icon.Get("text").Text(), icon.Get("alt").Text())
+		w.lineBreak()
+		w.linkedLabel(label, icon.Get("href").Text())
+	}
 }

@@ -82,8 +82,7 @@ func emHasToken(s, tok string) bool {
 // moduleImage renders an image, linked when it has an href. The width
 // attribute is for Outlook; other clients get max-width so the image
 // shrinks with the column.
-func (w *emailWriter) moduleImage(m *design.Module) {
-	img := m.Content()
+func (w *emailWriter) moduleImage(m *design.Module, img *design.Value) {
 	cls := emLower(m.Computed.Get("class")) // read three times below
 	align := emImageAlign(m, cls)
 	td := w.style()
@@ -144,4 +143,13 @@ func (w *emailWriter) imageTag(src, alt, title, href, target string, width float
 	if linked {
 		w.s("</a>")
 	}
+}
+
+var imageKind = kind{
+	name:  design.KindImage,
+	check: textMembers(design.KindImage, "src", "href", "alt", "target"),
+	html:  (*emailWriter).moduleImage,
+	text: func(w *textWriter, c *design.Value) {
+		w.linkedLabel(c.Get("alt").Text(), c.Get("href").Text())
+	},
 }

@@ -9,8 +9,7 @@ import (
 // moduleList renders a bulleted or numbered list. The editor stores the
 // whole <ul>/<ol>; when it stored only items, the list element named by
 // "tag" is added around them.
-func (w *emailWriter) moduleList(m *design.Module) {
-	c := m.Content()
+func (w *emailWriter) moduleList(m *design.Module, c *design.Value) {
 	st := design.StyleOf(c.Get("style"))
 	cs := design.StyleOf(c.Get("computedStyle"))
 	gap, _ := cs.Px("liSpacing")
@@ -39,4 +38,11 @@ func (w *emailWriter) moduleList(m *design.Module) {
 	w.rich(html, o)
 	w.s("</div>")
 	w.blockClose()
+}
+
+var listKind = kind{
+	name:  design.KindList,
+	check: textMembers(design.KindList, "html"),
+	html:  (*emailWriter).moduleList,
+	text:  func(w *textWriter, c *design.Value) { w.fragment(c.Get("html").Text()) },
 }

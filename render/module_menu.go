@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -13,8 +14,8 @@ const emHamburgerPad = 5
 
 // moduleMenu renders navigation links in a line (or stacked, for a
 // vertical layout), with the configured separator between items.
-func (w *emailWriter) moduleMenu(m *design.Module) {
-	items := m.Content().Get("items")
+func (w *emailWriter) moduleMenu(m *design.Module, c *design.Value) {
+	items := c.Get("items")
 	st := m.Style
 	align := emAlign(st.Get("text-align"))
 	if align == "" || align == "justify" {
@@ -99,4 +100,43 @@ func (w *emailWriter) moduleMenu(m *design.Module) {
 	}
 	w.s("</div>")
 	w.blockClose()
+}
+
+var menuKind = kind{
+	name:    design.KindMenu,
+	content: "menuItemsList",
+	check:   checkMenu,
+	html:    (*emailWriter).moduleMenu,
+	text:    menuText,
+}
+
+// checkMenu: every item an object with text and link.href as text.
+func checkMenu(c *design.Value) error {
+	items := c.Get("items")
+	if items.Present() && items.Kind != design.Array {
+		return fmt.Errorf("descriptor.menuItemsList.items must be an array, not %s", items.Kind)
+	}
+	for i := range items.Len() {
+		it := items.Index(i)
+		if it.Kind != design.Object {
+			return fmt.Errorf("descriptor.menuItemsList.items[%d] must be an object, not %s", i, it.Kind)
+		}
+		if v := it.Get("text"); !isTextOrAbsent(v) {
+			return fmt.Errorf("descriptor.menuItemsList.items[%d].text must be a string, not %s", i, v.Kind)
+		}
+		if v := it.At("link", "href"); !isTextOrAbsent(v) {
+			return fmt.Errorf("descriptor.menuItemsList.items[%d].link.href must be a string, not %s", i, v.Kind)
+		}
+	}
+	return nil
+}
+
+// menuText writes one linked item a line.
+func menuText(w *textWriter, c *design.Value) {
+	items := c.Get("items")
+	for i := range items.Len() {
+		item := items.Index(i)
+		w.lineBreak()
+		w.linkedLabel(item.Get("text").Text(), item.At("link", "href").Text())
+	}
 }

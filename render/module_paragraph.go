@@ -4,8 +4,7 @@ import "github.com/designbridge/caddy-designbridge/design"
 
 // moduleParagraph renders a paragraph: rich HTML (or bare text) with the
 // block's typography, link colour and spacing between paragraphs.
-func (w *emailWriter) moduleParagraph(m *design.Module) {
-	c := m.Content()
+func (w *emailWriter) moduleParagraph(m *design.Module, c *design.Value) {
 	st := design.StyleOf(c.Get("style"))
 	cs := design.StyleOf(c.Get("computedStyle"))
 	w.blockOpen(m, "paragraph", nil, "")
@@ -18,4 +17,11 @@ func (w *emailWriter) moduleParagraph(m *design.Module) {
 	})
 	w.s("</div>")
 	w.blockClose()
+}
+
+var paragraphKind = kind{
+	name:  design.KindParagraph,
+	check: textMembers(design.KindParagraph, "html"),
+	html:  (*emailWriter).moduleParagraph,
+	text:  func(w *textWriter, c *design.Value) { w.fragment(c.Get("html").Text()) },
 }

@@ -1,12 +1,14 @@
 package render
 
 import (
+	"fmt"
+
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
 // moduleSocial renders a row of linked social network icons.
-func (w *emailWriter) moduleSocial(m *design.Module) {
-	icons := m.Content().Get("icons")
+func (w *emailWriter) moduleSocial(m *design.Module, c *design.Value) {
+	icons := c.Get("icons")
 	align := emAlign(m.Style.Get("text-align"))
 	if align == "" || align == "justify" {
 		align = "center"
@@ -60,4 +62,49 @@ func (w *emailWriter) moduleSocial(m *design.Module) {
 	}
 	w.s("<!--[if mso]></tr></table><![endif]--></div>")
 	w.blockClose()
+}
+
+var socialKind = kind{
+	name:    design.KindSocial,
+	content: "iconsList",
+	check:   checkSocial,
+	html:    (*emailWriter).moduleSocial,
+	text:    socialText,
+}
+
+// checkSocial: every icon an object whose image is an object with src,
+// href and alt as text.
+func checkSocial(c *design.Value) error {
+	icons := c.Get("icons")
+	if icons.Present() && icons.Kind != design.Array {
+		return fmt.Errorf("descriptor.iconsList.icons must be an array, not %s", icons.Kind)
+	}
+	for i := range icons.Len() {
+		ic := icons.Index(i)
+		if ic.Kind != design.Object {
+			return fmt.Errorf("descriptor.iconsList.icons[%d] must be an object, not %s", i, ic.Kind)
+		}
+		img := ic.Get("image")
+		if img.Present() && !img.IsObjectLike() {
+			return fmt.Errorf("descriptor.iconsList.icons[%d].image must be an object, not %s", i, img.Kind)
+		}
+		for _, n := range [...]string{"src", "href", "alt"} {
+			if v := img.Get(n); !isTextOrAbsent(v) {
+				return fmt.Errorf("descriptor.iconsList.icons[%d].image.%s must be a string, not %s", i, n, v.Kind)
+			}
+		}
+	}
+	return nil
+}
+
+// socialText writes one linked network a line, by the first label it has.
+func socialText(w *textWriter, c *design.Value) {
+	icons := c.Get("icons")
+	for i := range icons.Len() {
+		icon := icons.Index(i)
+		img := icon.Get("image")
+		label := firstNonBlank(img.Get("alt").Text(), icon.Get("text").Text(), img.Get("title").Text(), icon.Get("name").Text())
+		w.lineBreak()
+		w.linkedLabel(label, img.Get("href").Text())
+	}
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // moduleSpacer renders vertical space of a fixed height.
-func (w *emailWriter) moduleSpacer(m *design.Module) {
-	st := design.StyleOf(m.Content().Get("style"))
+func (w *emailWriter) moduleSpacer(m *design.Module, c *design.Value) {
+	st := design.StyleOf(c.Get("style"))
 	h, ok := st.Px("height")
 	if !ok || h < 0 {
 		h = 20
@@ -36,4 +36,9 @@ func (w *emailWriter) moduleSpacer(m *design.Module) {
 	if hasMobile {
 		w.mobileRule(".m"+strconv.Itoa(w.blockSeq), "height:"+emFmt(mh)+"px!important;line-height:"+emFmt(mh)+"px!important")
 	}
+}
+
+var spacerKind = kind{
+	name: design.KindSpacer,
+	html: (*emailWriter).moduleSpacer,
 }

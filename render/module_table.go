@@ -1,14 +1,15 @@
 package render
 
 import (
+	"strings"
+
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
 // moduleTable renders the table block as a data table: header cells are
 // <th scope="col"> and, unlike layout tables, it keeps its table role so
 // screen readers announce rows and columns.
-func (w *emailWriter) moduleTable(m *design.Module) {
-	t := m.Content()
+func (w *emailWriter) moduleTable(m *design.Module, t *design.Value) {
 	st := design.StyleOf(t.Get("style"))
 	cs := design.StyleOf(t.Get("computedStyle"))
 	content := t.Get("content")
@@ -89,4 +90,35 @@ func (w *emailWriter) moduleTable(m *design.Module) {
 	}
 	w.s("</tbody></table>")
 	w.blockClose()
+}
+
+var tableKind = kind{
+	name: design.KindTable,
+	html: (*emailWriter).moduleTable,
+	text: tableText,
+}
+
+// tableText writes the table one line per row, cells separated by " | ".
+func tableText(w *textWriter, c *design.Value) {
+	content := c.Get("content")
+	for _, part := range [...]string{"headers", "rows"} {
+		rows := content.Get(part)
+		for i := range rows.Len() {
+			cells := rows.Index(i).Get("cells")
+			texts := make([]string, 0, cells.Len())
+			blank := true
+			for j := range cells.Len() {
+				t := strings.Join(strings.Fields(fragmentText(cells.Index(j).Get("html").Text())), " ")
+				if t != "" {
+					blank = false
+				}
+				texts = append(texts, t)
+			}
+			if blank {
+				continue
+			}
+			w.lineBreak()
+			w.text(strings.Join(texts, " | "))
+		}
+	}
 }

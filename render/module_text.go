@@ -55,8 +55,7 @@ func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 }
 
 // moduleText renders the legacy rich-text module.
-func (w *emailWriter) moduleText(m *design.Module) {
-	c := m.Content()
+func (w *emailWriter) moduleText(m *design.Module, c *design.Value) {
 	st := design.StyleOf(c.Get("style"))
 	w.blockOpen(m, "text", nil, "")
 	w.textDiv("div", st, "")
@@ -66,4 +65,13 @@ func (w *emailWriter) moduleText(m *design.Module) {
 	})
 	w.s("</div>")
 	w.blockClose()
+}
+
+// textKind is the legacy rich-text block (paragraph, heading and list
+// replaced it).
+var textKind = kind{
+	name:  design.KindText,
+	check: textMembers(design.KindText, "html"),
+	html:  (*emailWriter).moduleText,
+	text:  func(w *textWriter, c *design.Value) { w.fragment(c.Get("html").Text()) },
 }

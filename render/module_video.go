@@ -10,8 +10,7 @@ import (
 // email clients cannot play video. The thumbnail is the background of a
 // cell holding the play icon; Outlook, which shows no CSS backgrounds,
 // gets the thumbnail as a plain linked image instead.
-func (w *emailWriter) moduleVideo(m *design.Module) {
-	v := m.Content()
+func (w *emailWriter) moduleVideo(m *design.Module, v *design.Value) {
 	avail := w.blockOpen(m, "video", nil, "center")
 	width := avail
 	if n, unit, ok := m.Computed.Value("width").Number(); ok && n > 0 {
@@ -111,4 +110,13 @@ func (w *emailWriter) moduleVideo(m *design.Module) {
 	}
 	w.s("<!--<![endif]-->")
 	w.blockClose()
+}
+
+var videoKind = kind{
+	name:  design.KindVideo,
+	check: textMembers(design.KindVideo, "src", "thumbSrc", "thumbAlt"),
+	html:  (*emailWriter).moduleVideo,
+	text: func(w *textWriter, c *design.Value) {
+		w.linkedLabel(c.Get("thumbAlt").Text(), c.Get("src").Text())
+	},
 }

@@ -157,7 +157,7 @@ func knownVendorOnly(d *design.Design) map[string]int {
 				if m.EffectiveKind() != design.KindForm {
 					continue
 				}
-				form := m.Content()
+				form := m.Descriptor.Get("form")
 				texts := []string{form.At("structure", "title").Text(), form.At("structure", "description").Text()}
 				for _, f := range design.FormFields(form) {
 					texts = append(texts, f.Label)

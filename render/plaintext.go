@@ -389,11 +389,14 @@ func plainText(d *design.Design) (*Output, error) {
 					continue
 				}
 				w.paragraphBreak()
-				known := w.module(m)
+				k, known := kinds[m.EffectiveKind()]
+				if known && k.text != nil {
+					k.text(&w, m.Descriptor.Get(k.content))
+				}
 				path := "page.rows[" + strconv.Itoa(ri) + "].columns[" + strconv.Itoa(ci) + "].modules[" + strconv.Itoa(mi) + "]"
 				switch {
-				case m.EffectiveKind() == design.KindForm:
-					warn.once("form module omitted from the plain text (email clients cannot submit forms)", path)
+				case k.textOmitted != "":
+					warn.once(k.textOmitted, path)
 				case !known && m.Kind == design.KindAddon:
 					warn.once("addon module without a renderable contentType ("+quoteBounded(m.ContentType)+") omitted", path)
 				case !known:
@@ -459,91 +462,12 @@ func quoteBounded(s string) string {
 	return strconv.QuoteToASCII(s)
 }
 
-// module writes one block; false when the kind is not one this renderer
-// knows (the caller warns).
-func (w *textWriter) module(m *design.Module) bool {
-	c := m.Content()
-	switch m.EffectiveKind() {
-	case design.KindText, design.KindParagraph, design.KindList, design.KindHTML:
-		w.fragment(c.Get("html").Text())
-	case design.KindHeading:
-		w.fragment(c.Get("text").Text())
-	case design.KindButton:
-		w.openLink(c.Get("href").Text())
-		w.fragment(c.Get("label").Text())
-		w.closeLink()
-	case design.KindImage:
-		w.linkedLabel(c.Get("alt").Text(), c.Get("href").Text())
-	case design.KindVideo:
-		w.linkedLabel(c.Get("thumbAlt").Text(), c.Get("src").Text())
-	case design.KindSocial:
-		icons := c.Get("icons")
-		for i := range icons.Len() {
-			icon := icons.Index(i)
-			img := icon.Get("image")
-			label := firstNonBlank(img.Get("alt").Text(), icon.Get("text").Text(), img.Get("title").Text(), icon.Get("name").Text())
-			w.lineBreak()
-			w.linkedLabel(label, img.Get("href").Text())
-		}
-	case design.KindIcons:
-		icons := c.Get("icons")
-		for i := range icons.Len() {
-			icon := icons.Index(i)
-			label := firstNonBlank(icon.Get("text").Text(), icon.Get("alt").Text())
-			w.lineBreak()
-			w.linkedLabel(label, icon.Get("href").Text())
-		}
-	case design.KindMenu:
-		items := c.Get("items")
-		for i := range items.Len() {
-			item := items.Index(i)
-			w.lineBreak()
-			w.linkedLabel(item.Get("text").Text(), item.At("link", "href").Text())
-		}
-	case design.KindTable:
-		w.table(c.Get("content"))
-	case design.KindForm:
-		// The HTML shows a form only as a static preview (email clients
-		// cannot submit forms); in plain text that would be a list of
-		// labels with nothing to fill in, so the form is left out. The
-		// caller warns.
-	case design.KindDivider, design.KindSpacer, design.KindEmpty:
-	default:
-		return false
-	}
-	return true
-}
-
 // linkedLabel writes a plain label (an alt text, a menu item) that may be
 // linked: "label (url)", the label alone, or the URL alone.
 func (w *textWriter) linkedLabel(label, href string) {
 	w.openLink(href)
 	w.fragment(label)
 	w.closeLink()
-}
-
-// table writes a table module one line per row, cells separated by " | ".
-func (w *textWriter) table(content *design.Value) {
-	for _, part := range [...]string{"headers", "rows"} {
-		rows := content.Get(part)
-		for i := range rows.Len() {
-			cells := rows.Index(i).Get("cells")
-			texts := make([]string, 0, cells.Len())
-			blank := true
-			for j := range cells.Len() {
-				t := strings.Join(strings.Fields(fragmentText(cells.Index(j).Get("html").Text())), " ")
-				if t != "" {
-					blank = false
-				}
-				texts = append(texts, t)
-			}
-			if blank {
-				continue
-			}
-			w.lineBreak()
-			w.text(strings.Join(texts, " | "))
-		}
-	}
 }
 
 func firstNonBlank(ss ...string) string {

@@ -35,9 +35,16 @@ func (o *Output) Release() {
 // ghost tables for Outlook on Windows and one @media block for mobile.
 // Unknown module types render as nothing and are listed in Warnings.
 // The output is deterministic.
+//
+// A design whose blocks hold members of the wrong type (a button label
+// that is an object, …) is refused with a *design.PathError naming the
+// block, as Decode refuses a malformed design.
 func HTML(d *design.Design) (*Output, error) {
 	if d == nil {
 		return nil, errors.New("render: nil design")
+	}
+	if err := check(d); err != nil {
+		return nil, err
 	}
 	w := newEmailWriter(d)
 	sc := w.takeScratch()
@@ -53,10 +60,13 @@ func HTML(d *design.Design) (*Output, error) {
 // PlainText renders d as plain text in reading order (export.md
 // "/v1/message/plain-text"): links as "label (url)", images by alt text,
 // paragraphs separated by blank lines. The implementation is plainText in
-// plaintext.go.
+// plaintext.go. It refuses what HTML refuses, with the same error.
 func PlainText(d *design.Design) (*Output, error) {
 	if d == nil {
 		return nil, errors.New("render: nil design")
+	}
+	if err := check(d); err != nil {
+		return nil, err
 	}
 	return plainText(d)
 }

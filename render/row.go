@@ -353,12 +353,11 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, mul
 	w.s("</td></tr></table>")
 }
 
-// module dispatches on the module kind, handling visibility and the
-// per-block mobile class.
+// module renders one block by its kind (kinds.go), handling visibility;
+// an unknown kind renders as nothing, with a warning.
 func (w *emailWriter) module(m *design.Module) {
-	kind := m.EffectiveKind()
-	render := emModuleRenderers[kind]
-	if render == nil {
+	k, ok := kinds[m.EffectiveKind()]
+	if !ok {
 		if m.Kind == design.KindAddon {
 			w.warnOnce("addon module without a renderable contentType ("+emQuote(m.ContentType)+") omitted", w.path())
 		} else {
@@ -370,36 +369,9 @@ func (w *emailWriter) module(m *design.Module) {
 	if m.HideOnDesktop {
 		w.desktopHideOpen()
 	}
-	render(w, m)
+	k.html(w, m, m.Descriptor.Get(k.content))
 	if m.HideOnDesktop {
 		w.desktopHideClose()
-	}
-}
-
-type emModuleRenderer func(w *emailWriter, m *design.Module)
-
-// emModuleRenderers maps kinds to renderers; each lives in module_<kind>.go.
-// Filled in init to avoid an initialisation cycle through w.module.
-var emModuleRenderers map[string]emModuleRenderer
-
-func init() {
-	emModuleRenderers = map[string]emModuleRenderer{
-		design.KindText:      (*emailWriter).moduleText,
-		design.KindParagraph: (*emailWriter).moduleParagraph,
-		design.KindHeading:   (*emailWriter).moduleHeading,
-		design.KindList:      (*emailWriter).moduleList,
-		design.KindImage:     (*emailWriter).moduleImage,
-		design.KindButton:    (*emailWriter).moduleButton,
-		design.KindDivider:   (*emailWriter).moduleDivider,
-		design.KindSpacer:    (*emailWriter).moduleSpacer,
-		design.KindSocial:    (*emailWriter).moduleSocial,
-		design.KindIcons:     (*emailWriter).moduleIcons,
-		design.KindMenu:      (*emailWriter).moduleMenu,
-		design.KindHTML:      (*emailWriter).moduleHTML,
-		design.KindVideo:     (*emailWriter).moduleVideo,
-		design.KindTable:     (*emailWriter).moduleTable,
-		design.KindForm:      (*emailWriter).moduleForm,
-		design.KindEmpty:     (*emailWriter).moduleEmpty,
 	}
 }
 

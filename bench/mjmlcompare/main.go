@@ -1,10 +1,10 @@
 // Command mjmlcompare times render.HTML against MJML on the same designs in
-// one run: for each design it exports MJML with render.MJML, then times our
-// decode+render in this process and has one warm Node process (bench/mjml,
-// mjml from npm) render the exported MJML, and prints both per-render
-// times and their ratio. The timing goes in rounds: in each, every design
-// is timed with ours and then with mjml, so that a change in the machine's
-// load falls on both sides alike.
+// one run: for each design it exports MJML (bench/internal/mjml), then
+// times our decode+render in this process and has one warm Node process
+// (bench/mjml, mjml from npm) render the exported MJML, and prints both
+// per-render times and their ratio. The timing goes in rounds: in each,
+// every design is timed with ours and then with mjml, so that a change in
+// the machine's load falls on both sides alike.
 //
 // Both sides start from their own source text, held in memory as their
 // language's string: ours from the design JSON (design.DecodeString +
@@ -38,6 +38,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/designbridge/caddy-designbridge/bench/internal/mjml"
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/render"
 )
@@ -192,7 +193,7 @@ func prepare(name string, data []byte, dir string) (*row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	mj, err := render.MJML(dsg)
+	mj, err := mjml.Export(dsg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: MJML: %w", name, err)
 	}

@@ -48,8 +48,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "designrender:", err)
 		return 2
 	}
-	d, err := design.Decode(data)
+	res, err := decodeAndRender(data, *text)
 	if err != nil {
+		// The renderer refuses a block it cannot read with a PathError,
+		// as Decode refuses a malformed design.
 		var pe *design.PathError
 		switch {
 		case errors.As(err, &pe):
@@ -57,15 +59,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		default:
 			fmt.Fprintln(stderr, "designrender:", err)
 		}
-		return 1
-	}
-	render := render.HTML
-	if *text {
-		render = renderText
-	}
-	res, err := render(d)
-	if err != nil {
-		fmt.Fprintln(stderr, "designrender:", err)
 		return 1
 	}
 	for _, w := range res.Warnings {
@@ -84,6 +77,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// renderText is render.PlainText behind a variable so the HTML and text
-// paths share the code above.
-var renderText = render.PlainText
+func decodeAndRender(data []byte, text bool) (*render.Output, error) {
+	d, err := design.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if text {
+		return render.PlainText(d)
+	}
+	return render.HTML(d)
+}

@@ -1,4 +1,8 @@
-package render
+// Package mjml exports a design as MJML, for the benchmarks that time the
+// renderer against mjml (bench/mjmlcompare) on the same document. It is not
+// part of the product: it reads the design only through the design
+// package's exported API.
+package mjml
 
 import (
 	"bytes"
@@ -10,21 +14,20 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// MJML exports d as an MJML document (mj-section / mj-column / mj-text /
+// Export exports d as an MJML document (mj-section / mj-column / mj-text /
 // mj-image / mj-button / mj-divider / mj-spacer / mj-social / mj-navbar /
 // mj-table), one component per module, with the design's widths, colours,
 // paddings and fonts as attributes. It exists so that the benchmarks can
-// render the same document with MJML and with HTML, and as a starting point
-// for integrators who keep MJML templates.
+// render the same document with MJML and with HTML.
 //
 // It is an approximation of the design, not a second renderer: forms and
 // modules of unknown kinds are left out, and row/column decoration that
 // MJML has no attribute for is dropped. Rich-text HTML (text, paragraph,
 // list, html modules, button labels) is passed through as the content of
 // the MJML component, as MJML expects.
-func MJML(d *design.Design) ([]byte, error) {
+func Export(d *design.Design) ([]byte, error) {
 	if d == nil {
-		return nil, errors.New("render: MJML of a nil design")
+		return nil, errors.New("mjml: nil design")
 	}
 	w := &mjmlWriter{}
 	w.document(d)
@@ -205,7 +208,7 @@ func (w *mjmlWriter) column(c *design.Column, r *design.Row, total int, body *de
 }
 
 func (w *mjmlWriter) module(m *design.Module, body *design.Body) {
-	c := m.Content()
+	c := m.Descriptor.Get(contentKey(m.EffectiveKind()))
 	hide := w.hideClass(m.HideOnMobile, m.HideOnDesktop)
 	switch m.EffectiveKind() {
 	case design.KindText, design.KindParagraph, design.KindList:
@@ -256,6 +259,17 @@ func (w *mjmlWriter) module(m *design.Module, body *design.Body) {
 	}
 	// Forms (email cannot submit them), empty modules and unknown kinds
 	// have no MJML counterpart.
+}
+
+// contentKey names the descriptor member that holds a kind's content.
+func contentKey(kind string) string {
+	switch kind {
+	case design.KindSocial, design.KindIcons:
+		return "iconsList"
+	case design.KindMenu:
+		return "menuItemsList"
+	}
+	return kind
 }
 
 func (w *mjmlWriter) text(m *design.Module, st design.Style, content, hide string) {

@@ -1,4 +1,4 @@
-package render
+package mjml
 
 import (
 	"strconv"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/internal/inventory"
 )
 
 // mjmlDesign wraps rows (a JSON array) in a page with a 600px body.
@@ -148,7 +149,7 @@ func TestMJML(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := MJML(mjmlDesign(t, tt.rows))
+			out, err := Export(mjmlDesign(t, tt.rows))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,8 +172,8 @@ func TestMJML(t *testing.T) {
 }
 
 func TestMJMLNil(t *testing.T) {
-	if _, err := MJML(nil); err == nil {
-		t.Fatal("MJML(nil): no error")
+	if _, err := Export(nil); err == nil {
+		t.Fatal("Export(nil): no error")
 	}
 }
 
@@ -186,7 +187,7 @@ func TestMJMLCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
-			out, err := MJML(d)
+			out, err := Export(d)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -198,7 +199,7 @@ func TestMJMLCorpus(t *testing.T) {
 			if n := strings.Count(body, "<mj-section"); n != len(d.Page.Rows) {
 				t.Errorf("%d sections for %d rows", n, len(d.Page.Rows))
 			}
-			for _, src := range d.Inventory().Srcs {
+			for _, src := range inventory.Of(d).Srcs {
 				if !strings.Contains(got, `src="`+mjmlText(src)+`"`) {
 					t.Errorf("image source %q missing", src)
 				}
@@ -262,7 +263,7 @@ func FuzzMJML(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out, err := MJML(d)
+		out, err := Export(d)
 		if err != nil {
 			t.Fatal(err)
 		}
