@@ -29,31 +29,18 @@ func newEmailWriter(d *design.Design) *emailWriter {
 		w.linkColor = "#0068A5"
 	}
 	// Output is typically 0.25–0.6× the JSON; growing once is cheaper
-	// than doubling a small buffer several times. The body is scratch
-	// (assemble copies it behind the head), so its buffer is recycled.
-	w.bodyBuf = bodyBufs.Get().(*[]byte)
-	w.body = *bytes.NewBuffer((*w.bodyBuf)[:0])
+	// than doubling a small buffer several times.
 	w.body.Grow(d.Size*3/5 + 8<<10)
 	return w
 }
 
-// bodyBufs holds emailWriter body buffers (*[]byte) between renders.
+// bodyBufs holds the buffers of released Outputs (*[]byte) for the next
+// render's document (see Output.Release).
 var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// maxPooledBody bounds the body buffers kept, so that one huge design
-// does not pin its buffer's memory.
+// maxPooledBody bounds the buffers kept, so that one huge design does not
+// pin its buffer's memory.
 const maxPooledBody = 1 << 20
-
-// recycle returns the body buffer to the pool once assemble has copied it;
-// w must not be used afterwards.
-func (w *emailWriter) recycle() {
-	if buf := w.body.Bytes(); cap(buf) <= maxPooledBody {
-		*w.bodyBuf = buf[:0]
-		bodyBufs.Put(w.bodyBuf)
-	}
-	w.bodyBuf = nil
-	w.body = bytes.Buffer{}
-}
 
 // document writes the <body> content; assemble adds the head once the
 // body has said which fonts and mobile rules it needs.

@@ -40,14 +40,10 @@ func HTML(d *design.Design) (*Output, error) {
 		return nil, errors.New("render: nil design")
 	}
 	w := newEmailWriter(d)
-	sc := w.takeScratch()
 	w.document()
 	w.finishWarnings()
 	body, pooled := w.assemble()
-	w.returnScratch(sc)
-	out := &Output{Body: body, Warnings: w.warnings, pooled: pooled}
-	w.recycle()
-	return out, nil
+	return &Output{Body: body, Warnings: w.warnings, pooled: pooled}, nil
 }
 
 // PlainText renders d as plain text in reading order (export.md
