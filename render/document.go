@@ -29,18 +29,32 @@ func newEmailWriter(d *design.Design) *emailWriter {
 		w.linkColor = "#0068A5"
 	}
 	// Output is typically 0.25–0.6× the JSON; growing once is cheaper
-	// than doubling a small buffer several times.
+	// than doubling a small buffer several times. The body is only
+	// scratch (assemble copies it behind the head), so HTML recycles it.
+	w.bodyBuf = bodyBufs.Get().(*[]byte)
+	w.body = *bytes.NewBuffer((*w.bodyBuf)[:0])
 	w.body.Grow(d.Size*3/5 + 8<<10)
 	return w
 }
 
-// bodyBufs holds the buffers of released Outputs (*[]byte) for the next
-// render's document (see Output.Release).
+// bodyBufs holds byte arrays (*[]byte) for bodies and documents between
+// renders: HTML's body once assembled, and released Outputs.
 var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// maxPooledBody bounds the buffers kept, so that one huge design does not
-// pin its buffer's memory.
+// maxPooledBody bounds the arrays kept, so that one huge design does not
+// pin its memory.
 const maxPooledBody = 1 << 20
+
+// recycle gives the body's array back to bodyBufs once assemble has
+// copied it; it is the last use of w.
+func (w *emailWriter) recycle() {
+	if buf := w.body.Bytes(); cap(buf) <= maxPooledBody {
+		*w.bodyBuf = buf[:0]
+		bodyBufs.Put(w.bodyBuf)
+	}
+	w.bodyBuf = nil
+	w.body = bytes.Buffer{}
+}
 
 // document writes the <body> content; assemble adds the head once the
 // body has said which fonts and mobile rules it needs.

@@ -43,6 +43,7 @@ func HTML(d *design.Design) (*Output, error) {
 	w.document()
 	w.finishWarnings()
 	body, pooled := w.assemble()
+	w.recycle()
 	return &Output{Body: body, Warnings: w.warnings, pooled: pooled}, nil
 }
 

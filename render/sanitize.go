@@ -289,8 +289,9 @@ var styleWatchWords = [...]string{"expression", "script:", "behavior", "binding"
 
 // styleWatched reports whether s holds one of styleWatchWords.
 func styleWatched(s string) bool {
+	l := asciiLower(s)
 	for _, word := range styleWatchWords {
-		if containsFold(s, word) {
+		if strings.Contains(l, word) {
 			return true
 		}
 	}
@@ -301,11 +302,12 @@ func styleWatched(s string) bool {
 // a watched style: one that holds none of the words, or names position
 // without fixed or absolute.
 func declarationSafe(decl string) bool {
+	l := asciiLower(decl)
 	for _, word := range styleWatchWords {
-		if !containsFold(decl, word) {
+		if !strings.Contains(l, word) {
 			continue
 		}
-		if word != "position" || containsFold(decl, "fixed") || containsFold(decl, "absolute") {
+		if word != "position" || strings.Contains(l, "fixed") || strings.Contains(l, "absolute") {
 			return false
 		}
 	}
@@ -331,31 +333,23 @@ func safeInlineStyle(s string) string {
 	return b.String()
 }
 
-// containsFold reports whether s contains word ignoring ASCII case; word
-// is lower-case.
-func containsFold(s, word string) bool {
-	for i := 0; i+len(word) <= len(s); i++ {
-		if hasPrefixFold(s[i:], word) {
-			return true
+// asciiLower returns s with A-Z lower-cased (s itself when it has none,
+// as editors' styles mostly do). Only ASCII: the watched words are, and
+// other case mappings (U+0130 to 'i') would make them match where no
+// browser reads them.
+func asciiLower(s string) string {
+	i := 0
+	for i < len(s) && !('A' <= s[i] && s[i] <= 'Z') {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if c := b[i]; 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
 		}
 	}
-	return false
-}
-
-// hasPrefixFold is strings.HasPrefix ignoring ASCII case; prefix is
-// lower-case.
-func hasPrefixFold(s, prefix string) bool {
-	if len(s) < len(prefix) {
-		return false
-	}
-	for i := 0; i < len(prefix); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != prefix[i] {
-			return false
-		}
-	}
-	return true
+	return string(b)
 }

@@ -15,6 +15,7 @@ import (
 type emailWriter struct {
 	d         *design.Design
 	body      bytes.Buffer
+	bodyBuf   *[]byte      // the pooled array behind body (see recycle)
 	mobile    bytes.Buffer // rules for the one @media block
 	warnings  []string
 	warnSeen  map[string]int // warnOnce message → index in warnings
@@ -164,8 +165,9 @@ func emCSSValue(v string) string {
 // emStyle accumulates declarations for a style attribute.
 type emStyle struct{ b []byte }
 
-// style returns an empty style.
-func (w *emailWriter) style() emStyle { return emStyle{} }
+// style returns an empty style, with room for most style attributes
+// (growing from nothing would allocate 8, 16, 32… bytes in turn).
+func (w *emailWriter) style() emStyle { return emStyle{b: make([]byte, 0, 192)} }
 
 func (s *emStyle) add(prop, value string) {
 	value = emCSSValue(value)
