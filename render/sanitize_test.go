@@ -93,7 +93,7 @@ func FuzzFirstField(f *testing.F) {
 	})
 }
 
-// FuzzEscape: the word-at-a-time escaper replaces exactly &, <, > and ".
+// FuzzEscape: the escapers replace exactly &, <, > and ".
 func FuzzEscape(f *testing.F) {
 	for _, s := range []string{"", "plain text here", `a&b<c>d"e`, "&&&&&&&&&", "0123456&", "\xff\x80&<"} {
 		f.Add(s)
