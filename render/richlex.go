@@ -18,7 +18,7 @@ type richToken struct {
 	name string         // tags: the lower-cased name
 	// text is a text token's source text, written as is (entities stay
 	// as written) unless escape is set.
-	text   string
+	text   []byte
 	escape bool
 	// attrs are a start tag's attributes that richAttrKept, keys
 	// lower-cased and values unescaped, as the tokenizer gives them.
@@ -28,9 +28,12 @@ type richToken struct {
 type richAttr struct{ key, val string }
 
 // richTokens calls yield for each text and tag token of src, in order.
-// Comments and doctypes are left out: the sanitiser drops them.
+// Comments and doctypes are left out: the sanitiser drops them. A token's
+// text and attrs are valid during its yield only (they are the
+// tokenizer's and richTokens' buffers, reused for the next token).
 func richTokens(src string, yield func(t richToken)) {
 	z := html.NewTokenizer(strings.NewReader(src))
+	var attrs []richAttr
 	for {
 		tt := z.Next()
 		switch tt {
@@ -41,9 +44,9 @@ func richTokens(src string, yield func(t richToken)) {
 			// states (e.g. after <plaintext>) may hold '<' and is
 			// re-escaped instead.
 			if raw := z.Raw(); bytes.IndexByte(raw, '<') < 0 {
-				yield(richToken{kind: tt, text: string(raw)})
+				yield(richToken{kind: tt, text: raw})
 			} else {
-				yield(richToken{kind: tt, text: string(z.Text()), escape: true})
+				yield(richToken{kind: tt, text: z.Text(), escape: true})
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, hasAttr := z.TagName()
@@ -53,15 +56,17 @@ func richTokens(src string, yield func(t richToken)) {
 			} else {
 				t.name = string(name)
 			}
+			attrs = attrs[:0]
 			for hasAttr && tt != html.EndTagToken {
 				var k, v []byte
 				k, v, hasAttr = z.TagAttr()
 				// Only the attributes the sanitiser may keep are copied:
 				// editors' data-mce-style copies are a third of their HTML.
 				if richAttrKept(string(k)) {
-					t.attrs = append(t.attrs, richAttr{string(k), string(v)})
+					attrs = append(attrs, richAttr{string(k), string(v)})
 				}
 			}
+			t.attrs = attrs
 			yield(t)
 		}
 	}

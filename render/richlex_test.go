@@ -1,7 +1,9 @@
 package render
 
 import (
+	"bytes"
 	"reflect"
+	"slices"
 	"testing"
 
 	"golang.org/x/net/html"
@@ -10,12 +12,20 @@ import (
 
 func lexAll(src string) []richToken {
 	var toks []richToken
-	richTokens(src, func(t richToken) { toks = append(toks, t) })
+	richTokens(src, func(t richToken) {
+		// Both are only lent for the call.
+		t.text = bytes.Clone(t.text)
+		t.attrs = slices.Clip(slices.Clone(t.attrs))
+		if len(t.attrs) == 0 {
+			t.attrs = nil
+		}
+		toks = append(toks, t)
+	})
 	return toks
 }
 
 func TestRichTokens(t *testing.T) {
-	text := func(s string) richToken { return richToken{kind: html.TextToken, text: s} }
+	text := func(s string) richToken { return richToken{kind: html.TextToken, text: []byte(s)} }
 	start := func(a atom.Atom, attrs ...richAttr) richToken {
 		return richToken{kind: html.StartTagToken, a: a, name: a.String(), attrs: attrs}
 	}
@@ -39,9 +49,9 @@ func TestRichTokens(t *testing.T) {
 		{"unknown element keeps its name", `<o:p></o:p>`,
 			[]richToken{{kind: html.StartTagToken, name: "o:p"}, {kind: html.EndTagToken, name: "o:p"}}},
 		{"raw text with '<' is marked for escaping", `<plaintext><b>`,
-			[]richToken{start(atom.Plaintext), {kind: html.TextToken, text: "<b>", escape: true}}},
+			[]richToken{start(atom.Plaintext), {kind: html.TextToken, text: []byte("<b>"), escape: true}}},
 		{"a '<' before no tag is text, escaped", `a < b`,
-			[]richToken{{kind: html.TextToken, text: "a < b", escape: true}}},
+			[]richToken{{kind: html.TextToken, text: []byte("a < b"), escape: true}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -73,8 +73,9 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 	if src == "" {
 		return
 	}
-	// Plain text without markup or entities needs no tokenizer.
-	if !strings.ContainsAny(src, "<&") {
+	// Without a '<' the tokenizer would give src back whole as one
+	// text token, written as is.
+	if !strings.Contains(src, "<") {
 		w.s(src)
 		return
 	}
@@ -89,9 +90,9 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 				return
 			}
 			if t.escape {
-				w.text(t.text)
+				emEscapeBytes(&w.body, t.text)
 			} else {
-				w.s(t.text)
+				w.body.Write(t.text)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			if skip > 0 {
