@@ -29,23 +29,24 @@ func newEmailWriter(d *design.Design) *emailWriter {
 		w.linkColor = "#0068A5"
 	}
 	// Output is typically 0.25–0.6× the JSON; growing once is cheaper
-	// than doubling a small buffer several times. The body is scratch
-	// (assemble copies it behind the head), so its buffer is recycled.
+	// than doubling a small buffer several times. The body is only
+	// scratch (assemble copies it behind the head), so HTML recycles it.
 	w.bodyBuf = bodyBufs.Get().(*[]byte)
 	w.body = *bytes.NewBuffer((*w.bodyBuf)[:0])
 	w.body.Grow(d.Size*3/5 + 8<<10)
 	return w
 }
 
-// bodyBufs holds emailWriter body buffers (*[]byte) between renders.
+// bodyBufs holds byte arrays (*[]byte) for bodies and documents between
+// renders: HTML's body once assembled, and released Outputs.
 var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// maxPooledBody bounds the body buffers kept, so that one huge design
-// does not pin its buffer's memory.
+// maxPooledBody bounds the arrays kept, so that one huge design does not
+// pin its memory.
 const maxPooledBody = 1 << 20
 
-// recycle returns the body buffer to the pool once assemble has copied it;
-// w must not be used afterwards.
+// recycle gives the body's array back to bodyBufs once assemble has
+// copied it; it is the last use of w.
 func (w *emailWriter) recycle() {
 	if buf := w.body.Bytes(); cap(buf) <= maxPooledBody {
 		*w.bodyBuf = buf[:0]

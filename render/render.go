@@ -47,14 +47,11 @@ func HTML(d *design.Design) (*Output, error) {
 		return nil, err
 	}
 	w := newEmailWriter(d)
-	sc := w.takeScratch()
 	w.document()
 	w.finishWarnings()
 	body, pooled := w.assemble()
-	w.returnScratch(sc)
-	out := &Output{Body: body, Warnings: w.warnings, pooled: pooled}
 	w.recycle()
-	return out, nil
+	return &Output{Body: body, Warnings: w.warnings, pooled: pooled}, nil
 }
 
 // PlainText renders d as plain text in reading order (export.md

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"math"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -74,115 +73,90 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 	if src == "" {
 		return
 	}
-	// Fast path: plain text without markup or entities needs no tokenizer.
-	if !strings.ContainsAny(src, "<&") {
+	// Without a '<' the tokenizer would give src back whole as one
+	// text token, written as is.
+	if !strings.Contains(src, "<") {
 		w.s(src)
 		return
 	}
-	if !w.lexRichSimple(src) {
-		w.lexRichFull(src)
-	}
-	w.sanitizeTokens(o)
-}
-
-// sanitizeTokens writes w.richToks (see richlex.go) as sanitised HTML.
-func (w *emailWriter) sanitizeTokens(o *richOpts) {
-	stack := w.richStack[:0]
-	defer func() { w.richStack = stack[:0] }()
-	skip := 0 // depth inside dropped-content elements
+	var stack []atom.Atom // the open allowed elements
+	skip := 0             // depth inside dropped-content elements
 	var skipTag string
-	paras := 0
-	oid := w.optsID(o)
-	for ti := range w.richToks {
-		t := &w.richToks[ti]
+	paras := 0 // paragraphs met, for richStyleDefaults
+	richTokens(src, func(t richToken) {
 		switch t.kind {
 		case html.TextToken:
-			if skip == 0 {
-				if t.escape {
-					w.text(w.richStr(t.text))
-				} else {
-					w.s(w.richStr(t.text))
-				}
+			if skip > 0 {
+				return
+			}
+			if t.escape {
+				emEscapeBytes(&w.body, t.text)
+			} else {
+				w.body.Write(t.text)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name := w.richStr(t.name)
 			if skip > 0 {
-				if t.kind == html.StartTagToken && name == skipTag {
+				if t.kind == html.StartTagToken && t.name == skipTag {
 					skip++
 				}
-				continue
+				return
 			}
-			if design.DropsContent(name) {
+			if design.DropsContent(t.name) {
 				if t.kind == html.StartTagToken {
 					skip = 1
-					skipTag = name
+					skipTag = t.name
 				}
-				continue
+				return
 			}
-			a := t.a
-			if !emAllowedTag(a) {
-				continue
+			if !emAllowedTag(t.a) {
+				return
 			}
-			// A tag met before in this render, with the same options
-			// (and, for a paragraph, as the first or not) is written as
-			// it was then.
-			laterPara := a == atom.P && paras > 0
-			if out := w.rememberedTag(t, oid, laterPara); out != nil {
-				w.body.Write(out) // from the body itself: see tagOutput
-				if a == atom.P && o != nil {
-					paras++ // as richStyleDefaults counts them
-				}
-			} else {
-				start := w.body.Len()
-				w.startTag(t, a, o, &paras)
-				w.keepTagOutput(t, oid, laterPara, start)
-			}
-			if !emVoid(a) && t.kind == html.StartTagToken {
-				stack = append(stack, a)
+			w.startTag(&t, o, &paras)
+			if !emVoid(t.a) && t.kind == html.StartTagToken {
+				stack = append(stack, t.a)
 			}
 		case html.EndTagToken:
 			if skip > 0 {
-				if w.richStr(t.name) == skipTag {
+				if t.name == skipTag {
 					skip--
 				}
-				continue
+				return
 			}
-			a := t.a
-			if !emAllowedTag(a) || emVoid(a) {
-				continue
+			if !emAllowedTag(t.a) || emVoid(t.a) {
+				return
 			}
 			// Close up to the matching open element; ignore strays.
 			for i := len(stack) - 1; i >= 0; i-- {
-				if stack[i] == a {
-					for j := len(stack) - 1; j >= i; j-- {
-						w.s("</")
-						w.s(stack[j].String())
-						w.s(">")
-					}
+				if stack[i] == t.a {
+					w.closeTags(stack[i:])
 					stack = stack[:i]
 					break
 				}
 			}
 		}
-		// Comments and doctypes are not in the token list: dropped
-		// (conditional comments could smuggle markup past the sanitiser).
-	}
-	for i := len(stack) - 1; i >= 0; i-- {
+	})
+	w.closeTags(stack)
+}
+
+// closeTags writes the end tags of open, innermost (last) first.
+func (w *emailWriter) closeTags(open []atom.Atom) {
+	for i := len(open) - 1; i >= 0; i-- {
 		w.s("</")
-		w.s(stack[i].String())
+		w.s(open[i].String())
 		w.s(">")
 	}
 }
 
-// startTag writes the start tag t (of the allowed element a) with its
+// startTag writes the start tag t (of an allowed element) with its
 // allowed attributes and its style made safe.
-func (w *emailWriter) startTag(t *richToken, a atom.Atom, o *richOpts, paras *int) {
+func (w *emailWriter) startTag(t *richToken, o *richOpts, paras *int) {
+	a := t.a
 	w.s("<")
 	w.s(a.String())
 	var style string
 	hasAlt := false
-	for _, at := range w.richAttrs[t.attr0:t.attr1] {
-		switch key, val := w.richStr(at.key), w.richStr(at.val); {
+	for _, at := range t.attrs {
+		switch key, val := at.key, at.val; {
 		case key == "href" && a == atom.A:
 			if design.SafeURL(strings.TrimSpace(val)) {
 				w.attr("href", val)
@@ -194,10 +168,6 @@ func (w *emailWriter) startTag(t *richToken, a atom.Atom, o *richOpts, paras *in
 		case key == "style":
 			style = val
 		case emAllowedAttr(key):
-			if key == "target" && a == atom.A {
-				w.attr("target", val)
-				continue
-			}
 			hasAlt = hasAlt || key == "alt"
 			w.attr(key, val)
 		}
@@ -209,78 +179,11 @@ func (w *emailWriter) startTag(t *richToken, a atom.Atom, o *richOpts, paras *in
 	w.s(">")
 }
 
-// tagOutput is what the sanitiser wrote for a remembered start tag,
-// w.body's bytes [off, end) (the body only grows during a render), and
-// what that depended on besides the tag's text: the module's options (see
-// optsID) and, for a paragraph, whether it came first. (The fonts its
-// style names were noted when it was written, earlier in the render.)
-type tagOutput struct {
-	ok, laterPara bool
-	opts          int32
-	off, end      int32
-}
-
-// maxTagOuts bounds how many tags' output is kept per render.
-const maxTagOuts = 1 << 12
-
-// maxRichOpts bounds the distinct options optsID tells apart in a render.
-const maxRichOpts = 64
-
-// optsID numbers o among the distinct options this render's rich blocks
-// had, from 1 (0 for nil), or returns -1 when there are too many to tell.
-func (w *emailWriter) optsID(o *richOpts) int32 {
-	if o == nil {
-		return 0
-	}
-	// Most blocks have the options of the one before.
-	for k := len(w.richOptsSeen) - 1; k >= 0; k-- {
-		if w.richOptsSeen[k] == *o {
-			return int32(k + 1)
-		}
-	}
-	if len(w.richOptsSeen) >= maxRichOpts {
-		return -1
-	}
-	w.richOptsSeen = append(w.richOptsSeen, *o)
-	return int32(len(w.richOptsSeen))
-}
-
-// rememberedTag returns what was written for t's text before, if it was
-// written with the same options and first-paragraph state.
-func (w *emailWriter) rememberedTag(t *richToken, opts int32, laterPara bool) []byte {
-	if t.gen == 0 || int(t.gen) > len(w.tagOuts) {
-		return nil
-	}
-	out := &w.tagOuts[t.gen-1]
-	// (Options optsID could not number, -1, are never kept.)
-	if !out.ok || out.laterPara != laterPara || out.opts != opts {
-		return nil
-	}
-	return w.body.Bytes()[out.off:out.end]
-}
-
-// keepTagOutput keeps what was written for t since start, for the
-// repeats of its text.
-func (w *emailWriter) keepTagOutput(t *richToken, opts int32, laterPara bool, start int) {
-	end := w.body.Len()
-	if t.gen == 0 || t.gen > maxTagOuts || end > math.MaxInt32 || opts < 0 {
-		return
-	}
-	for len(w.tagOuts) < int(t.gen) {
-		w.tagOuts = append(w.tagOuts, tagOutput{})
-	}
-	w.tagOuts[t.gen-1] = tagOutput{ok: true, laterPara: laterPara, opts: opts, off: int32(start), end: int32(end)}
-}
-
 // richStyleAttr writes an element's style attribute: its inline style,
 // made safe, after the module's defaults for what it does not set.
 func (w *emailWriter) richStyleAttr(a atom.Atom, style string, o *richOpts, paras *int) {
-	facts := w.styleFacts(style)
-	if facts&factSuspect != 0 {
-		style = emSafeInlineStyle(style)
-		facts = scanStyleFacts(style)
-	}
-	pre, join := w.richStyleDefaults(a, facts, o, paras)
+	style = safeInlineStyle(style)
+	pre, join := w.richStyleDefaults(a, style, o, paras)
 	if join {
 		// The defaults first, then the element's own declarations, which
 		// win where both set a property.
@@ -300,26 +203,18 @@ func (w *emailWriter) richStyleAttr(a atom.Atom, style string, o *richOpts, para
 			w.body.WriteByte(';')
 		}
 	}
-	if facts&factEscape != 0 {
-		emEscape(&w.body, style)
-	} else {
-		w.s(style)
-	}
+	emEscape(&w.body, style)
 	w.body.WriteByte('"')
 	// pre is empty unless joined, and its declarations end where style's
 	// begin: scanning them one after the other reads both in order.
-	if strings.Contains(pre, "font-family") {
-		w.scanFonts(pre)
-	}
-	if facts&factFontFamily != 0 {
-		w.scanFonts(style)
-	}
+	w.scanFonts(pre)
+	w.scanFonts(style)
 }
 
 // richStyleDefaults returns the declarations the module adds to an
-// element whose own style has facts, and whether there are any to add
+// element with its own (safe) style, and whether there are any to add
 // (for lists, whether the style is rewritten even so).
-func (w *emailWriter) richStyleDefaults(a atom.Atom, facts styleFacts, o *richOpts, paras *int) (pre string, join bool) {
+func (w *emailWriter) richStyleDefaults(a atom.Atom, style string, o *richOpts, paras *int) (pre string, join bool) {
 	if a == atom.Img {
 		// An image in rich text must not widen the email past a phone's
 		// screen; inline, since some clients drop <head> styles.
@@ -330,12 +225,12 @@ func (w *emailWriter) richStyleDefaults(a atom.Atom, facts styleFacts, o *richOp
 	}
 	switch a {
 	case atom.A:
-		if o.linkColor != "" && facts&factColor == 0 {
+		if o.linkColor != "" && !styleDeclares(style, "color") {
 			return "color:" + o.linkColor, true
 		}
 	case atom.P:
 		*paras++
-		if o.pMargin && facts&factMargin == 0 {
+		if o.pMargin && !styleDeclares(style, "margin") {
 			if *paras > 1 && o.paraSpacing > 0 {
 				return "margin:" + emFmt(o.paraSpacing) + "px 0 0", true
 			}
@@ -343,154 +238,92 @@ func (w *emailWriter) richStyleDefaults(a atom.Atom, facts styleFacts, o *richOp
 		}
 	case atom.Ul, atom.Ol:
 		s := w.style()
-		if facts&factMargin == 0 {
+		if !styleDeclares(style, "margin") {
 			s.raw("margin:0;")
 		}
-		if o.listIndent != "" && facts&factPadding == 0 {
+		if o.listIndent != "" && !styleDeclares(style, "padding") {
 			s.add("padding-left", o.listIndent)
 		}
-		if o.listStyle != "" && facts&factListStyle == 0 {
+		if o.listStyle != "" && !styleDeclares(style, "list-style") {
 			s.add("list-style-type", o.listStyle)
 		}
-		if o.listPosition != "" && facts&factListStyle == 0 {
+		if o.listPosition != "" && !styleDeclares(style, "list-style") {
 			s.add("list-style-position", o.listPosition)
 		}
 		return s.String(), true
 	case atom.Li:
-		if o.listItemGap > 0 && facts&factMargin == 0 {
+		if o.listItemGap > 0 && !styleDeclares(style, "margin") {
 			return "margin-bottom:" + emFmt(o.listItemGap) + "px", true
 		}
 	}
 	return "", false
 }
 
-// styleFacts are what the sanitiser needs to know of an inline style,
-// found in one pass over it (scanStyleFacts) where asking each question
-// in turn took six.
-type styleFacts uint8
+// styleDeclares reports whether style declares the property prop or one
+// of its longhands (prop-*): prop starts style or follows ';' or white
+// space, and is followed by ':', '-' or a space (so "color" is not found
+// in "background-color").
+func styleDeclares(style, prop string) bool {
+	for i := 0; ; {
+		j := strings.Index(style[i:], prop)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before := j == 0 || strings.IndexByte("; \t\n", style[j-1]) >= 0
+		end := j + len(prop)
+		after := end < len(style) && strings.IndexByte(":- ", style[end]) >= 0
+		if before && after {
+			return true
+		}
+		i = j + 1
+	}
+}
 
-const (
-	factSuspect    styleFacts = 1 << iota // a word emSafeInlineStyle filters, in any ASCII case, or '\\'
-	factColor                             // declares color (or color-*)
-	factMargin                            // declares margin or margin-*
-	factPadding                           // declares padding or padding-*
-	factListStyle                         // declares list-style or list-style-*
-	factFontFamily                        // contains "font-family" anywhere
-	factEscape                            // holds a byte emEscape replaces
-)
+// The safety rule for inline styles. The sanitiser looks for these words
+// in a style, in any ASCII case: what can run script (expression(),
+// javascript: and vbscript: URLs, behavior, -moz-binding, @import, CSS
+// escapes that could spell any of them) or take an element out of the
+// email's flow (position). A style that holds none of them is kept
+// exactly as written.
+var styleWatchWords = [...]string{"expression", "script:", "behavior", "binding", "@import", `\`, "position"}
 
-// scanStyleFacts reads s once. A property is declared where its name
-// starts s or follows ';' or white space, and is followed by ':', '-' or
-// a space (so "color" is not found in "background-color").
-func scanStyleFacts(s string) styleFacts {
-	var f styleFacts
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !styleFactStart[c] {
+// styleWatched reports whether s holds one of styleWatchWords.
+func styleWatched(s string) bool {
+	l := asciiLower(s)
+	for _, word := range styleWatchWords {
+		if strings.Contains(l, word) {
+			return true
+		}
+	}
+	return false
+}
+
+// declarationSafe reports whether the sanitiser keeps one declaration of
+// a watched style: one that holds none of the words, or names position
+// without fixed or absolute.
+func declarationSafe(decl string) bool {
+	l := asciiLower(decl)
+	for _, word := range styleWatchWords {
+		if !strings.Contains(l, word) {
 			continue
 		}
-		switch c {
-		case '&', '<', '>', '"':
-			f |= factEscape
-		case '\\':
-			f |= factSuspect
-		case '@':
-			if emHasPrefixFold(s[i:], "@import") {
-				f |= factSuspect
-			}
-		case 'e', 'E':
-			if emHasPrefixFold(s[i:], "expression") {
-				f |= factSuspect
-			}
-		case 's', 'S':
-			if emHasPrefixFold(s[i:], "script:") {
-				f |= factSuspect
-			}
-		case 'b', 'B':
-			if emHasPrefixFold(s[i:], "behavior") || emHasPrefixFold(s[i:], "binding") {
-				f |= factSuspect
-			}
-		case 'P':
-			if emHasPrefixFold(s[i:], "position") {
-				f |= factSuspect
-			}
-		case 'p':
-			if emHasPrefixFold(s[i:], "position") {
-				f |= factSuspect
-			} else if styleDeclares(s, i, "padding") {
-				f |= factPadding
-			}
-		case 'c':
-			if styleDeclares(s, i, "color") {
-				f |= factColor
-			}
-		case 'm':
-			if styleDeclares(s, i, "margin") {
-				f |= factMargin
-			}
-		case 'l':
-			if styleDeclares(s, i, "list-style") {
-				f |= factListStyle
-			}
-		case 'f':
-			if strings.HasPrefix(s[i:], "font-family") {
-				f |= factFontFamily
-			}
-		}
-	}
-	return f
-}
-
-// styleFactStart marks the bytes scanStyleFacts looks further at.
-var styleFactStart = [256]bool{'&': true, '<': true, '>': true, '"': true, '\\': true, '@': true,
-	'e': true, 'E': true, 's': true, 'S': true, 'b': true, 'B': true, 'p': true, 'P': true,
-	'c': true, 'm': true, 'l': true, 'f': true}
-
-// styleFacts is scanStyleFacts, remembered for recent styles (short ones
-// cost less to scan than to look up).
-func (w *emailWriter) styleFacts(style string) styleFacts {
-	if len(style) < 16 {
-		return scanStyleFacts(style)
-	}
-	e := &w.styleMemo[memoSlot(style, len(w.styleMemo))]
-	if e.style == style {
-		return e.facts
-	}
-	f := scanStyleFacts(style)
-	*e = styleMemoEntry{style, f}
-	return f
-}
-
-// styleDeclares reports whether the property name prop starts at i of s
-// as a declaration (see scanStyleFacts).
-func styleDeclares(s string, i int, prop string) bool {
-	if !strings.HasPrefix(s[i:], prop) {
-		return false
-	}
-	if i > 0 {
-		if b := s[i-1]; b != ';' && b != ' ' && b != '\t' && b != '\n' {
+		if word != "position" || strings.Contains(l, "fixed") || strings.Contains(l, "absolute") {
 			return false
 		}
 	}
-	j := i + len(prop)
-	return j < len(s) && (s[j] == ':' || s[j] == '-' || s[j] == ' ')
+	return true
 }
 
-// emSafeInlineStyle drops declarations that can run script or escape the
-// block (expression(), javascript: URLs, behavior, -moz-binding, @import)
-// and keeps the rest as written. It is for styles scanStyleFacts found
-// suspect: others are kept whole, as written.
-func emSafeInlineStyle(s string) string {
+// safeInlineStyle returns s as written when it holds none of the watched
+// words, and otherwise its safe non-empty declarations joined by ';'.
+func safeInlineStyle(s string) string {
+	if !styleWatched(s) {
+		return s
+	}
 	var b strings.Builder
 	for _, decl := range strings.Split(s, ";") {
-		d := strings.ToLower(decl)
-		if strings.Contains(d, "expression") || strings.Contains(d, "script:") ||
-			strings.Contains(d, "behavior") || strings.Contains(d, "binding") ||
-			strings.Contains(d, "@import") || strings.Contains(d, "\\") ||
-			(strings.Contains(d, "position") && (strings.Contains(d, "fixed") || strings.Contains(d, "absolute"))) {
-			continue
-		}
-		if strings.TrimSpace(decl) == "" {
+		if strings.TrimSpace(decl) == "" || !declarationSafe(decl) {
 			continue
 		}
 		if b.Len() > 0 {
@@ -501,20 +334,23 @@ func emSafeInlineStyle(s string) string {
 	return b.String()
 }
 
-// emHasPrefixFold is strings.HasPrefix ignoring ASCII case; prefix is
-// lower-case.
-func emHasPrefixFold(s, prefix string) bool {
-	if len(s) < len(prefix) {
-		return false
+// asciiLower returns s with A-Z lower-cased (s itself when it has none,
+// as editors' styles mostly do). Only ASCII: the watched words are, and
+// other case mappings (U+0130 to 'i') would make them match where no
+// browser reads them.
+func asciiLower(s string) string {
+	i := 0
+	for i < len(s) && !('A' <= s[i] && s[i] <= 'Z') {
+		i++
 	}
-	for i := 0; i < len(prefix); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != prefix[i] {
-			return false
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if c := b[i]; 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
 		}
 	}
-	return true
+	return string(b)
 }

@@ -2,11 +2,13 @@ package render
 
 import (
 	"bytes"
-	"fmt"
 	"strings"
 	"testing"
 
+	"golang.org/x/net/html"
+
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
 func emRich(src string, o *richOpts) string {
@@ -75,32 +77,6 @@ func TestCSSValue(t *testing.T) {
 	}
 }
 
-// FuzzStyleSuspect: the one-pass scan finds a style suspect exactly when
-// searching the lower-cased style for each word does.
-func FuzzStyleSuspect(f *testing.F) {
-	for _, s := range []string{"color:red", "width:expression(1)", "POSITION:fixed", "x:url(JavaScript:1)",
-		"-moz-Binding:url(x)", "BEHAVIOR:url(x)", "@IMPORT 'x'", `font-family:\61`, "positio", "expressio"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := scanStyleFacts(s)&factSuspect != 0, suspectStyle(s); got != want {
-			t.Fatalf("scanStyleFacts(%q) suspect = %v, want %v", s, got, want)
-		}
-	})
-}
-
-// suspectStyle is the plain definition of a suspect style: one of the
-// words emSafeInlineStyle filters for, in any ASCII case.
-func suspectStyle(s string) bool {
-	l := strings.ToLower(s)
-	for _, w := range []string{"expression", "script:", "behavior", "binding", "@import", `\`, "position"} {
-		if strings.Contains(l, w) {
-			return true
-		}
-	}
-	return false
-}
-
 // FuzzFirstField: emFirstField is the first of strings.Fields.
 func FuzzFirstField(f *testing.F) {
 	for _, s := range []string{"1px solid #000", "  2px\u00a0dashed", "", " \t", "none", "\xff 1px"} {
@@ -117,7 +93,7 @@ func FuzzFirstField(f *testing.F) {
 	})
 }
 
-// FuzzEscape: the word-at-a-time escaper replaces exactly &, <, > and ".
+// FuzzEscape: the escapers replace exactly &, <, > and ".
 func FuzzEscape(f *testing.F) {
 	for _, s := range []string{"", "plain text here", `a&b<c>d"e`, "&&&&&&&&&", "0123456&", "\xff\x80&<"} {
 		f.Add(s)
@@ -133,120 +109,223 @@ func FuzzEscape(f *testing.F) {
 	})
 }
 
-// FuzzStyleFacts: the one-pass scanner answers as asking each question
-// of the style in turn does (suspectStyle, a search per property,
-// strings.Contains, the escaper).
-func FuzzStyleFacts(f *testing.F) {
-	for _, s := range []string{"color:red", "background-color:red", "margin-top:0;padding: 1px", "list-style:none",
-		"font-family:&quot;Lato&quot;", "x;color :red", "\tmargin-left:1px", "colorx:1", "color", "POSITION:fixed",
-		"p\x00adding-", `a"b<c>d&`, "ppadding:1", "font-familyfont-family"} {
+func TestStyleDeclares(t *testing.T) {
+	tests := []struct {
+		style, prop string
+		want        bool
+	}{
+		{"color:red", "color", true},
+		{"background-color:red", "color", false},
+		{"x;color :red", "color", true},
+		{"\tmargin-left:1px", "margin", true},
+		{"margin-top:0;padding: 1px", "padding", true},
+		{"ppadding:1", "padding", false},
+		{"colorx:1", "color", false},
+		{"color", "color", false},
+		{"list-style:none", "list-style", true},
+		{"a:b;list-style-type:disc", "list-style", true},
+	}
+	for _, tt := range tests {
+		if got := styleDeclares(tt.style, tt.prop); got != tt.want {
+			t.Errorf("styleDeclares(%q, %q) = %v, want %v", tt.style, tt.prop, got, tt.want)
+		}
+	}
+}
+
+func TestSafeInlineStyle(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"color:red;;", "color:red;;"}, // nothing watched: kept as written
+		{"color:red;width:expression(alert(1))", "color:red"},
+		{"POSITION:Fixed;top:0", "top:0"},
+		{"position:relative;;top:0;", "position:relative;top:0"}, // watched, so rejoined
+		{"background:url(JavaScript:x);color:red", "color:red"},
+		{"-moz-Binding:url(x);behavior:url(y)", ""},
+		{`font-family:\61 bc;color:red`, "color:red"},
+		{"@IMPORT 'x'", ""},
+	}
+	for _, tt := range tests {
+		if got := safeInlineStyle(tt.in); got != tt.want {
+			t.Errorf("safeInlineStyle(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// FuzzSafeInlineStyle: a style without watched words is kept as
+// written; any other comes back as its own declarations, in order, each
+// one safe, none empty.
+func FuzzSafeInlineStyle(f *testing.F) {
+	for _, s := range []string{"color:red", "width:expression(1)", "POSITION:fixed", "x:url(JavaScript:1)",
+		"-moz-Binding:url(x)", "BEHAVIOR:url(x)", "@IMPORT 'x'", `font-family:\61`, "positio", "position:static;;"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		var want styleFacts
-		for _, q := range []struct {
-			fact styleFacts
-			has  bool
-		}{
-			{factSuspect, suspectStyle(s)},
-			{factColor, declaresProp(s, "color")},
-			{factMargin, declaresProp(s, "margin")},
-			{factPadding, declaresProp(s, "padding")},
-			{factListStyle, declaresProp(s, "list-style")},
-			{factFontFamily, strings.Contains(s, "font-family")},
-			{factEscape, strings.ContainsAny(s, `&<>"`)},
-		} {
-			if q.has {
-				want |= q.fact
+		got := safeInlineStyle(s)
+		if !styleWatched(s) {
+			if got != s {
+				t.Fatalf("safeInlineStyle(%q) = %q, want it unchanged", s, got)
 			}
+			return
 		}
-		if got := scanStyleFacts(s); got != want {
-			t.Fatalf("scanStyleFacts(%q) = %07b, want %07b", s, got, want)
+		if got == "" {
+			return
+		}
+		rest := strings.Split(s, ";")
+		for _, decl := range strings.Split(got, ";") {
+			if strings.TrimSpace(decl) == "" || !declarationSafe(decl) {
+				t.Fatalf("safeInlineStyle(%q) = %q keeps %q", s, got, decl)
+			}
+			for len(rest) > 0 && rest[0] != decl {
+				rest = rest[1:]
+			}
+			if len(rest) == 0 {
+				t.Fatalf("safeInlineStyle(%q) = %q: %q is not one of its declarations in order", s, got, decl)
+			}
+			rest = rest[1:]
 		}
 	})
 }
 
-// declaresProp is the plain definition scanStyleFacts answers for a
-// property: prop at the start or after ';' or white space, followed by
-// ':', '-' or a space.
-func declaresProp(style, prop string) bool {
-	for j := 0; j+len(prop) <= len(style); j++ {
-		if style[j:j+len(prop)] != prop {
-			continue
+// sanitizerOpts are the options the invariant checks write rich text
+// under: none, and a module's with every default set.
+var sanitizerOpts = []*richOpts{
+	nil,
+	{linkColor: "#00f", pMargin: true, paraSpacing: 12, listItemGap: 4, listIndent: "20px", listStyle: "disc", listPosition: "inside"},
+}
+
+// checkSanitized fails when what rich writes for src breaks one of the
+// sanitiser's promises, as read back by x/net/html: only allowed
+// elements, every end tag closing the innermost open one; only allowed
+// attributes (no event handlers); links and images only to safe URLs;
+// only safe style declarations; no comments. It also fails when a second
+// run differs. (Not that every element is closed: a self-closing
+// non-void tag, "<a/>", is written as a start tag that is never closed.)
+func checkSanitized(t *testing.T, src string) {
+	t.Helper()
+	for _, o := range sanitizerOpts {
+		out := emRich(src, o)
+		if again := emRich(src, o); again != out {
+			t.Fatalf("rich(%q) is not deterministic:\n%s\n%s", src, out, again)
 		}
-		before := j == 0 || strings.IndexByte("; \t\n", style[j-1]) >= 0
-		after := j+len(prop) < len(style) && strings.IndexByte(":- ", style[j+len(prop)]) >= 0
-		if before && after {
+		fail := func(format string, args ...any) {
+			t.Helper()
+			t.Fatalf("rich(%q) = %q: "+format, append([]any{src, out}, args...)...)
+		}
+		var open []string
+		z := html.NewTokenizer(strings.NewReader(out))
+		for {
+			tt := z.Next()
+			if tt == html.ErrorToken {
+				break
+			}
+			tok := z.Token()
+			switch tt {
+			case html.CommentToken, html.DoctypeToken:
+				fail("a comment or doctype")
+			case html.StartTagToken, html.SelfClosingTagToken:
+				if !emAllowedTag(tok.DataAtom) {
+					fail("element %q", tok.Data)
+				}
+				if tt == html.StartTagToken && !emVoid(tok.DataAtom) {
+					open = append(open, tok.Data)
+				}
+				for _, a := range tok.Attr {
+					switch {
+					case a.Key == "href" || a.Key == "src":
+						if !design.SafeURL(strings.TrimSpace(a.Val)) {
+							fail("%s=%q", a.Key, a.Val)
+						}
+					case a.Key == "style":
+						for _, decl := range strings.Split(a.Val, ";") {
+							if scriptableDecl(decl) {
+								fail("style declaration %q", decl)
+							}
+						}
+					case !emAllowedAttr(a.Key) || strings.HasPrefix(a.Key, "on"):
+						fail("attribute %q", a.Key)
+					}
+				}
+			case html.EndTagToken:
+				if len(open) == 0 || open[len(open)-1] != tok.Data {
+					fail("end tag %q closes %v", tok.Data, open)
+				}
+				open = open[:len(open)-1]
+			}
+		}
+	}
+}
+
+// scriptableDecl is what no written style declaration may be, said
+// apart from the sanitiser's own rule (declarationSafe) so that the two
+// check each other.
+func scriptableDecl(decl string) bool {
+	l := []byte(decl)
+	for i, c := range l {
+		if 'A' <= c && c <= 'Z' {
+			l[i] = c + 'a' - 'A'
+		}
+	}
+	d := string(l)
+	for _, word := range []string{"expression", "javascript:", "vbscript:", "script:", "behavior", "-moz-binding", "binding", "@import", `\`} {
+		if strings.Contains(d, word) {
 			return true
 		}
 	}
-	return false
+	return strings.Contains(d, "position") && (strings.Contains(d, "fixed") || strings.Contains(d, "absolute"))
 }
 
-// The memo answers as the scan does, whatever styles share its slots and
-// in whatever order they recur.
-func TestStyleFactsMemo(t *testing.T) {
-	var styles []string
-	for i := range 300 {
-		decls := []string{"color:#333", "margin:0", "padding-left:4px", "list-style:none",
-			"font-family:Arial", "position:fixed", "line-height:1.2", `content:"&"`}
-		var b strings.Builder
-		for j, d := range decls {
-			if i>>j&1 == 1 {
-				fmt.Fprintf(&b, "%s;", d)
-			}
-		}
-		fmt.Fprintf(&b, "width:%dpx", i)
-		styles = append(styles, b.String())
-	}
-	w := &emailWriter{}
-	for round := range 3 {
-		for k := range styles {
-			s := styles[(k*7+round*13)%len(styles)]
-			if got, want := w.styleFacts(s), scanStyleFacts(s); got != want {
-				t.Fatalf("round %d: styleFacts(%q) = %07b, want %07b", round, s, got, want)
-			}
-		}
+func TestSanitizerInvariants(t *testing.T) {
+	for _, src := range sanitizerSeeds {
+		checkSanitized(t, src)
 	}
 }
 
-// checkTagOutputMemo fails when a writer that remembers start tags (one
-// render's writer: the memo lasts across its blocks) writes src
-// differently from one that does not, under each of several options,
-// twice in a row, and again under the first.
-func checkTagOutputMemo(t *testing.T, src string) {
-	t.Helper()
-	opts := []*richOpts{
-		{linkColor: "#00f", pMargin: true, paraSpacing: 12, listIndent: "20px", listStyle: "disc"},
-		nil,
-		{linkColor: "#f00", pMargin: true},
-		{linkColor: "#00f", pMargin: true, paraSpacing: 12, listIndent: "20px", listStyle: "disc"},
-	}
-	w := &emailWriter{d: &design.Design{}, tagMemo: new(tagMemo)}
-	for k, o := range opts {
-		want := emRich(src, o)
-		for range 2 {
-			start := w.body.Len()
-			w.rich(src, o)
-			if got := w.body.String()[start:]; got != want {
-				t.Fatalf("block %d of %q with the tag memo:\n got %s\nwant %s", k, src, got, want)
-			}
-		}
-	}
+var sanitizerSeeds = []string{
+	`<p style="color:red">a&amp;b<br/></p>`, `<a href='x' title=y onclick="z()">z</a>`,
+	`<P CLASS=x>`, `<input disabled />`, `<o:p></o:p>`, `<a href="&quot;&#39;">`,
+	`<a href=" jAvA&#x09;script:alert(1)">x</a>`, `<img src="javascript:x" onerror="y">`,
+	`<p style="width:expression(1);position:fixed;color:&quot;\61&quot;">x</p>`,
+	`<b><i>x</b>y</i>`, `<div><span>x`, `x</div></span>y`, `<plaintext><script>x</script>`,
+	`a<!--[if mso]><b>x</b><![endif]-->b`, `<svg><script>x</script><p>y</p></svg>z`,
+	`<ul style="list-style:none"><li>a<li>b</ul>`, `<p>a</p><p style="margin:0">b</p>`,
+	`<style>p{}</style><script>alert(1)</script><textarea><p></textarea>`,
 }
 
-func TestTagOutputMemo(t *testing.T) {
-	p := `<p style="font-size: 12px; line-height: 14px;">`
-	for _, src := range []string{
-		// Paragraphs after the first get the spacing: the same tag is
-		// written two ways in one block.
-		p + `a</p>` + p + `b</p>` + p + `c</p>`,
-		p + `a</p><p style="font-size: 14px; line-height: 16px;">b</p>`,
-		`<a href="https://example.com/x" style="font-weight: bold">a</a><a href="https://example.com/x" style="font-weight: bold">b</a>`,
-		`<ul style="font-size: 12px; line-height: 14px;"><li style="font-size: 12px; line-height: 14px;">x</li></ul><ul style="font-size: 12px; line-height: 14px;"><li>y</li></ul>`,
-		`<span style="font-family: 'Open Sans', sans-serif">a</span><span style="font-family: 'Open Sans', sans-serif">b</span>`,
-		`<img src="https://example.com/a.png" width="100"><img src="https://example.com/a.png" width="100">`,
-	} {
-		checkTagOutputMemo(t, src)
+// FuzzSanitizer: whatever the rich text, the sanitiser keeps its
+// promises (see checkSanitized) and does not panic.
+func FuzzSanitizer(f *testing.F) {
+	for _, s := range sanitizerSeeds {
+		f.Add(s)
 	}
+	f.Fuzz(func(t *testing.T, src string) {
+		checkSanitized(t, src)
+	})
+}
+
+// TestSanitizerCorpus checks the sanitiser's promises on every HTML
+// string of the own and corpus designs.
+func TestSanitizerCorpus(t *testing.T) {
+	designs := designtest.OwnAndCorpus(t, false)
+	total := 0
+	for _, name := range designtest.Names(designs) {
+		d, err := design.Decode(designs[name])
+		if err != nil {
+			continue
+		}
+		var walk func(v *design.Value)
+		walk = func(v *design.Value) {
+			switch v.Kind {
+			case design.String:
+				if strings.Contains(v.Str, "<") {
+					total++
+					checkSanitized(t, v.Str)
+				}
+			case design.Array, design.Object:
+				for i := range v.Members {
+					walk(&v.Members[i].Value)
+				}
+			}
+		}
+		walk(&d.Root)
+	}
+	t.Logf("checked %d HTML strings", total)
 }

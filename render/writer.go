@@ -2,13 +2,9 @@ package render
 
 import (
 	"bytes"
-	"math/bits"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
-
-	"golang.org/x/net/html/atom"
 
 	"github.com/designbridge/caddy-designbridge/design"
 )
@@ -17,19 +13,13 @@ import (
 // the model. The body is written first (into body) because the head
 // depends on what the body used: web fonts and per-block mobile rules.
 type emailWriter struct {
-	d       *design.Design
-	body    bytes.Buffer
-	bodyBuf *[]byte // the pooled buffer behind body (see recycle)
-	// styleChunk is where style() cuts the styles' arrays from; it is
-	// styleChunks[styleChunksUsed-1], and the chunks come back between
-	// renders through scratchPool.
-	styleChunk      []byte
-	styleChunks     [][]byte
-	styleChunksUsed int
-	mobile          bytes.Buffer // rules for the one @media block
-	warnings        []string
-	warnSeen        map[string]int // warnOnce message → index in warnings
-	warnCount       []int          // occurrences, parallel to warnings
+	d         *design.Design
+	body      bytes.Buffer
+	bodyBuf   *[]byte      // the pooled array behind body (see recycle)
+	mobile    bytes.Buffer // rules for the one @media block
+	warnings  []string
+	warnSeen  map[string]int // warnOnce message → index in warnings
+	warnCount []int          // occurrences, parallel to warnings
 
 	fontsUsed []string // normalised first family names seen in styles
 	hasRev    bool     // some row reverses its columns on mobile
@@ -49,85 +39,6 @@ type emailWriter struct {
 	rowIndex  int
 	colIndex  int // current column and module, for warning paths
 	modIndex  int
-
-	// Rich-text scratch reused by every rich block (see richlex.go),
-	// and between renders through scratchPool.
-	richToks  []richToken
-	richAttrs []richAttr
-	richStack []atom.Atom
-	richSrc   string   // the block being written
-	richStrs  []string // its strings that are not slices of it
-	// the most strings any block kept: what to clear
-	richStrsUsed int
-	tagMemo      *tagMemo    // see lexRichSimple
-	tagOuts      []tagOutput // the sanitiser's output for remembered tags, by their number
-	richOptsSeen []richOpts  // see optsID
-	// styleMemo remembers the facts of recent inline styles (see
-	// styleFacts): editors repeat a few styles on every paragraph and span.
-	styleMemo [16]styleMemoEntry
-}
-
-type styleMemoEntry struct {
-	style string // "" for an empty slot
-	facts styleFacts
-}
-
-// scratch is an emailWriter's scratch between renders: the rich-text
-// buffers and the style chunks. Every style is copied into the output
-// (or into a string) before the render ends, so a chunk is free once
-// its render is.
-type scratch struct {
-	toks        []richToken
-	attrs       []richAttr
-	stack       []atom.Atom
-	strs        []string
-	styleChunks [][]byte
-	tagMemo     tagMemo
-	tagOuts     []tagOutput
-	richOpts    []richOpts
-}
-
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
-
-// maxPooledTokens bounds the token buffers kept between renders.
-const maxPooledTokens = 1 << 14
-
-// maxPooledStyleChunks bounds the style chunks kept (a design with many
-// more styles than most allocates the rest each time).
-const maxPooledStyleChunks = 64
-
-// takeScratch gives w the buffers of an earlier render.
-func (w *emailWriter) takeScratch() *scratch {
-	sc := scratchPool.Get().(*scratch)
-	w.richToks, w.richAttrs, w.richStack, w.richStrs = sc.toks[:0], sc.attrs[:0], sc.stack[:0], sc.strs[:0]
-	w.styleChunks, w.styleChunksUsed = sc.styleChunks, 0
-	w.tagMemo, w.tagOuts, w.richOptsSeen = &sc.tagMemo, sc.tagOuts[:0], sc.richOpts[:0]
-	return sc
-}
-
-// returnScratch gives the buffers back in sc, the strings cleared so that
-// the pool holds none of this design (tokens and attributes are spans,
-// and style chunks bytes, which hold none). w must not write a style
-// afterwards.
-func (w *emailWriter) returnScratch(sc *scratch) {
-	chunks := w.styleChunks[:min(len(w.styleChunks), maxPooledStyleChunks)]
-	w.styleChunk, w.styleChunks, w.styleChunksUsed = nil, nil, 0
-	for k := range w.tagMemo.slots {
-		w.tagMemo.slots[k].text = "" // the design's; the spans are numbers
-	}
-	w.tagMemo.gens = 0
-	w.tagMemo = nil
-	clear(w.richOptsSeen) // the design's strings
-	sc.tagOuts, sc.richOpts = w.tagOuts[:0], w.richOptsSeen[:0]
-	w.tagOuts, w.richOptsSeen = nil, nil
-	if cap(w.richToks) > maxPooledTokens || cap(w.richAttrs) > maxPooledTokens || cap(w.richStrs) > maxPooledTokens {
-		return
-	}
-	clear(w.richStrs[:max(w.richStrsUsed, len(w.richStrs))])
-	sc.toks, sc.attrs, sc.stack, sc.strs = w.richToks[:0], w.richAttrs[:0], w.richStack[:0], w.richStrs[:0]
-	sc.styleChunks = chunks
-	w.richToks, w.richAttrs, w.richStack, w.richStrs, w.richSrc = nil, nil, nil, nil, ""
-	scratchPool.Put(sc)
 }
 
 // Table attributes shared by every layout table: a presentation role for
@@ -180,15 +91,17 @@ func (w *emailWriter) attr(name, value string) {
 // text writes escaped text.
 func (w *emailWriter) text(s string) { emEscape(&w.body, s) }
 
-// emEscape escapes text for HTML content or a double-quoted attribute.
-// Merge tags ({{…}}, $…$) contain none of the escaped characters except
-// in rare quoted arguments, which escaping keeps equivalent.
+// emEscape escapes text for HTML content or a double-quoted attribute:
+// & < > and " (not '). Merge tags ({{…}}, $…$) contain none of these
+// except in rare quoted arguments, which escaping keeps equivalent.
 func emEscape(b *bytes.Buffer, s string) {
 	start := 0
-	for i := emNextEscaped(s, 0); i < len(s); i = emNextEscaped(s, i+1) {
-		b.WriteString(s[start:i])
-		b.WriteString(emEscapes[s[i]])
-		start = i + 1
+	for i := 0; i < len(s); i++ {
+		if r := emEscapes[s[i]]; r != "" {
+			b.WriteString(s[start:i])
+			b.WriteString(r)
+			start = i + 1
+		}
 	}
 	b.WriteString(s[start:])
 }
@@ -196,48 +109,18 @@ func emEscape(b *bytes.Buffer, s string) {
 // emEscapeBytes is emEscape for a byte slice.
 func emEscapeBytes(b *bytes.Buffer, s []byte) {
 	start := 0
-	for i := emNextEscaped(s, 0); i < len(s); i = emNextEscaped(s, i+1) {
-		b.Write(s[start:i])
-		b.WriteString(emEscapes[s[i]])
-		start = i + 1
+	for i := 0; i < len(s); i++ {
+		if r := emEscapes[s[i]]; r != "" {
+			b.Write(s[start:i])
+			b.WriteString(r)
+			start = i + 1
+		}
 	}
 	b.Write(s[start:])
 }
 
 // emEscapes are the replacements emEscape makes.
 var emEscapes = [256]string{'&': "&amp;", '<': "&lt;", '>': "&gt;", '"': "&quot;"}
-
-// emWord reads the eight bytes of s at i as a little-endian word (the
-// compiler merges the loads).
-func emWord[T string | []byte](s T, i int) uint64 {
-	w := s[i : i+8]
-	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-}
-
-// emNextEscaped returns the index of the first byte of s at or after i
-// that emEscape replaces, or len(s). Text is mostly plain, so it looks
-// eight bytes at a time ("has a zero byte", Hacker's Delight 6-1; the
-// lowest flag is exact). The four bytes come in pairs one bit apart, '<'
-// and '>' (bit 1), '"' and '&' (bit 2): setting that bit maps each pair
-// onto one value, so two tests do the work of four.
-func emNextEscaped[T string | []byte](s T, i int) int {
-	const lows, highs = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(s); i += 8 {
-		x := emWord(s, i)
-		angle := (x | lows*0x02) ^ lows*'>'
-		quoteAmp := (x | lows*0x04) ^ lows*'&'
-		if m := ((angle-lows)&^angle | (quoteAmp-lows)&^quoteAmp) & highs; m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for ; i < len(s); i++ {
-		if emEscapes[s[i]] != "" {
-			break
-		}
-	}
-	return i
-}
 
 // emFmt formats a pixel amount compactly: 12, 12.5, 0.33.
 func emFmt(f float64) string {
@@ -282,48 +165,15 @@ func emCSSValue(v string) string {
 // emStyle accumulates declarations for a style attribute.
 type emStyle struct{ b []byte }
 
-// emStyleCap is a style's first allocation: most style attributes fit,
-// where growing from nil would allocate 8, 16, 32, … bytes in turn.
-const emStyleCap = 192
-
-// style returns an empty style whose first emStyleCap bytes come from a
-// chunk shared by the render's styles: one allocation per
-// emStyleChunk/emStyleCap styles instead of one each. A style that
-// outgrows its share moves to its own array (the slice's capacity is
-// capped), so styles never overwrite each other.
-func (w *emailWriter) style() emStyle {
-	if cap(w.styleChunk)-len(w.styleChunk) < emStyleCap {
-		w.styleChunk = w.nextStyleChunk()
-	}
-	n := len(w.styleChunk)
-	w.styleChunk = w.styleChunk[:n+emStyleCap]
-	return emStyle{b: w.styleChunk[n : n : n+emStyleCap]}
-}
-
-const emStyleChunk = 32 * emStyleCap
-
-// nextStyleChunk returns an empty chunk: the next one an earlier render
-// left (see scratch), or a new one.
-func (w *emailWriter) nextStyleChunk() []byte {
-	if w.styleChunksUsed == len(w.styleChunks) {
-		w.styleChunks = append(w.styleChunks, make([]byte, 0, emStyleChunk))
-	}
-	w.styleChunksUsed++
-	return w.styleChunks[w.styleChunksUsed-1][:0]
-}
-
-func (s *emStyle) ensure() {
-	if s.b == nil {
-		s.b = make([]byte, 0, emStyleCap)
-	}
-}
+// style returns an empty style, with room for most style attributes
+// (growing from nothing would allocate 8, 16, 32… bytes in turn).
+func (w *emailWriter) style() emStyle { return emStyle{b: make([]byte, 0, 192)} }
 
 func (s *emStyle) add(prop, value string) {
 	value = emCSSValue(value)
 	if value == "" {
 		return
 	}
-	s.ensure()
 	s.b = append(s.b, prop...)
 	s.b = append(s.b, ':')
 	s.b = append(s.b, value...)
@@ -332,7 +182,6 @@ func (s *emStyle) add(prop, value string) {
 
 // addPx adds a pixel length.
 func (s *emStyle) addPx(prop string, px float64) {
-	s.ensure()
 	s.b = append(s.b, prop...)
 	s.b = append(s.b, ':')
 	s.b = emAppendFmt(s.b, px)
@@ -341,10 +190,6 @@ func (s *emStyle) addPx(prop string, px float64) {
 
 // raw adds pre-formed, trusted declarations.
 func (s *emStyle) raw(decl string) {
-	if decl == "" {
-		return // b stays nil: callers test b != nil for "anything added"
-	}
-	s.ensure()
 	s.b = append(s.b, decl...)
 }
 
@@ -487,7 +332,6 @@ func (s *emStyle) addPadding(top, right, bottom, left float64) {
 	case right == left:
 		vals = vals[:3]
 	}
-	s.ensure()
 	s.b = append(s.b, "padding:"...)
 	for i, v := range vals {
 		if i > 0 {
