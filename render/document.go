@@ -9,22 +9,22 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// emDefaultFont is the fallback stack when a design names no font.
-const emDefaultFont = "Arial, 'Helvetica Neue', Helvetica, sans-serif"
+// defaultFont is the fallback stack when a design names no font.
+const defaultFont = "Arial, 'Helvetica Neue', Helvetica, sans-serif"
 
 func newEmailWriter(d *design.Design) *emailWriter {
 	w := &emailWriter{d: d}
 	b := &d.Page.Body
-	w.font = emDefaultFont
-	if f := emCSSValue(b.FontFamily); f != "" && !strings.EqualFold(f, "inherit") {
-		w.font = emWithGeneric(f)
+	w.font = defaultFont
+	if f := cssValue(b.FontFamily); f != "" && !strings.EqualFold(f, "inherit") {
+		w.font = withGeneric(f)
 		w.useFont(f)
 	}
-	w.color = emColor(b.Color)
+	w.color = cssColor(b.Color)
 	if w.color == "" {
 		w.color = "#000000"
 	}
-	w.linkColor = emColor(b.LinkColor)
+	w.linkColor = cssColor(b.LinkColor)
 	if w.linkColor == "" {
 		w.linkColor = "#0068A5"
 	}
@@ -61,10 +61,10 @@ func (w *emailWriter) recycle() {
 func (w *emailWriter) document() {
 	p := &w.d.Page
 	b := &p.Body
-	bg := emColor(b.BackgroundColor)
+	bg := cssColor(b.BackgroundColor)
 	st := w.style()
 	st.raw("margin:0;padding:0;-webkit-text-size-adjust:none;text-size-adjust:none;")
-	if !emIsTransparent(bg) {
+	if !isTransparent(bg) {
 		st.add("background-color", bg)
 	}
 	w.s("<body")
@@ -73,16 +73,16 @@ func (w *emailWriter) document() {
 	w.preheader(p.Meta.Preheader)
 
 	ct := w.style()
-	if !emIsTransparent(bg) {
+	if !isTransparent(bg) {
 		ct.add("background-color", bg)
 	}
-	ct.add("background-image", emCSSURLValue(b.Container.Get("background-image")))
+	ct.add("background-image", cssURLValue(b.Container.Get("background-image")))
 	if len(ct.b) > 0 && strings.Contains(string(ct.b), "background-image") {
 		ct.copyProps(b.Container, "background-position", "background-repeat", "background-size")
 	}
 	w.s(`<table class="nl-container" width="100%"`)
-	w.s(emTableAttrs)
-	if !emIsTransparent(bg) {
+	w.s(tableAttrs)
+	if !isTransparent(bg) {
 		w.attr("bgcolor", bg)
 	}
 	w.styleAttr(&ct)
@@ -112,18 +112,18 @@ func (w *emailWriter) preheader(text string) {
 	w.s("</div>")
 }
 
-// emCSSURLValue accepts a background-image value only when it is a
+// cssURLValue accepts a background-image value only when it is a
 // url(...) of a safe URL ("none" and junk give "").
-func emCSSURLValue(v string) string {
-	u := emCSSURL(v)
+func cssURLValue(v string) string {
+	u := cssURL(v)
 	if u == "" {
 		return ""
 	}
 	return "url('" + u + "')"
 }
 
-// emCSSURL extracts the URL of "url('x')", "url(x)" or a bare URL.
-func emCSSURL(v string) string {
+// cssURL extracts the URL of "url('x')", "url(x)" or a bare URL.
+func cssURL(v string) string {
 	v = strings.TrimSpace(v)
 	if v == "" || strings.EqualFold(v, "none") {
 		return ""
@@ -137,10 +137,10 @@ func emCSSURL(v string) string {
 	}
 	// Characters that would end url('…') are percent-encoded, which
 	// leaves the URL's meaning unchanged.
-	return emURLInCSS.Replace(v)
+	return urlInCSS.Replace(v)
 }
 
-var emURLInCSS = strings.NewReplacer("'", "%27", `"`, "%22", "(", "%28", ")", "%29", " ", "%20")
+var urlInCSS = strings.NewReplacer("'", "%27", `"`, "%22", "(", "%28", ")", "%29", " ", "%20")
 
 // lang is the document language: the design's head.meta.lang, else the
 // top-level "language" member, else "und" (BCP 47 "undetermined"). The
@@ -148,17 +148,17 @@ var emURLInCSS = strings.NewReplacer("'", "%27", `"`, "%22", "(", "%28", ")", "%
 // a design that names no language is not claimed to be English.
 func (w *emailWriter) lang() string {
 	for _, l := range [...]string{w.d.Page.Meta.Lang, w.d.Root.Get("language").Text()} {
-		if tag, ok := emLangTag(l); ok {
+		if tag, ok := langTag(l); ok {
 			return tag
 		}
 	}
 	return "und"
 }
 
-// emLangTag checks that s looks like a BCP 47 language tag ("en",
+// langTag checks that s looks like a BCP 47 language tag ("en",
 // "pt-BR", "zh-Hant-TW"; "it_IT" is accepted as "it-IT"): a 2–8 letter
 // primary subtag, then alphanumeric subtags of 1–8 characters.
-func emLangTag(s string) (string, bool) {
+func langTag(s string) (string, bool) {
 	s = strings.ReplaceAll(strings.TrimSpace(s), "_", "-")
 	if s == "" || len(s) > 35 {
 		return "", false
@@ -207,13 +207,13 @@ func (w *emailWriter) assemble() ([]byte, *[]byte) {
 	out.Grow(w.body.Len() + 4096)
 	width := w.d.Page.Body.Width
 	out.WriteString(`<!DOCTYPE html><html xmlns:v="urn:schemas-microsoft-com:vml" xmlns:o="urn:schemas-microsoft-com:office:office" lang="`)
-	emEscape(out, w.lang())
+	escape(out, w.lang())
 	out.WriteByte('"')
 	if w.d.Page.Body.Direction == "rtl" {
 		out.WriteString(` dir="rtl"`)
 	}
 	out.WriteString(`><head><meta charset="utf-8"><meta http-equiv="Content-Type" content="text/html; charset=utf-8"><meta name="viewport" content="width=device-width, initial-scale=1.0"><meta name="x-apple-disable-message-reformatting"><meta name="format-detection" content="telephone=no, date=no, address=no, email=no"><title>`)
-	emEscape(out, w.title())
+	escape(out, w.title())
 	out.WriteString(`</title><!--[if mso]><xml><o:OfficeDocumentSettings><o:PixelsPerInch>96</o:PixelsPerInch><o:AllowPNG/></o:OfficeDocumentSettings></xml><![endif]-->`)
 	w.fontLinks(out)
 	out.WriteString(`<style>*{box-sizing:border-box}body{margin:0;padding:0}table,td{mso-table-lspace:0pt;mso-table-rspace:0pt}img{-ms-interpolation-mode:bicubic}a[x-apple-data-detectors]{color:inherit!important;text-decoration:inherit!important}#MessageViewBody a{color:inherit;text-decoration:none}p{line-height:inherit}sup,sub{font-size:75%;line-height:0}.dh,.dh table{mso-hide:all;display:none;max-height:0;overflow:hidden}`)
@@ -246,7 +246,7 @@ func (w *emailWriter) fontLinks(out *bytes.Buffer) {
 			continue
 		}
 		used := false
-		for _, k := range [...]string{emFamilyKey(f.FontFamily), emFamilyKey(f.Name)} {
+		for _, k := range [...]string{familyKey(f.FontFamily), familyKey(f.Name)} {
 			for _, u := range w.fontsUsed {
 				if k != "" && k == u {
 					used = true
@@ -265,7 +265,7 @@ func (w *emailWriter) fontLinks(out *bytes.Buffer) {
 		}
 		seen = append(seen, f.URL)
 		out.WriteString(`<!--[if !mso]><!--><link href="`)
-		emEscape(out, f.URL)
+		escape(out, f.URL)
 		out.WriteString(`" rel="stylesheet" type="text/css"><!--<![endif]-->`)
 	}
 }

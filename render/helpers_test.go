@@ -12,7 +12,7 @@ import (
 // src of the design that the rendered document does not contain.
 func checkInventoryInOutput(t *testing.T, d *design.Design, body []byte) {
 	t.Helper()
-	c := emParseDoc(t, body)
+	c := parseDoc(t, body)
 	inv := inventory.Of(d)
 	for _, s := range inv.Texts {
 		if !strings.Contains(c.text, s) {

@@ -9,7 +9,7 @@ import (
 	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
-func emSortedCorpus(b *testing.B) ([]string, map[string][]byte) {
+func sortedCorpus(b *testing.B) ([]string, map[string][]byte) {
 	corpus := designtest.OwnAndCorpus(b, true)
 	names := make([]string, 0, len(corpus))
 	for n := range corpus {
@@ -21,7 +21,7 @@ func emSortedCorpus(b *testing.B) ([]string, map[string][]byte) {
 
 // BenchmarkRender measures HTML rendering of an already decoded design.
 func BenchmarkRender(b *testing.B) {
-	names, corpus := emSortedCorpus(b)
+	names, corpus := sortedCorpus(b)
 	for _, name := range names {
 		d, err := design.Decode(corpus[name])
 		if err != nil {
@@ -42,7 +42,7 @@ func BenchmarkRender(b *testing.B) {
 // BenchmarkDecode measures decoding: encoding/json into any (the baseline
 // the render budget is stated against) and design.Decode.
 func BenchmarkDecode(b *testing.B) {
-	names, corpus := emSortedCorpus(b)
+	names, corpus := sortedCorpus(b)
 	for _, name := range names {
 		data := corpus[name]
 		b.Run(name+"/json-any", func(b *testing.B) {

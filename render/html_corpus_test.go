@@ -14,21 +14,21 @@ import (
 // gmailClip is the size above which Gmail clips a message.
 const gmailClip = 102 * 1024
 
-// emDocContent is what a parsed HTML document shows: its text (collapsed
+// docContent is what a parsed HTML document shows: its text (collapsed
 // like inventory.Of texts) and its href/src/background attribute values.
-type emDocContent struct {
+type docContent struct {
 	text  string
 	hrefs map[string]bool
 	srcs  map[string]bool
 }
 
-func emParseDoc(t *testing.T, body []byte) *emDocContent {
+func parseDoc(t *testing.T, body []byte) *docContent {
 	t.Helper()
 	doc, err := html.Parse(bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("output does not parse as HTML: %v", err)
 	}
-	c := &emDocContent{hrefs: map[string]bool{}, srcs: map[string]bool{}}
+	c := &docContent{hrefs: map[string]bool{}, srcs: map[string]bool{}}
 	var text strings.Builder
 	var walk func(n *html.Node)
 	walk = func(n *html.Node) {

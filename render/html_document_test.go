@@ -87,9 +87,9 @@ func TestLangTag(t *testing.T) {
 		{"fa-IR-x-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "", false},
 	}
 	for _, tt := range tests {
-		got, ok := emLangTag(tt.in)
+		got, ok := langTag(tt.in)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("emLangTag(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("langTag(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }

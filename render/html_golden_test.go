@@ -22,7 +22,7 @@ func init() {
 	}
 }
 
-func emUpdate() bool {
+func update() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"
 }
@@ -52,7 +52,7 @@ func TestGolden(t *testing.T) {
 			}
 			// Every fixture must also satisfy the corpus properties.
 			checkInventoryInOutput(t, d, out.Body)
-			emCheckDocument(t, out.Body)
+			checkDocument(t, out.Body)
 
 			warnings := strings.Join(out.Warnings, "\n")
 			if warnings != "" {
@@ -60,7 +60,7 @@ func TestGolden(t *testing.T) {
 			}
 			golden := filepath.Join("testdata/golden", name+".html")
 			goldenWarn := filepath.Join("testdata/golden", name+".warnings.txt")
-			if emUpdate() {
+			if update() {
 				if err := os.WriteFile(golden, out.Body, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -78,7 +78,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("%v (run with -update)", err)
 			}
 			if !bytes.Equal(out.Body, want) {
-				t.Errorf("HTML differs from %s (run with -update and review the diff)\n%s", golden, emFirstDiff(out.Body, want))
+				t.Errorf("HTML differs from %s (run with -update and review the diff)\n%s", golden, firstDiff(out.Body, want))
 			}
 			wantWarn, _ := os.ReadFile(goldenWarn)
 			if warnings != string(wantWarn) {
@@ -88,7 +88,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func emFirstDiff(got, want []byte) string {
+func firstDiff(got, want []byte) string {
 	i := 0
 	for i < len(got) && i < len(want) && got[i] == want[i] {
 		i++
@@ -109,10 +109,10 @@ func itoaTest(n int) string {
 	return string(b)
 }
 
-// emCheckDocument checks properties every rendering must have: the
+// checkDocument checks properties every rendering must have: the
 // document frame, role="presentation" on layout tables, alt on images,
 // and nothing able to run script outside the HTML block.
-func emCheckDocument(t *testing.T, body []byte) {
+func checkDocument(t *testing.T, body []byte) {
 	t.Helper()
 	doc, err := html.Parse(bytes.NewReader(body))
 	if err != nil {

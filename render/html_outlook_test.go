@@ -7,11 +7,11 @@ import (
 	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
-// emClientView returns the markup a client sees after conditional
+// clientView returns the markup a client sees after conditional
 // comments: Outlook for Windows (mso) unwraps <!--[if mso]>…<![endif]-->
 // (and "gte mso 9") and drops <!--[if !mso]><!-->…<!--<![endif]-->;
 // every other client keeps the latter and ignores the former.
-func emClientView(doc string, mso bool) string {
+func clientView(doc string, mso bool) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(doc, "<!--[if ")
@@ -44,9 +44,9 @@ func emClientView(doc string, mso bool) string {
 	}
 }
 
-// emCheckBalanced checks that layout elements open and close in equal
+// checkBalanced checks that layout elements open and close in equal
 // numbers in one client's view (a broken ghost table would not).
-func emCheckBalanced(t *testing.T, view, client string) {
+func checkBalanced(t *testing.T, view, client string) {
 	t.Helper()
 	if strings.Contains(view, "<!--unterminated-->") {
 		t.Errorf("%s view: unterminated conditional comment", client)
@@ -69,8 +69,8 @@ func TestClientViewsBalanced(t *testing.T) {
 			if strings.Contains(out, `class="html_block`) {
 				t.Skip("has a pass-through HTML block")
 			}
-			emCheckBalanced(t, emClientView(out, true), "Outlook")
-			emCheckBalanced(t, emClientView(out, false), "non-Outlook")
+			checkBalanced(t, clientView(out, true), "Outlook")
+			checkBalanced(t, clientView(out, false), "non-Outlook")
 		})
 	}
 }

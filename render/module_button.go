@@ -16,7 +16,7 @@ import (
 // rounded corners survive there too.
 func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	st := design.StyleOf(c.Get("style"))
-	align := emAlign(m.Style.Get("text-align"))
+	align := textAlign(m.Style.Get("text-align"))
 	if align == "" || align == "justify" {
 		align = "center"
 	}
@@ -28,8 +28,8 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	linked := href != "" && design.SafeURL(href)
 	label := c.Get("label").Text()
 
-	bg := emColor(st.Get("background-color"))
-	color := emColor(st.Get("color"))
+	bg := cssColor(st.Get("background-color"))
+	color := cssColor(st.Get("color"))
 	if color == "" {
 		color = "#ffffff"
 	}
@@ -49,16 +49,16 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 			lineHeight = n / fontSize
 		}
 	}
-	pt, pr, pb, pl := emPadding(st)
+	pt, pr, pb, pl := padding(st)
 	if mf, ok := m.Mobile.Px("font-size"); ok && mf > 0 && m.Mobile.Get("line-height") == "" {
 		// The line height is written in px (Outlook needs it so), which
 		// would keep the desktop size's line on phones: the mobile font
 		// size gets its own, in the same proportion.
-		w.mobileRule(".m"+strconv.Itoa(w.blockSeq)+" .tx", "line-height:"+emFmt(lineHeight*mf)+"px!important")
+		w.mobileRule(".m"+strconv.Itoa(w.blockSeq)+" .tx", "line-height:"+formatPx(lineHeight*mf)+"px!important")
 	}
 
 	// Width: "auto" (fit the label), a percentage of the column, or px.
-	widthMode := emLower(st.Get("width"))
+	widthMode := lower(st.Get("width"))
 	var boxWidth float64
 	full := false
 	if n, unit, ok := design.ParseLength(widthMode); ok && n > 0 {
@@ -77,7 +77,7 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	} else {
 		s.raw("inline-block;")
 	}
-	if !emIsTransparent(bg) {
+	if !isTransparent(bg) {
 		s.add("background-color", bg)
 	}
 	s.add("color", color)
@@ -85,7 +85,7 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	s.addPx("font-size", fontSize)
 	s.add("font-weight", st.Get("font-weight"))
 	s.add("letter-spacing", st.Get("letter-spacing"))
-	s.add("line-height", emFmt(lineHeight*fontSize)+"px")
+	s.add("line-height", formatPx(lineHeight*fontSize)+"px")
 	radius, _ := st.Px("border-radius")
 	if radius > 0 {
 		s.addPx("border-radius", radius)
@@ -96,7 +96,7 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	if boxWidth > 0 && !full {
 		s.addPx("width", boxWidth)
 	}
-	if d := emLower(st.Get("direction")); d == "rtl" {
+	if d := lower(st.Get("direction")); d == "rtl" {
 		s.raw("direction:rtl;")
 	}
 
@@ -108,7 +108,7 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 		vw, okW = boxWidth, true
 	}
 	if !okW || vw <= 0 {
-		vw = float64(len([]rune(emPlain(label))))*fontSize*0.6 + pl + pr + bh
+		vw = float64(len([]rune(plain(label))))*fontSize*0.6 + pl + pr + bh
 		okW = true
 	}
 	if !okH || vh <= 0 {
@@ -120,7 +120,7 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	if linked {
 		w.s("<a")
 		w.attr("href", href)
-		t := emLower(c.Get("target").Text())
+		t := lower(c.Get("target").Text())
 		if t == "" {
 			t = "_blank"
 		}
@@ -137,9 +137,9 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 		w.attr("href", href)
 	}
 	w.s(` style="height:`)
-	w.s(emFmt(vh))
+	w.s(formatPx(vh))
 	w.s("px;width:")
-	w.s(emFmt(vw))
+	w.s(formatPx(vw))
 	w.s(`px;v-text-anchor:middle;" arcsize="`)
 	arc := 0
 	if radius > 0 && vh > 0 {
@@ -147,15 +147,15 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	}
 	w.int(arc)
 	w.s(`%"`)
-	if bw, bc := emBorderStroke(st); bw > 0 {
+	if bw, bc := borderStroke(st); bw > 0 {
 		w.s(` strokeweight="`)
-		w.s(emFmt(bw * 0.75))
+		w.s(formatPx(bw * 0.75))
 		w.s(`pt"`)
 		w.attr("strokecolor", bc)
 	} else {
 		w.s(` stroke="false"`)
 	}
-	if !emIsTransparent(bg) {
+	if !isTransparent(bg) {
 		w.attr("fillcolor", bg)
 	} else {
 		w.s(` filled="false"`)
@@ -165,7 +165,7 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	w.s(";font-family:")
 	w.text(font)
 	w.s(";font-size:")
-	w.s(emFmt(fontSize))
+	w.s(formatPx(fontSize))
 	w.s(`px"><![endif]-->`)
 	w.s(`<span class="bt tx"`)
 	w.styleAttr(&s)
@@ -182,23 +182,23 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	}
 }
 
-// emBorderStroke picks the VML stroke from the first visible border side.
-func emBorderStroke(st design.Style) (width float64, color string) {
+// borderStroke picks the VML stroke from the first visible border side.
+func borderStroke(st design.Style) (width float64, color string) {
 	for _, side := range [...]string{"border-top", "border-right", "border-bottom", "border-left", "border"} {
 		v := st.Get(side)
-		if !emBorderVisible(v) {
+		if !borderVisible(v) {
 			continue
 		}
 		f := strings.Fields(v)
 		if len(f) >= 3 {
-			return emBorderWidth(v), emColor(f[len(f)-1])
+			return borderWidth(v), cssColor(f[len(f)-1])
 		}
 	}
 	return 0, ""
 }
 
-// emPlain returns the text of an HTML fragment (for measuring labels).
-func emPlain(s string) string {
+// plain returns the text of an HTML fragment (for measuring labels).
+func plain(s string) string {
 	if !strings.ContainsAny(s, "<&") {
 		return strings.TrimSpace(s)
 	}

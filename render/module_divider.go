@@ -8,36 +8,36 @@ import (
 // with a top border (hr is unreliable across clients).
 func (w *emailWriter) moduleDivider(m *design.Module, c *design.Value) {
 	st := design.StyleOf(c.Get("style"))
-	border := emCSSValue(st.Get("border-top"))
+	border := cssValue(st.Get("border-top"))
 	if border == "" {
 		border = "1px solid #BBBBBB"
 	}
 	// The rule is its border plus a one-pixel line; the divider's own
 	// height (the editor's spacer setting) is the box the rule sits at
 	// the top of, when taller than that.
-	rule := emBorderWidth(border) + 1
+	rule := borderWidth(border) + 1
 	extra := 0.0
 	if n, unit, ok := st.Value("height").Number(); ok && (unit == "px" || unit == "") && n > rule {
 		extra = n - rule
 	}
-	if !emBorderVisible(border) && m.Mobile.Len() == 0 {
+	if !borderVisible(border) && m.Mobile.Len() == 0 {
 		// An invisible divider is the editor's spacer: just its height,
 		// as one div (editors use dozens of these; a table each would
 		// cost kilobytes).
-		pt, _, pb, _ := emPadding(m.Style)
+		pt, _, pb, _ := padding(m.Style)
 		h := pt + rule + extra + pb
 		w.s(`<div class="divider_block`)
 		if m.HideOnMobile {
 			w.s(" mh")
 		}
 		w.s(`" style="height:`)
-		w.s(emFmt(h))
+		w.s(formatPx(h))
 		w.s("px;line-height:")
-		w.s(emFmt(h))
+		w.s(formatPx(h))
 		w.s(`px;font-size:1px">&#8202;</div>`)
 		return
 	}
-	align := emAlign(m.Computed.Get("align"))
+	align := textAlign(m.Computed.Get("align"))
 	if align == "" || align == "justify" {
 		align = "center"
 	}
@@ -51,10 +51,10 @@ func (w *emailWriter) moduleDivider(m *design.Module, c *design.Value) {
 			width = min(n/avail*100, 100)
 		}
 	}
-	if width >= 100 || !emBorderVisible(border) {
+	if width >= 100 || !borderVisible(border) {
 		// Full width (or invisible, used as a spacer): no inner table.
 		w.s(`<div style="font-size:1px;line-height:1px`)
-		if emBorderVisible(border) || emBorderWidth(border) > 0 {
+		if borderVisible(border) || borderWidth(border) > 0 {
 			w.s(";border-top:")
 			w.text(border)
 		}
@@ -66,11 +66,11 @@ func (w *emailWriter) moduleDivider(m *design.Module, c *design.Value) {
 	w.s(`<table class="dv" align="`)
 	w.s(align)
 	w.s(`" width="`)
-	w.s(emFmt(float64(int(width*100)) / 100))
+	w.s(formatPx(float64(int(width*100)) / 100))
 	w.s(`%"`)
-	w.s(emTableAttrs)
+	w.s(tableAttrs)
 	w.s(` style="width:`)
-	w.s(emFmt(float64(int(width*100)) / 100))
+	w.s(formatPx(float64(int(width*100)) / 100))
 	w.s(`%"><tr><td style="font-size:1px;line-height:1px;border-top:`)
 	w.text(border)
 	w.s(`">&#8202;</td></tr></table>`)
@@ -85,9 +85,9 @@ func (w *emailWriter) dividerSpace(h float64) {
 		return
 	}
 	w.s(`<div style="height:`)
-	w.s(emFmt(h))
+	w.s(formatPx(h))
 	w.s("px;line-height:")
-	w.s(emFmt(h))
+	w.s(formatPx(h))
 	w.s(`px;font-size:1px">&#8202;</div>`)
 }
 

@@ -18,15 +18,15 @@ func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
 	labels := design.StyleOf(style.Get("labels"))
 	boxes := design.StyleOf(style.Get("fields"))
 	buttons := design.StyleOf(style.Get("buttons"))
-	align := emAlign(m.Style.Get("text-align"))
+	align := textAlign(m.Style.Get("text-align"))
 	w.blockOpen(m, "form", nil, "")
 
 	lbl := w.style()
-	lbl.add("color", emColor(labels.Get("color")))
+	lbl.add("color", cssColor(labels.Get("color")))
 	lbl.add("font-family", w.fontStack(m.Style.Get("font-family")))
 	lbl.add("font-size", m.Style.Get("font-size"))
 	lbl.add("line-height", labels.Get("line-height"))
-	if a := emAlign(labels.Get("text-align")); a != "" {
+	if a := textAlign(labels.Get("text-align")); a != "" {
 		lbl.add("text-align", a)
 	}
 	// Options sit on their line unpadded; a label has 3 px around it
@@ -36,8 +36,8 @@ func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
 	lbl.raw("padding:3px;")
 
 	box := w.style()
-	bg := emColor(boxes.GetAny("backgroundColor", "background-color"))
-	if emIsTransparent(bg) {
+	bg := cssColor(boxes.GetAny("backgroundColor", "background-color"))
+	if isTransparent(bg) {
 		bg = "#ffffff"
 	}
 	box.add("background-color", bg)
@@ -48,7 +48,7 @@ func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
 	box.raw("box-sizing:border-box;height:38px;line-height:36px;font-size:1px;")
 
 	w.s(`<table class="tx" width="100%"`)
-	w.s(emTableAttrs)
+	w.s(tableAttrs)
 	w.s(">")
 	field := func(fld design.FormField) {
 		switch fld.Type {
@@ -60,10 +60,10 @@ func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
 				btn.raw("display:inline-block;")
 			}
 			btn.raw("text-decoration:none;text-align:center;")
-			if bgc := emColor(buttons.GetAny("backgroundColor", "background-color")); !emIsTransparent(bgc) {
+			if bgc := cssColor(buttons.GetAny("backgroundColor", "background-color")); !isTransparent(bgc) {
 				btn.add("background-color", bgc)
 			}
-			btn.add("color", emColor(buttons.Get("color")))
+			btn.add("color", cssColor(buttons.Get("color")))
 			btn.add("font-family", w.fontStack(buttons.Get("font-family")))
 			if fs := buttons.Get("font-size"); fs != "" {
 				btn.add("font-size", fs)
@@ -74,7 +74,7 @@ func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
 			btn.add("line-height", buttons.Get("line-height"))
 			btn.add("border-radius", buttons.Get("border-radius"))
 			btn.addBorders(buttons)
-			pt, pr, pb, pl := emPadding(buttons)
+			pt, pr, pb, pl := padding(buttons)
 			if pt+pr+pb+pl == 0 {
 				pt, pr, pb, pl = 5, 20, 5, 20
 			}
@@ -168,7 +168,7 @@ func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
 		w.s("<tr><td>")
 		for _, fld := range fields[i : i+n] {
 			w.s(`<div class="ff" style="display:inline-block;vertical-align:top;box-sizing:border-box;padding:3px;width:`)
-			w.s(emFmt(100 / float64(n)))
+			w.s(formatPx(100 / float64(n)))
 			w.s(`%">`)
 			field(fld)
 			w.s("</div>")

@@ -6,7 +6,7 @@ import "github.com/designbridge/caddy-designbridge/design"
 func (w *emailWriter) moduleHeading(m *design.Module, c *design.Value) {
 	st := design.StyleOf(c.Get("style"))
 	tag := "h1"
-	switch emLower(c.Get("title").Text()) {
+	switch lower(c.Get("title").Text()) {
 	case "h2":
 		tag = "h2"
 	case "h3":

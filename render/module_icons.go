@@ -11,7 +11,7 @@ import (
 func (w *emailWriter) moduleIcons(m *design.Module, c *design.Value) {
 	icons := c.Get("icons")
 	st := m.Style
-	align := emAlign(st.Get("text-align"))
+	align := textAlign(st.Get("text-align"))
 	if align == "" || align == "justify" {
 		align = "center"
 	}
@@ -23,9 +23,9 @@ func (w *emailWriter) moduleIcons(m *design.Module, c *design.Value) {
 		iconH = 32
 	}
 	item := w.style()
-	item.addPadding(emPadding(design.StyleOf(m.Computed.Value("iconSpacing"))))
+	item.addPadding(padding(design.StyleOf(m.Computed.Value("iconSpacing"))))
 	txt := w.style()
-	txt.add("color", emColor(st.Get("color")))
+	txt.add("color", cssColor(st.Get("color")))
 	txt.add("font-family", w.fontStack(st.Get("font-family")))
 	txt.add("font-size", st.Get("font-size"))
 	txt.add("font-weight", st.Get("font-weight"))
@@ -40,7 +40,7 @@ func (w *emailWriter) moduleIcons(m *design.Module, c *design.Value) {
 	w.s(`"><!--[if mso]><table align="`)
 	w.s(align)
 	w.s(`"`)
-	w.s(emTableAttrs)
+	w.s(tableAttrs)
 	w.s(`><tr><![endif]-->`)
 	for i := range icons.Len() {
 		ic := icons.Index(i)
@@ -51,14 +51,14 @@ func (w *emailWriter) moduleIcons(m *design.Module, c *design.Value) {
 			iw = float64(int(iconH*nw/nh + 0.5))
 		}
 		text := ic.Get("text").Text()
-		pos := emLower(ic.Get("textPosition").Text())
+		pos := lower(ic.Get("textPosition").Text())
 		// The spacing sits on a cell: Outlook ignores padding on divs.
 		w.s(`<!--[if mso]><td valign="middle"><![endif]--><div class="ic" style="display:inline-block;vertical-align:middle"><table`)
-		w.s(emTableAttrs)
+		w.s(tableAttrs)
 		w.s("><tr><td")
 		w.styleAttr(&item)
 		w.s("><table")
-		w.s(emTableAttrs)
+		w.s(tableAttrs)
 		w.s(` align="center"><tr>`)
 		textCell := func() {
 			if text == "" {
@@ -91,7 +91,7 @@ func (w *emailWriter) moduleIcons(m *design.Module, c *design.Value) {
 	w.blockClose()
 }
 
-func (w *emailWriter) iconText(ic *design.Value, text string, st *emStyle) {
+func (w *emailWriter) iconText(ic *design.Value, text string, st *style) {
 	href := ic.Get("href").Text()
 	if href != "" && design.SafeURL(href) {
 		w.s("<a")

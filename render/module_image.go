@@ -28,9 +28,9 @@ func imageWidth(m *design.Module, img *design.Value, avail float64, cls string) 
 	}
 	var wd float64
 	switch {
-	case emHasToken(cls, "fullwidth"):
+	case hasToken(cls, "fullwidth"):
 		wd = avail
-	case emHasToken(cls, "autowidth"):
+	case hasToken(cls, "autowidth"):
 		wd = natural
 		if wd == 0 {
 			wd = computed
@@ -47,12 +47,12 @@ func imageWidth(m *design.Module, img *design.Value, avail float64, cls string) 
 	return float64(int(wd + 0.5))
 }
 
-// emImageAlign is the alignment token of the lower-cased class cls (or
+// imageAlign is the alignment token of the lower-cased class cls (or
 // the block's text-align), centre by default.
-func emImageAlign(m *design.Module, cls string) string {
+func imageAlign(m *design.Module, cls string) string {
 	for rest := cls; ; {
 		var tok string
-		if tok, rest = emNextField(rest); tok == "" {
+		if tok, rest = nextField(rest); tok == "" {
 			break
 		}
 		switch tok {
@@ -60,17 +60,17 @@ func emImageAlign(m *design.Module, cls string) string {
 			return tok
 		}
 	}
-	if a := emAlign(m.Style.Get("text-align")); a == "left" || a == "right" {
+	if a := textAlign(m.Style.Get("text-align")); a == "left" || a == "right" {
 		return a
 	}
 	return "center"
 }
 
-// emHasToken reports whether the space-separated list s holds tok.
-func emHasToken(s, tok string) bool {
+// hasToken reports whether the space-separated list s holds tok.
+func hasToken(s, tok string) bool {
 	for rest := s; ; {
 		var f string
-		if f, rest = emNextField(rest); f == "" {
+		if f, rest = nextField(rest); f == "" {
 			return false
 		}
 		if f == tok {
@@ -83,17 +83,17 @@ func emHasToken(s, tok string) bool {
 // attribute is for Outlook; other clients get max-width so the image
 // shrinks with the column.
 func (w *emailWriter) moduleImage(m *design.Module, img *design.Value) {
-	cls := emLower(m.Computed.Get("class")) // read three times below
-	align := emImageAlign(m, cls)
+	cls := lower(m.Computed.Get("class")) // read three times below
+	align := imageAlign(m, cls)
 	td := w.style()
 	td.raw("text-align:" + align + ";")
 	avail := w.blockOpen(m, "image", &td, align)
 	width := imageWidth(m, img, avail, cls)
 	fullMobile := strings.Contains(cls, "fullwidthonmobile") ||
-		strings.Contains(emLower(m.Mobile.Get("class")), "fullwidth")
+		strings.Contains(lower(m.Mobile.Get("class")), "fullwidth")
 	w.imageTag(design.ImageSrc(img), img.Get("alt").Text(), img.Get("title").Text(),
 		img.Get("href").Text(), img.Get("target").Text(), width, align,
-		emCSSValue(m.Style.Get("border-radius")), fullMobile)
+		cssValue(m.Style.Get("border-radius")), fullMobile)
 	w.blockClose()
 }
 
@@ -104,7 +104,7 @@ func (w *emailWriter) imageTag(src, alt, title, href, target string, width float
 	if linked {
 		w.s("<a")
 		w.attr("href", href)
-		if t := emLower(target); t == "_blank" || t == "_self" || t == "_top" || t == "_parent" {
+		if t := lower(target); t == "_blank" || t == "_self" || t == "_top" || t == "_parent" {
 			w.attr("target", t)
 		} else {
 			w.s(` target="_blank"`)

@@ -30,7 +30,7 @@ func (w *emailWriter) moduleList(m *design.Module, c *design.Value) {
 	trimmed := strings.TrimSpace(html)
 	if strings.HasPrefix(trimmed, "<li") {
 		tag := "ul"
-		if emLower(c.Get("tag").Text()) == "ol" {
+		if lower(c.Get("tag").Text()) == "ol" {
 			tag = "ol"
 		}
 		html = "<" + tag + ">" + html + "</" + tag + ">"

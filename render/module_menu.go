@@ -8,22 +8,22 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// emHamburgerPad is the most side padding, in px, a hamburger menu keeps
+// hamburgerPad is the most side padding, in px, a hamburger menu keeps
 // on phones.
-const emHamburgerPad = 5
+const hamburgerPad = 5
 
 // moduleMenu renders navigation links in a line (or stacked, for a
 // vertical layout), with the configured separator between items.
 func (w *emailWriter) moduleMenu(m *design.Module, c *design.Value) {
 	items := c.Get("items")
 	st := m.Style
-	align := emAlign(st.Get("text-align"))
+	align := textAlign(st.Get("text-align"))
 	if align == "" || align == "justify" {
 		align = "center"
 	}
 	td := w.style()
 	td.raw("text-align:" + align + ";")
-	vertical := emLower(m.Computed.Get("layout")) == "vertical"
+	vertical := lower(m.Computed.Get("layout")) == "vertical"
 	// A hamburger menu on phones (the vendor's collapsible icon) becomes
 	// what it shows when opened, a compact vertical list: email has no
 	// script, and the list fits a narrow column where the line did not.
@@ -31,15 +31,15 @@ func (w *emailWriter) moduleMenu(m *design.Module, c *design.Value) {
 	// fit a column a quarter of a phone wide.
 	hamburger := !vertical && m.Computed.Value("hamburger").Get("mobile").BoolOr(false)
 	padCls := ""
-	if _, pr, _, pl := emPadding(st); hamburger && (pl > emHamburgerPad || pr > emHamburgerPad) &&
+	if _, pr, _, pl := padding(st); hamburger && (pl > hamburgerPad || pr > hamburgerPad) &&
 		!m.Mobile.Has("padding-left") && !m.Mobile.Has("padding-right") {
 		padCls = "hp" + strconv.Itoa(w.blockSeq)
-		w.mobileRule("."+padCls+" td.pad", "padding-left:"+emFmt(min(pl, emHamburgerPad))+"px!important;padding-right:"+emFmt(min(pr, emHamburgerPad))+"px!important")
+		w.mobileRule("."+padCls+" td.pad", "padding-left:"+formatPx(min(pl, hamburgerPad))+"px!important;padding-right:"+formatPx(min(pr, hamburgerPad))+"px!important")
 	}
 	w.blockOpenClass(m, "menu", padCls, &td, align)
 	linkColor := w.linkColorFor(m.Computed.Get("linkColor"), st.Get("color"))
 	box := w.style()
-	box.add("color", emColor(st.Get("color")))
+	box.add("color", cssColor(st.Get("color")))
 	box.add("font-family", w.fontStack(st.Get("font-family")))
 	box.add("font-size", st.Get("font-size"))
 	box.add("font-weight", st.Get("font-weight"))
@@ -59,7 +59,7 @@ func (w *emailWriter) moduleMenu(m *design.Module, c *design.Value) {
 	link := w.style()
 	link.raw("text-decoration:none;")
 	link.add("color", linkColor)
-	link.addPadding(emPadding(design.StyleOf(m.Computed.Value("menuItemsSpacing"))))
+	link.addPadding(padding(design.StyleOf(m.Computed.Value("menuItemsSpacing"))))
 	if vertical {
 		link.raw("display:block;")
 	} else {
@@ -77,7 +77,7 @@ func (w *emailWriter) moduleMenu(m *design.Module, c *design.Value) {
 		if href != "" && design.SafeURL(href) {
 			w.s("<a")
 			w.attr("href", href)
-			t := emLower(it.At("link", "target").Text())
+			t := lower(it.At("link", "target").Text())
 			if t == "" {
 				t = "_blank"
 			}

@@ -9,7 +9,7 @@ import (
 // moduleSocial renders a row of linked social network icons.
 func (w *emailWriter) moduleSocial(m *design.Module, c *design.Value) {
 	icons := c.Get("icons")
-	align := emAlign(m.Style.Get("text-align"))
+	align := textAlign(m.Style.Get("text-align"))
 	if align == "" || align == "justify" {
 		align = "center"
 	}
@@ -20,7 +20,7 @@ func (w *emailWriter) moduleSocial(m *design.Module, c *design.Value) {
 	if n, ok := m.Computed.Px("iconsDefaultWidth"); ok && n > 0 {
 		size = n
 	}
-	pt, pr, pb, pl := emShorthand(m.Computed.Get("padding"))
+	pt, pr, pb, pl := shorthand(m.Computed.Get("padding"))
 	if m.Computed.Get("padding") == "" {
 		pr = 5
 	}
@@ -33,7 +33,7 @@ func (w *emailWriter) moduleSocial(m *design.Module, c *design.Value) {
 	w.s(`"><!--[if mso]><table align="`)
 	w.s(align)
 	w.s(`"`)
-	w.s(emTableAttrs)
+	w.s(tableAttrs)
 	w.s(`><tr><![endif]-->`)
 	for i := range icons.Len() {
 		ic := icons.Index(i)
@@ -47,7 +47,7 @@ func (w *emailWriter) moduleSocial(m *design.Module, c *design.Value) {
 			alt = ic.Get("name").Text()
 		}
 		w.s(`<!--[if mso]><td><![endif]--><div class="si" style="display:inline-block;vertical-align:top"><table`)
-		w.s(emTableAttrs)
+		w.s(tableAttrs)
 		w.s("><tr><td")
 		w.styleAttr(&cell)
 		w.s(">")

@@ -24,17 +24,17 @@ func (w *emailWriter) moduleSpacer(m *design.Module, c *design.Value) {
 		w.int(w.blockSeq)
 	}
 	w.s(`" style="height:`)
-	w.s(emFmt(h))
+	w.s(formatPx(h))
 	w.s("px;line-height:")
-	w.s(emFmt(h))
+	w.s(formatPx(h))
 	w.s("px;font-size:1px")
-	if bg := emColor(st.Get("background-color")); !emIsTransparent(bg) {
+	if bg := cssColor(st.Get("background-color")); !isTransparent(bg) {
 		w.s(";background-color:")
 		w.text(bg)
 	}
 	w.s(`">&#8202;</div>`)
 	if hasMobile {
-		w.mobileRule(".m"+strconv.Itoa(w.blockSeq), "height:"+emFmt(mh)+"px!important;line-height:"+emFmt(mh)+"px!important")
+		w.mobileRule(".m"+strconv.Itoa(w.blockSeq), "height:"+formatPx(mh)+"px!important;line-height:"+formatPx(mh)+"px!important")
 	}
 }
 

@@ -16,36 +16,36 @@ func (w *emailWriter) moduleTable(m *design.Module, t *design.Value) {
 	w.blockOpen(m, "table", nil, "")
 	tbl := w.style()
 	tbl.raw("border-collapse:collapse;width:100%;table-layout:fixed;word-break:break-word;")
-	tbl.add("color", emColor(st.Get("color")))
+	tbl.add("color", cssColor(st.Get("color")))
 	tbl.add("font-family", w.fontStack(st.Get("font-family")))
 	tbl.add("font-size", st.Get("font-size"))
 	tbl.add("font-weight", st.Get("font-weight"))
 	tbl.add("line-height", st.Get("line-height"))
 	tbl.add("letter-spacing", st.Get("letter-spacing"))
-	if bg := emColor(st.Get("background-color")); !emIsTransparent(bg) {
+	if bg := cssColor(st.Get("background-color")); !isTransparent(bg) {
 		tbl.add("background-color", bg)
 	}
-	if d := emLower(st.Get("direction")); d == "rtl" {
+	if d := lower(st.Get("direction")); d == "rtl" {
 		tbl.raw("direction:rtl;")
 	}
 	cell := w.style()
 	cell.raw("padding:10px;")
 	cell.addBorders(st)
-	if a := emAlign(st.Get("text-align")); a != "" {
+	if a := textAlign(st.Get("text-align")); a != "" {
 		cell.add("text-align", a)
 	}
 	head := w.style()
 	head.raw(string(cell.b))
-	if bg := emColor(cs.Get("headersBackgroundColor")); !emIsTransparent(bg) {
+	if bg := cssColor(cs.Get("headersBackgroundColor")); !isTransparent(bg) {
 		head.add("background-color", bg)
 	}
-	head.add("color", emColor(cs.Get("headersColor")))
+	head.add("color", cssColor(cs.Get("headersColor")))
 	head.add("font-size", cs.Get("headersFontSize"))
 	head.add("font-weight", cs.Get("headersFontWeight"))
-	if a := emAlign(cs.Get("headersTextAlign")); a != "" {
+	if a := textAlign(cs.Get("headersTextAlign")); a != "" {
 		head.add("text-align", a)
 	}
-	alt := emColor(cs.Get("alternateRowBackgroundColor"))
+	alt := cssColor(cs.Get("alternateRowBackgroundColor"))
 	o := &richOpts{linkColor: w.linkColorFor(cs.Get("linkColor")), pMargin: true}
 
 	w.s(`<table class="tx" width="100%" border="0" cellpadding="0" cellspacing="0"`)
@@ -73,7 +73,7 @@ func (w *emailWriter) moduleTable(m *design.Module, t *design.Value) {
 	for i := range rows.Len() {
 		cells := rows.Index(i).Get("cells")
 		w.s("<tr")
-		if i%2 == 1 && !emIsTransparent(alt) {
+		if i%2 == 1 && !isTransparent(alt) {
 			w.s(` style="background-color:`)
 			w.text(alt)
 			w.s(`"`)

@@ -12,7 +12,7 @@ import (
 func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 	s := w.style()
 	s.raw(extra)
-	color := emColor(st.Get("color"))
+	color := cssColor(st.Get("color"))
 	if color == "" {
 		color = w.color
 	}
@@ -33,10 +33,10 @@ func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 	}
 	lh := st.Get("line-height")
 	s.add("line-height", lh)
-	if a := emAlign(st.Get("text-align")); a != "" {
+	if a := textAlign(st.Get("text-align")); a != "" {
 		s.add("text-align", a)
 	}
-	if d := emLower(st.Get("direction")); d == "rtl" || (d == "ltr" && w.d.Page.Body.Direction == "rtl") {
+	if d := lower(st.Get("direction")); d == "rtl" || (d == "ltr" && w.d.Page.Body.Direction == "rtl") {
 		s.add("direction", d)
 	}
 	// Outlook computes line height from mso-line-height-alt when the

@@ -34,7 +34,7 @@ func (w *emailWriter) moduleVideo(m *design.Module, v *design.Value) {
 	if !design.SafeURL(thumb) {
 		thumb = ""
 	}
-	cssThumb := emCSSURL(thumb) // encoded for url('…')
+	cssThumb := cssURL(thumb) // encoded for url('…')
 	alt := v.Get("thumbAlt").Text()
 	linked := href != "" && design.SafeURL(href)
 
@@ -52,12 +52,12 @@ func (w *emailWriter) moduleVideo(m *design.Module, v *design.Value) {
 		w.s(">")
 	}
 	w.s(`<table class="video-thumb" align="center" width="100%"`)
-	w.s(emTableAttrs)
+	w.s(tableAttrs)
 	if thumb != "" {
 		w.attr("background", thumb)
 	}
 	w.s(` style="max-width:`)
-	w.s(emFmt(width))
+	w.s(formatPx(width))
 	w.s("px")
 	if cssThumb != "" {
 		w.s(";background-image:url('")
@@ -65,9 +65,9 @@ func (w *emailWriter) moduleVideo(m *design.Module, v *design.Value) {
 		w.s("');background-size:cover;background-position:center;background-repeat:no-repeat")
 	}
 	w.s(`"><tr><td align="center" valign="middle" height="`)
-	w.s(emFmt(height))
+	w.s(formatPx(height))
 	w.s(`" style="height:`)
-	w.s(emFmt(height))
+	w.s(formatPx(height))
 	w.s(`px;text-align:center">`)
 	size, ok := v.Get("iconSize").Px()
 	if !ok || size <= 0 || size > width/2 {
@@ -77,31 +77,31 @@ func (w *emailWriter) moduleVideo(m *design.Module, v *design.Value) {
 		w.s("<img")
 		w.attr("src", icon)
 		w.s(` alt="" width="`)
-		w.s(emFmt(size))
+		w.s(formatPx(size))
 		w.s(`" style="display:inline-block;border:0;width:`)
-		w.s(emFmt(size))
+		w.s(formatPx(size))
 		w.s(`px;height:auto">`)
 	} else {
-		bg := emColor(v.Get("iconColor1").Text())
+		bg := cssColor(v.Get("iconColor1").Text())
 		if bg == "" {
 			bg = "#000000"
 		}
-		fg := emColor(v.Get("iconColor2").Text())
+		fg := cssColor(v.Get("iconColor2").Text())
 		if fg == "" {
 			fg = "#ffffff"
 		}
 		w.s(`<span style="display:inline-block;width:`)
-		w.s(emFmt(size))
+		w.s(formatPx(size))
 		w.s("px;height:")
-		w.s(emFmt(size))
+		w.s(formatPx(size))
 		w.s("px;line-height:")
-		w.s(emFmt(size))
+		w.s(formatPx(size))
 		w.s("px;border-radius:50%;background-color:")
 		w.text(bg)
 		w.s(";color:")
 		w.text(fg)
 		w.s(";font-size:")
-		w.s(emFmt(float64(int(size * 0.45))))
+		w.s(formatPx(float64(int(size * 0.45))))
 		w.s(`px;font-family:Arial, sans-serif;text-align:center">&#9654;</span>`)
 	}
 	w.s("</td></tr></table>")

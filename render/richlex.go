@@ -75,5 +75,5 @@ func richTokens(src string, yield func(t richToken)) {
 // richAttrKept reports whether the sanitiser may keep an attribute (on
 // some element).
 func richAttrKept(key string) bool {
-	return key == "href" || key == "src" || emAllowedAttr(key)
+	return key == "href" || key == "src" || allowedAttr(key)
 }

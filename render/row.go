@@ -23,7 +23,7 @@ func (w *emailWriter) row(r *design.Row) {
 	if r.HideOnDesktop {
 		w.desktopHideOpen()
 	}
-	w.rowLink = emColor(r.Computed.Get("linkColor"))
+	w.rowLink = cssColor(r.Computed.Get("linkColor"))
 
 	// Full-width band.
 	cls := "row r" + strconv.Itoa(n)
@@ -31,11 +31,11 @@ func (w *emailWriter) row(r *design.Row) {
 		cls += " mh"
 	}
 	band := w.style()
-	bandBg := emColor(r.ContainerStyle.Get("background-color"))
-	if !emIsTransparent(bandBg) {
+	bandBg := cssColor(r.ContainerStyle.Get("background-color"))
+	if !isTransparent(bandBg) {
 		band.add("background-color", bandBg)
 	}
-	bandImg := emCSSURL(r.ContainerStyle.Get("background-image"))
+	bandImg := cssURL(r.ContainerStyle.Get("background-image"))
 	if bandImg != "" {
 		band.add("background-image", "url('"+bandImg+"')")
 		w.backgroundProps(&band, r.ContainerStyle)
@@ -43,8 +43,8 @@ func (w *emailWriter) row(r *design.Row) {
 	w.s(`<table class="`)
 	w.s(cls)
 	w.s(`" align="center" width="100%"`)
-	w.s(emTableAttrs)
-	if !emIsTransparent(bandBg) {
+	w.s(tableAttrs)
+	if !isTransparent(bandBg) {
 		w.attr("bgcolor", bandBg)
 	}
 	if bandImg != "" {
@@ -62,30 +62,30 @@ func (w *emailWriter) row(r *design.Row) {
 	box.raw("width:100%;max-width:")
 	box.raw(strconv.Itoa(int(width)))
 	box.raw("px;margin:0 auto;")
-	boxBg := emColor(cs.Get("background-color"))
-	if emIsTransparent(boxBg) {
-		boxBg = emColor(r.Computed.Get("messageBackgroundColor"))
+	boxBg := cssColor(cs.Get("background-color"))
+	if isTransparent(boxBg) {
+		boxBg = cssColor(r.Computed.Get("messageBackgroundColor"))
 	}
-	if emIsTransparent(boxBg) {
-		boxBg = emColor(w.d.Page.Body.MessageBackgroundColor)
+	if isTransparent(boxBg) {
+		boxBg = cssColor(w.d.Page.Body.MessageBackgroundColor)
 	}
-	if !emIsTransparent(boxBg) {
+	if !isTransparent(boxBg) {
 		box.add("background-color", boxBg)
 	}
-	boxImg := emCSSURL(cs.Get("background-image"))
+	boxImg := cssURL(cs.Get("background-image"))
 	if boxImg != "" {
 		box.add("background-image", "url('"+boxImg+"')")
 		w.backgroundProps(&box, cs)
 	}
-	if c := emColor(cs.Get("color")); c != "" && !strings.EqualFold(c, w.color) {
+	if c := cssColor(cs.Get("color")); c != "" && !strings.EqualFold(c, w.color) {
 		box.add("color", c)
 	}
 	bh, _ := box.addBorders(cs)
-	if rad := emCSSValue(cs.Get("border-radius")); rad != "" && rad != "0px" && rad != "0" {
+	if rad := cssValue(cs.Get("border-radius")); rad != "" && rad != "0px" && rad != "0" {
 		box.add("border-radius", rad)
 		box.raw("overflow:hidden;")
 	}
-	pt, pr, pb, pl := emPadding(cs)
+	pt, pr, pb, pl := padding(cs)
 	inner := width - bh - pr - pl
 	if inner < 20 {
 		inner = 20
@@ -94,7 +94,7 @@ func (w *emailWriter) row(r *design.Row) {
 	w.s(`<!--[if mso]><table align="center" width="`)
 	w.int(int(width))
 	w.s(`"`)
-	w.s(emTableAttrs)
+	w.s(tableAttrs)
 	w.s(`><tr><td><![endif]-->`)
 	if boxImg != "" {
 		w.vmlBackgroundOpen(boxImg, boxBg, cs, "width:"+strconv.Itoa(int(width))+"px")
@@ -110,8 +110,8 @@ func (w *emailWriter) row(r *design.Row) {
 		w.s(" mw")
 	}
 	w.s(`" align="center" width="100%"`)
-	w.s(emTableAttrs)
-	if !emIsTransparent(boxBg) {
+	w.s(tableAttrs)
+	if !isTransparent(boxBg) {
 		w.attr("bgcolor", boxBg)
 	}
 	if boxImg != "" {
@@ -123,7 +123,7 @@ func (w *emailWriter) row(r *design.Row) {
 	var tdCls []string
 	if r.MobileStyle.Len() > 0 {
 		rowCls := "r" + strconv.Itoa(n) + "p"
-		w.mobileRule("."+rowCls, emMobilePadding(r.MobileStyle))
+		w.mobileRule("."+rowCls, mobilePadding(r.MobileStyle))
 		tdCls = append(tdCls, rowCls)
 	}
 	if reverse {
@@ -170,14 +170,14 @@ func (w *emailWriter) vmlBackgroundOpen(img, color string, st design.Style, size
 	w.s(`<!--[if gte mso 9]><v:rect xmlns:v="urn:schemas-microsoft-com:vml" fill="true" stroke="false" style="`)
 	w.s(size)
 	w.s(`"><v:fill type="`)
-	if rep := emLower(st.Get("background-repeat")); rep == "" || strings.HasPrefix(rep, "repeat") {
+	if rep := lower(st.Get("background-repeat")); rep == "" || strings.HasPrefix(rep, "repeat") {
 		w.s("tile")
 	} else {
 		w.s("frame")
 	}
 	w.s(`"`)
 	w.attr("src", img)
-	if !emIsTransparent(color) {
+	if !isTransparent(color) {
 		w.attr("color", color)
 	}
 	w.s(` /><v:textbox style="mso-fit-shape-to-text:true" inset="0,0,0,0"><![endif]-->`)
@@ -187,7 +187,7 @@ func (w *emailWriter) vmlBackgroundClose() {
 	w.s(`<!--[if gte mso 9]></v:textbox></v:rect><![endif]-->`)
 }
 
-func (w *emailWriter) backgroundProps(s *emStyle, st design.Style) {
+func (w *emailWriter) backgroundProps(s *style, st design.Style) {
 	s.add("background-position", st.Get("background-position"))
 	s.add("background-repeat", st.Get("background-repeat"))
 	if sz := st.Get("background-size"); sz != "" && sz != "auto" {
@@ -238,10 +238,10 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 		// them, below each but the last one shown (as the vendor's
 		// exports do), instead of the sideways gap.
 		gapCls = "r" + strconv.Itoa(w.rowIndex+1) + "g"
-		w.mobileRule("."+gapCls, "padding-bottom:"+emFmt(spacing)+"px!important")
+		w.mobileRule("."+gapCls, "padding-bottom:"+formatPx(spacing)+"px!important")
 	}
 	w.s(`<!--[if mso]><table width="100%"`)
-	w.s(emTableAttrs)
+	w.s(tableAttrs)
 	w.s(`><tr><![endif]-->`)
 	for i := range cols {
 		c := &cols[i]
@@ -283,7 +283,7 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 		w.s(valign)
 		if stack {
 			w.s(`;width:100%;max-width:`)
-			w.s(emFmt(cw))
+			w.s(formatPx(cw))
 			w.s("px")
 		} else {
 			// Never stacked: proportional widths keep them side by side
@@ -297,9 +297,9 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 			// for a client that drops the <style> element's "*" rule
 			// (with content-box the columns overflow the row and wrap).
 			w.s(";box-sizing:border-box;padding:0 ")
-			w.s(emFmt(padR))
+			w.s(formatPx(padR))
 			w.s("px 0 ")
-			w.s(emFmt(padL))
+			w.s(formatPx(padL))
 			w.s("px")
 		}
 		w.s(`">`)
@@ -314,14 +314,14 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, mul
 	w.columnSeq++
 	st := c.Style
 	s := w.style()
-	if bg := emColor(st.Get("background-color")); !emIsTransparent(bg) {
+	if bg := cssColor(st.Get("background-color")); !isTransparent(bg) {
 		s.add("background-color", bg)
 	}
 	bh, _ := s.addBorders(st)
 	if rad := r.ColumnsRadius; rad != "" && rad != "0px" {
 		s.add("border-radius", rad)
 	}
-	pt, pr, pb, pl := emPadding(st)
+	pt, pr, pb, pl := padding(st)
 	s.addPadding(pt, pr, pb, pl)
 	if multi {
 		// Undo the container's font-size:0 (which removes the gaps
@@ -329,11 +329,11 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, mul
 		s.raw("font-size:16px;")
 	}
 	w.s(`<table width="100%"`)
-	w.s(emTableAttrs)
+	w.s(tableAttrs)
 	w.s("><tr><td")
 	if c.MobileStyle.Len() > 0 {
 		cls := "c" + strconv.Itoa(w.columnSeq)
-		w.mobileRule("."+cls, emMobilePadding(c.MobileStyle))
+		w.mobileRule("."+cls, mobilePadding(c.MobileStyle))
 		w.s(` class="`)
 		w.s(cls)
 		w.s(`"`)
@@ -359,9 +359,9 @@ func (w *emailWriter) module(m *design.Module) {
 	k, ok := kinds[m.EffectiveKind()]
 	if !ok {
 		if m.Kind == design.KindAddon {
-			w.warnOnce("addon module without a renderable contentType ("+emQuote(m.ContentType)+") omitted", w.path())
+			w.warnOnce("addon module without a renderable contentType ("+quote(m.ContentType)+") omitted", w.path())
 		} else {
-			w.warnOnce("unknown module type "+emQuote(m.Type)+" omitted", w.path())
+			w.warnOnce("unknown module type "+quote(m.Type)+" omitted", w.path())
 		}
 		return
 	}
@@ -377,12 +377,12 @@ func (w *emailWriter) module(m *design.Module) {
 
 // blockOpen writes the module's table and padded cell; it returns the
 // width available inside the padding. td holds extra cell declarations.
-func (w *emailWriter) blockOpen(m *design.Module, kind string, td *emStyle, align string) float64 {
+func (w *emailWriter) blockOpen(m *design.Module, kind string, td *style, align string) float64 {
 	return w.blockOpenClass(m, kind, "", td, align)
 }
 
 // blockOpenClass is blockOpen with an extra class on the block's table.
-func (w *emailWriter) blockOpenClass(m *design.Module, kind, extraCls string, td *emStyle, align string) float64 {
+func (w *emailWriter) blockOpenClass(m *design.Module, kind, extraCls string, td *style, align string) float64 {
 	w.s(`<table class="`)
 	w.s(kind)
 	w.s("_block")
@@ -400,9 +400,9 @@ func (w *emailWriter) blockOpenClass(m *design.Module, kind, extraCls string, td
 		w.s(mobileCls)
 	}
 	w.s(`" width="100%"`)
-	w.s(emTableAttrs)
+	w.s(tableAttrs)
 	w.s(`><tr><td class="pad"`)
-	pt, pr, pb, pl := emPadding(m.Style)
+	pt, pr, pb, pl := padding(m.Style)
 	s := w.style()
 	s.addPadding(pt, pr, pb, pl)
 	if td != nil {
@@ -432,17 +432,17 @@ func (w *emailWriter) blockClose() { w.s("</td></tr></table>") }
 // blockMobileRules turns descriptor.mobileStyle into rules for the block.
 func (w *emailWriter) blockMobileRules(m *design.Module, cls string) {
 	ms := m.Mobile
-	w.mobileRule("."+cls+" td.pad", emMobilePadding(ms))
+	w.mobileRule("."+cls+" td.pad", mobilePadding(ms))
 	txt := w.style()
 	txt.add("font-size", ms.Get("font-size"))
 	txt.add("line-height", ms.Get("line-height"))
-	if a := emAlign(ms.Get("text-align")); a != "" {
+	if a := textAlign(ms.Get("text-align")); a != "" {
 		txt.add("text-align", a)
 	}
 	if len(txt.b) > 0 {
-		w.mobileRule("."+cls+" .tx", emImportant(txt.String()))
+		w.mobileRule("."+cls+" .tx", important(txt.String()))
 	}
-	if a := emAlign(ms.Get("text-align")); a != "" {
+	if a := textAlign(ms.Get("text-align")); a != "" {
 		w.mobileRule("."+cls+" td.pad", "text-align:"+a+"!important")
 	}
 }
@@ -450,7 +450,7 @@ func (w *emailWriter) blockMobileRules(m *design.Module, cls string) {
 // linkColorFor picks the module's link colour: its own, the row's, the body's.
 func (w *emailWriter) linkColorFor(vals ...string) string {
 	for _, v := range vals {
-		if c := emColor(v); c != "" {
+		if c := cssColor(v); c != "" {
 			return c
 		}
 	}
@@ -460,12 +460,12 @@ func (w *emailWriter) linkColorFor(vals ...string) string {
 	return w.linkColor
 }
 
-// emLower lower-cases ASCII.
-func emLower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+// lower lower-cases ASCII.
+func lower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-// emQuote quotes a design-supplied name for a warning: ASCII only (the
+// quote quotes a design-supplied name for a warning: ASCII only (the
 // warnings travel in an HTTP header) and bounded in length.
-func emQuote(s string) string {
+func quote(s string) string {
 	const maxLen = 80
 	if len(s) > maxLen {
 		s = s[:maxLen] + "…"

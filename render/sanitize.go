@@ -15,11 +15,11 @@ import (
 // everything able to run script or restyle the page is dropped, and
 // elements are balanced so a stray tag cannot break the layout tables.
 
-// emAllowedTag reports whether an element is kept (with its allowed
+// allowedTag reports whether an element is kept (with its allowed
 // attributes). Others are dropped but their content kept, except
 // design.DropsContent ones. (A switch: cheaper than a map lookup for
 // every tag of every rich block.)
-func emAllowedTag(a atom.Atom) bool {
+func allowedTag(a atom.Atom) bool {
 	switch a {
 	case atom.A, atom.Abbr, atom.B, atom.Bdi, atom.Bdo, atom.Big,
 		atom.Blockquote, atom.Br, atom.Caption, atom.Center, atom.Cite, atom.Code,
@@ -35,9 +35,9 @@ func emAllowedTag(a atom.Atom) bool {
 	return false
 }
 
-// emAllowedAttr reports whether an attribute is kept on an allowed
+// allowedAttr reports whether an attribute is kept on an allowed
 // element; href and src are checked separately.
-func emAllowedAttr(key string) bool {
+func allowedAttr(key string) bool {
 	switch key {
 	case "style", "class", "title", "alt", "target", "width", "height", "align",
 		"valign", "dir", "lang", "colspan", "rowspan", "border", "cellpadding",
@@ -49,7 +49,7 @@ func emAllowedAttr(key string) bool {
 	return false
 }
 
-func emVoid(a atom.Atom) bool {
+func isVoid(a atom.Atom) bool {
 	switch a {
 	case atom.Br, atom.Img, atom.Hr, atom.Wbr, atom.Col:
 		return true
@@ -90,7 +90,7 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 				return
 			}
 			if t.escape {
-				emEscapeBytes(&w.body, t.text)
+				escapeBytes(&w.body, t.text)
 			} else {
 				w.body.Write(t.text)
 			}
@@ -108,11 +108,11 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 				}
 				return
 			}
-			if !emAllowedTag(t.a) {
+			if !allowedTag(t.a) {
 				return
 			}
 			w.startTag(&t, o, &paras)
-			if !emVoid(t.a) && t.kind == html.StartTagToken {
+			if !isVoid(t.a) && t.kind == html.StartTagToken {
 				stack = append(stack, t.a)
 			}
 		case html.EndTagToken:
@@ -122,7 +122,7 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 				}
 				return
 			}
-			if !emAllowedTag(t.a) || emVoid(t.a) {
+			if !allowedTag(t.a) || isVoid(t.a) {
 				return
 			}
 			// Close up to the matching open element; ignore strays.
@@ -167,7 +167,7 @@ func (w *emailWriter) startTag(t *richToken, o *richOpts, paras *int) {
 			}
 		case key == "style":
 			style = val
-		case emAllowedAttr(key):
+		case allowedAttr(key):
 			hasAlt = hasAlt || key == "alt"
 			w.attr(key, val)
 		}
@@ -198,12 +198,12 @@ func (w *emailWriter) richStyleAttr(a atom.Atom, style string, o *richOpts, para
 	}
 	w.s(` style="`)
 	if join {
-		emEscape(&w.body, pre)
+		escape(&w.body, pre)
 		if style != "" {
 			w.body.WriteByte(';')
 		}
 	}
-	emEscape(&w.body, style)
+	escape(&w.body, style)
 	w.body.WriteByte('"')
 	// pre is empty unless joined, and its declarations end where style's
 	// begin: scanning them one after the other reads both in order.
@@ -232,7 +232,7 @@ func (w *emailWriter) richStyleDefaults(a atom.Atom, style string, o *richOpts, 
 		*paras++
 		if o.pMargin && !styleDeclares(style, "margin") {
 			if *paras > 1 && o.paraSpacing > 0 {
-				return "margin:" + emFmt(o.paraSpacing) + "px 0 0", true
+				return "margin:" + formatPx(o.paraSpacing) + "px 0 0", true
 			}
 			return "margin:0", true
 		}
@@ -253,7 +253,7 @@ func (w *emailWriter) richStyleDefaults(a atom.Atom, style string, o *richOpts, 
 		return s.String(), true
 	case atom.Li:
 		if o.listItemGap > 0 && !styleDeclares(style, "margin") {
-			return "margin-bottom:" + emFmt(o.listItemGap) + "px", true
+			return "margin-bottom:" + formatPx(o.listItemGap) + "px", true
 		}
 	}
 	return "", false

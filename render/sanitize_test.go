@@ -11,7 +11,7 @@ import (
 	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
-func emRich(src string, o *richOpts) string {
+func rich(src string, o *richOpts) string {
 	w := &emailWriter{d: &design.Design{}}
 	w.rich(src, o)
 	return w.body.String()
@@ -53,7 +53,7 @@ func TestSanitizeRich(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := emRich(tt.in, tt.o); got != tt.want {
+			if got := rich(tt.in, tt.o); got != tt.want {
 				t.Errorf("\n got %s\nwant %s", got, tt.want)
 			}
 		})
@@ -71,13 +71,13 @@ func TestCSSValue(t *testing.T) {
 		"url('https://x.test/a.png')": "url('https://x.test/a.png')",
 		"  10px  ":                    "10px",
 	} {
-		if got := emCSSValue(in); got != want {
-			t.Errorf("emCSSValue(%q) = %q, want %q", in, got, want)
+		if got := cssValue(in); got != want {
+			t.Errorf("cssValue(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
-// FuzzFirstField: emFirstField is the first of strings.Fields.
+// FuzzFirstField: firstField is the first of strings.Fields.
 func FuzzFirstField(f *testing.F) {
 	for _, s := range []string{"1px solid #000", "  2px\u00a0dashed", "", " \t", "none", "\xff 1px"} {
 		f.Add(s)
@@ -87,8 +87,8 @@ func FuzzFirstField(f *testing.F) {
 		if fs := strings.Fields(s); len(fs) > 0 {
 			want = fs[0]
 		}
-		if got := emFirstField(s); got != want {
-			t.Fatalf("emFirstField(%q) = %q, want %q", s, got, want)
+		if got := firstField(s); got != want {
+			t.Fatalf("firstField(%q) = %q, want %q", s, got, want)
 		}
 	})
 }
@@ -101,8 +101,8 @@ func FuzzEscape(f *testing.F) {
 	ref := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
 	f.Fuzz(func(t *testing.T, s string) {
 		var a, b bytes.Buffer
-		emEscape(&a, s)
-		emEscapeBytes(&b, []byte(s))
+		escape(&a, s)
+		escapeBytes(&b, []byte(s))
 		if want := ref.Replace(s); a.String() != want || b.String() != want {
 			t.Fatalf("escape(%q) = %q / %q, want %q", s, a.String(), b.String(), want)
 		}
@@ -202,8 +202,8 @@ var sanitizerOpts = []*richOpts{
 func checkSanitized(t *testing.T, src string) {
 	t.Helper()
 	for _, o := range sanitizerOpts {
-		out := emRich(src, o)
-		if again := emRich(src, o); again != out {
+		out := rich(src, o)
+		if again := rich(src, o); again != out {
 			t.Fatalf("rich(%q) is not deterministic:\n%s\n%s", src, out, again)
 		}
 		fail := func(format string, args ...any) {
@@ -222,10 +222,10 @@ func checkSanitized(t *testing.T, src string) {
 			case html.CommentToken, html.DoctypeToken:
 				fail("a comment or doctype")
 			case html.StartTagToken, html.SelfClosingTagToken:
-				if !emAllowedTag(tok.DataAtom) {
+				if !allowedTag(tok.DataAtom) {
 					fail("element %q", tok.Data)
 				}
-				if tt == html.StartTagToken && !emVoid(tok.DataAtom) {
+				if tt == html.StartTagToken && !isVoid(tok.DataAtom) {
 					open = append(open, tok.Data)
 				}
 				for _, a := range tok.Attr {
@@ -240,7 +240,7 @@ func checkSanitized(t *testing.T, src string) {
 								fail("style declaration %q", decl)
 							}
 						}
-					case !emAllowedAttr(a.Key) || strings.HasPrefix(a.Key, "on"):
+					case !allowedAttr(a.Key) || strings.HasPrefix(a.Key, "on"):
 						fail("attribute %q", a.Key)
 					}
 				}

@@ -22,9 +22,9 @@ import (
 	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
-// emPlaceholderPNG is served for every remote image (there is no network):
+// placeholderPNG is served for every remote image (there is no network):
 // a 1200×600 grey picture with a dark frame, so widths and alignment show.
-func emPlaceholderPNG() string {
+func placeholderPNG() string {
 	const w, h = 1200, 600
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	for y := range h {
@@ -67,7 +67,7 @@ func TestScreenshots(t *testing.T) {
 	// Start the browser on the long-lived context (the first Run binds
 	// it) and answer every non-file request locally: images get the
 	// placeholder, anything else (fonts) fails fast.
-	placeholder := emPlaceholderPNG()
+	placeholder := placeholderPNG()
 	chromedp.ListenTarget(ctx, func(ev any) {
 		e, ok := ev.(*fetch.EventRequestPaused)
 		if !ok {

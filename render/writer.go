@@ -44,7 +44,7 @@ type emailWriter struct {
 // Table attributes shared by every layout table: a presentation role for
 // screen readers and no spacing (Outlook ignores CSS border-spacing; the
 // lspace/rspace fix is in the head CSS; border defaults to 0).
-const emTableAttrs = ` role="presentation" cellpadding="0" cellspacing="0"`
+const tableAttrs = ` role="presentation" cellpadding="0" cellspacing="0"`
 
 func (w *emailWriter) s(s string) { w.body.WriteString(s) }
 
@@ -84,20 +84,20 @@ func (w *emailWriter) attr(name, value string) {
 	w.body.WriteByte(' ')
 	w.body.WriteString(name)
 	w.body.WriteString(`="`)
-	emEscape(&w.body, value)
+	escape(&w.body, value)
 	w.body.WriteByte('"')
 }
 
 // text writes escaped text.
-func (w *emailWriter) text(s string) { emEscape(&w.body, s) }
+func (w *emailWriter) text(s string) { escape(&w.body, s) }
 
-// emEscape escapes text for HTML content or a double-quoted attribute:
+// escape escapes text for HTML content or a double-quoted attribute:
 // & < > and " (not '). Merge tags ({{…}}, $…$) contain none of these
 // except in rare quoted arguments, which escaping keeps equivalent.
-func emEscape(b *bytes.Buffer, s string) {
+func escape(b *bytes.Buffer, s string) {
 	start := 0
 	for i := 0; i < len(s); i++ {
-		if r := emEscapes[s[i]]; r != "" {
+		if r := escapes[s[i]]; r != "" {
 			b.WriteString(s[start:i])
 			b.WriteString(r)
 			start = i + 1
@@ -106,11 +106,11 @@ func emEscape(b *bytes.Buffer, s string) {
 	b.WriteString(s[start:])
 }
 
-// emEscapeBytes is emEscape for a byte slice.
-func emEscapeBytes(b *bytes.Buffer, s []byte) {
+// escapeBytes is escape for a byte slice.
+func escapeBytes(b *bytes.Buffer, s []byte) {
 	start := 0
 	for i := 0; i < len(s); i++ {
-		if r := emEscapes[s[i]]; r != "" {
+		if r := escapes[s[i]]; r != "" {
 			b.Write(s[start:i])
 			b.WriteString(r)
 			start = i + 1
@@ -119,30 +119,30 @@ func emEscapeBytes(b *bytes.Buffer, s []byte) {
 	b.Write(s[start:])
 }
 
-// emEscapes are the replacements emEscape makes.
-var emEscapes = [256]string{'&': "&amp;", '<': "&lt;", '>': "&gt;", '"': "&quot;"}
+// escapes are the replacements escape makes.
+var escapes = [256]string{'&': "&amp;", '<': "&lt;", '>': "&gt;", '"': "&quot;"}
 
-// emFmt formats a pixel amount compactly: 12, 12.5, 0.33.
-func emFmt(f float64) string {
+// formatPx formats a pixel amount compactly: 12, 12.5, 0.33.
+func formatPx(f float64) string {
 	if f == float64(int64(f)) {
 		return strconv.FormatInt(int64(f), 10)
 	}
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
-// emAppendFmt appends emFmt(f) to b without an intermediate string.
-func emAppendFmt(b []byte, f float64) []byte {
+// appendPx appends formatPx(f) to b without an intermediate string.
+func appendPx(b []byte, f float64) []byte {
 	if f == float64(int64(f)) {
 		return strconv.AppendInt(b, int64(f), 10)
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, 64)
 }
 
-// emCSSValue returns v if it is safe inside a style attribute or the
+// cssValue returns v if it is safe inside a style attribute or the
 // <style> block: no declaration or rule breaks, no markup, no script
 // URLs or legacy IE expressions. Design values are plain CSS values, so
 // anything else is dropped rather than repaired.
-func emCSSValue(v string) string {
+func cssValue(v string) string {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return ""
@@ -162,15 +162,15 @@ func emCSSValue(v string) string {
 	return v
 }
 
-// emStyle accumulates declarations for a style attribute.
-type emStyle struct{ b []byte }
+// style accumulates declarations for a style attribute.
+type style struct{ b []byte }
 
 // style returns an empty style, with room for most style attributes
 // (growing from nothing would allocate 8, 16, 32… bytes in turn).
-func (w *emailWriter) style() emStyle { return emStyle{b: make([]byte, 0, 192)} }
+func (w *emailWriter) style() style { return style{b: make([]byte, 0, 192)} }
 
-func (s *emStyle) add(prop, value string) {
-	value = emCSSValue(value)
+func (s *style) add(prop, value string) {
+	value = cssValue(value)
 	if value == "" {
 		return
 	}
@@ -181,26 +181,26 @@ func (s *emStyle) add(prop, value string) {
 }
 
 // addPx adds a pixel length.
-func (s *emStyle) addPx(prop string, px float64) {
+func (s *style) addPx(prop string, px float64) {
 	s.b = append(s.b, prop...)
 	s.b = append(s.b, ':')
-	s.b = emAppendFmt(s.b, px)
+	s.b = appendPx(s.b, px)
 	s.b = append(s.b, "px;"...)
 }
 
 // raw adds pre-formed, trusted declarations.
-func (s *emStyle) raw(decl string) {
+func (s *style) raw(decl string) {
 	s.b = append(s.b, decl...)
 }
 
 // copyProps copies the listed properties from a design style.
-func (s *emStyle) copyProps(st design.Style, props ...string) {
+func (s *style) copyProps(st design.Style, props ...string) {
 	for _, p := range props {
 		s.add(p, st.Get(p))
 	}
 }
 
-func (s *emStyle) String() string {
+func (s *style) String() string {
 	if len(s.b) > 0 && s.b[len(s.b)-1] == ';' {
 		return string(s.b[:len(s.b)-1])
 	}
@@ -208,7 +208,7 @@ func (s *emStyle) String() string {
 }
 
 // styleAttr writes ` style="…"` unless empty.
-func (w *emailWriter) styleAttr(s *emStyle) {
+func (w *emailWriter) styleAttr(s *style) {
 	b := s.b
 	if len(b) == 0 {
 		return
@@ -217,7 +217,7 @@ func (w *emailWriter) styleAttr(s *emStyle) {
 		b = b[:len(b)-1]
 	}
 	w.body.WriteString(` style="`)
-	emEscapeBytes(&w.body, b)
+	escapeBytes(&w.body, b)
 	w.body.WriteByte('"')
 }
 
@@ -226,23 +226,23 @@ func (w *emailWriter) path() string {
 	return "page.rows[" + strconv.Itoa(w.rowIndex) + "].columns[" + strconv.Itoa(w.colIndex) + "].modules[" + strconv.Itoa(w.modIndex) + "]"
 }
 
-// emColor returns a usable colour ("" for empty or junk).
-func emColor(c string) string {
-	c = emCSSValue(c)
+// cssColor returns a usable colour ("" for empty or junk).
+func cssColor(c string) string {
+	c = cssValue(c)
 	if c == "" {
 		return ""
 	}
 	return c
 }
 
-// emIsTransparent reports whether a colour paints nothing.
-func emIsTransparent(c string) bool {
+// isTransparent reports whether a colour paints nothing.
+func isTransparent(c string) bool {
 	return c == "" || strings.EqualFold(c, "transparent") || strings.EqualFold(c, "none")
 }
 
-// emPadding reads padding-top/right/bottom/left (tolerating the
+// padding reads padding-top/right/bottom/left (tolerating the
 // "padding-buttom" misspelling and a "padding" shorthand) in pixels.
-func emPadding(st design.Style) (top, right, bottom, left float64) {
+func padding(st design.Style) (top, right, bottom, left float64) {
 	// One pass over the style for the six names (the last occurrence of
 	// a name wins, as with Get): styles are read for every block.
 	var sh, t, r, b, bt, l *design.Value
@@ -269,7 +269,7 @@ func emPadding(st design.Style) (top, right, bottom, left float64) {
 		}
 	}
 	if v := strings.TrimSpace(sh.Text()); v != "" {
-		top, right, bottom, left = emShorthand(v)
+		top, right, bottom, left = shorthand(v)
 	}
 	if v, ok := t.Px(); ok {
 		top = v
@@ -288,13 +288,13 @@ func emPadding(st design.Style) (top, right, bottom, left float64) {
 	return max(top, 0), max(right, 0), max(bottom, 0), max(left, 0)
 }
 
-// emShorthand parses a 1–4 value px shorthand like "0 5px 0 0".
-func emShorthand(s string) (top, right, bottom, left float64) {
+// shorthand parses a 1–4 value px shorthand like "0 5px 0 0".
+func shorthand(s string) (top, right, bottom, left float64) {
 	var v [4]float64
 	count := 0
 	for rest := s; ; count++ {
 		var p string
-		if p, rest = emNextField(rest); p == "" {
+		if p, rest = nextField(rest); p == "" {
 			break
 		}
 		if count < len(v) {
@@ -319,7 +319,7 @@ func emShorthand(s string) (top, right, bottom, left float64) {
 }
 
 // addPadding adds the padding declarations in the shortest shorthand.
-func (s *emStyle) addPadding(top, right, bottom, left float64) {
+func (s *style) addPadding(top, right, bottom, left float64) {
 	if top == 0 && right == 0 && bottom == 0 && left == 0 {
 		return
 	}
@@ -337,7 +337,7 @@ func (s *emStyle) addPadding(top, right, bottom, left float64) {
 		if i > 0 {
 			s.b = append(s.b, ' ')
 		}
-		s.b = emAppendFmt(s.b, v)
+		s.b = appendPx(s.b, v)
 		if v != 0 {
 			s.b = append(s.b, "px"...)
 		}
@@ -345,10 +345,10 @@ func (s *emStyle) addPadding(top, right, bottom, left float64) {
 	s.b = append(s.b, ';')
 }
 
-// emBorderWidth is the width in px of a border like "1px solid #ccc"
+// borderWidth is the width in px of a border like "1px solid #ccc"
 // (0 for none/transparent-free junk).
-func emBorderWidth(b string) float64 {
-	first := emFirstField(b)
+func borderWidth(b string) float64 {
+	first := firstField(b)
 	if first == "" {
 		return 0
 	}
@@ -370,15 +370,15 @@ func emBorderWidth(b string) float64 {
 	return n
 }
 
-// emFirstField is strings.Fields(s)[0] (or ""), without the slice.
-func emFirstField(s string) string {
-	f, _ := emNextField(s)
+// firstField is strings.Fields(s)[0] (or ""), without the slice.
+func firstField(s string) string {
+	f, _ := nextField(s)
 	return f
 }
 
-// emNextField returns the first space-separated field of s (as
+// nextField returns the first space-separated field of s (as
 // strings.Fields splits) and what follows it.
-func emNextField(s string) (field, rest string) {
+func nextField(s string) (field, rest string) {
 	start := -1
 	for i, r := range s {
 		switch {
@@ -398,7 +398,7 @@ func emNextField(s string) (field, rest string) {
 
 // addBorders copies border-* sides, skipping invisible ones to keep markup
 // lean; it returns the horizontal and vertical border widths.
-func (s *emStyle) addBorders(st design.Style) (horiz, vert float64) {
+func (s *style) addBorders(st design.Style) (horiz, vert float64) {
 	sides := [4]string{st.Get("border-top"), st.Get("border-right"), st.Get("border-bottom"), st.Get("border-left")}
 	if all := st.Get("border"); all != "" {
 		for i := range sides {
@@ -408,39 +408,39 @@ func (s *emStyle) addBorders(st design.Style) (horiz, vert float64) {
 		}
 	}
 	if sides[0] != "" && sides[0] == sides[1] && sides[1] == sides[2] && sides[2] == sides[3] {
-		if emBorderVisible(sides[0]) {
+		if borderVisible(sides[0]) {
 			s.add("border", sides[0])
-			bw := emBorderWidth(sides[0])
+			bw := borderWidth(sides[0])
 			return 2 * bw, 2 * bw
 		}
 		return 0, 0
 	}
 	names := [4]string{"border-top", "border-right", "border-bottom", "border-left"}
 	for i, v := range sides {
-		if !emBorderVisible(v) {
+		if !borderVisible(v) {
 			continue
 		}
 		s.add(names[i], v)
 		if i == 1 || i == 3 {
-			horiz += emBorderWidth(v)
+			horiz += borderWidth(v)
 		} else {
-			vert += emBorderWidth(v)
+			vert += borderWidth(v)
 		}
 	}
 	return horiz, vert
 }
 
-// emBorderVisible reports whether a border declaration draws anything.
-func emBorderVisible(b string) bool {
-	if b == "" || emBorderWidth(b) == 0 {
+// borderVisible reports whether a border declaration draws anything.
+func borderVisible(b string) bool {
+	if b == "" || borderWidth(b) == 0 {
 		return false
 	}
 	l := strings.ToLower(b)
 	return !strings.Contains(l, "transparent") && !strings.Contains(l, "none")
 }
 
-// emAlign normalises a text alignment.
-func emAlign(a string) string {
+// textAlign normalises a text alignment.
+func textAlign(a string) string {
 	switch strings.ToLower(strings.TrimSpace(a)) {
 	case "left":
 		return "left"
@@ -458,17 +458,17 @@ func emAlign(a string) string {
 // default; the result always ends with a generic family, so a missing web
 // font degrades to a sensible local one. It records the font as used.
 func (w *emailWriter) fontStack(f string) string {
-	f = emCSSValue(f)
+	f = cssValue(f)
 	if f == "" || strings.EqualFold(f, "inherit") {
 		return w.font
 	}
 	w.useFont(f)
-	return emWithGeneric(f)
+	return withGeneric(f)
 }
 
-func emWithGeneric(f string) string {
+func withGeneric(f string) string {
 	generics := [...]string{"sans-serif", "serif", "monospace", "cursive", "fantasy", "system-ui"}
-	if emIsASCII(f) {
+	if isASCII(f) {
 		// No lower-cased copy: compare the tail ignoring ASCII case.
 		t := strings.TrimRight(f, " '\"")
 		for _, g := range generics {
@@ -488,7 +488,7 @@ func emWithGeneric(f string) string {
 	return f + ", sans-serif"
 }
 
-func emIsASCII(s string) bool {
+func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
 			return false
@@ -497,15 +497,15 @@ func emIsASCII(s string) bool {
 	return true
 }
 
-// emFamilyKey normalises a font family name for matching: the first
+// familyKey normalises a font family name for matching: the first
 // family of a stack, lower-case, without quotes or spaces.
-func emFamilyKey(stack string) string {
+func familyKey(stack string) string {
 	var buf [64]byte
-	return string(emAppendFamilyKey(buf[:0], stack))
+	return string(appendFamilyKey(buf[:0], stack))
 }
 
-// emAppendFamilyKey appends emFamilyKey(stack) to b.
-func emAppendFamilyKey(b []byte, stack string) []byte {
+// appendFamilyKey appends familyKey(stack) to b.
+func appendFamilyKey(b []byte, stack string) []byte {
 	first := stack
 	if i := strings.IndexByte(first, ','); i >= 0 {
 		first = first[:i]
@@ -527,7 +527,7 @@ func (w *emailWriter) useFont(stack string) {
 	// The key is built on the stack and becomes a string only when it is
 	// new: most modules repeat the page's font.
 	var buf [64]byte
-	k := emAppendFamilyKey(buf[:0], stack)
+	k := appendFamilyKey(buf[:0], stack)
 	if len(k) == 0 {
 		return
 	}
@@ -572,8 +572,8 @@ func (w *emailWriter) mobileRule(selector string, decls string) {
 	w.mobile.WriteByte('}')
 }
 
-// emImportant turns "a:1;b:2" into "a:1!important;b:2!important".
-func emImportant(decls string) string {
+// important turns "a:1;b:2" into "a:1!important;b:2!important".
+func important(decls string) string {
 	if decls == "" {
 		return ""
 	}
@@ -589,15 +589,15 @@ func emImportant(decls string) string {
 	return b.String()
 }
 
-// emMobilePadding turns the padding sides a mobileStyle sets (and only
+// mobilePadding turns the padding sides a mobileStyle sets (and only
 // those) into !important declarations.
-func emMobilePadding(st design.Style) string {
+func mobilePadding(st design.Style) string {
 	var b strings.Builder
 	for _, side := range [...]string{"padding-top", "padding-right", "padding-bottom", "padding-left"} {
 		if v, ok := st.Px(side); ok {
 			b.WriteString(side)
 			b.WriteByte(':')
-			b.WriteString(emFmt(max(v, 0)))
+			b.WriteString(formatPx(max(v, 0)))
 			b.WriteString("px!important;")
 		}
 	}
