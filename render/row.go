@@ -359,9 +359,9 @@ func (w *emailWriter) module(m *design.Module) {
 	k, ok := kinds[m.EffectiveKind()]
 	if !ok {
 		if m.Kind == design.KindAddon {
-			w.warnOnce("addon module without a renderable contentType ("+quote(m.ContentType)+") omitted", w.path())
+			w.warnOnce("addon module without a renderable contentType ("+quoteBounded(m.ContentType)+") omitted", w.path())
 		} else {
-			w.warnOnce("unknown module type "+quote(m.Type)+" omitted", w.path())
+			w.warnOnce("unknown module type "+quoteBounded(m.Type)+" omitted", w.path())
 		}
 		return
 	}
@@ -462,13 +462,3 @@ func (w *emailWriter) linkColorFor(vals ...string) string {
 
 // lower lower-cases ASCII.
 func lower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
-
-// quote quotes a design-supplied name for a warning: ASCII only (the
-// warnings travel in an HTTP header) and bounded in length.
-func quote(s string) string {
-	const maxLen = 80
-	if len(s) > maxLen {
-		s = s[:maxLen] + "…"
-	}
-	return strconv.QuoteToASCII(s)
-}
