@@ -1,6 +1,7 @@
 package design
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -15,11 +16,14 @@ import (
 // unknown members in order for a faithful round trip, and enforces
 // Limits as it reads, before a value is built.
 type parser struct {
-	src    string // the document, for Raw values' text
+	src    string // the document: strings, numbers and Raw values are substrings of it where they can be
 	dec    *jsontext.Decoder
 	lim    Limits
-	values int  // values read so far, against MaxValues
-	raw    bool // keep widgets arrays as Raw (see rawKey)
+	values int      // values read so far, against MaxValues
+	raw    bool     // keep widgets arrays as Raw (see rawKey)
+	stack  []Member // children of the open containers
+	block  []Member // where keep cuts containers' children from
+	buf    []byte   // scratch for unescaping strings
 }
 
 // rawKey is the member name, as written in the document, whose array
@@ -58,8 +62,8 @@ func parse(src string, lim Limits, raw bool) (Value, error) {
 		lim: lim,
 		raw: raw,
 	}
-	var v Value
-	if err := p.value(&v, 0); err != nil {
+	v, err := p.value(0, true)
+	if err != nil {
 		if err == io.EOF {
 			return Value{}, errors.New("unexpected end of input")
 		}
@@ -75,143 +79,151 @@ func parse(src string, lim Limits, raw bool) (Value, error) {
 	}
 }
 
-// value reads the next value into v, or only checks it when v is nil;
-// depth is the nesting of the container it is in.
-func (p *parser) value(v *Value, depth int) error {
+// value reads the next value, or with build false only checks it (for
+// Raw values) and returns a zero Value; depth is the nesting of the
+// container it is in.
+func (p *parser) value(depth int, build bool) (Value, error) {
 	p.values++
 	if p.values > p.lim.MaxValues {
-		return &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
+		return Value{}, &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
 	}
-	tok, err := p.dec.ReadToken()
-	if err != nil {
-		return err
-	}
-	switch kind := tok.Kind(); kind {
+	switch kind := p.dec.PeekKind(); kind {
 	case '{', '[':
+		if _, err := p.dec.ReadToken(); err != nil {
+			return Value{}, err
+		}
 		if depth+1 > p.lim.MaxDepth {
-			return &limitError{fmt.Sprintf("nesting deeper than %d", p.lim.MaxDepth)}
+			return Value{}, &limitError{fmt.Sprintf("nesting deeper than %d", p.lim.MaxDepth)}
 		}
 		if kind == '{' {
-			return p.object(v, depth+1)
+			return p.container(Object, '}', depth+1, build)
 		}
-		return p.array(v, depth+1)
+		return p.container(Array, ']', depth+1, build)
+	}
+	raw, err := p.dec.ReadValue()
+	if err != nil {
+		return Value{}, err
+	}
+	var v Value
+	switch raw[0] {
 	case '"':
-		if v == nil {
-			// len of the conversion costs no allocation.
-			return p.checkLen(len(tok.String()))
-		}
-		v.Kind, v.Str = String, tok.String()
-		return p.checkLen(len(v.Str))
-	}
-	if v == nil {
-		return nil
-	}
-	switch tok.Kind() {
+		v.Kind = String
+		v.Str, err = p.str(raw)
 	case 'n':
 		v.Kind = Null
 	case 't', 'f':
-		v.Kind, v.Bool = Bool, tok.Bool()
-	case '0':
-		v.Kind, v.Str = Number, tok.String() // the literal as written
+		v.Kind, v.Bool = Bool, raw[0] == 't'
+	default:
+		v.Kind, v.Str = Number, p.written(raw) // the literal as written
 	}
-	return nil
+	if !build {
+		return Value{}, err
+	}
+	return v, err
 }
 
-// checkLen checks the length of a string, unescaped, against MaxString.
-func (p *parser) checkLen(n int) error {
-	if n > p.lim.MaxString {
-		return &limitError{fmt.Sprintf("a string longer than %d bytes", p.lim.MaxString)}
-	}
-	return nil
-}
-
-// object reads an object's members (its '{' read) into v, or only checks
-// them when v is nil; depth is the object's own nesting.
-func (p *parser) object(v *Value, depth int) error {
-	if v != nil {
-		v.Kind = Object
-	}
-	for n := 0; p.dec.PeekKind() != '}'; n++ {
-		if n == p.lim.MaxItems {
-			return &limitError{fmt.Sprintf("an object with more than %d members", p.lim.MaxItems)}
-		}
-		// The name: a value to jsontext, not to MaxValues.
-		tok, err := p.dec.ReadToken()
-		if err != nil {
-			return err
-		}
-		if v == nil {
-			if err := p.checkLen(len(tok.String())); err != nil {
-				return err
-			}
-			if err := p.value(nil, depth); err != nil {
-				return err
-			}
-			continue
-		}
-		v.Members = append(v.Members, Member{Key: tok.String()})
-		m := &v.Members[len(v.Members)-1]
-		if err := p.checkLen(len(m.Key)); err != nil {
-			return err
-		}
-		if p.raw && m.Key == "widgets" && p.nameWrittenAs(rawKey) && p.dec.PeekKind() == '[' {
-			err = p.rawValue(&m.Value, depth)
-		} else {
-			err = p.value(&m.Value, depth)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	_, err := p.dec.ReadToken() // the '}', or the error PeekKind met
-	return err
-}
-
-// array reads an array's elements (its '[' read) into v, or only checks
-// them when v is nil; depth is the array's own nesting.
-func (p *parser) array(v *Value, depth int) error {
-	if v != nil {
-		v.Kind = Array
-	}
-	for n := 0; p.dec.PeekKind() != ']'; n++ {
-		if n == p.lim.MaxItems {
-			return &limitError{fmt.Sprintf("an array with more than %d elements", p.lim.MaxItems)}
-		}
-		var elem *Value
-		if v != nil {
-			v.Members = append(v.Members, Member{})
-			elem = &v.Members[len(v.Members)-1].Value
-		}
-		if err := p.value(elem, depth); err != nil {
-			return err
-		}
-	}
-	_, err := p.dec.ReadToken()
-	return err
-}
-
-// nameWrittenAs reports whether the member name just read, whose text is
-// name's unquoted, is written as name: "widget\u0073" is not the legacy
-// member. (Were the quote that starts name an escaped one, the text would
-// hold a quote.)
-func (p *parser) nameWrittenAs(name string) bool {
+// written returns the text of src that raw, just read, is a copy of.
+func (p *parser) written(raw jsontext.Value) string {
 	end := int(p.dec.InputOffset())
-	return p.src[end-len(name):end] == name
+	return p.src[end-len(raw) : end]
 }
+
+// str returns the text of the string raw, just read, within MaxString.
+func (p *parser) str(raw jsontext.Value) (string, error) {
+	var s string
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		s = p.written(raw)
+		s = s[1 : len(s)-1]
+	} else {
+		// Invalid UTF-8 becomes U+FFFD, as in encoding/json (the error
+		// only says it did).
+		p.buf, _ = jsontext.AppendUnquote(p.buf[:0], raw)
+		s = string(p.buf)
+	}
+	if len(s) > p.lim.MaxString {
+		return "", &limitError{fmt.Sprintf("a string longer than %d bytes", p.lim.MaxString)}
+	}
+	return s, nil
+}
+
+// container reads the members of an object or the elements of an array,
+// its opening read, up to closer; depth is its own nesting. The children
+// collect on p.stack, so that each container gets an exactly sized slice.
+func (p *parser) container(kind Kind, closer jsontext.Kind, depth int, build bool) (Value, error) {
+	base := len(p.stack)
+	for n := 0; p.dec.PeekKind() != closer; n++ {
+		if n == p.lim.MaxItems {
+			if kind == Object {
+				return Value{}, &limitError{fmt.Sprintf("an object with more than %d members", p.lim.MaxItems)}
+			}
+			return Value{}, &limitError{fmt.Sprintf("an array with more than %d elements", p.lim.MaxItems)}
+		}
+		var m Member
+		var err error
+		if kind == Object {
+			// The name: a value to jsontext, not to MaxValues.
+			name, err := p.dec.ReadValue()
+			if err != nil {
+				return Value{}, err
+			}
+			isRaw := build && p.raw && string(name) == rawKey
+			if m.Key, err = p.str(name); err != nil {
+				return Value{}, err
+			}
+			if isRaw && p.dec.PeekKind() == '[' {
+				m.Value, err = p.rawValue(depth)
+				p.stack = append(p.stack, m)
+				if err != nil {
+					return Value{}, err
+				}
+				continue
+			}
+		}
+		if m.Value, err = p.value(depth, build); err != nil {
+			return Value{}, err
+		}
+		if build {
+			p.stack = append(p.stack, m)
+		}
+	}
+	if _, err := p.dec.ReadToken(); err != nil { // the closer, or the error PeekKind met
+		return Value{}, err
+	}
+	v := Value{Kind: kind}
+	if len(p.stack) > base {
+		v.Members = p.keep(p.stack[base:])
+		p.stack = p.stack[:base]
+	}
+	return v, nil
+}
+
+// keep copies a container's children to their final place: cut from a
+// block shared with the containers around, as one allocation per
+// container would be most of the decoder's garbage-collection work.
+func (p *parser) keep(children []Member) []Member {
+	if len(children) > cap(p.block)-len(p.block) {
+		p.block = make([]Member, 0, max(len(children), membersPerBlock))
+	}
+	i := len(p.block)
+	p.block = append(p.block, children...)
+	return p.block[i:len(p.block):len(p.block)]
+}
+
+// membersPerBlock is the size of the blocks keep cuts from.
+const membersPerBlock = 256
 
 // rawValue reads the array that follows the member name just read as a
 // Raw value: checked for syntax and against every limit as any value, but
 // not built.
-func (p *parser) rawValue(v *Value, depth int) error {
-	start := int(p.dec.InputOffset()) // after the name, then ':' and space
+func (p *parser) rawValue(depth int) (Value, error) {
+	start := int(p.dec.InputOffset()) // after the name; then ':' and space
 	start += strings.IndexByte(p.src[start:], '[')
-	if err := p.value(nil, depth); err != nil {
-		return err
+	if _, err := p.value(depth, false); err != nil {
+		return Value{}, err
 	}
 	text := p.src[start:p.dec.InputOffset()]
 	if !utf8.ValidString(text) {
-		return errNotRaw
+		return Value{}, errNotRaw
 	}
-	*v = Value{Kind: Raw, Str: text}
-	return nil
+	return Value{Kind: Raw, Str: text}, nil
 }
