@@ -19,11 +19,13 @@ type parser struct {
 	src    string // the document: strings, numbers and Raw values are substrings of it where they can be
 	dec    *jsontext.Decoder
 	lim    Limits
-	values int      // values read so far, against MaxValues
-	raw    bool     // keep widgets arrays as Raw (see rawKey)
-	stack  []Member // children of the open containers
-	block  []Member // where keep cuts containers' children from
-	buf    []byte   // scratch for unescaping strings
+	values int // values read so far, against MaxValues
+	// anyUTF8: jsontext accepts invalid UTF-8, so the parse must look for it.
+	anyUTF8 bool
+	raw     bool     // keep widgets arrays as Raw (see rawKey)
+	stack   []Member // children of the open containers
+	block   []Member // where keep cuts containers' children from
+	buf     []byte   // scratch for unescaping strings
 }
 
 // rawKey is the member name, as written in the document, whose array
@@ -34,33 +36,42 @@ type limitError struct{ msg string }
 
 func (e *limitError) Error() string { return e.msg }
 
-// jsonOptions make jsontext accept what encoding/json accepts: designs
-// repeat member names (the last one wins, see Get) and hold invalid UTF-8
-// and lone surrogates, which decode to U+FFFD.
-var jsonOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+// parseDocument parses src, one JSON value, into a tree; Raw values are
+// substrings of src.
+//
+// It reads the document first with jsontext checking that its strings
+// are valid UTF-8, which saves checking each string again here: nearly
+// every document is. Where that read fails, a second one decides the
+// verdict as encoding/json would: invalid UTF-8 and lone surrogates
+// decode to U+FFFD.
+func parseDocument(src string, lim Limits) (Value, error) {
+	v, err := parse(src, lim, false, true)
+	var le *limitError
+	if err != nil && !errors.As(err, &le) {
+		v, err = parse(src, lim, true, true)
+	}
+	if err == errNotRaw {
+		v, err = parse(src, lim, true, false)
+	}
+	return v, err
+}
 
 // errNotRaw reports a widgets array that cannot be kept as written (it
 // holds invalid UTF-8, which decoding replaces): the document is parsed
 // again with every value decoded.
 var errNotRaw = errors.New("raw value holds invalid UTF-8")
 
-// parseDocument parses src, one JSON value, into a tree; Raw values are
-// substrings of src.
-func parseDocument(src string, lim Limits) (Value, error) {
-	v, err := parse(src, lim, true)
-	if err == errNotRaw {
-		v, err = parse(src, lim, false)
-	}
-	return v, err
-}
-
-// parse parses src; raw says whether widgets arrays are kept as Raw.
-func parse(src string, lim Limits, raw bool) (Value, error) {
+// parse parses src. anyUTF8 accepts invalid UTF-8 (and lone surrogates);
+// raw keeps widgets arrays as Raw.
+func parse(src string, lim Limits, anyUTF8, raw bool) (Value, error) {
+	// Designs repeat member names (the last one wins, see Get).
+	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(anyUTF8)}
 	p := &parser{
-		src: src,
-		dec: jsontext.NewDecoder(strings.NewReader(src), jsonOptions...),
-		lim: lim,
-		raw: raw,
+		src:     src,
+		dec:     jsontext.NewDecoder(strings.NewReader(src), opts...),
+		lim:     lim,
+		anyUTF8: anyUTF8,
+		raw:     raw,
 	}
 	v, err := p.value(0, true)
 	if err != nil {
@@ -131,7 +142,7 @@ func (p *parser) written(raw jsontext.Value) string {
 // str returns the text of the string raw, just read, within MaxString.
 func (p *parser) str(raw jsontext.Value) (string, error) {
 	var s string
-	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+	if bytes.IndexByte(raw, '\\') < 0 && (!p.anyUTF8 || utf8.Valid(raw)) {
 		s = p.written(raw)
 		s = s[1 : len(s)-1]
 	} else {
@@ -232,7 +243,7 @@ func (p *parser) rawValue(depth int) (Value, error) {
 		return Value{}, err
 	}
 	text := p.src[start:p.dec.InputOffset()]
-	if !utf8.ValidString(text) {
+	if p.anyUTF8 && !utf8.ValidString(text) {
 		return Value{}, errNotRaw
 	}
 	return Value{Kind: Raw, Str: text}, nil
