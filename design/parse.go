@@ -67,8 +67,10 @@ func parse(src string, lim Limits, anyUTF8, raw bool) (Value, error) {
 	// Designs repeat member names (the last one wins, see Get).
 	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(anyUTF8)}
 	p := &parser{
-		src:     src,
-		dec:     jsontext.NewDecoder(strings.NewReader(src), opts...),
+		src: src,
+		// From a bytes.Buffer jsontext reads in place: one copy of src, where
+		// a reader's would grow its buffer copy by copy.
+		dec:     jsontext.NewDecoder(bytes.NewBuffer([]byte(src)), opts...),
 		lim:     lim,
 		anyUTF8: anyUTF8,
 		raw:     raw,
