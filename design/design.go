@@ -242,7 +242,8 @@ func Decode(data []byte) (*Design, error) { return DecodeWithLimits(data, Defaul
 // (not JSON), wrapping ErrTooLarge (over a limit), or a *PathError (JSON but
 // not a design). Zero fields of lim take the defaults.
 //
-// The model's strings are substrings of one copy of data: a caller that
+// The model's strings written without escapes, numbers and Raw values are
+// substrings of one copy of data: a caller that
 // has the document as a string already saves that copy with
 // DecodeStringWithLimits.
 func DecodeWithLimits(data []byte, lim Limits) (*Design, error) {
@@ -257,7 +258,8 @@ func DecodeWithLimits(data []byte, lim Limits) (*Design, error) {
 func DecodeString(src string) (*Design, error) { return DecodeStringWithLimits(src, DefaultLimits()) }
 
 // DecodeStringWithLimits is DecodeWithLimits for a document held as a
-// string. The model's strings are substrings of src, which it keeps.
+// string. The model's strings written without escapes, numbers and Raw
+// values are substrings of src, which it keeps.
 func DecodeStringWithLimits(src string, lim Limits) (*Design, error) {
 	lim = lim.withDefaults()
 	if len(src) > lim.MaxBytes {

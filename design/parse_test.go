@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"math/bits"
 	"reflect"
 	"strconv"
 	"strings"
@@ -28,54 +27,6 @@ func BenchmarkParse(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// TestWordMasks checks the word-at-a-time masks against a byte loop on
-// random words rich in the bytes that matter.
-func TestWordMasks(t *testing.T) {
-	pick := []byte{'"', '\\', 0, 0x02, 0x1f, 0x20, 'a', '!', 0x7f, 0x80, 0xa0, 0xa2, 0xdc, 0xff, '#', '[', ']'}
-	rng := uint64(0x9e3779b97f4a7c15)
-	first := func(b []byte, stop func(byte) bool) int {
-		for i, c := range b {
-			if stop(c) {
-				return i
-			}
-		}
-		return 8
-	}
-	lowest := func(m uint64) int {
-		if m == 0 {
-			return 8
-		}
-		return bits.TrailingZeros64(m) / 8
-	}
-	// Every byte value at every position, among bytes that never stop.
-	for c := range 256 {
-		for pos := range 8 {
-			b := []byte("aaaaaaaa")
-			b[pos] = byte(c)
-			x := load64(string(b), 0)
-			if got, want := lowest(stringStop(x)), first(b, func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }); got != want {
-				t.Fatalf("stringStop(%q) = %d, want %d", b, got, want)
-			}
-		}
-	}
-	for range 200_000 {
-		var b [8]byte
-		for i := range b {
-			rng ^= rng << 13
-			rng ^= rng >> 7
-			rng ^= rng << 17
-			b[i] = pick[rng%uint64(len(pick))]
-		}
-		x := load64(string(b[:]), 0)
-		if got, want := lowest(quoteOrBackslash(x)), first(b[:], func(c byte) bool { return c == '"' || c == '\\' }); got != want {
-			t.Fatalf("quoteOrBackslash(%q) = %d, want %d", b, got, want)
-		}
-		if got, want := lowest(stringStop(x)), first(b[:], func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }); got != want {
-			t.Fatalf("stringStop(%q) = %d, want %d", b, got, want)
-		}
 	}
 }
 
@@ -189,21 +140,20 @@ func TestRawWidgets(t *testing.T) {
 	}
 }
 
-// TestEscapedStrings: strings shapeOf unescapes into the arena decode as
-// encoding/json decodes them, beside strings it leaves to the parse
-// (invalid UTF-8, bad escapes), and errors keep their offsets.
+// TestEscapedStrings: escaped strings decode as encoding/json decodes
+// them, beside invalid UTF-8 and lone surrogates, and errors say where.
 func TestEscapedStrings(t *testing.T) {
 	for _, tc := range []struct {
 		doc     string
 		wantErr string // "" when the document is valid
 	}{
 		{doc: `{"a":"x\"y","b":["\\n\t\/","plain","\u00e9\ud83d\ude00"],"c":{"k\"ey":"\"\""}}`},
-		{doc: "{\"a\":\"q\\\"\xffz\",\"b\":\"r\\\"s\"}"}, // invalid UTF-8 after an escape: U+FFFD, then the arena again
+		{doc: "{\"a\":\"q\\\"\xffz\",\"b\":\"r\\\"s\"}"}, // invalid UTF-8 after an escape: U+FFFD
 		{doc: `{"a":"\ud800x","b":"\"\u0041"}`},          // lone surrogate
-		{doc: `{"a":"x\"y","b":"bad\q"}`, wantErr: "invalid escape at offset 21"},
-		{doc: `{"a":"x\"y","b":"bad\u12"}`, wantErr: `invalid \u escape at offset 22`},
-		{doc: "{\"a\":\"x\\\"y\",\"b\":\"ctl\\\"\x01\"}", wantErr: "control character in string at offset 22"},
-		{doc: `{"a":"x\"y","b":"open\"`, wantErr: "unterminated string at offset 23"},
+		{doc: `{"a":"x\"y","b":"bad\q"}`, wantErr: "jsontext: invalid escape sequence `\\q` in string within \"/b\" after offset 20"},
+		{doc: `{"a":"x\"y","b":"bad\u12"}`, wantErr: "jsontext: invalid escape sequence `\\u12\"}` in string within \"/b\" after offset 20"},
+		{doc: "{\"a\":\"x\\\"y\",\"b\":\"ctl\\\"\x01\"}", wantErr: "jsontext: invalid character '\\x01' in string (expecting non-control character) within \"/b\" after offset 22"},
+		{doc: `{"a":"x\"y","b":"open\"`, wantErr: "jsontext: unexpected EOF within \"/b\" after offset 23"},
 	} {
 		v, err := parseDocument(tc.doc, DefaultLimits())
 		if tc.wantErr != "" {
@@ -267,9 +217,8 @@ func plainValue(v *Value, literal bool) any {
 }
 
 // FuzzParse checks the parser against encoding/json on any input: the
-// same verdict, and for JSON the same value (escaped strings are
-// unescaped into one arena by the first pass, so a string cut from the
-// wrong place of it shows here).
+// same verdict, and for JSON the same value (strings cut from the wrong
+// place of the document show here).
 func FuzzParse(f *testing.F) {
 	for _, doc := range []string{
 		`{"a":"x\"y","b":["\\n\t\/","plain","\u00e9\ud83d\ude00"],"c":{"k\"ey":"\"\""}}`,
