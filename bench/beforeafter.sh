@@ -8,9 +8,9 @@
 # The regexp defaults to every corpus template's Decode, Render and
 # DecodeRender. DESIGN_CORPUS names the corpus (else the project's own
 # designs). ROUNDS (default 6) alternations of COUNT (default 2) runs each.
-# OLD_PGO and NEW_PGO (default off) pass a profile to either build, e.g.
-#   OLD_PGO=off NEW_PGO=$PWD/cmd/caddy/default.pgo bash bench/beforeafter.sh HEAD
-# measures what the profile buys.
+# OLD_PGO and NEW_PGO (default off) pass a CPU profile to either build:
+#   NEW_PGO=/tmp/cpu.pprof bash bench/beforeafter.sh HEAD
+# measures what profile-guided optimisation would buy.
 set -euo pipefail
 REF=${1:?"usage: beforeafter.sh <git ref> [benchmark regexp]"}
 PATTERN=${2:-'Corpus/.*/(Decode|Render|DecodeRender)$'}

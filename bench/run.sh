@@ -99,14 +99,10 @@ start_caddy() {
 }
 
 step "build"
-# Caddy builds with cmd/caddy/default.pgo (profile-guided optimisation,
-# see bench/pgo.sh), as ./example.sh builds it; mjmlcompare, which times
-# the same decode and render in-process, with the same profile. B's test
-# binary is built without one.
 go build -o "$BIN/caddy" ./cmd/caddy
 go build -o "$BIN/upstream" ./bench/upstream
 go build -o "$BIN/load" ./bench/load
-go build -pgo=cmd/caddy/default.pgo -o "$BIN/mjmlcompare" ./bench/mjmlcompare
+go build -o "$BIN/mjmlcompare" ./bench/mjmlcompare
 go build -o "$BIN/summary" ./bench/summary
 go build -o "$BIN/benchtable" ./bench/benchtable
 go test -c -o "$BIN/bench.test" ./bench/
