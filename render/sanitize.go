@@ -112,7 +112,10 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 				return
 			}
 			w.startTag(&t, o, &paras)
-			if !isVoid(t.a) && t.kind == html.StartTagToken {
+			// A browser reads <b/> as <b>: the element stays open, so it
+			// is closed like any other (a self-closing slash means
+			// something only on void elements).
+			if !isVoid(t.a) {
 				stack = append(stack, t.a)
 			}
 		case html.EndTagToken:

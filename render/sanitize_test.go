@@ -38,6 +38,8 @@ func TestSanitizeRich(t *testing.T) {
 		{"img gets empty alt", `<img src="https://x.test/a.png">`, nil, `<img src="https://x.test/a.png" style="max-width:100%;height:auto" alt="">`},
 		{"img kept within the column, its own style last", `<img src="https://x.test/a.png" alt="a" style="width:1200px">`, nil, `<img src="https://x.test/a.png" alt="a" style="max-width:100%;height:auto;width:1200px">`},
 		{"unclosed elements closed", `<div><span>x`, nil, `<div><span>x</span></div>`},
+		{"self-closed non-void element closed", `<a/>x<b/>y`, nil, `<a>x<b>y</b></a>`},
+		{"self-closed void element", `a<br/>b`, nil, `a<br>b`},
 		{"stray end tags ignored", `x</div></span>y`, nil, `xy`},
 		{"misnested closed in order", `<b><i>x</b>y</i>`, nil, `<b><i>x</i></b>y`},
 		{"forms and inputs dropped, text kept", `<form action="/x">F<input name="q"></form>`, nil, `F`},
@@ -196,9 +198,8 @@ var sanitizerOpts = []*richOpts{
 // sanitiser's promises, as read back by x/net/html: only allowed
 // elements, every end tag closing the innermost open one; only allowed
 // attributes (no event handlers); links and images only to safe URLs;
-// only safe style declarations; no comments. It also fails when a second
-// run differs. (Not that every element is closed: a self-closing
-// non-void tag, "<a/>", is written as a start tag that is never closed.)
+// only safe style declarations; no comments; every element closed by the
+// end. It also fails when a second run differs.
 func checkSanitized(t *testing.T, src string) {
 	t.Helper()
 	for _, o := range sanitizerOpts {
@@ -225,8 +226,8 @@ func checkSanitized(t *testing.T, src string) {
 				if !allowedTag(tok.DataAtom) {
 					fail("element %q", tok.Data)
 				}
-				if tt == html.StartTagToken && !isVoid(tok.DataAtom) {
-					open = append(open, tok.Data)
+				if !isVoid(tok.DataAtom) {
+					open = append(open, tok.Data) // <b/> opens b, as in a browser
 				}
 				for _, a := range tok.Attr {
 					switch {
@@ -250,6 +251,9 @@ func checkSanitized(t *testing.T, src string) {
 				}
 				open = open[:len(open)-1]
 			}
+		}
+		if len(open) > 0 {
+			fail("left open: %v", open)
 		}
 	}
 }
