@@ -121,6 +121,17 @@ var iconsKind = kind{
 // checkIcons: every icon an object whose image (a URL here, unlike the
 // social block's) is text.
 func checkIcons(c *design.Value) error {
+	return checkIconList(c, func(i int, img *design.Value) error {
+		if !isTextOrAbsent(img) {
+			return fmt.Errorf("descriptor.iconsList.icons[%d].image must be a string, not %s", i, img.Kind)
+		}
+		return nil
+	})
+}
+
+// checkIconList checks the iconsList that the icons and social blocks
+// share: an array of objects, each icon's image checked by image.
+func checkIconList(c *design.Value, image func(i int, img *design.Value) error) error {
 	icons := c.Get("icons")
 	if icons.Present() && icons.Kind != design.Array {
 		return fmt.Errorf("descriptor.iconsList.icons must be an array, not %s", icons.Kind)
@@ -130,8 +141,8 @@ func checkIcons(c *design.Value) error {
 		if ic.Kind != design.Object {
 			return fmt.Errorf("descriptor.iconsList.icons[%d] must be an object, not %s", i, ic.Kind)
 		}
-		if img := ic.Get("image"); !isTextOrAbsent(img) {
-			return fmt.Errorf("descriptor.iconsList.icons[%d].image must be a string, not %s", i, img.Kind)
+		if err := image(i, ic.Get("image")); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -75,16 +75,7 @@ var socialKind = kind{
 // checkSocial: every icon an object whose image is an object with src,
 // href and alt as text.
 func checkSocial(c *design.Value) error {
-	icons := c.Get("icons")
-	if icons.Present() && icons.Kind != design.Array {
-		return fmt.Errorf("descriptor.iconsList.icons must be an array, not %s", icons.Kind)
-	}
-	for i := range icons.Len() {
-		ic := icons.Index(i)
-		if ic.Kind != design.Object {
-			return fmt.Errorf("descriptor.iconsList.icons[%d] must be an object, not %s", i, ic.Kind)
-		}
-		img := ic.Get("image")
+	return checkIconList(c, func(i int, img *design.Value) error {
 		if img.Present() && !img.IsObjectLike() {
 			return fmt.Errorf("descriptor.iconsList.icons[%d].image must be an object, not %s", i, img.Kind)
 		}
@@ -93,8 +84,8 @@ func checkSocial(c *design.Value) error {
 				return fmt.Errorf("descriptor.iconsList.icons[%d].image.%s must be a string, not %s", i, n, v.Kind)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // socialText writes one linked network a line, by the first label it has.
