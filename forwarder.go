@@ -593,7 +593,7 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{
 		Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
 			if t.scrubHeader(http.Header(h)) {
-				t.logger.Warn("upstream interim response echoed a configured secret in its headers; those headers were removed", zap.Int("status", code))
+				t.logger.Warn("removed upstream interim response headers holding a secret", zap.Int("status", code))
 			}
 			return nil
 		},

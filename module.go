@@ -233,15 +233,16 @@ func (b *Bridge) resolve() error {
 			continue
 		}
 		if len(v) < minMaskedSecret {
-			b.logger.Warn("secret too short to mask in responses; use a longer one",
+			b.logger.Warn("secret too short to mask in responses",
 				zap.String("field", s.field), zap.Int("min_length", minMaskedSecret))
 		}
 		if configured && !confvalue.HasPlaceholder(s.raw) {
 			// The config JSON is visible through the admin API (/config/),
 			// autosave.json and Caddy's own DEBUG dumps of the config;
 			// {env.X} keeps the value itself out of all of them.
-			b.logger.Warn("secret configured as a literal, which Caddy's config shows (admin API, autosave, debug logs); use an {env.*} placeholder",
-				zap.String("field", s.field))
+			b.logger.Warn("secret configured as a literal",
+				zap.String("field", s.field), zap.String("use", "an {env.*} placeholder"),
+				zap.String("why", "the config is shown by the admin API, autosave and debug logs"))
 		}
 	}
 	if b.bearer != "" {

@@ -21,7 +21,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
 
 	"github.com/caddyserver/caddy/v2"
@@ -29,6 +28,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 	"github.com/designbridge/caddy-designbridge/internal/fsperr"
 )
 
@@ -311,11 +311,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.NextArg() {
 				return d.ArgErr()
 			}
-			size, err := humanize.ParseBytes(d.Val())
-			if err != nil || size == 0 || size > 1<<32 {
+			size, err := confvalue.Size(d.Val())
+			if err != nil || size > 1<<32 {
 				return d.Errf("fsp: max_size %q: a size such as 20MB, at most 4GiB", d.Val())
 			}
-			h.MaxSize = int64(size)
+			h.MaxSize = size
 			if d.NextArg() {
 				return d.ArgErr()
 			}
@@ -409,10 +409,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 			fe = &fspError{code: 3100, cause: err}
 		}
 		if fe.code == 3100 || fe.code == 3001 {
-			h.logger.Error("fsp: storage failure", zap.Error(fe.cause),
+			h.logger.Error("storage failure", zap.Error(fe.cause),
 				zap.String("method", r.Method), zap.String("uri", r.RequestURI))
 		} else if fe.cause != nil {
-			h.logger.Debug("fsp: request refused", zap.Int("code", fe.code), zap.Error(fe.cause))
+			h.logger.Debug("request refused", zap.Int("code", fe.code), zap.Error(fe.cause))
 		}
 		body, status := fsperr.Answer(fe.code, fe.details)
 		if werr := fsperr.Write(w, r, body, status); werr != nil {
@@ -776,7 +776,7 @@ func (q *request) remove(ctx context.Context, p fspPath) error {
 func (q *request) dropThumb(ctx context.Context, key string) {
 	tk := joinKey(path.Dir(key), thumbName(path.Base(key)))
 	if err := q.h.storage.Remove(ctx, tk); err != nil && !isNotExist(err) {
-		q.h.logger.Warn("fsp: removing a thumbnail", zap.String("key", tk), zap.Error(err))
+		q.h.logger.Warn("removing a thumbnail", zap.String("key", tk), zap.Error(err))
 	}
 }
 
@@ -878,7 +878,7 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 		if err := q.h.storage.Write(ctx, tk, thumb, "image/png", false); err != nil {
 			// Leave nothing behind: the file goes with its thumbnail.
 			if rmErr := q.h.storage.Remove(ctx, fk); rmErr != nil {
-				q.h.logger.Error("fsp: removing a file whose thumbnail failed", zap.String("key", fk), zap.Error(rmErr))
+				q.h.logger.Error("removing a file whose thumbnail failed", zap.String("key", fk), zap.Error(rmErr))
 			}
 			return nil, storageFail(err)
 		}
@@ -1075,7 +1075,7 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 	newThumb := joinKey(path.Dir(fk), thumbName(final.name()))
 	if hadThumb == nil {
 		if err := q.h.storage.Move(ctx, oldThumb, newThumb, false); err != nil && !isNotExist(err) {
-			q.h.logger.Warn("fsp: moving a thumbnail", zap.String("key", oldThumb), zap.Error(err))
+			q.h.logger.Warn("moving a thumbnail", zap.String("key", oldThumb), zap.Error(err))
 		}
 	} else if strat == strategyReplace {
 		q.dropThumb(ctx, fk)

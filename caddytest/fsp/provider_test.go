@@ -879,6 +879,8 @@ func TestProviderLoadErrors(t *testing.T) {
 		{"no storage", "public_url http://x", "exactly one storage"},
 		{"no public_url", "local /tmp/x", "public_url is required"},
 		{"bad size", "local /tmp/x\n\t\tpublic_url http://x\n\t\tmax_size lots", `max_size "lots"`},
+		{"size over 4GiB", "local /tmp/x\n\t\tpublic_url http://x\n\t\tmax_size 5GiB", `max_size "5GiB"`},
+		{"zero size", "local /tmp/x\n\t\tpublic_url http://x\n\t\tmax_size 0", `max_size "0"`},
 		{"bad timeout", "local /tmp/x\n\t\tpublic_url http://x\n\t\tfetch_timeout soon", `fetch_timeout "soon"`},
 		{"bad upload bound", "local /tmp/x\n\t\tpublic_url http://x\n\t\tmax_uploads 0", `max_uploads "0"`},
 		{"bad shared name", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared a|b logos", `shared folder name "a|b"`},
