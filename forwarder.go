@@ -15,7 +15,6 @@ import (
 	"net/textproto"
 	"net/url"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
+	"github.com/designbridge/caddy-designbridge/internal/loginv2"
 )
 
 // Error codes of the bodies design_bridge itself writes (the content
@@ -47,12 +47,9 @@ const (
 	codeInvalidUID     = 5005 // LoginV2's code for a bad uid
 	codeAuthMediaType  = 5001 // LoginV2's code for a body that is not JSON
 	maxAuthBody        = 64 << 10
-	maxUIDLength       = 128
 	defaultUID         = "demo-user"
 	minMaskedSecret    = 8
 )
-
-var uidPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // ServeHTTP forwards POSTs to the export paths and the auth path and hands
 // every other request to next untouched.
@@ -338,11 +335,11 @@ var (
 	errNoUser = &uidError{http.StatusForbidden, codeInvalidUID, "No user",
 		"the configured uid is empty for this request; is authentication configured before design_bridge?"}
 	errConfiguredUID = &uidError{http.StatusBadRequest, codeInvalidUID, "Invalid uid",
-		"the configured uid must be 1-128 letters, digits, _ or -"}
+		"the configured uid must be 1-256 letters, digits, _ or -"}
 	errAuthJSON = &uidError{http.StatusBadRequest, codeBadRequestJSON, "Invalid JSON",
 		"the request body must be a JSON object such as {\"uid\": \"customer-42\"}"}
 	errBodyUID = &uidError{http.StatusBadRequest, codeInvalidUID, "Invalid uid",
-		"uid must be a string of 1-128 letters, digits, _ or -"}
+		"uid must be a string of 1-256 letters, digits, _ or -"}
 )
 
 // resolveUID picks the LoginV2 uid: the configured uid (resolved per
@@ -361,7 +358,7 @@ func (b *Bridge) resolveUID(r *http.Request, raw []byte) (string, error) {
 			// one.
 			return "", errNoUser
 		}
-		if !validUID(uid) {
+		if !loginv2.ValidUID(uid) {
 			return "", errConfiguredUID
 		}
 		return uid, nil
@@ -378,14 +375,10 @@ func (b *Bridge) resolveUID(r *http.Request, raw []byte) (string, error) {
 		return defaultUID, nil
 	}
 	var uid string
-	if err := json.Unmarshal(rawUID, &uid); err != nil || firstNonSpace(rawUID) != '"' || !validUID(uid) {
+	if err := json.Unmarshal(rawUID, &uid); err != nil || firstNonSpace(rawUID) != '"' || !loginv2.ValidUID(uid) {
 		return "", errBodyUID
 	}
 	return uid, nil
-}
-
-func validUID(s string) bool {
-	return len(s) <= maxUIDLength && uidPattern.MatchString(s)
 }
 
 func noNext(http.ResponseWriter, *http.Request) error { return nil }

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
+	"github.com/designbridge/caddy-designbridge/internal/loginv2"
 )
 
 // LoginV2 error codes (loginv2.md).
@@ -27,7 +28,6 @@ const (
 	CodeLoginUID           = 5005 // uid missing, not a string, or with other characters
 	CodeRefreshExpired     = 5101 // refresh_until has passed
 	maxLoginBody           = 64 << 10
-	maxUIDLen              = 256
 	tokenIssuer            = "content_service"
 	tokenAudience          = "editor"
 	loginTokenTypeResponse = "Bearer"
@@ -209,7 +209,7 @@ func (s *service) parseEditorToken(raw string) (*editorClaims, error) {
 		return nil, err
 	}
 	if claims.Issuer != tokenIssuer || len(claims.Audience) != 1 || claims.Audience[0] != tokenAudience ||
-		claims.ExpiresAt == nil || claims.RefreshUntil == 0 || claims.AppRef == "" || !validUID(claims.Subject) {
+		claims.ExpiresAt == nil || claims.RefreshUntil == 0 || claims.AppRef == "" || !loginv2.ValidUID(claims.Subject) {
 		return nil, errTokenClaims
 	}
 	return &claims, nil
@@ -239,19 +239,5 @@ func parseUID(raw json.RawMessage) (string, bool) {
 	if err := json.Unmarshal(raw, &uid); err != nil {
 		return "", false
 	}
-	return uid, validUID(uid)
-}
-
-// validUID reports whether uid is 1 to 256 ASCII letters, digits, _ or -.
-func validUID(uid string) bool {
-	if uid == "" || len(uid) > maxUIDLen {
-		return false
-	}
-	for i := 0; i < len(uid); i++ {
-		c := uid[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return uid, loginv2.ValidUID(uid)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -88,6 +89,10 @@ func TestLoginV2(t *testing.T) {
 		run(t, authBlock(up), []tcase{
 			{name: "body uid", body: `{"uid":"customer-42"}`, header: map[string]string{"Cookie": "s=1", "Authorization": "Basic eDp5"}, status: 200, wantUID: "customer-42"},
 			{name: "underscore digits", body: `{"uid":"A_b-9"}`, status: 200, wantUID: "A_b-9"},
+			// The same bound as content_service's, so the bridge passes on
+			// every uid the content service accepts.
+			{name: "longest", body: `{"uid":"` + strings.Repeat("u", 256) + `"}`, status: 200, wantUID: strings.Repeat("u", 256)},
+			{name: "too long", body: `{"uid":"` + strings.Repeat("u", 257) + `"}`, status: 400, code: 5005},
 			{name: "empty body", status: 200, wantUID: "demo-user"},
 			{name: "empty object", body: `{}`, status: 200, wantUID: "demo-user"},
 			{name: "other members only", body: `{"name":"x"}`, status: 200, wantUID: "demo-user"},
