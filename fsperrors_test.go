@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,10 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
@@ -314,49 +309,6 @@ func TestFSPOverridesAndPlaceholders(t *testing.T) {
 			}
 			if got := fspDecode(t, w); got != tt.wantBody {
 				t.Errorf("body = %+v, want %+v", got, tt.wantBody)
-			}
-		})
-	}
-}
-
-// TestFSPRequestTimeInvalid covers codes and statuses that only the
-// request reveals as invalid: the answer is 3001 and the reason is logged.
-func TestFSPRequestTimeInvalid(t *testing.T) {
-	tests := []struct {
-		name    string
-		fe      FSPError
-		vars    map[string]any
-		wantLog string
-	}{
-		{"code not a number", FSPError{Code: "{http.vars.c}"}, map[string]any{"c": "39x1"}, `code "39x1" is not a number`},
-		{"five-digit code", FSPError{Code: "{http.vars.c}"}, map[string]any{"c": "39105"}, `code "39105" is out of range`},
-		{"code outside table and range", FSPError{Code: "{http.vars.c}"}, map[string]any{"c": "4001"}, `code "4001" is neither`},
-		{"code 3000", FSPError{Code: "{http.vars.c}"}, map[string]any{"c": "3000"}, `code "3000" is neither`},
-		{"custom code without status", FSPError{Code: "{http.vars.c}", Message: "m"}, map[string]any{"c": "3901"}, "custom code 3901 has no status"},
-		{"custom code with a bad status", FSPError{Code: "{http.vars.c}", StatusCode: "{http.vars.s}", Message: "m"}, map[string]any{"c": "3901", "s": "302"}, `status "302" is out of range`},
-		{"custom code without message", FSPError{Code: "{http.vars.c}", StatusCode: "400", Message: "{http.vars.m}"}, map[string]any{"c": "3901"}, "custom code 3901 has no message"},
-		{"status with a table code", FSPError{Code: "{http.vars.c}", StatusCode: "400", Message: "m"}, map[string]any{"c": "3200"}, `status "400" given for code 3200`},
-		{"bad variable fsp_code", FSPError{}, map[string]any{"fsp_code": "12"}, `variable fsp_code: code "12" is out of range`},
-		{"nothing to answer", FSPError{}, nil, "no code"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fe := fspProvisioned(t, tt.fe)
-			core, logs := observer.New(zapcore.DebugLevel)
-			fe.logger = zap.New(core)
-			w := fspServe(t, fe, fspRequest(t, http.MethodPost, "/dir/x.png", tt.vars, nil))
-			if w.Code != 503 {
-				t.Errorf("status = %d, want 503", w.Code)
-			}
-			if got, want := fspDecode(t, w), (fspBody{3001, "FSP Error", "The file service failed; please try again later"}); got != want {
-				t.Errorf("body = %+v, want %+v", got, want)
-			}
-			entries := logs.FilterLevelExact(zapcore.ErrorLevel).All()
-			if len(entries) != 1 {
-				t.Fatalf("want one error log entry, got %d", len(entries))
-			}
-			if reason := fmt.Sprint(entries[0].ContextMap()["error"]); !strings.Contains(reason, tt.wantLog) {
-				t.Errorf("logged reason %q does not contain %q", reason, tt.wantLog)
 			}
 		})
 	}
