@@ -49,8 +49,9 @@ var errAddressRefused = errors.New("address not allowed")
 // fetcher downloads upload sources with bounded size and time, and never
 // connects to a private, loopback or link-local address unless allowed.
 type fetcher struct {
-	client  *http.Client
-	maxSize int64
+	client    *http.Client
+	transport *retiringTransport // the client's, retired by close
+	maxSize   int64
 }
 
 // newFetcher returns a fetcher that dials only addresses allow accepts
@@ -72,14 +73,14 @@ func newFetcher(maxSize int64, timeout time.Duration, allow func(netip.Addr) boo
 			return nil
 		}
 	}
-	transport := &http.Transport{
+	transport := &retiringTransport{inner: &http.Transport{
 		Proxy:                 nil, // a proxy would hide the real destination from Control
 		DialContext:           dialer.DialContext,
 		TLSHandshakeTimeout:   timeout,
 		ResponseHeaderTimeout: timeout,
 		MaxIdleConns:          4,
 		IdleConnTimeout:       30 * time.Second,
-	}
+	}}
 	client := &http.Client{
 		Transport: transport,
 		Timeout:   timeout,
@@ -93,7 +94,7 @@ func newFetcher(maxSize int64, timeout time.Duration, allow func(netip.Addr) boo
 			return nil
 		},
 	}
-	return &fetcher{client: client, maxSize: maxSize}
+	return &fetcher{client: client, transport: transport, maxSize: maxSize}
 }
 
 // publicAddr reports whether ip is a public unicast address.
@@ -125,7 +126,7 @@ var nonPublicPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("64:ff9b::/96"),
 }
 
-func (f *fetcher) close() { f.client.CloseIdleConnections() }
+func (f *fetcher) close() { f.transport.retire() }
 
 // fetch downloads source, at most maxSize bytes.
 func (f *fetcher) fetch(ctx context.Context, source string) ([]byte, error) {

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -222,6 +223,56 @@ func TestThumbnail(t *testing.T) {
 		cfg, err := png.DecodeConfig(bytes.NewReader(out))
 		if err != nil || cfg.Width != c.wantW || cfg.Height != c.wantH {
 			t.Errorf("%s %dx%d: thumbnail %dx%d (%v), want %dx%d", c.format, c.w, c.h, cfg.Width, cfg.Height, err, c.wantW, c.wantH)
+		}
+	}
+}
+
+// TestClosedFetcherLeavesNoConnection: a fetch after close (a request the
+// server being replaced by a reload still served) must not leave a
+// kept-alive connection behind, since nothing would close it again.
+func TestClosedFetcherLeavesNoConnection(t *testing.T) {
+	var mu sync.Mutex
+	open := map[net.Conn]bool{}
+	openConns := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(open)
+	}
+	src := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("file"))
+	}))
+	src.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case http.StateNew:
+			open[c] = true
+		case http.StateClosed, http.StateHijacked:
+			delete(open, c)
+		}
+	}
+	src.Start()
+	defer src.Close()
+	for _, closed := range []bool{false, true} {
+		f := newFetcher(1<<20, 2*time.Second, nil)
+		if closed {
+			f.close()
+		}
+		if _, err := f.fetch(context.Background(), src.URL+"/a.png"); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(2 * time.Second); closed && openConns() > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		switch n := openConns(); {
+		case closed && n != 0:
+			t.Errorf("a fetch after close left %d connection(s) open", n)
+		case !closed && n != 1:
+			t.Errorf("a live fetcher kept %d connections, want 1 (kept alive)", n)
+		}
+		f.transport.inner.CloseIdleConnections()
+		for deadline := time.Now().Add(2 * time.Second); openConns() > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 }

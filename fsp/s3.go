@@ -97,16 +97,17 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 // (If-None-Match: *), so they hold across several Caddy instances.
 type s3Storage struct {
 	client    *minio.Client
-	transport *http.Transport
+	transport *retiringTransport
 	bucket    string
 	prefix    string
 }
 
 func newS3Storage(_ caddy.Context, c S3Config, repl *caddy.Replacer) (*s3Storage, error) {
-	transport, err := minio.DefaultTransport(!c.Insecure)
+	inner, err := minio.DefaultTransport(!c.Insecure)
 	if err != nil {
 		return nil, err
 	}
+	transport := &retiringTransport{inner: inner}
 	region := c.Region
 	if region == "" {
 		region = "us-east-1"
@@ -127,7 +128,7 @@ func newS3Storage(_ caddy.Context, c S3Config, repl *caddy.Replacer) (*s3Storage
 }
 
 func (s *s3Storage) Close() error {
-	s.transport.CloseIdleConnections()
+	s.transport.retire()
 	return nil
 }
 
