@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -297,14 +298,22 @@ func corpusDesigns(t testing.TB) map[string][]byte {
 	return out
 }
 
-// TestPlainTextCorpus renders every corpus design and compares with the
-// golden files in testdata/plaintext/ (rewrite them with -update, then
-// read the diff). It also checks properties that hold for any design: the
-// output is deterministic, carries no markup, and contains the design's
-// texts and links in reading order.
+// TestPlainTextCorpus renders every design and compares with its golden:
+// for the project's own designs the text in testdata/plaintext/<name>.txt,
+// for the third-party corpus only a SHA-256 of it in
+// testdata/plaintext/corpus.sha256, so that the repository holds none of
+// that corpus's text (rewrite both with -update, then read the diff). It
+// also checks properties that hold for any design: the output is
+// deterministic, carries no markup, and contains the design's texts and
+// links in reading order.
 func TestPlainTextCorpus(t *testing.T) {
 	designs := corpusDesigns(t)
 	names := slices.Sorted(maps.Keys(designs))
+	digestFile := filepath.Join("testdata", "plaintext", "corpus.sha256")
+	digests, err := readDigests(digestFile)
+	if err != nil && !*updateGolden {
+		t.Fatal(err)
+	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			d, err := design.Decode(designs[name])
@@ -328,11 +337,24 @@ func TestPlainTextCorpus(t *testing.T) {
 			}
 			checkInventoryInText(t, d, text)
 
+			if !ownDesign(name) {
+				sum := fmt.Sprintf("%x", sha256.Sum256(out.Body))
+				switch {
+				case *updateGolden:
+					digests[name] = sum
+				case digests[name] == "":
+					t.Errorf("no digest for %s in %s (run go test ./render -run PlainTextCorpus -update)", name, digestFile)
+				case digests[name] != sum:
+					// The text stays outside the repository, for a diff
+					// against an earlier commit's (cmd/designrender -text).
+					now := filepath.Join(os.TempDir(), "designbridge-plaintext-"+name+".txt")
+					_ = os.WriteFile(now, out.Body, 0o644)
+					t.Errorf("output differs from the digest in %s; it is in %s (compare with an earlier commit's go run ./cmd/designrender -text, then run with -update)", digestFile, now)
+				}
+				return
+			}
 			golden := filepath.Join("testdata", "plaintext", name+".txt")
 			if *updateGolden {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
 				if err := os.WriteFile(golden, out.Body, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -347,6 +369,46 @@ func TestPlainTextCorpus(t *testing.T) {
 			}
 		})
 	}
+	if *updateGolden && hasCorpus(names) {
+		if err := writeDigests(digestFile, digests); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// ownDesign reports whether a design is the project's own (its text may
+// be kept in a golden), not the third-party corpus's.
+func ownDesign(name string) bool {
+	return strings.HasPrefix(name, "fixture-") || strings.HasPrefix(name, "starter-")
+}
+
+func hasCorpus(names []string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return !ownDesign(n) })
+}
+
+// readDigests reads lines of "<sha256>  <name>" (sha256sum's format).
+func readDigests(path string) (map[string]string, error) {
+	out := map[string]string{}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return out, err
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		sum, name, ok := strings.Cut(line, "  ")
+		if !ok {
+			return out, fmt.Errorf("%s: bad line %q", path, line)
+		}
+		out[name] = sum
+	}
+	return out, nil
+}
+
+func writeDigests(path string, digests map[string]string) error {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(digests)) {
+		fmt.Fprintf(&b, "%s  %s\n", digests[name], name)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // markupLeft matches what would be HTML left in the text: tags and
