@@ -251,7 +251,7 @@ func DecodeWithLimits(data []byte, lim Limits) (*Design, error) {
 	if len(data) > lim.MaxBytes {
 		return nil, tooLarge(len(data), lim)
 	}
-	return decode(string(data), lim)
+	return decode(string(data), data, lim)
 }
 
 // DecodeString is Decode for a document held as a string.
@@ -265,19 +265,22 @@ func DecodeStringWithLimits(src string, lim Limits) (*Design, error) {
 	if len(src) > lim.MaxBytes {
 		return nil, tooLarge(len(src), lim)
 	}
-	return decode(src, lim)
+	return decode(src, []byte(src), lim)
 }
 
 func tooLarge(n int, lim Limits) error {
 	return fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, n, lim.MaxBytes)
 }
 
-// decode parses src; lim has its defaults.
-func decode(src string, lim Limits) (*Design, error) {
+// decode parses src, whose bytes data holds too (jsontext reads bytes,
+// the model keeps substrings of src); lim has its defaults.
+func decode(src string, data []byte, lim Limits) (*Design, error) {
 	// A UTF-8 byte order mark is common in files saved by editors.
-	src = strings.TrimPrefix(src, "\xEF\xBB\xBF")
+	if bom := "\xEF\xBB\xBF"; strings.HasPrefix(src, bom) {
+		src, data = src[len(bom):], data[len(bom):]
+	}
 	d := &Design{Size: len(src)}
-	root, err := parseDocument(src, lim)
+	root, err := parseDocument(src, data, lim)
 	if err != nil {
 		var le *limitError
 		if errors.As(err, &le) {

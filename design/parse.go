@@ -27,7 +27,7 @@ type parser struct {
 	raw     bool     // keep widgets arrays as Raw (see rawKey)
 	stack   []Member // children of the open containers
 	block   []Member // where keep cuts containers' children from
-	buf     []byte   // scratch for unescaping strings
+	buf     []byte   // scratch for unquoting strings with invalid UTF-8
 }
 
 // rawKey is the member name, as written in the document, whose array
@@ -38,22 +38,23 @@ type limitError struct{ msg string }
 
 func (e *limitError) Error() string { return e.msg }
 
-// parseDocument parses src, one JSON value, into a tree; Raw values are
-// substrings of src.
+// parseDocument parses one JSON value into a tree. data holds the same
+// bytes as src: jsontext reads data in place, and strings, numbers and
+// Raw values are substrings of src.
 //
 // It reads the document first with jsontext checking that its strings
 // are valid UTF-8, which saves checking each string again here: nearly
 // every document is. Where that read fails, a second one decides the
 // verdict as encoding/json would: invalid UTF-8 and lone surrogates
 // decode to U+FFFD.
-func parseDocument(src string, lim Limits) (Value, error) {
-	v, err := parse(src, lim, false, true)
+func parseDocument(src string, data []byte, lim Limits) (Value, error) {
+	v, err := parse(src, data, lim, false, true)
 	var le *limitError
 	if err != nil && !errors.As(err, &le) {
-		v, err = parse(src, lim, true, true)
+		v, err = parse(src, data, lim, true, true)
 	}
 	if err == errNotRaw {
-		v, err = parse(src, lim, true, false)
+		v, err = parse(src, data, lim, true, false)
 	}
 	return v, err
 }
@@ -63,22 +64,21 @@ func parseDocument(src string, lim Limits) (Value, error) {
 // again with every value decoded.
 var errNotRaw = errors.New("raw value holds invalid UTF-8")
 
-// parse parses src. anyUTF8 accepts invalid UTF-8 (and lone surrogates);
-// raw keeps widgets arrays as Raw.
-func parse(src string, lim Limits, anyUTF8, raw bool) (Value, error) {
+// parse parses src (and data, its bytes). anyUTF8 accepts invalid UTF-8
+// (and lone surrogates); raw keeps widgets arrays as Raw.
+func parse(src string, data []byte, lim Limits, anyUTF8, raw bool) (Value, error) {
 	// Designs repeat member names (the last one wins, see Get).
 	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(anyUTF8)}
 	p := &parser{
 		src: src,
-		// From a bytes.Buffer jsontext reads in place: one copy of src, where
-		// a reader's would grow its buffer copy by copy.
-		dec:     jsontext.NewDecoder(bytes.NewBuffer([]byte(src)), opts...),
+		// From a bytes.Buffer jsontext reads in place, without a copy.
+		dec:     jsontext.NewDecoder(bytes.NewBuffer(data), opts...),
 		lim:     lim,
 		anyUTF8: anyUTF8,
 		raw:     raw,
 	}
-	v, err := p.value(0, true)
-	if err != nil {
+	var v Value
+	if err := p.value(&v, 0); err != nil {
 		if err == io.EOF {
 			return Value{}, errors.New("unexpected end of input")
 		}
@@ -94,32 +94,36 @@ func parse(src string, lim Limits, anyUTF8, raw bool) (Value, error) {
 	}
 }
 
-// value reads the next value, or with build false only checks it (for
-// Raw values) and returns a zero Value; depth is the nesting of the
-// container it is in.
-func (p *parser) value(depth int, build bool) (Value, error) {
+// value reads the next value into v, or with v nil only checks it (for
+// Raw values); depth is the nesting of the container it is in.
+func (p *parser) value(v *Value, depth int) error {
 	p.values++
 	if p.values > p.lim.MaxValues {
-		return Value{}, &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
+		return &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
 	}
 	switch kind := p.dec.PeekKind(); kind {
 	case '{', '[':
 		if _, err := p.dec.ReadToken(); err != nil {
-			return Value{}, err
+			return err
 		}
 		if depth+1 > p.lim.MaxDepth {
-			return Value{}, &limitError{fmt.Sprintf("nesting deeper than %d", p.lim.MaxDepth)}
+			return &limitError{fmt.Sprintf("nesting deeper than %d", p.lim.MaxDepth)}
 		}
 		if kind == '{' {
-			return p.container(Object, '}', depth+1, build)
+			return p.container(v, Object, '}', depth+1)
 		}
-		return p.container(Array, ']', depth+1, build)
+		return p.container(v, Array, ']', depth+1)
 	}
 	raw, err := p.dec.ReadValue()
 	if err != nil {
-		return Value{}, err
+		return err
 	}
-	var v Value
+	if v == nil {
+		if raw[0] == '"' {
+			return p.checkString(raw)
+		}
+		return nil
+	}
 	switch raw[0] {
 	case '"':
 		v.Kind = String
@@ -131,10 +135,7 @@ func (p *parser) value(depth int, build bool) (Value, error) {
 	default:
 		v.Kind, v.Str = Number, p.written(raw) // the literal as written
 	}
-	if !build {
-		return Value{}, err
-	}
-	return v, err
+	return err
 }
 
 // written returns the text of src that raw, just read, is a copy of.
@@ -146,143 +147,188 @@ func (p *parser) written(raw jsontext.Value) string {
 // str returns the text of the string raw, just read, within MaxString.
 func (p *parser) str(raw jsontext.Value) (string, error) {
 	var s string
-	if bytes.IndexByte(raw, '\\') < 0 && (!p.anyUTF8 || utf8.Valid(raw)) {
+	switch {
+	case bytes.IndexByte(raw, '\\') < 0 && (!p.anyUTF8 || utf8.Valid(raw)):
 		s = p.written(raw)
 		s = s[1 : len(s)-1]
-	} else {
-		if p.anyUTF8 {
-			// Invalid UTF-8 becomes U+FFFD, as in encoding/json (the
-			// error only says it did).
-			p.buf, _ = jsontext.AppendUnquote(p.buf[:0], raw)
-		} else {
-			p.buf = unescape(p.buf[:0], raw)
-		}
+	case p.anyUTF8:
+		// Invalid UTF-8 becomes U+FFFD, as in encoding/json (the error
+		// only says it did).
+		p.buf, _ = jsontext.AppendUnquote(p.buf[:0], raw)
 		s = string(p.buf)
+	default:
+		s = unescape(raw)
 	}
 	if len(s) > p.lim.MaxString {
-		return "", &limitError{fmt.Sprintf("a string longer than %d bytes", p.lim.MaxString)}
+		return "", p.stringTooLong()
 	}
 	return s, nil
 }
 
-// container reads the members of an object or the elements of an array,
-// its opening read, up to closer; depth is its own nesting. The children
-// collect on p.stack until the closer, so that each container gets an
-// exactly sized slice.
-func (p *parser) container(kind Kind, closer jsontext.Kind, depth int, build bool) (Value, error) {
+// checkString checks the string raw, just read, against MaxString
+// without keeping it: text decoded from valid UTF-8 is never longer than
+// written.
+func (p *parser) checkString(raw jsontext.Value) error {
+	if !p.anyUTF8 && len(raw)-2 <= p.lim.MaxString {
+		return nil
+	}
+	_, err := p.str(raw)
+	return err
+}
+
+func (p *parser) stringTooLong() error {
+	return &limitError{fmt.Sprintf("a string longer than %d bytes", p.lim.MaxString)}
+}
+
+// container reads into v (nil: only checks) the members of an object or
+// the elements of an array, its opening read, up to closer; depth is its
+// own nesting. The children collect on p.stack until the closer, so that
+// each container gets an exactly sized slice.
+func (p *parser) container(v *Value, kind Kind, closer jsontext.Kind, depth int) error {
 	base := len(p.stack)
+	var m Member // each child in turn: declared out of the loop to stay off the heap
 	for n := 0; p.dec.PeekKind() != closer; n++ {
 		if n == p.lim.MaxItems {
 			if kind == Object {
-				return Value{}, &limitError{fmt.Sprintf("an object with more than %d members", p.lim.MaxItems)}
+				return &limitError{fmt.Sprintf("an object with more than %d members", p.lim.MaxItems)}
 			}
-			return Value{}, &limitError{fmt.Sprintf("an array with more than %d elements", p.lim.MaxItems)}
+			return &limitError{fmt.Sprintf("an array with more than %d elements", p.lim.MaxItems)}
 		}
-		var m Member
+		if v == nil {
+			if err := p.skipChild(kind, depth); err != nil {
+				return err
+			}
+			continue
+		}
+		m = Member{}
 		var err error
 		if kind == Object {
-			m.Key, m.Value, err = p.member(depth, build)
+			err = p.member(&m, depth)
 		} else {
-			m.Value, err = p.value(depth, build)
+			err = p.value(&m.Value, depth)
 		}
 		if err != nil {
-			return Value{}, err
+			return err
 		}
-		if build {
-			p.stack = append(p.stack, m)
-		}
+		p.stack = append(p.stack, m)
 	}
 	if _, err := p.dec.ReadToken(); err != nil { // the closer, or the error PeekKind met
-		return Value{}, err
+		return err
 	}
-	v := Value{Kind: kind}
-	if len(p.stack) > base {
-		v.Members = p.keep(p.stack[base:])
-		p.stack = p.stack[:base]
+	if v != nil {
+		v.Kind = kind
+		if len(p.stack) > base {
+			v.Members = p.keep(p.stack[base:])
+			p.stack = p.stack[:base]
+		}
 	}
-	return v, nil
+	return nil
 }
 
-// member reads an object's member: its name (a value to jsontext, not to
-// MaxValues) and its value, kept as Raw for a widgets array.
-func (p *parser) member(depth int, build bool) (string, Value, error) {
+// skipChild checks the next member or element of a container that is
+// only checked.
+func (p *parser) skipChild(kind Kind, depth int) error {
+	if kind == Object {
+		name, err := p.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := p.checkString(name); err != nil {
+			return err
+		}
+	}
+	return p.value(nil, depth)
+}
+
+// member reads an object's member into m: its name (a value to
+// jsontext, not to MaxValues) and its value, kept as Raw for a widgets
+// array.
+func (p *parser) member(m *Member, depth int) error {
 	name, err := p.dec.ReadValue()
 	if err != nil {
-		return "", Value{}, err
+		return err
 	}
 	// Compared as written: "widget\u0073" is not the legacy member.
-	raw := build && p.raw && string(name) == rawKey
-	key, err := p.str(name)
-	if err != nil {
-		return "", Value{}, err
+	raw := p.raw && string(name) == rawKey
+	if m.Key, err = p.str(name); err != nil {
+		return err
 	}
-	var v Value
 	if raw && p.dec.PeekKind() == '[' {
-		v, err = p.rawValue(depth)
-	} else {
-		v, err = p.value(depth, build)
+		return p.rawValue(&m.Value, depth)
 	}
-	return key, v, err
+	return p.value(&m.Value, depth)
 }
 
 // keep copies a container's children to their final place, cut from a
 // block shared with the containers around: an allocation per container
 // was most of the decoder's allocations (705 for a large legacy design,
-// 118 with blocks).
+// 118 with blocks). A block is sized for what is left of the document,
+// at about one member per bytesPerMember bytes of it, so that a small
+// document does not get a large block.
 func (p *parser) keep(children []Member) []Member {
 	if len(children) > cap(p.block)-len(p.block) {
-		p.block = make([]Member, 0, max(len(children), membersPerBlock))
+		left := len(p.src) - int(p.dec.InputOffset())
+		size := min(max(left/bytesPerMember, minBlock), maxBlock)
+		p.block = make([]Member, 0, max(len(children), size))
 	}
 	i := len(p.block)
 	p.block = append(p.block, children...)
 	return p.block[i:len(p.block):len(p.block)]
 }
 
-// membersPerBlock is the size of the blocks keep cuts from.
-const membersPerBlock = 256
+// Block sizes, in members. Designs hold one member per 26 to 80 bytes.
+const (
+	bytesPerMember = 32
+	minBlock       = 16
+	maxBlock       = 1024
+)
 
-// rawValue reads the array that follows the member name just read as a
-// Raw value: checked for syntax and against every limit as any value, but
-// not built.
-func (p *parser) rawValue(depth int) (Value, error) {
+// rawValue reads into v the array that follows the member name just
+// read as a Raw value: checked for syntax and against every limit as any
+// value, but not built.
+func (p *parser) rawValue(v *Value, depth int) error {
 	start := int(p.dec.InputOffset()) // after the name; then ':' and space
 	start += strings.IndexByte(p.src[start:], '[')
-	if _, err := p.value(depth, false); err != nil {
-		return Value{}, err
+	if err := p.value(nil, depth); err != nil {
+		return err
 	}
 	text := p.src[start:p.dec.InputOffset()]
 	if p.anyUTF8 && !utf8.ValidString(text) {
-		return Value{}, errNotRaw
+		return errNotRaw
 	}
-	return Value{Kind: Raw, Str: text}, nil
+	v.Kind, v.Str = Raw, text
+	return nil
 }
 
-// unescape appends the text of the JSON string raw to buf. jsontext has
+// unescape returns the text of the JSON string raw. jsontext has
 // checked raw (its escapes, surrogate pairs and UTF-8), so this only
 // decodes: AppendUnquote checks every rune again, which made a design in
 // other alphabets decode and render in 2.1 times the old parser's time
-// (1.7 with this).
-func unescape(buf, raw []byte) []byte {
+// (1.7 with this). The text is built in place, in one allocation.
+func unescape(raw []byte) string {
 	raw = raw[1 : len(raw)-1]
+	var b strings.Builder
+	b.Grow(len(raw)) // decoded text is never longer than written
 	for {
 		i := bytes.IndexByte(raw, '\\')
 		if i < 0 {
-			return append(buf, raw...)
+			b.Write(raw)
+			return b.String()
 		}
-		buf = append(buf, raw[:i]...)
+		b.Write(raw[:i])
 		c := raw[i+1]
 		raw = raw[i+2:]
 		switch c {
 		case 'b':
-			buf = append(buf, '\b')
+			b.WriteByte('\b')
 		case 'f':
-			buf = append(buf, '\f')
+			b.WriteByte('\f')
 		case 'n':
-			buf = append(buf, '\n')
+			b.WriteByte('\n')
 		case 'r':
-			buf = append(buf, '\r')
+			b.WriteByte('\r')
 		case 't':
-			buf = append(buf, '\t')
+			b.WriteByte('\t')
 		case 'u':
 			r := hex4(raw)
 			raw = raw[4:]
@@ -290,9 +336,9 @@ func unescape(buf, raw []byte) []byte {
 				r = utf16.DecodeRune(r, hex4(raw[2:]))
 				raw = raw[6:]
 			}
-			buf = utf8.AppendRune(buf, r)
+			b.WriteRune(r)
 		default: // '"', '\\', '/'
-			buf = append(buf, c)
+			b.WriteByte(c)
 		}
 	}
 }
