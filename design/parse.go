@@ -181,9 +181,10 @@ func (p *parser) stringTooLong() error {
 
 // container reads into v (nil: only checks) the members of an object or
 // the elements of an array, its opening read, up to closer; depth is its
-// own nesting. The children collect in an array on the goroutine's stack,
-// where writing them costs no GC write barriers, before keep gives them
-// their final place.
+// own nesting. The children are built in place in an array on the
+// goroutine's stack, large enough for most containers (where a shared
+// heap stack cost a copy of each, and its growth), before keep copies
+// them to their final place.
 func (p *parser) container(v *Value, kind Kind, closer jsontext.Kind, depth int) error {
 	var small [smallContainer]Member
 	children := small[:0]
