@@ -77,7 +77,11 @@ func parse(src string, data []byte, lim Limits, anyUTF8, raw bool) (Value, error
 		raw:     raw,
 	}
 	var v Value
-	if err := p.value(&v, 0); err != nil {
+	tok, err := p.dec.ReadToken()
+	if err == nil {
+		err = p.value(&v, tok, 0, 0)
+	}
+	if err != nil {
 		if err == io.EOF {
 			return Value{}, errors.New("unexpected end of input")
 		}
@@ -93,57 +97,55 @@ func parse(src string, data []byte, lim Limits, anyUTF8, raw bool) (Value, error
 	}
 }
 
-// value reads the next value into v; depth is the nesting of the
-// container it is in.
-func (p *parser) value(v *Value, depth int) error {
+// The parser reads the document token by token: ReadToken is markedly
+// faster than PeekKind and a ReadValue per value. A value is read from
+// its first token, tok, read from offset from on (see written).
+
+// value reads into v the value that begins with tok; depth is the
+// nesting of the container it is in.
+func (p *parser) value(v *Value, tok jsontext.Token, from int64, depth int) error {
 	p.values++
 	if p.values > p.lim.MaxValues {
 		return &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
 	}
-	switch kind := p.dec.PeekKind(); kind {
+	switch kind := tok.Kind(); kind {
 	case '{', '[':
-		if _, err := p.dec.ReadToken(); err != nil {
-			return err
-		}
 		if depth+1 > p.lim.MaxDepth {
 			return &limitError{fmt.Sprintf("nesting deeper than %d", p.lim.MaxDepth)}
 		}
-		if kind == '{' {
-			return p.container(v, Object, '}', depth+1)
-		}
-		return p.container(v, Array, ']', depth+1)
-	}
-	raw, err := p.dec.ReadValue()
-	if err != nil {
-		return err
-	}
-	switch raw[0] {
+		return p.container(v, kind, depth+1)
 	case '"':
+		var err error
 		v.Kind = String
-		v.Str, err = p.str(raw)
+		v.Str, err = p.str(p.written(from))
+		return err
 	case 'n':
 		v.Kind = Null
 	case 't', 'f':
-		v.Kind, v.Bool = Bool, raw[0] == 't'
+		v.Kind, v.Bool = Bool, kind == 't'
 	default:
-		v.Kind, v.Str = Number, p.written(raw) // the literal as written
+		v.Kind, v.Str = Number, p.written(from) // the literal as written
 	}
-	return err
+	return nil
 }
 
-// written returns the text of src that raw, just read, is a copy of.
-func (p *parser) written(raw jsontext.Value) string {
-	end := int(p.dec.InputOffset())
-	return p.src[end-len(raw) : end]
+// written returns the text of src of the string or number just read,
+// from offset from on: only white space and a comma or colon come before
+// it.
+func (p *parser) written(from int64) string {
+	text := p.src[from:p.dec.InputOffset()]
+	if text[len(text)-1] == '"' {
+		return text[strings.IndexByte(text, '"'):]
+	}
+	return text[strings.LastIndexAny(text, " \t\r\n,:")+1:]
 }
 
-// str returns the text of the string raw, just read, within MaxString.
-func (p *parser) str(raw jsontext.Value) (string, error) {
+// str returns the text of the string raw, as written, within MaxString.
+func (p *parser) str(raw string) (string, error) {
 	var s string
 	switch {
-	case bytes.IndexByte(raw, '\\') < 0 && (!p.anyUTF8 || utf8.Valid(raw)):
-		s = p.written(raw)
-		s = s[1 : len(s)-1]
+	case strings.IndexByte(raw, '\\') < 0 && (!p.anyUTF8 || utf8.ValidString(raw)):
+		s = raw[1 : len(raw)-1]
 	case p.anyUTF8:
 		// Invalid UTF-8 becomes U+FFFD, as in encoding/json (the error
 		// only says it did).
@@ -153,49 +155,55 @@ func (p *parser) str(raw jsontext.Value) (string, error) {
 		s = unescape(raw)
 	}
 	if len(s) > p.lim.MaxString {
-		return "", p.stringTooLong()
+		return "", &limitError{fmt.Sprintf("a string longer than %d bytes", p.lim.MaxString)}
 	}
 	return s, nil
 }
 
-func (p *parser) stringTooLong() error {
-	return &limitError{fmt.Sprintf("a string longer than %d bytes", p.lim.MaxString)}
-}
-
-// container reads into v the members of an object or
-// the elements of an array, its opening read, up to closer; depth is its
-// own nesting. The children are built in place in an array on the
+// container reads into v the members of an object or the elements of an
+// array, its opening open read, up to its closer; depth is its own
+// nesting. The children are built in place in an array on the
 // goroutine's stack, large enough for most containers (where a shared
 // heap stack cost a copy of each, and its growth), before keep copies
 // them to their final place.
-func (p *parser) container(v *Value, kind Kind, closer jsontext.Kind, depth int) error {
+func (p *parser) container(v *Value, open jsontext.Kind, depth int) error {
+	v.Kind = Array
+	if open == '{' {
+		v.Kind = Object
+	}
 	var small [smallContainer]Member
 	children := small[:0]
-	for n := 0; p.dec.PeekKind() != closer; n++ {
+	for n := 0; ; n++ {
+		from := p.dec.InputOffset()
+		tok, err := p.dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		if k := tok.Kind(); k == '}' || k == ']' {
+			break
+		}
 		if n == p.lim.MaxItems {
-			return p.tooManyItems(kind)
+			return p.tooManyItems(v.Kind)
 		}
 		children = append(children, Member{})
 		m := &children[len(children)-1]
-		var err error
-		if kind == Object {
-			err = p.member(m, depth)
+		if v.Kind == Object { // tok is the member's name
+			err = p.member(m, p.written(from), depth)
 		} else {
-			err = p.value(&m.Value, depth)
+			err = p.value(&m.Value, tok, from, depth)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	if _, err := p.dec.ReadToken(); err != nil { // the closer, or the error PeekKind met
-		return err
-	}
-	v.Kind = kind
 	if len(children) > 0 {
 		v.Members = p.keep(children)
 	}
 	return nil
 }
+
+// smallContainer is how many children 99 % of the corpus's containers have at most.
+const smallContainer = 10
 
 func (p *parser) tooManyItems(kind Kind) error {
 	if kind == Object {
@@ -204,26 +212,24 @@ func (p *parser) tooManyItems(kind Kind) error {
 	return &limitError{fmt.Sprintf("an array with more than %d elements", p.lim.MaxItems)}
 }
 
-// smallContainer is how many children 99 % of the corpus's containers have at most.
-const smallContainer = 10
-
-// member reads an object's member into m: its name (a value to
-// jsontext, not to MaxValues) and its value, kept as Raw for a widgets
-// array.
-func (p *parser) member(m *Member, depth int) error {
-	name, err := p.dec.ReadValue()
+// member reads into m the member whose name, as written, was just read:
+// the name (a value to jsontext, not to MaxValues) and its value, kept as
+// Raw for a widgets array.
+func (p *parser) member(m *Member, name string, depth int) error {
+	var err error
+	if m.Key, err = p.str(name); err != nil {
+		return err
+	}
+	from := p.dec.InputOffset()
+	tok, err := p.dec.ReadToken()
 	if err != nil {
 		return err
 	}
 	// Compared as written: "widget\u0073" is not the legacy member.
-	raw := p.raw && string(name) == rawKey
-	if m.Key, err = p.str(name); err != nil {
-		return err
+	if p.raw && name == rawKey && tok.Kind() == '[' {
+		return p.rawValue(&m.Value, tok, from, depth)
 	}
-	if raw && p.dec.PeekKind() == '[' {
-		return p.rawValue(&m.Value, depth)
-	}
-	return p.value(&m.Value, depth)
+	return p.value(&m.Value, tok, from, depth)
 }
 
 // keep copies a container's children to their final place, cut from a
@@ -250,17 +256,10 @@ const (
 	maxBlock       = 1024
 )
 
-// rawValue reads into v the array that follows the member name just
-// read as a Raw value: checked for syntax and against every limit as any
-// value, but not built.
-func (p *parser) rawValue(v *Value, depth int) error {
-	start := int(p.dec.InputOffset()) // after the name; then ':' and space
-	start += strings.IndexByte(p.src[start:], '[')
-	from := p.dec.InputOffset()
-	tok, err := p.dec.ReadToken()
-	if err != nil {
-		return err
-	}
+// rawValue reads into v, as a Raw value, the array that begins with tok:
+// checked for syntax and against every limit as any value, but not built.
+func (p *parser) rawValue(v *Value, tok jsontext.Token, from int64, depth int) error {
+	start := p.dec.InputOffset() - 1 // the '[' just read
 	if err := p.skip(tok, from, depth); err != nil {
 		return err
 	}
@@ -272,11 +271,8 @@ func (p *parser) rawValue(v *Value, depth int) error {
 	return nil
 }
 
-// skip checks, without building it, the value whose first token tok was
-// just read, from offset from on, against every limit as value does.
-// Raw values are up to half of a legacy design: reading them token by
-// token, rather than with PeekKind and a read per value as value does,
-// takes a quarter less time.
+// skip checks the value that begins with tok against every limit as value
+// does, without building it.
 func (p *parser) skip(tok jsontext.Token, from int64, depth int) error {
 	p.values++
 	if p.values > p.lim.MaxValues {
@@ -284,7 +280,7 @@ func (p *parser) skip(tok jsontext.Token, from int64, depth int) error {
 	}
 	switch tok.Kind() {
 	case '"':
-		return p.checkString(tok, from)
+		return p.checkString(p.written(from))
 	case '{', '[':
 		if depth+1 > p.lim.MaxDepth {
 			return &limitError{fmt.Sprintf("nesting deeper than %d", p.lim.MaxDepth)}
@@ -306,7 +302,7 @@ func (p *parser) skip(tok jsontext.Token, from int64, depth int) error {
 				return p.tooManyItems(kind)
 			}
 			if kind == Object { // tok is the member's name
-				if err := p.checkString(tok, from); err != nil {
+				if err := p.checkString(p.written(from)); err != nil {
 					return err
 				}
 				from = p.dec.InputOffset()
@@ -322,18 +318,15 @@ func (p *parser) skip(tok jsontext.Token, from int64, depth int) error {
 	return nil
 }
 
-// checkString checks the string token tok, read from offset from on,
-// against MaxString. Text decoded from valid UTF-8 is no longer than
-// written, and the text read is the string, its quotes and what came
-// before it: mostly that is short enough.
-func (p *parser) checkString(tok jsontext.Token, from int64) error {
-	if !p.anyUTF8 && int(p.dec.InputOffset()-from)-2 <= p.lim.MaxString {
+// checkString checks the string raw, as written, against MaxString
+// without keeping it: text decoded from valid UTF-8 is never longer than
+// written.
+func (p *parser) checkString(raw string) error {
+	if !p.anyUTF8 && len(raw)-2 <= p.lim.MaxString {
 		return nil
 	}
-	if len(tok.String()) > p.lim.MaxString {
-		return p.stringTooLong()
-	}
-	return nil
+	_, err := p.str(raw)
+	return err
 }
 
 // unescape returns the text of the JSON string raw. jsontext has
@@ -341,17 +334,17 @@ func (p *parser) checkString(tok jsontext.Token, from int64) error {
 // decodes: AppendUnquote checks every rune again, which made a design in
 // other alphabets decode and render in 2.1 times the old parser's time
 // (1.7 with this). The text is built in place, in one allocation.
-func unescape(raw []byte) string {
+func unescape(raw string) string {
 	raw = raw[1 : len(raw)-1]
 	var b strings.Builder
 	b.Grow(len(raw)) // decoded text is never longer than written
 	for {
-		i := bytes.IndexByte(raw, '\\')
+		i := strings.IndexByte(raw, '\\')
 		if i < 0 {
-			b.Write(raw)
+			b.WriteString(raw)
 			return b.String()
 		}
-		b.Write(raw[:i])
+		b.WriteString(raw[:i])
 		c := raw[i+1]
 		raw = raw[i+2:]
 		switch c {
@@ -379,8 +372,8 @@ func unescape(raw []byte) string {
 	}
 }
 
-// hex4 reads the four hex digits at the start of b.
-func hex4(b []byte) rune {
-	n, _ := strconv.ParseUint(string(b[:4]), 16, 16)
+// hex4 reads the four hex digits at the start of s.
+func hex4(s string) rune {
+	n, _ := strconv.ParseUint(s[:4], 16, 16)
 	return rune(n)
 }
