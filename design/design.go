@@ -243,9 +243,7 @@ func Decode(data []byte) (*Design, error) { return DecodeWithLimits(data, Defaul
 // not a design). Zero fields of lim take the defaults.
 //
 // The model's strings written without escapes, numbers and Raw values are
-// substrings of one copy of data: a caller that
-// has the document as a string already saves that copy with
-// DecodeStringWithLimits.
+// substrings of one copy of data; jsontext reads data itself.
 func DecodeWithLimits(data []byte, lim Limits) (*Design, error) {
 	lim = lim.withDefaults()
 	if len(data) > lim.MaxBytes {
@@ -259,7 +257,8 @@ func DecodeString(src string) (*Design, error) { return DecodeStringWithLimits(s
 
 // DecodeStringWithLimits is DecodeWithLimits for a document held as a
 // string. The model's strings written without escapes, numbers and Raw
-// values are substrings of src, which it keeps.
+// values are substrings of src, which it keeps; jsontext reads a copy of
+// its bytes, dropped after decoding.
 func DecodeStringWithLimits(src string, lim Limits) (*Design, error) {
 	lim = lim.withDefaults()
 	if len(src) > lim.MaxBytes {
