@@ -243,15 +243,13 @@ func Decode(data []byte) (*Design, error) { return DecodeWithLimits(data, Defaul
 // not a design). Zero fields of lim take the defaults.
 //
 // The model's strings written without escapes, numbers and Raw values are
-// substrings of one copy of data: a caller that
-// has the document as a string already saves that copy with
-// DecodeStringWithLimits.
+// substrings of one copy of data; jsontext reads data itself.
 func DecodeWithLimits(data []byte, lim Limits) (*Design, error) {
 	lim = lim.withDefaults()
 	if len(data) > lim.MaxBytes {
 		return nil, tooLarge(len(data), lim)
 	}
-	return decode(string(data), lim)
+	return decode(string(data), data, lim)
 }
 
 // DecodeString is Decode for a document held as a string.
@@ -259,25 +257,29 @@ func DecodeString(src string) (*Design, error) { return DecodeStringWithLimits(s
 
 // DecodeStringWithLimits is DecodeWithLimits for a document held as a
 // string. The model's strings written without escapes, numbers and Raw
-// values are substrings of src, which it keeps.
+// values are substrings of src, which it keeps; jsontext reads a copy of
+// its bytes, dropped after decoding.
 func DecodeStringWithLimits(src string, lim Limits) (*Design, error) {
 	lim = lim.withDefaults()
 	if len(src) > lim.MaxBytes {
 		return nil, tooLarge(len(src), lim)
 	}
-	return decode(src, lim)
+	return decode(src, []byte(src), lim)
 }
 
 func tooLarge(n int, lim Limits) error {
 	return fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, n, lim.MaxBytes)
 }
 
-// decode parses src; lim has its defaults.
-func decode(src string, lim Limits) (*Design, error) {
+// decode parses src, whose bytes data holds too (jsontext reads bytes,
+// the model keeps substrings of src); lim has its defaults.
+func decode(src string, data []byte, lim Limits) (*Design, error) {
 	// A UTF-8 byte order mark is common in files saved by editors.
-	src = strings.TrimPrefix(src, "\xEF\xBB\xBF")
+	if bom := "\xEF\xBB\xBF"; strings.HasPrefix(src, bom) {
+		src, data = src[len(bom):], data[len(bom):]
+	}
 	d := &Design{Size: len(src)}
-	root, err := parseDocument(src, lim)
+	root, err := parseDocument(src, data, lim)
 	if err != nil {
 		var le *limitError
 		if errors.As(err, &le) {
