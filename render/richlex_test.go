@@ -2,6 +2,7 @@ package render
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"golang.org/x/net/html"
@@ -68,4 +69,29 @@ func TestRichTokens(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRichTokensNoTag: rich writes a fragment without '<' as it is,
+// untokenized, because the tokenizer gives such a fragment back as text
+// written as is (entities, "\r" and NUL included).
+func FuzzRichTokensNoTag(f *testing.F) {
+	f.Add("a&nbsp;b &amp c\r\n\x00 {{x}} >")
+	f.Fuzz(func(t *testing.T, src string) {
+		if strings.Contains(src, "<") {
+			return
+		}
+		var got strings.Builder
+		for _, tok := range lexAll(src) {
+			if tok.kind != html.TextToken || tok.escape {
+				t.Fatalf("%q: token %+v", src, tok)
+			}
+			got.WriteString(tok.text)
+		}
+		if got.String() != src {
+			t.Fatalf("%q: text tokens %q", src, got.String())
+		}
+		if out := rich(src, nil); out != src {
+			t.Fatalf("%q: rich wrote %q", src, out)
+		}
+	})
 }

@@ -73,14 +73,15 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 	if src == "" {
 		return
 	}
-	// Without a '<' the tokenizer would give src back whole as one
-	// text token, written as is.
+	// Without a '<' the tokenizer would give src back as text, written
+	// as is (FuzzRichTokensNoTag).
 	if !strings.Contains(src, "<") {
 		w.s(src)
 		return
 	}
-	var stack []atom.Atom // the open allowed elements
-	skip := 0             // depth inside dropped-content elements
+	// The open allowed elements, with room for the usual nesting.
+	stack := make([]atom.Atom, 0, 16)
+	skip := 0 // depth inside dropped-content elements
 	var skipTag atom.Atom
 	paras := 0 // paragraphs met, for richStyleDefaults
 	richTokens(src, func(t richToken) {
