@@ -16,10 +16,8 @@ import (
 // tokenizer's: valid until the next token.
 type richToken struct {
 	kind html.TokenType // text, start, self-closing or end tag
-	// a is a tag's element, 0 when not a known one: the sanitiser drops
-	// those whatever their name (every element it keeps or whose content
-	// it drops is known), so the name itself is not kept.
-	a atom.Atom
+	a    atom.Atom      // tags: the element (0 when not a known one)
+	name []byte         // tags: the lower-cased name
 	// text is a text token's source text, written as is (entities stay
 	// as written) unless escape is set.
 	text   []byte
@@ -62,8 +60,9 @@ func richTokens(src string, yield func(t richToken)) {
 				t.text, t.escape = z.Text(), true
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
-			name, hasAttr := z.TagName()
-			t.a = atom.Lookup(name)
+			var hasAttr bool
+			t.name, hasAttr = z.TagName()
+			t.a = atom.Lookup(t.name)
 			if t.kind != html.EndTagToken {
 				t.z, t.hasAttr = z, hasAttr
 			}

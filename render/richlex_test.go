@@ -13,6 +13,7 @@ import (
 type lexed struct {
 	kind   html.TokenType
 	a      atom.Atom
+	name   string
 	text   string
 	escape bool
 	attrs  []richAttr
@@ -23,7 +24,7 @@ type richAttr struct{ key, val string }
 func lexAll(src string) []lexed {
 	var toks []lexed
 	richTokens(src, func(t richToken) {
-		l := lexed{kind: t.kind, a: t.a, text: string(t.text), escape: t.escape}
+		l := lexed{kind: t.kind, a: t.a, name: string(t.name), text: string(t.text), escape: t.escape}
 		for key, val := range t.attrs() {
 			l.attrs = append(l.attrs, richAttr{string(key), string(val)})
 		}
@@ -35,9 +36,9 @@ func lexAll(src string) []lexed {
 func TestRichTokens(t *testing.T) {
 	text := func(s string) lexed { return lexed{kind: html.TextToken, text: s} }
 	start := func(a atom.Atom, attrs ...richAttr) lexed {
-		return lexed{kind: html.StartTagToken, a: a, attrs: attrs}
+		return lexed{kind: html.StartTagToken, a: a, name: a.String(), attrs: attrs}
 	}
-	end := func(a atom.Atom) lexed { return lexed{kind: html.EndTagToken, a: a} }
+	end := func(a atom.Atom) lexed { return lexed{kind: html.EndTagToken, a: a, name: a.String()} }
 	tests := []struct {
 		name, src string
 		want      []lexed
@@ -54,9 +55,9 @@ func TestRichTokens(t *testing.T) {
 		{"comments and doctypes left out", `<!DOCTYPE html>a<!-- c -->b`,
 			[]lexed{text("a"), text("b")}},
 		{"self-closing", `<br/>`,
-			[]lexed{{kind: html.SelfClosingTagToken, a: atom.Br}}},
-		{"unknown element", `<o:p></o:p>`,
-			[]lexed{{kind: html.StartTagToken}, {kind: html.EndTagToken}}},
+			[]lexed{{kind: html.SelfClosingTagToken, a: atom.Br, name: "br"}}},
+		{"unknown element keeps its name", `<o:p></o:p>`,
+			[]lexed{{kind: html.StartTagToken, name: "o:p"}, {kind: html.EndTagToken, name: "o:p"}}},
 		{"raw text with '<' is marked for escaping", `<plaintext><b>`,
 			[]lexed{start(atom.Plaintext), {kind: html.TextToken, text: "<b>", escape: true}}},
 		{"a '<' before no tag is text, escaped", `a < b`,

@@ -82,7 +82,7 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 	// The open allowed elements, with room for the usual nesting.
 	stack := make([]atom.Atom, 0, 16)
 	skip := 0 // depth inside dropped-content elements
-	var skipTag atom.Atom
+	var skipTag string
 	paras := 0 // paragraphs met, for richStyleDefaults
 	richTokens(src, func(t richToken) {
 		switch t.kind {
@@ -97,15 +97,15 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			if skip > 0 {
-				if t.kind == html.StartTagToken && t.a == skipTag {
+				if t.kind == html.StartTagToken && string(t.name) == skipTag {
 					skip++
 				}
 				return
 			}
-			if design.DropsContent(t.a.String()) {
+			if design.DropsContent(string(t.name)) {
 				if t.kind == html.StartTagToken {
 					skip = 1
-					skipTag = t.a
+					skipTag = string(t.name)
 				}
 				return
 			}
@@ -121,7 +121,7 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 			}
 		case html.EndTagToken:
 			if skip > 0 {
-				if t.a == skipTag {
+				if string(t.name) == skipTag {
 					skip--
 				}
 				return
