@@ -11,12 +11,17 @@
 // is both, the content service's work per request; DecodeRenderString is
 // DecodeRender from the document as a string (design.DecodeString, which
 // has no bytes to copy), as C times ours beside mjml given its source as a
-// string.
+// string. Tokenize and TokenizeTags are the floor under Render's rich
+// text: x/net/html's tokenizer alone over the design's rich-text fragments
+// (see benchTokenize).
 package bench
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
 
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/internal/designtest"
@@ -96,6 +101,9 @@ func BenchmarkCorpus(b *testing.B) {
 		b.Run(doc.name+"/DecodeRenderString", func(b *testing.B) {
 			benchDecodeRender(b, len(src), func() (*design.Design, error) { return design.DecodeString(src) })
 		})
+		frags := richFragments(d)
+		b.Run(doc.name+"/Tokenize", func(b *testing.B) { benchTokenize(b, len(doc.data), frags, false) })
+		b.Run(doc.name+"/TokenizeTags", func(b *testing.B) { benchTokenize(b, len(doc.data), frags, true) })
 	}
 }
 
@@ -114,5 +122,33 @@ func benchDecodeRender(b *testing.B, size int, decode func() (*design.Design, er
 			b.Fatal(err)
 		}
 		out.Release()
+	}
+}
+
+// benchTokenize times x/net/html's tokenizer alone over frags, the rich
+// text Render tokenizes: NewTokenizer and Next until EOF, and with tags
+// also TagName for every tag and TagAttr for every attribute of a start
+// tag (Render reads those of the tags it keeps). No renderer built on the
+// tokenizer can take much less time for these fragments.
+func benchTokenize(b *testing.B, size int, frags []string, tags bool) {
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, f := range frags {
+			z := html.NewTokenizer(strings.NewReader(f))
+			for {
+				tt := z.Next()
+				if tt == html.ErrorToken {
+					break
+				}
+				if !tags || (tt != html.StartTagToken && tt != html.SelfClosingTagToken && tt != html.EndTagToken) {
+					continue
+				}
+				_, hasAttr := z.TagName()
+				for hasAttr && tt != html.EndTagToken {
+					_, _, hasAttr = z.TagAttr()
+				}
+			}
+		}
 	}
 }

@@ -73,14 +73,15 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 	if src == "" {
 		return
 	}
-	// Without a '<' the tokenizer would give src back whole as one
-	// text token, written as is.
+	// Without a '<' the tokenizer would give src back as text, written
+	// as is (FuzzRichTokensNoTag).
 	if !strings.Contains(src, "<") {
 		w.s(src)
 		return
 	}
-	var stack []atom.Atom // the open allowed elements
-	skip := 0             // depth inside dropped-content elements
+	// The open allowed elements, with room for the usual nesting.
+	stack := make([]atom.Atom, 0, 16)
+	skip := 0 // depth inside dropped-content elements
 	var skipTag string
 	paras := 0 // paragraphs met, for richStyleDefaults
 	richTokens(src, func(t richToken) {
@@ -96,15 +97,15 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
 			if skip > 0 {
-				if t.kind == html.StartTagToken && t.name == skipTag {
+				if t.kind == html.StartTagToken && string(t.name) == skipTag {
 					skip++
 				}
 				return
 			}
-			if design.DropsContent(t.name) {
+			if design.DropsContent(string(t.name)) {
 				if t.kind == html.StartTagToken {
 					skip = 1
-					skipTag = t.name
+					skipTag = string(t.name)
 				}
 				return
 			}
@@ -120,7 +121,7 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 			}
 		case html.EndTagToken:
 			if skip > 0 {
-				if t.name == skipTag {
+				if string(t.name) == skipTag {
 					skip--
 				}
 				return
@@ -158,21 +159,17 @@ func (w *emailWriter) startTag(t *richToken, o *richOpts, paras *int) {
 	w.s(a.String())
 	var style string
 	hasAlt := false
-	for _, at := range t.attrs {
-		switch key, val := at.key, at.val; {
-		case key == "href" && a == atom.A:
-			if design.SafeURL(strings.TrimSpace(val)) {
-				w.attr("href", val)
-			}
-		case key == "src" && a == atom.Img:
-			if design.SafeURL(strings.TrimSpace(val)) {
-				w.attr("src", val)
+	for k, val := range t.attrs() {
+		switch key := string(k); {
+		case key == "href" && a == atom.A, key == "src" && a == atom.Img:
+			if design.SafeURL(strings.TrimSpace(string(val))) {
+				w.attrBytes(key, val)
 			}
 		case key == "style":
-			style = val
+			style = string(val)
 		case allowedAttr(key):
 			hasAlt = hasAlt || key == "alt"
-			w.attr(key, val)
+			w.attrBytes(key, val)
 		}
 	}
 	w.richStyleAttr(a, style, o, paras)

@@ -88,6 +88,15 @@ func (w *emailWriter) attr(name, value string) {
 	w.body.WriteByte('"')
 }
 
+// attrBytes is attr for a value in bytes.
+func (w *emailWriter) attrBytes(name string, value []byte) {
+	w.body.WriteByte(' ')
+	w.body.WriteString(name)
+	w.body.WriteString(`="`)
+	escapeBytes(&w.body, value)
+	w.body.WriteByte('"')
+}
+
 // text writes escaped text.
 func (w *emailWriter) text(s string) { escape(&w.body, s) }
 
