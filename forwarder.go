@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -29,6 +28,7 @@ import (
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
 	"github.com/designbridge/caddy-designbridge/internal/loginv2"
+	"github.com/designbridge/caddy-designbridge/internal/retire"
 )
 
 // Error codes of the bodies design_bridge itself writes (the content
@@ -508,15 +508,16 @@ func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string, end
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[target.Scheme]
 	}
+	retiring := retire.New(mod.(http.RoundTripper))
+	b.retiring = append(b.retiring, retiring)
 	t := &upstreamTransport{
-		inner:    mod.(http.RoundTripper),
+		inner:    retiring,
 		target:   target,
 		bearer:   bearer,
 		endpoint: endpoint,
 		secrets:  b.secrets,
 		logger:   b.logger,
 	}
-	b.upstreams = append(b.upstreams, t)
 	h := &reverseproxy.Handler{
 		Upstreams: reverseproxy.UpstreamPool{{Dial: net.JoinHostPort(target.Hostname(), port)}},
 		Transport: t,
@@ -540,12 +541,6 @@ type upstreamTransport struct {
 	endpoint bool
 	secrets  [][]byte
 	logger   *zap.Logger
-	// retired is set by Cleanup. A server being replaced by a reload can
-	// still accept a connection and serve it with the unloaded config;
-	// such a request must not leave a kept-alive upstream connection in a
-	// transport nothing will close again (a request after
-	// CloseIdleConnections makes the transport keep idle connections).
-	retired atomic.Bool
 }
 
 func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -566,7 +561,6 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		out.Header.Set("Authorization", t.bearer)
 	}
 	out.URL.RawPath = ""
-	out.Close = t.retired.Load()
 	if body, ok := req.Context().Value(replayBodyKey{}).([]byte); ok {
 		// The body is buffered, so net/http may send it again on a new
 		// connection when a kept-alive one turns out to be closed by the

@@ -5,18 +5,18 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/designbridge/caddy-designbridge/internal/conntest"
+	"github.com/designbridge/caddy-designbridge/internal/retire"
 	"go.uber.org/zap"
 )
 
@@ -378,40 +378,21 @@ func TestResolveUID(t *testing.T) {
 // transport's idle connections, and nothing would close a new one again.
 // A live config keeps its connection for the next export.
 func TestCleanupLeavesNoUpstreamConnection(t *testing.T) {
-	var mu sync.Mutex
-	open := map[net.Conn]bool{}
-	openConns := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(open)
-	}
-	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := conntest.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		io.WriteString(w, "<p>ok</p>")
 	}))
-	up.Config.ConnState = func(c net.Conn, s http.ConnState) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch s {
-		case http.StateNew:
-			open[c] = true
-		case http.StateClosed, http.StateHijacked:
-			delete(open, c)
-		}
-	}
-	up.Start()
 	defer up.Close()
 	target, _ := url.Parse(up.URL)
 
 	for _, cleanedUp := range []bool{false, true} {
-		inner := &http.Transport{}
+		inner := retire.New(&http.Transport{})
 		tr := &upstreamTransport{inner: inner, target: target, logger: zap.NewNop()}
 		if cleanedUp {
-			b := &Bridge{upstreams: []*upstreamTransport{tr}}
+			b := &Bridge{retiring: []*retire.Transport{inner}}
 			if err := b.Cleanup(); err != nil {
 				t.Fatal(err)
 			}
-			inner.CloseIdleConnections() // what the transport module's cleanup does
 		}
 		req := httptest.NewRequest(http.MethodPost, "/v1/message/html", strings.NewReader(`{"page":{}}`))
 		req.RequestURI = ""
@@ -421,16 +402,15 @@ func TestCleanupLeavesNoUpstreamConnection(t *testing.T) {
 		}
 		io.Copy(io.Discard, res.Body)
 		res.Body.Close()
-		// The server sees the close once the client has closed it.
-		for deadline := time.Now().Add(2 * time.Second); cleanedUp && openConns() > 0 && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
-		switch n := openConns(); {
-		case cleanedUp && n != 0:
-			t.Errorf("an export after Cleanup left %d upstream connection(s) open", n)
-		case !cleanedUp && n != 1:
-			t.Errorf("a live config kept %d upstream connections, want 1 (kept alive)", n)
+		switch {
+		case cleanedUp:
+			if n := up.WaitClosed(2 * time.Second); n != 0 {
+				t.Errorf("an export after Cleanup left %d upstream connection(s) open", n)
+			}
+		case up.Open() != 1:
+			t.Errorf("a live config kept %d upstream connections, want 1 (kept alive)", up.Open())
 		}
 		inner.CloseIdleConnections()
+		up.WaitClosed(2 * time.Second)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+	"github.com/designbridge/caddy-designbridge/internal/retire"
 
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 )
@@ -128,7 +129,7 @@ type Bridge struct {
 
 	exportProxy *reverseproxy.Handler
 	authProxy   *reverseproxy.Handler
-	upstreams   []*upstreamTransport // the two proxies' transports
+	retiring    []*retire.Transport // the two proxies' transports, retired by Cleanup
 	logger      *zap.Logger
 
 	cache       *exportCache // nil when Cache is
@@ -315,11 +316,12 @@ func (b *Bridge) Validate() error {
 	return nil
 }
 
-// Cleanup stops the internal proxies. Their transports were loaded through
-// the Caddy context, which closes their idle connections itself.
+// Cleanup stops the internal proxies and retires their transports (see
+// retire.Transport): a request the replaced server still serves closes its
+// upstream connection.
 func (b *Bridge) Cleanup() error {
-	for _, t := range b.upstreams {
-		t.retired.Store(true)
+	for _, t := range b.retiring {
+		t.Retire()
 	}
 	if b.cache != nil {
 		b.cache.clear()

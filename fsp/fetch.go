@@ -19,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/designbridge/caddy-designbridge/internal/retire"
 )
 
 // defaultAllowedTypes are the sniffed types an upload may have unless the
@@ -50,7 +52,7 @@ var errAddressRefused = errors.New("address not allowed")
 // connects to a private, loopback or link-local address unless allowed.
 type fetcher struct {
 	client    *http.Client
-	transport *retiringTransport // the client's, retired by close
+	transport *retire.Transport // the client's, retired by close
 	maxSize   int64
 }
 
@@ -73,14 +75,14 @@ func newFetcher(maxSize int64, timeout time.Duration, allow func(netip.Addr) boo
 			return nil
 		}
 	}
-	transport := &retiringTransport{inner: &http.Transport{
+	transport := retire.New(&http.Transport{
 		Proxy:                 nil, // a proxy would hide the real destination from Control
 		DialContext:           dialer.DialContext,
 		TLSHandshakeTimeout:   timeout,
 		ResponseHeaderTimeout: timeout,
 		MaxIdleConns:          4,
 		IdleConnTimeout:       30 * time.Second,
-	}}
+	})
 	client := &http.Client{
 		Transport: transport,
 		Timeout:   timeout,
@@ -126,7 +128,7 @@ var nonPublicPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("64:ff9b::/96"),
 }
 
-func (f *fetcher) close() { f.transport.retire() }
+func (f *fetcher) close() { f.transport.Retire() }
 
 // fetch downloads source, at most maxSize bytes.
 func (f *fetcher) fetch(ctx context.Context, source string) ([]byte, error) {

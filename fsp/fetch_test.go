@@ -14,9 +14,10 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/designbridge/caddy-designbridge/internal/conntest"
 )
 
 func TestPublicAddr(t *testing.T) {
@@ -231,27 +232,9 @@ func TestThumbnail(t *testing.T) {
 // server being replaced by a reload still served) must not leave a
 // kept-alive connection behind, since nothing would close it again.
 func TestClosedFetcherLeavesNoConnection(t *testing.T) {
-	var mu sync.Mutex
-	open := map[net.Conn]bool{}
-	openConns := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(open)
-	}
-	src := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	src := conntest.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("file"))
 	}))
-	src.Config.ConnState = func(c net.Conn, s http.ConnState) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch s {
-		case http.StateNew:
-			open[c] = true
-		case http.StateClosed, http.StateHijacked:
-			delete(open, c)
-		}
-	}
-	src.Start()
 	defer src.Close()
 	for _, closed := range []bool{false, true} {
 		f := newFetcher(1<<20, 2*time.Second, nil)
@@ -261,18 +244,15 @@ func TestClosedFetcherLeavesNoConnection(t *testing.T) {
 		if _, err := f.fetch(context.Background(), src.URL+"/a.png"); err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(2 * time.Second); closed && openConns() > 0 && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
+		switch {
+		case closed:
+			if n := src.WaitClosed(2 * time.Second); n != 0 {
+				t.Errorf("a fetch after close left %d connection(s) open", n)
+			}
+		case src.Open() != 1:
+			t.Errorf("a live fetcher kept %d connections, want 1 (kept alive)", src.Open())
 		}
-		switch n := openConns(); {
-		case closed && n != 0:
-			t.Errorf("a fetch after close left %d connection(s) open", n)
-		case !closed && n != 1:
-			t.Errorf("a live fetcher kept %d connections, want 1 (kept alive)", n)
-		}
-		f.transport.inner.CloseIdleConnections()
-		for deadline := time.Now().Add(2 * time.Second); openConns() > 0 && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
+		f.transport.CloseIdleConnections()
+		src.WaitClosed(2 * time.Second)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/designbridge/caddy-designbridge/internal/retire"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
@@ -97,7 +98,7 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 // (If-None-Match: *), so they hold across several Caddy instances.
 type s3Storage struct {
 	client    *minio.Client
-	transport *retiringTransport
+	transport *retire.Transport
 	bucket    string
 	prefix    string
 }
@@ -107,7 +108,7 @@ func newS3Storage(_ caddy.Context, c S3Config, repl *caddy.Replacer) (*s3Storage
 	if err != nil {
 		return nil, err
 	}
-	transport := &retiringTransport{inner: inner}
+	transport := retire.New(inner)
 	region := c.Region
 	if region == "" {
 		region = "us-east-1"
@@ -128,7 +129,7 @@ func newS3Storage(_ caddy.Context, c S3Config, repl *caddy.Replacer) (*s3Storage
 }
 
 func (s *s3Storage) Close() error {
-	s.transport.retire()
+	s.transport.Retire()
 	return nil
 }
 
