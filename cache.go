@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -122,17 +123,26 @@ func (b *Bridge) provisionShared(ctx caddy.Context) error {
 // exportShared answers an export from the cache, or joins an identical
 // export already in flight, or makes the upstream call itself and shares
 // its answer with those that joined.
-func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body []byte, deadline time.Time) error {
-	key := exportKey(r.URL.Path, r.Header.Get("Accept"), body)
+//
+// It owns body: the call that sends it closes it when done (the call may
+// outlive this request, see flightGroup); otherwise it is closed here.
+func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requestBody, deadline time.Time) error {
+	key, err := exportKey(r.URL.Path, r.Header.Get("Accept"), body)
+	if err != nil {
+		body.Close()
+		return caddyhttp.Error(http.StatusInternalServerError, fmt.Errorf("design_bridge: reading the buffered body: %v", err))
+	}
 	bypass := b.cache != nil && hasNoCache(r.Header.Get("Cache-Control"))
 	if b.cache != nil && !bypass {
 		if a, ok := b.cache.get(key); ok {
+			body.Close()
 			b.metrics.cache.WithLabelValues("hit").Inc()
 			a.writeTo(w, "design_bridge; hit")
 			return nil
 		}
 	}
 	a, err, joined := b.flight.do(r.Context(), key, func(ctx context.Context) (*exportAnswer, error) {
+		defer body.Close()
 		rec := &answerRecorder{header: http.Header{}}
 		start := time.Now()
 		err := b.forward(rec, r.WithContext(ctx), body, deadline)
@@ -150,6 +160,9 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body []byt
 		}
 		return a, err
 	})
+	if joined {
+		body.Close() // the call that answered sent another request's copy
+	}
 	switch {
 	case joined:
 		b.metrics.cache.WithLabelValues("coalesced").Inc()
@@ -372,17 +385,21 @@ func (a *exportAnswer) writeTo(w http.ResponseWriter, cacheStatus string) {
 // exportKey identifies an export by everything its answer depends on: the
 // path, the Accept header (it picks the answer's form) and the body. Each
 // part is length-prefixed so that no two different triples hash alike.
-func exportKey(path, accept string, body []byte) [sha256.Size]byte {
+func exportKey(path, accept string, body *requestBody) (key [sha256.Size]byte, err error) {
 	h := sha256.New()
 	var n [8]byte
-	for _, part := range [][]byte{[]byte(path), []byte(accept), body} {
+	for _, part := range []string{path, accept} {
 		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
 		h.Write(n[:])
-		h.Write(part)
+		io.WriteString(h, part)
 	}
-	var key [sha256.Size]byte
+	binary.BigEndian.PutUint64(n[:], uint64(body.Len()))
+	h.Write(n[:])
+	if _, err := io.Copy(h, body.Reader()); err != nil {
+		return key, err
+	}
 	h.Sum(key[:0])
-	return key
+	return key, nil
 }
 
 // exportCache keeps 200 answers of exports in memory, least recently used

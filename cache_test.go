@@ -26,8 +26,17 @@ func testCache(max int64) (*exportCache, prometheus.Gauge, *time.Time) {
 	return c, held, &now
 }
 
+// keyOf is exportKey of a body held in memory.
+func keyOf(path, accept string, body []byte) [32]byte {
+	key, err := exportKey(path, accept, memoryBody(body))
+	if err != nil {
+		panic(err)
+	}
+	return key
+}
+
 func TestExportKey(t *testing.T) {
-	base := exportKey("/v1/message/html", "", []byte(`{"page":{}}`))
+	base := keyOf("/v1/message/html", "", []byte(`{"page":{}}`))
 	for _, tt := range []struct {
 		name         string
 		path, accept string
@@ -38,17 +47,30 @@ func TestExportKey(t *testing.T) {
 		{"other body", "/v1/message/html", "", `{"page":{} }`},
 		{"parts shifted between fields", "/v1/message/htm", "l", `{"page":{}}`},
 	} {
-		if exportKey(tt.path, tt.accept, []byte(tt.body)) == base {
+		if keyOf(tt.path, tt.accept, []byte(tt.body)) == base {
 			t.Errorf("%s: same key", tt.name)
 		}
 	}
-	if exportKey("/v1/message/html", "", []byte(`{"page":{}}`)) != base {
+	if keyOf("/v1/message/html", "", []byte(`{"page":{}}`)) != base {
 		t.Error("the same export gave another key")
+	}
+	// A body spooled to a file has the key of the same bytes in memory.
+	big := bytes.Repeat([]byte("x"), spoolAbove+1)
+	spooled := new(requestBody)
+	if _, err := spooled.Write(big); err != nil {
+		t.Fatal(err)
+	}
+	defer spooled.Close()
+	if spooled.Bytes() != nil {
+		t.Fatal("a body past spoolAbove stayed in memory")
+	}
+	if k, err := exportKey("/p", "", spooled); err != nil || k != keyOf("/p", "", big) {
+		t.Errorf("spooled body: key differs from the same bytes in memory (err %v)", err)
 	}
 }
 
 func TestExportCache(t *testing.T) {
-	k := func(i int) [32]byte { return exportKey("/p", "", []byte{byte(i)}) }
+	k := func(i int) [32]byte { return keyOf("/p", "", []byte{byte(i)}) }
 	size := answerOf(1000).size()
 	tests := []struct {
 		name string
@@ -155,9 +177,9 @@ func TestExportCacheBoundUnderLoad(t *testing.T) {
 			defer wg.Done()
 			for i := range 2000 {
 				n := (g*7919 + i*104729) % (max / 6)
-				key := exportKey("/p", fmt.Sprint(g), []byte(fmt.Sprint(i%300)))
+				key := keyOf("/p", fmt.Sprint(g), []byte(fmt.Sprint(i%300)))
 				c.put(key, answerOf(n))
-				c.get(exportKey("/p", fmt.Sprint((g+1)%16), []byte(fmt.Sprint(i%300))))
+				c.get(keyOf("/p", fmt.Sprint((g+1)%16), []byte(fmt.Sprint(i%300))))
 			}
 		}()
 	}

@@ -162,7 +162,7 @@ func (b *Bridge) export(w http.ResponseWriter, r *http.Request, deadline time.Ti
 	// The body is read whole before anything goes upstream: a slow or
 	// oversized upload never holds an upstream connection, and the
 	// buffered body can be sent again if a kept-alive upstream connection
-	// turns out to be closed.
+	// turns out to be closed. exportShared releases it.
 	body, ok, err := b.readBody(w, r, b.MaxBody)
 	if !ok {
 		return err
@@ -172,12 +172,12 @@ func (b *Bridge) export(w http.ResponseWriter, r *http.Request, deadline time.Ti
 
 // forward sends an export's buffered body to the content service and
 // hands its answer to w.
-func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body []byte, deadline time.Time) error {
+func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body *requestBody, deadline time.Time) error {
 	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
 	out := r.Clone(context.WithValue(ctx, replayBodyKey{}, body))
-	out.Body = io.NopCloser(bytes.NewReader(body))
-	out.ContentLength = int64(len(body))
+	out.Body = io.NopCloser(body.Reader())
+	out.ContentLength = body.Len()
 	out.TransferEncoding = nil
 	for _, h := range []string{"Authorization", "Cookie", "Proxy-Authorization", "Accept-Encoding"} {
 		out.Header.Del(h)
@@ -202,26 +202,29 @@ func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body []byte, de
 	return nil
 }
 
-// readBody reads the request body, up to limit bytes. When it returns
-// false it has answered the client (413 when over the limit, 408 when the
-// body did not arrive within timeout) and err is for Caddy.
-func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, ok bool, err error) {
+// readBody reads the request body, up to limit bytes (past spoolAbove into
+// a temporary file, which the caller closes). When it returns false it has
+// answered the client (413 when over the limit, 408 when the body did not
+// arrive within timeout) and err is for Caddy.
+func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (body *requestBody, ok bool, err error) {
 	// A Content-Length over the limit is refused before any byte of the
 	// body is read; "Connection: close" keeps net/http from reading (and
 	// waiting for) the rest first.
 	if r.ContentLength > limit {
 		return nil, false, b.tooLarge(w, r, limit)
 	}
+	body = new(requestBody)
 	if r.Body == nil || r.Body == http.NoBody {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-		return nil, true, nil
+		return body, true, nil
 	}
-	size := int64(512)
-	if r.ContentLength > 0 {
-		size = r.ContentLength + 1 // +1: the read that sees EOF needs no growth
+	if r.ContentLength > 0 && r.ContentLength < spoolAbove {
+		body.mem.Grow(int(r.ContentLength) + 1) // +1: the read that sees EOF needs no growth
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+	n, err := io.Copy(body, io.LimitReader(r.Body, limit+1))
+	if err != nil || n > limit {
+		body.Close()
+	}
 	var maxBytes *http.MaxBytesError
 	switch {
 	case n > limit || errors.As(err, &maxBytes):
@@ -240,11 +243,11 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 	// The body is in: the deadline now only stands in the way of net/http
 	// noticing a client that goes away.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-	return buf.Bytes(), true, nil
+	return body, true, nil
 }
 
-// replayBodyKey is the context key of a buffered request body, which
-// upstreamTransport sends (and may send again).
+// replayBodyKey is the context key of a buffered request body (a
+// *requestBody), which upstreamTransport sends (and may send again).
 type replayBodyKey struct{}
 
 // proxy runs p. Caddy's reverse proxy aborts the response
@@ -278,7 +281,7 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Tim
 	if !ok {
 		return err
 	}
-	uid, err := b.resolveUID(r, raw)
+	uid, err := b.resolveUID(r, raw.Bytes())
 	if err != nil {
 		var refused *uidError
 		if !errors.As(err, &refused) {
@@ -297,7 +300,7 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Tim
 
 	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
-	out := r.Clone(context.WithValue(ctx, replayBodyKey{}, payload))
+	out := r.Clone(context.WithValue(ctx, replayBodyKey{}, memoryBody(payload)))
 	// A fresh request: nothing of the browser's request but what LoginV2
 	// needs is sent.
 	out.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
@@ -561,18 +564,18 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		out.Header.Set("Authorization", t.bearer)
 	}
 	out.URL.RawPath = ""
-	if body, ok := req.Context().Value(replayBodyKey{}).([]byte); ok {
+	if body, ok := req.Context().Value(replayBodyKey{}).(*requestBody); ok {
 		// The body is buffered, so net/http may send it again on a new
 		// connection when a kept-alive one turns out to be closed by the
 		// upstream (a config reload of a content_service in the same
 		// Caddy does that). A nil X-Idempotency-Key marks the request as
 		// replayable without sending the header.
 		out.Body, out.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
-		if len(body) > 0 {
-			out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		if body.Len() > 0 {
+			out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.Reader()), nil }
 			out.Body, _ = out.GetBody()
 		}
-		out.ContentLength = int64(len(body))
+		out.ContentLength = body.Len()
 		out.Header["X-Idempotency-Key"] = nil
 	}
 	// Interim (1xx) responses are forwarded by Caddy's reverse proxy from

@@ -1,0 +1,92 @@
+package designbridge
+
+import (
+	"bytes"
+	"io"
+	"os"
+)
+
+// spoolAbove is the size above which an export's body waits for the
+// upstream in a temporary file instead of memory: designs are rarely
+// larger, and memory then stays flat however many large exports arrive
+// at once (each is still bounded by max_body).
+const spoolAbove = 1 << 20
+
+// requestBody is a request body read whole before anything goes upstream
+// (so that a slow upload never holds an upstream connection, and the body
+// can be sent again on a fresh connection): in memory, or past spoolAbove
+// in a temporary file that no other process can open (it is removed from
+// its directory at once where the system allows it).
+type requestBody struct {
+	mem  bytes.Buffer
+	file *os.File
+	name string // the file's name while it must still be removed
+	size int64
+}
+
+// memoryBody is a body already in memory, such as LoginV2's.
+func memoryBody(b []byte) *requestBody {
+	rb := &requestBody{size: int64(len(b))}
+	rb.mem.Write(b)
+	return rb
+}
+
+// Write appends p, moving the body to a temporary file once it outgrows
+// spoolAbove.
+func (rb *requestBody) Write(p []byte) (int, error) {
+	if rb.file == nil && rb.size+int64(len(p)) > spoolAbove {
+		f, err := os.CreateTemp("", "design-bridge-body-")
+		if err != nil {
+			return 0, err
+		}
+		rb.file, rb.name = f, f.Name()
+		if os.Remove(rb.name) == nil { // not on Windows, while the file is open
+			rb.name = ""
+		}
+		if _, err := f.Write(rb.mem.Bytes()); err != nil {
+			return 0, err
+		}
+		rb.mem = bytes.Buffer{}
+	}
+	var n int
+	var err error
+	if rb.file != nil {
+		n, err = rb.file.Write(p)
+	} else {
+		n, err = rb.mem.Write(p)
+	}
+	rb.size += int64(n)
+	return n, err
+}
+
+// Len is the body's size in bytes.
+func (rb *requestBody) Len() int64 { return rb.size }
+
+// Reader returns a reader of the whole body, from its start; each call
+// returns a new one.
+func (rb *requestBody) Reader() io.Reader {
+	if rb.file != nil {
+		return io.NewSectionReader(rb.file, 0, rb.size)
+	}
+	return bytes.NewReader(rb.mem.Bytes())
+}
+
+// Bytes returns a body held in memory (nil once spooled).
+func (rb *requestBody) Bytes() []byte {
+	if rb.file != nil {
+		return nil
+	}
+	return rb.mem.Bytes()
+}
+
+// Close releases the temporary file, if any.
+func (rb *requestBody) Close() error {
+	if rb.file == nil {
+		return nil
+	}
+	err := rb.file.Close()
+	if rb.name != "" {
+		_ = os.Remove(rb.name)
+	}
+	return err
+}

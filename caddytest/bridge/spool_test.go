@@ -1,0 +1,117 @@
+package bridge
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestLargeBodiesSpooled: export bodies past 1 MiB wait for the upstream
+// in a temporary file instead of memory. Each still reaches the content
+// service byte for byte (identical ones in one shared call), is sent
+// again whole when a kept-alive connection was closed, and leaves no file
+// and no open descriptor behind.
+func TestLargeBodiesSpooled(t *testing.T) {
+	var mu sync.Mutex
+	got := map[[32]byte]int{} // SHA-256 of each body the upstream read, and how often
+	spooled := 0              // spooled bodies open while the upstream reads one, at most
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := openSpoolFiles(t)
+		h := sha256.New()
+		io.Copy(h, r.Body)
+		var sum [32]byte
+		h.Sum(sum[:0])
+		mu.Lock()
+		got[sum]++
+		spooled = max(spooled, n)
+		mu.Unlock()
+		// Long enough for the identical export to join this call.
+		time.Sleep(200 * time.Millisecond)
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<p>ok</p>")
+	}))
+	defer up.Close()
+	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s", up.URL, tokenPlain)))
+
+	// An *os.File left open is closed by its finalizer once collected,
+	// which would hide a body never closed: no collection in this test.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	body := func(i int) []byte { // 3 MiB of JSON, different per i
+		return []byte(`{"page":{},"pad":"` + strings.Repeat(string(rune('a'+i)), 3<<20) + `"}`)
+	}
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// 0 and 1 send the same body: one call, which one of them joins.
+			res := post(t, tc, "/v1/message/html", body(max(i, 1)), nil)
+			if res.Status != 200 || string(res.Body) != "<p>ok</p>" {
+				t.Errorf("export %d: %d %.200s", i, res.Status, res.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	if spooled == 0 {
+		t.Error("no body was in a temporary file while the upstream read it")
+	}
+	for i := 1; i < 6; i++ {
+		if n := got[sha256.Sum256(body(i))]; n != 1 {
+			t.Errorf("body %d reached the upstream intact %d times, want once", i, n)
+		}
+	}
+	mu.Unlock()
+	if n := openSpoolFiles(t); n != 0 {
+		t.Errorf("%d spooled bodies still open after the exports", n)
+	}
+	entries, _ := os.ReadDir(os.TempDir())
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "design-bridge-body-") {
+			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+}
+
+// TestLargeBodySentAgain: a spooled body is sent again whole when the
+// upstream closed the kept-alive connection it was first sent on.
+func TestLargeBodySentAgain(t *testing.T) {
+	url, served := closingUpstream(t)
+	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s", url, tokenPlain)))
+	big := bytes.Repeat([]byte(" "), 2<<20)
+	for i := range 3 {
+		res := post(t, tc, "/v1/message/html", append([]byte(`{"page":{}}`), big...), map[string]string{"Cache-Control": "no-cache"})
+		if res.Status != 200 {
+			t.Fatalf("request %d: %d %s", i+1, res.Status, res.Body)
+		}
+	}
+	if n := served(); n != 3 {
+		t.Errorf("upstream answered %d requests, want 3", n)
+	}
+}
+
+// openSpoolFiles counts this process's (Caddy runs in it) open
+// descriptors of spooled bodies.
+func openSpoolFiles(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err) // not Linux
+	}
+	n := 0
+	for _, e := range entries {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.Contains(target, "design-bridge-body-") {
+			n++
+		}
+	}
+	return n
+}
