@@ -35,18 +35,9 @@ func memoryBody(b []byte) *requestBody {
 // spoolAbove.
 func (rb *requestBody) Write(p []byte) (int, error) {
 	if rb.file == nil && rb.size+int64(len(p)) > spoolAbove {
-		f, err := os.CreateTemp("", "design-bridge-body-")
-		if err != nil {
+		if err := rb.spool(); err != nil {
 			return 0, err
 		}
-		rb.file, rb.name = f, f.Name()
-		if os.Remove(rb.name) == nil { // not on Windows, while the file is open
-			rb.name = ""
-		}
-		if _, err := f.Write(rb.mem.Bytes()); err != nil {
-			return 0, err
-		}
-		rb.mem = bytes.Buffer{}
 	}
 	var n int
 	var err error
@@ -57,6 +48,44 @@ func (rb *requestBody) Write(p []byte) (int, error) {
 	}
 	rb.size += int64(n)
 	return n, err
+}
+
+// ReadFrom reads src to its end (io.Copy's path, without a copy buffer):
+// into memory while the body fits in spoolAbove bytes, then into a
+// temporary file.
+func (rb *requestBody) ReadFrom(src io.Reader) (int64, error) {
+	var n int64
+	if rb.file == nil {
+		m, err := rb.mem.ReadFrom(io.LimitReader(src, spoolAbove+1-rb.size))
+		rb.size += m
+		n += m
+		if err != nil || rb.size <= spoolAbove {
+			return n, err
+		}
+		if err := rb.spool(); err != nil {
+			return n, err
+		}
+	}
+	m, err := io.Copy(rb.file, src)
+	rb.size += m
+	return n + m, err
+}
+
+// spool moves the body to a temporary file.
+func (rb *requestBody) spool() error {
+	f, err := os.CreateTemp("", "design-bridge-body-")
+	if err != nil {
+		return err
+	}
+	rb.file, rb.name = f, f.Name()
+	if os.Remove(rb.name) == nil { // not on Windows, while the file is open
+		rb.name = ""
+	}
+	if _, err := f.Write(rb.mem.Bytes()); err != nil {
+		return err
+	}
+	rb.mem = bytes.Buffer{}
+	return nil
 }
 
 // Len is the body's size in bytes.
