@@ -218,7 +218,13 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 		return body, true, nil
 	}
-	if r.ContentLength > 0 && r.ContentLength < spoolAbove {
+	switch {
+	case r.ContentLength > spoolAbove:
+		// Straight to the file: not even spoolAbove of it in memory.
+		if err := body.spool(); err != nil {
+			return nil, false, caddyhttp.Error(http.StatusInternalServerError, fmt.Errorf("design_bridge: a temporary file for the body: %v", err))
+		}
+	case r.ContentLength > 0:
 		body.mem.Grow(int(r.ContentLength) + 1) // +1: the read that sees EOF needs no growth
 	}
 	n, err := io.Copy(body, io.LimitReader(r.Body, limit+1))
