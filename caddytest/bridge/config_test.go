@@ -186,9 +186,9 @@ func TestReloadLeaks(t *testing.T) {
 		use()
 	}
 	reload() // drops the last keep-alive connection
-	settle(func() bool { return up.openConns() == 0 })
+	settle(func() bool { return up.Open() == 0 })
 	time.Sleep(500 * time.Millisecond)
-	baseG, baseC := runtime.NumGoroutine(), up.openConns()
+	baseG, baseC := runtime.NumGoroutine(), up.Open()
 	const reloads = 100
 	for i := 0; i < reloads; i++ {
 		reload()
@@ -196,8 +196,8 @@ func TestReloadLeaks(t *testing.T) {
 	}
 	reload()
 	const slack = 20
-	settle(func() bool { return up.openConns() <= baseC && runtime.NumGoroutine() <= baseG+slack })
-	g, c := runtime.NumGoroutine(), up.openConns()
+	settle(func() bool { return up.Open() <= baseC && runtime.NumGoroutine() <= baseG+slack })
+	g, c := runtime.NumGoroutine(), up.Open()
 	t.Logf("after %d reloads: goroutines %d (baseline %d), open upstream connections %d (baseline %d)", reloads, g, baseG, c, baseC)
 	if c > baseC {
 		t.Errorf("%d upstream connections left open after %d reloads (baseline %d)", c, reloads, baseC)

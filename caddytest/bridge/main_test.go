@@ -9,9 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +18,7 @@ import (
 	"time"
 
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
+	"github.com/designbridge/caddy-designbridge/internal/conntest"
 	"github.com/designbridge/caddy-designbridge/internal/designtest"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
@@ -155,18 +154,17 @@ type recorded struct {
 // upstream is a real HTTP server on loopback that records every complete
 // request, answers with respond, and tracks its open connections.
 type upstream struct {
-	*httptest.Server
+	*conntest.Server
 	mu       sync.Mutex
 	reqs     []recorded
 	aborted  int // requests whose body could not be read completely
 	respond  func(w http.ResponseWriter, r *http.Request, body []byte)
-	open     map[net.Conn]bool
 	canceled chan struct{}
 }
 
 func newUpstream(t *testing.T, respond func(w http.ResponseWriter, r *http.Request, body []byte)) *upstream {
-	u := &upstream{respond: respond, open: map[net.Conn]bool{}, canceled: make(chan struct{}, 16)}
-	u.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u := &upstream{respond: respond, canceled: make(chan struct{}, 16)}
+	u.Server = conntest.New(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		u.mu.Lock()
 		if err != nil {
@@ -183,17 +181,6 @@ func newUpstream(t *testing.T, respond func(w http.ResponseWriter, r *http.Reque
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, "<p>ok</p>")
 	}))
-	u.Config.ConnState = func(c net.Conn, s http.ConnState) {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		switch s {
-		case http.StateNew:
-			u.open[c] = true
-		case http.StateClosed, http.StateHijacked:
-			delete(u.open, c)
-		}
-	}
-	u.Start()
 	t.Cleanup(u.Close)
 	return u
 }
@@ -211,12 +198,6 @@ func (u *upstream) last(t *testing.T) recorded {
 		t.Fatal("upstream received no request")
 	}
 	return reqs[len(reqs)-1]
-}
-
-func (u *upstream) openConns() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return len(u.open)
 }
 
 // response is what the browser got back.
