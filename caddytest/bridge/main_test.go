@@ -55,7 +55,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}
-	adminapi.UseFreshConnections()
+	adminapi.SteadyLoads()
 	var err error
 	tmpDir, err = os.MkdirTemp("", "bridge-caddytest-")
 	if err != nil {

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}
-	adminapi.UseFreshConnections()
+	adminapi.SteadyLoads()
 	os.Exit(run(m))
 }
 

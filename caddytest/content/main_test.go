@@ -50,7 +50,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}
-	adminapi.UseFreshConnections()
+	adminapi.SteadyLoads()
 	dir, err := os.MkdirTemp("", "content-caddytest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}
-	adminapi.UseFreshConnections()
+	adminapi.SteadyLoads()
 	dir, err := designtest.Lookup()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "locking:", err)
 		os.Exit(1)
 	}
-	adminapi.UseFreshConnections()
+	adminapi.SteadyLoads()
 	// Caddy writes its config and data under the XDG directories: keep
 	// them out of the real home.
 	tmp, err := os.MkdirTemp("", "fidelity-caddytest-")

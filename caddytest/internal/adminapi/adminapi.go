@@ -61,15 +61,51 @@ func IsReset(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// UseFreshConnections makes the process's default HTTP transport open a
-// new connection for every request. caddytest's InitServer posts configs
-// to /load through it, and each load replaces Caddy's admin server, which
-// closes the kept-alive connection the next load would reuse (EOF).
-// Call it from TestMain.
-func UseFreshConnections() {
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		t.DisableKeepAlives = true
+// SteadyLoads prepares the process's default HTTP transport, through
+// which caddytest's InitServer posts configs to /load. Each load, even a
+// refused one, replaces Caddy's admin server: the old server closes the
+// kept-alive connection the next load would reuse (EOF), and while it
+// shuts down it can still catch a new connection and reset it. So every
+// request opens a new connection, and a POST to /load that meets such a
+// reset is sent again, as Load does. Call it from TestMain.
+func SteadyLoads() {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return
 	}
+	t.DisableKeepAlives = true
+	http.DefaultTransport = loadRetrying{t}
+}
+
+// loadRetrying retries only loads, which are idempotent: a test's own
+// requests through the default transport keep failing the way they fail.
+type loadRetrying struct{ inner http.RoundTripper }
+
+func (l loadRetrying) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPost || req.URL.Path != "/load" {
+		return l.inner.RoundTrip(req)
+	}
+	var (
+		res *http.Response
+		err error
+	)
+	for attempt := 0; attempt < 5; attempt++ {
+		if attempt > 0 {
+			time.Sleep(100 * time.Millisecond)
+			if req.GetBody == nil {
+				return nil, err
+			}
+			again := req.Clone(req.Context())
+			if again.Body, err = req.GetBody(); err != nil {
+				return nil, err
+			}
+			req = again
+		}
+		if res, err = l.inner.RoundTrip(req); err == nil || !IsReset(err) {
+			return res, err
+		}
+	}
+	return nil, err
 }
 
 // Retrying wraps rt so that a request which a server being replaced by a
