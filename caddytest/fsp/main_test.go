@@ -180,12 +180,6 @@ type response struct {
 // unless the headers choose chunked transfer encoding.
 func rawRequest(t *testing.T, port int, requestLine string, headers []string, body string) response {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	var sb strings.Builder
 	sb.WriteString(requestLine + "\r\n")
 	sb.WriteString(fmt.Sprintf("Host: localhost:%d\r\n", port))
@@ -198,11 +192,21 @@ func rawRequest(t *testing.T, port int, requestLine string, headers []string, bo
 	}
 	sb.WriteString("Connection: close\r\n\r\n")
 	sb.WriteString(body)
-	if _, err := io.WriteString(conn, sb.String()); err != nil {
-		t.Fatal(err)
-	}
 	method, _, _ := strings.Cut(requestLine, " ")
-	res, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: method})
+	// A connection accepted by the previous config's server as a reload
+	// stops it is closed unanswered, before any handler ran: send again.
+	var (
+		res *http.Response
+		err error
+	)
+	for attempt := 0; attempt < 5; attempt++ {
+		if attempt > 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if res, err = exchange(port, sb.String(), method); err == nil || !adminapi.IsReset(err) {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatalf("%s: %v", requestLine, err)
 	}
@@ -212,6 +216,30 @@ func rawRequest(t *testing.T, port int, requestLine string, headers []string, bo
 		t.Fatalf("%s: reading body: %v", requestLine, err)
 	}
 	return response{res.StatusCode, res.Header, got}
+}
+
+// exchange writes request on a new connection and reads the response head;
+// the connection closes with the response body.
+func exchange(port int, request, method string) (*http.Response, error) {
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, request); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: method})
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	res.Body = struct {
+		io.Reader
+		io.Closer
+	}{res.Body, conn}
+	return res, nil
 }
 
 // fspBody is an FSP error body.
