@@ -122,7 +122,7 @@ func site(bridgeBlock string, extra ...string) string {
 }
 
 func newTester(t *testing.T) *caddytest.Tester {
-	return caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
+	return adminapi.NewTester(t, caddytest.Config{
 		AdminPort:          adminPort,
 		TestRequestTimeout: 20 * time.Second,
 		LoadRequestTimeout: 10 * time.Second,
@@ -136,10 +136,6 @@ func load(t *testing.T, cfg string) *caddytest.Tester {
 	if t.Failed() {
 		t.FailNow()
 	}
-	// Every load replaces the server, which closes the connections the old
-	// one had accepted: a kept-alive connection would meet an EOF, and a
-	// new one can still be caught by the old server (adminapi.Retrying).
-	tc.Client.Transport = adminapi.Retrying(&http.Transport{DisableKeepAlives: true})
 	return tc
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // attacker is a second site on another port of 127.0.0.1: same-site as
@@ -131,7 +132,7 @@ func TestSameSiteFormAttack(t *testing.T) {
 	t.Setenv("AUTH_URL", proxy+"/loginV2")
 	host := fmt.Sprintf("http://127.0.0.1:%d", sitePort)
 	target := host + "/v1/message/html"
-	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
+	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
 
 	// attack navigates to the attacker's page and waits for the browser's
 	// answer from the host; then, for the script's requests had it run, a

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // Selectors of the page (www/index.html) and the stand-in editor.
@@ -38,7 +39,7 @@ const (
 func TestEditorPage(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
-	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
+	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
 	loadConfig(t, tester, exampleConfig(t, nil))
 
 	s := newSession(t)
@@ -599,7 +600,7 @@ func jsString(s string) string {
 func TestStandInEdits(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
-	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
+	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
 	loadConfig(t, tester, exampleConfig(t, nil))
 
 	s := newSession(t)
@@ -702,7 +703,7 @@ func TestStandInEdits(t *testing.T) {
 func TestEditorTokenRefused(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
-	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
+	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
 	loadConfig(t, tester, exampleConfig(t, map[string]string{"client_secret": "not-the-secret-of-this-app"}))
 
 	s := newSession(t)

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // fakeVendorSDK stands in for the vendor's SDK module: it records what the
@@ -44,7 +45,7 @@ export default class FakeBeefreeSDK {
 func TestVendorSDKSetting(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
-	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
+	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
 	loadConfig(t, tester, exampleConfig(t, nil))
 
 	configJS, err := os.ReadFile(filepath.Join(repoRoot, "www", "config.js"))

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // TestHandleErrors: content_service's errors are caddyhttp.Errors that a
@@ -12,7 +13,7 @@ import (
 // no handle_errors route for them, the service writes the body itself (the
 // other tests of this package).
 func TestHandleErrors(t *testing.T) {
-	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
+	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
 	tester.InitServer(globalOptions+`
 :9307 {
 	content_service {

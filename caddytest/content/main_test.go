@@ -151,7 +151,7 @@ var config = globalOptions + `
 // use, reloaded only when the config changed).
 func start(t *testing.T) *caddytest.Tester {
 	t.Helper()
-	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort})
+	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
 	tester.InitServer(config, "caddyfile")
 	return tester
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddytest"
 	// Registers the project's modules (content_service among them).
 	_ "github.com/designbridge/caddy-designbridge"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // siteRoot is where tests put the pages they render, each test process in
@@ -84,7 +85,7 @@ http://127.0.0.1:%d {
 	respond 404
 }
 `, adminPort, httpPort, httpsPort, httpPort, vendorDir, pairsDir, siteRoot, testSigningKey, testToken)
-	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
+	tester := adminapi.NewTester(t, caddytest.Config{
 		AdminPort:          adminPort,
 		LoadRequestTimeout: 10 * time.Second,
 	})

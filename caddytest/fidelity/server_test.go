@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // siteRoot is where tests put the pages they load; the Caddy config names
@@ -53,7 +54,7 @@ http://127.0.0.1:%d {
 	file_server
 }
 `, adminPort, httpPort, httpsPort, httpPort, siteRoot)
-	tester := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
+	tester := adminapi.NewTester(t, caddytest.Config{
 		AdminPort:          adminPort,
 		LoadRequestTimeout: 10 * time.Second,
 	})

@@ -92,7 +92,7 @@ func globalOptions() string {
 // blocks.
 func load(t *testing.T, sites string) *caddytest.Tester {
 	t.Helper()
-	tc := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{
+	tc := adminapi.NewTester(t, caddytest.Config{
 		AdminPort:          adminPort,
 		LoadRequestTimeout: 10 * time.Second,
 	})

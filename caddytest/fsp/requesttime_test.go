@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // TestRequestTimeInvalidLogged: an fsp_error whose code, status or message
@@ -41,7 +42,7 @@ func TestRequestTimeInvalidLogged(t *testing.T) {
 	}
 	sites.WriteString("}\n")
 	global := strings.Replace(globalOptions(), "\n}\n", fmt.Sprintf("\n\tlog {\n\t\toutput file %s\n\t\tformat json\n\t}\n}\n", logFile), 1)
-	tc := caddytest.NewTester(t).WithDefaultOverrides(caddytest.Config{AdminPort: adminPort, LoadRequestTimeout: 10 * time.Second})
+	tc := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort, LoadRequestTimeout: 10 * time.Second})
 	tc.InitServer(global+sites.String(), "caddyfile")
 	if t.Failed() {
 		t.FailNow()

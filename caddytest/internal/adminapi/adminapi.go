@@ -9,7 +9,10 @@ import (
 	"io"
 	"net/http"
 	"syscall"
+	"testing"
 	"time"
+
+	"github.com/caddyserver/caddy/v2/caddytest"
 )
 
 // client opens a new connection for every request: each load replaces
@@ -130,4 +133,17 @@ func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return r.inner.RoundTrip(again)
+}
+
+// NewTester returns caddytest's Tester with cfg's overrides and a client
+// fit for requests sent right after a load: it opens a new connection for
+// every request (a load closes the kept-alive ones) and sends a request
+// once more when the server that load replaced closed it unanswered
+// (Retrying). Its dialer still sends every name to 127.0.0.1.
+func NewTester(t testing.TB, cfg caddytest.Config) *caddytest.Tester {
+	tc := caddytest.NewTester(t).WithDefaultOverrides(cfg)
+	tr := caddytest.CreateTestingTransport()
+	tr.DisableKeepAlives = true
+	tc.Client.Transport = Retrying(tr)
+	return tc
 }
