@@ -317,14 +317,10 @@ func rawExchange(t *testing.T, head string, body []byte, wait time.Duration) (re
 	t.Helper()
 	// A connection accepted by the previous config's server as a reload
 	// stops it is closed unanswered, before any handler ran: send again.
-	for attempt := 0; attempt < 5; attempt++ {
-		if attempt > 0 {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if res, got, err = rawExchangeOnce(t, head, body, wait); err == nil || !adminapi.IsReset(err) {
-			break
-		}
-	}
+	err = adminapi.Resend(func() (err error) {
+		res, got, err = rawExchangeOnce(t, head, body, wait)
+		return err
+	})
 	return res, got, err
 }
 

@@ -195,18 +195,11 @@ func rawRequest(t *testing.T, port int, requestLine string, headers []string, bo
 	method, _, _ := strings.Cut(requestLine, " ")
 	// A connection accepted by the previous config's server as a reload
 	// stops it is closed unanswered, before any handler ran: send again.
-	var (
-		res *http.Response
-		err error
-	)
-	for attempt := 0; attempt < 5; attempt++ {
-		if attempt > 0 {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if res, err = exchange(port, sb.String(), method); err == nil || !adminapi.IsReset(err) {
-			break
-		}
-	}
+	var res *http.Response
+	err := adminapi.Resend(func() (err error) {
+		res, err = exchange(port, sb.String(), method)
+		return err
+	})
 	if err != nil {
 		t.Fatalf("%s: %v", requestLine, err)
 	}

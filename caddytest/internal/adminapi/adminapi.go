@@ -28,15 +28,11 @@ var client = &http.Client{
 // even an unchanged config. A connection reset while the admin server is
 // being replaced by the previous load is retried: a load is idempotent.
 func Load(port int, cfg []byte, contentType string, force bool) (status int, body []byte, err error) {
-	for attempt := 0; attempt < 5; attempt++ {
-		if attempt > 0 {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if status, body, err = post(port, cfg, contentType, force); err == nil || !IsReset(err) {
-			return status, body, err
-		}
-	}
-	return 0, nil, fmt.Errorf("admin endpoint kept resetting the connection: %w", err)
+	err = Resend(func() (err error) {
+		status, body, err = post(port, cfg, contentType, force)
+		return err
+	})
+	return status, body, err
 }
 
 // post is one attempt of Load.
@@ -64,6 +60,19 @@ func IsReset(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
+// Resend calls send, and calls it again (up to five times in all, 100 ms
+// apart) while it fails with a connection closed unanswered (IsReset). A
+// server that a load replaces can still accept a connection as it stops
+// and close it before any handler has run, so sending again is safe.
+func Resend(send func() error) error {
+	err := send()
+	for attempt := 1; attempt < 5 && err != nil && IsReset(err); attempt++ {
+		time.Sleep(100 * time.Millisecond)
+		err = send()
+	}
+	return err
+}
+
 // SteadyLoads prepares the process's default HTTP transport, through
 // which caddytest's InitServer posts configs to /load. Each load, even a
 // refused one, replaces Caddy's admin server: the old server closes the
@@ -88,51 +97,36 @@ func (l loadRetrying) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodPost || req.URL.Path != "/load" {
 		return l.inner.RoundTrip(req)
 	}
-	var (
-		res *http.Response
-		err error
-	)
-	for attempt := 0; attempt < 5; attempt++ {
-		if attempt > 0 {
-			time.Sleep(100 * time.Millisecond)
-			if req.GetBody == nil {
-				return nil, err
-			}
-			again := req.Clone(req.Context())
-			if again.Body, err = req.GetBody(); err != nil {
-				return nil, err
-			}
-			req = again
-		}
-		if res, err = l.inner.RoundTrip(req); err == nil || !IsReset(err) {
-			return res, err
-		}
-	}
-	return nil, err
+	return retrying(l).RoundTrip(req)
 }
 
 // Retrying wraps rt so that a request which a server being replaced by a
-// reload closed unanswered is sent once more. Caddy returns from a load
-// while the old server may still accept one connection, and net/http
-// closes it without running a handler (the server is shutting down), so
-// the request met no handler and sending it again is safe. A request
-// whose body cannot be rewound is not retried.
+// load closed unanswered is sent again (Resend). A request whose body
+// cannot be rewound is sent once.
 func Retrying(rt http.RoundTripper) http.RoundTripper { return retrying{rt} }
 
 type retrying struct{ inner http.RoundTripper }
 
-func (r retrying) RoundTrip(req *http.Request) (*http.Response, error) {
-	res, err := r.inner.RoundTrip(req)
-	if err == nil || !IsReset(err) || (req.Body != nil && req.Body != http.NoBody && req.GetBody == nil) {
-		return res, err
+func (r retrying) RoundTrip(req *http.Request) (res *http.Response, err error) {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return r.inner.RoundTrip(req)
 	}
-	again := req.Clone(req.Context())
-	if req.GetBody != nil {
-		if again.Body, err = req.GetBody(); err != nil {
-			return nil, err
+	first := true
+	err = Resend(func() error {
+		send := req
+		if !first {
+			send = req.Clone(req.Context())
+			if req.GetBody != nil {
+				if send.Body, err = req.GetBody(); err != nil {
+					return err
+				}
+			}
 		}
-	}
-	return r.inner.RoundTrip(again)
+		first = false
+		res, err = r.inner.RoundTrip(send)
+		return err
+	})
+	return res, err
 }
 
 // NewTester returns caddytest's Tester with cfg's overrides and a client
