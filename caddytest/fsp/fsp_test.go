@@ -331,7 +331,7 @@ func TestExampleBlock(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(www, "index.html"), []byte("<p>editor</p>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	store := filepath.Join(tmpDir, "example-store")
+	store := t.TempDir()
 	hash, err := bcrypt.GenerateFromPassword([]byte("p"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)

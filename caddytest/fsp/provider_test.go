@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,12 +65,16 @@ type backend struct {
 	write func(t testing.TB, key string, data []byte)
 	// publicBase is the public_url base.
 	publicBase string
+	// files is the folder served at /files.
+	files string
 }
 
+// localBackend stores in a new folder for each caller, so that tests
+// also pass when run again (go test -count).
 func localBackend(t testing.TB) backend {
-	store := filepath.Join(tmpDir, "store-local")
+	store := t.TempDir()
 	brokenStore := filepath.Join(tmpDir, "store-broken")
-	for _, dir := range []string{store, brokenStore} {
+	for _, dir := range []string{brokenStore} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -84,6 +89,7 @@ func localBackend(t testing.TB) backend {
 		storage:    "local " + store,
 		broken:     "local " + brokenStore + "\n\t\t\troot escape",
 		publicBase: fmt.Sprintf("http://localhost:%d/files", providerPort),
+		files:      store,
 		write: func(t testing.TB, key string, data []byte) {
 			if err := os.WriteFile(filepath.Join(store, filepath.FromSlash(key)), data, 0o644); err != nil {
 				t.Fatal(err)
@@ -148,8 +154,11 @@ var (
 	versityErr  error
 )
 
+// buckets numbers the buckets s3Backend makes.
+var buckets atomic.Int32
+
 // s3Backend starts versitygw on loopback (once per run) over a plain
-// folder and makes the bucket.
+// folder and makes a new bucket for each caller.
 func s3Backend(t testing.TB) backend {
 	bin := findVersitygw(t)
 	versityOnce.Do(func() { versityErr = startVersitygw(bin) })
@@ -164,12 +173,9 @@ func s3Backend(t testing.TB) backend {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if ok, err := client.BucketExists(ctx, s3Bucket); err != nil {
+	bucket := fmt.Sprintf("%s-%d", s3Bucket, buckets.Add(1))
+	if err := client.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
 		t.Fatal(err)
-	} else if !ok {
-		if err := client.MakeBucket(ctx, s3Bucket, minio.MakeBucketOptions{}); err != nil {
-			t.Fatal(err)
-		}
 	}
 	storage := func(bucket string) string {
 		return fmt.Sprintf(`s3 {
@@ -182,17 +188,18 @@ func s3Backend(t testing.TB) backend {
 	}
 	return backend{
 		name:       "s3",
-		storage:    storage(s3Bucket),
+		storage:    storage(bucket),
 		broken:     storage("no-such-bucket"),
-		publicBase: "https://cdn.example.test/" + s3Bucket,
+		publicBase: "https://cdn.example.test/" + bucket,
+		files:      t.TempDir(),
 		write: func(t testing.TB, key string, data []byte) {
-			if _, err := client.PutObject(ctx, s3Bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
+			if _, err := client.PutObject(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		},
 		keys: func(t testing.TB) []string {
 			var keys []string
-			for obj := range client.ListObjects(ctx, s3Bucket, minio.ListObjectsOptions{Recursive: true}) {
+			for obj := range client.ListObjects(ctx, bucket, minio.ListObjectsOptions{Recursive: true}) {
 				if obj.Err != nil {
 					t.Fatal(obj.Err)
 				}
@@ -202,7 +209,7 @@ func s3Backend(t testing.TB) backend {
 			return keys
 		},
 		read: func(t testing.TB, key string) []byte {
-			obj, err := client.GetObject(ctx, s3Bucket, key, minio.GetObjectOptions{})
+			obj, err := client.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -351,7 +358,7 @@ func providerSites(b backend, src *sources, store string, hash string) string {
 		}
 	}
 }
-`, providerPort, fspUser, hash, b.storage, b.publicBase, filepath.Join(tmpDir, "store-local"),
+`, providerPort, fspUser, hash, b.storage, b.publicBase, b.files,
 		brokenPort, b.broken, privatePort, filepath.Join(tmpDir, "store-private"))
 }
 
@@ -852,6 +859,7 @@ func TestProviderRefusesPrivateSources(t *testing.T) {
 // TestProviderNeedsAuthentication: without an authentication handler in
 // front (and without allow_anonymous) every request is 3650.
 func TestProviderNeedsAuthentication(t *testing.T) {
+	store := t.TempDir()
 	load(t, fmt.Sprintf(`:%d {
 	handle_path /fsp/* {
 		fsp {
@@ -860,12 +868,12 @@ func TestProviderNeedsAuthentication(t *testing.T) {
 		}
 	}
 }
-`, privatePort, filepath.Join(tmpDir, "store-noauth")))
+`, privatePort, store))
 	for _, c := range []call{{method: "GET", target: "/"}, {method: "POST", target: "/photos/"}} {
 		res := send(t, privatePort, c)
 		checkFSP(t, c.method+" "+c.target, res, 401, fspBody{3650, "Wrong Username or Password", "The file service credentials are missing or wrong"})
 	}
-	if entries, _ := os.ReadDir(filepath.Join(tmpDir, "store-noauth")); len(entries) != 0 {
+	if entries, _ := os.ReadDir(store); len(entries) != 0 {
 		t.Errorf("unauthenticated requests made %d entries", len(entries))
 	}
 }
@@ -935,7 +943,7 @@ func TestProviderBoundsConcurrentUploads(t *testing.T) {
 		}
 	}
 }
-`, privatePort, filepath.Join(tmpDir, "store-bounded")))
+`, privatePort, t.TempDir()))
 	const n = 6
 	var wg sync.WaitGroup
 	results := make([]response, n)
