@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -143,13 +144,15 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 	}
 	a, err, joined := b.flight.do(r.Context(), key, func(ctx context.Context) (*exportAnswer, error) {
 		defer body.Close()
+		r := r.WithContext(ctx)
 		rec := &answerRecorder{header: http.Header{}}
 		start := time.Now()
-		err := b.forward(rec, r.WithContext(ctx), body, deadline)
+		err := b.forward(rec, r, body, deadline)
 		b.metrics.upstreams.WithLabelValues(r.URL.Path).Observe(time.Since(start).Seconds())
 		if rec.overflow {
-			return nil, caddyhttp.Error(http.StatusBadGateway,
-				fmt.Errorf("design_bridge: the content service's answer exceeds %d bytes", maxSharedAnswer))
+			rec = &answerRecorder{header: http.Header{}}
+			err = b.fail(rec, r, http.StatusBadGateway, codeBadGateway, "Upstream answer too large",
+				fmt.Sprintf("%s answered more than %d bytes", b.upstreamName(r), maxSharedAnswer))
 		}
 		a := rec.answer()
 		if err == nil && a.status != 0 {
@@ -191,6 +194,19 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 	return nil
 }
 
+// runCall runs fn as net/http runs a handler: a panic fails the call with
+// a 500, its stack in the error (which Caddy logs), instead of ending the
+// process, since no net/http recover stands above the call's goroutine.
+func runCall(ctx context.Context, fn func(context.Context) (*exportAnswer, error)) (a *exportAnswer, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			a, err = nil, caddyhttp.Error(http.StatusInternalServerError,
+				fmt.Errorf("design_bridge: panic in a shared export: %v\n%s", v, debug.Stack()))
+		}
+	}()
+	return fn(ctx)
+}
+
 // flightGroup runs one upstream call for identical exports that arrive
 // while it is in flight. Unlike x/sync/singleflight it counts who waits:
 // the call is cancelled only when every client waiting for it has gone,
@@ -225,7 +241,7 @@ func (g *flightGroup) do(ctx context.Context, key [sha256.Size]byte, fn func(con
 		// The call runs apart from every waiter; fn is bounded by timeout.
 		go func() {
 			defer cancel()
-			c.answer, c.err = fn(callCtx)
+			c.answer, c.err = runCall(callCtx, fn)
 			g.mu.Lock()
 			if g.calls[key] == c {
 				delete(g.calls, key)
@@ -300,6 +316,14 @@ func (a *answerRecorder) Write(p []byte) (int, error) {
 
 // FlushError has nothing to flush: the answer is sent when it is whole.
 func (a *answerRecorder) FlushError() error { return nil }
+
+// reset drops what was recorded, so that an error can be recorded in its
+// place; overflow stays, since it says why the answer failed.
+func (a *answerRecorder) reset() {
+	a.status = 0
+	a.body = bytes.Buffer{}
+	a.finalHeader = nil
+}
 
 func (a *answerRecorder) answer() *exportAnswer {
 	h := a.header.Clone()

@@ -2,14 +2,18 @@ package designbridge
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -229,5 +233,47 @@ func TestBridgeMetricsShared(t *testing.T) {
 	m2.cache.WithLabelValues("hit").Inc()
 	if got := testutil.ToFloat64(m1.cache.WithLabelValues("hit")); got != 2 {
 		t.Errorf("hits %v", got)
+	}
+}
+
+// TestSharedCallPanic: a panic in a shared call fails that call with a 500
+// for every request waiting for it, instead of ending the process (the
+// call's goroutine has no net/http recover above it), and leaves no call
+// behind.
+func TestSharedCallPanic(t *testing.T) {
+	g := &flightGroup{calls: map[[32]byte]*flightCall{}}
+	key := keyOf("/v1/message/html", "", []byte(`{}`))
+	release := make(chan struct{})
+	fn := func(context.Context) (*exportAnswer, error) {
+		<-release
+		panic("a bug")
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i], _ = g.do(context.Background(), key, fn)
+		}()
+	}
+	// all three wait for the one call before it panics
+	for waiting := 0; waiting < len(errs); time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		if c := g.calls[key]; c != nil {
+			waiting = c.waiters
+		}
+		g.mu.Unlock()
+	}
+	close(release)
+	wg.Wait()
+	for i, err := range errs {
+		var he caddyhttp.HandlerError
+		if !errors.As(err, &he) || he.StatusCode != http.StatusInternalServerError || !strings.Contains(err.Error(), "a bug") {
+			t.Errorf("waiter %d: %v, want a 500 naming the panic", i, err)
+		}
+	}
+	if len(g.calls) != 0 {
+		t.Errorf("%d calls left", len(g.calls))
 	}
 }

@@ -777,21 +777,32 @@ func newWatcher(w http.ResponseWriter, secrets [][]byte) *responseWatcher {
 }
 
 // sent reports whether the final response has started to reach the
-// client, after which it can no longer be replaced by an error.
+// client, after which it can no longer be replaced by an error. An
+// export's answer never has: it is recorded whole before anyone is sent
+// it (answerRecorder), so an upstream failing in the middle of its body
+// is answered with an error like one failing before it.
 func (rw *responseWatcher) sent() bool {
+	if _, recorded := rw.ResponseWriter.(*answerRecorder); recorded {
+		return false
+	}
 	return rw.wroteHeader && !rw.buffering
 }
 
-// discard drops a held-back response and the upstream's headers, so that
-// an error can be answered in its place.
+// discard drops a held-back or recorded response and the upstream's
+// headers, so that an error can be answered in its place.
 func (rw *responseWatcher) discard() {
-	if rw.buffering {
-		h := rw.Header()
-		clear(h)
-		maps.Copy(h, rw.own)
-		rw.buffering = false
-		rw.wroteHeader = false
-		rw.buf = bytes.Buffer{}
+	rec, recorded := rw.ResponseWriter.(*answerRecorder)
+	if !rw.buffering && !recorded {
+		return
+	}
+	h := rw.Header()
+	clear(h)
+	maps.Copy(h, rw.own)
+	rw.buffering = false
+	rw.wroteHeader = false
+	rw.buf = bytes.Buffer{}
+	if recorded {
+		rec.reset()
 	}
 }
 

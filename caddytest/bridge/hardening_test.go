@@ -265,13 +265,15 @@ func TestUnwrapEscapedSecret(t *testing.T) {
 	}
 }
 
-// TestUnwrapUpstreamFailsMidBody: with unwrap_html the JSON answer is held
-// back, so when the upstream hangs or resets in the middle of it nothing
-// has reached the client yet, and the client gets 504 or 502 with the
-// error body instead of an empty reply.
-func TestUnwrapUpstreamFailsMidBody(t *testing.T) {
+// TestUpstreamFailsMidBody: an export's answer is held until it is whole
+// (recorded to be shared, and with unwrap_html also to be unwrapped), so
+// when the upstream hangs or resets in the middle of its body nothing has
+// reached the client yet: the client gets 504 or 502 with the error body
+// instead of an empty reply, and Caddy keeps running (the abort happens
+// in the shared call's goroutine, where no net/http recover stands).
+func TestUpstreamFailsMidBody(t *testing.T) {
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", r.Header.Get("X-Type"))
 		w.Header().Set("Content-Length", "1000")
 		w.Header().Set("X-Upstream", "partial")
 		io.WriteString(w, `{"body":{"html":"<p>half`)
@@ -289,25 +291,64 @@ func TestUnwrapUpstreamFailsMidBody(t *testing.T) {
 		case <-time.After(5 * time.Second):
 		}
 	})
-	tc := load(t, site(bridgeBlock(up, "unwrap_html", "timeout 500ms")))
-	for _, c := range []struct {
-		kind   string
-		status int
-		code   int
-	}{{"hang", 504, 5040}, {"reset", 502, 5020}} {
-		t.Run(c.kind, func(t *testing.T) {
-			res := post(t, tc, "/v1/message/html", []byte(`{}`), map[string]string{"X-Kind": c.kind})
-			if res.Status != c.status {
-				t.Fatalf("status %d %q, want %d", res.Status, res.Body, c.status)
-			}
-			assertErrorBody(t, res, c.code)
-			if res.Header.Get("X-Upstream") != "" {
-				t.Error("the failed answer's headers were kept")
-			}
-			if res.Header.Get("Content-Security-Policy") != "sandbox" {
-				t.Error("the bridge's own headers were lost")
+	for _, conf := range []struct{ name, option, contentType string }{
+		{"html", "", "text/html"},
+		{"unwrap_html", "unwrap_html", "application/json"},
+	} {
+		t.Run(conf.name, func(t *testing.T) {
+			tc := load(t, site(bridgeBlock(up, conf.option, "timeout 500ms")))
+			for _, c := range []struct {
+				kind   string
+				status int
+				code   int
+			}{{"hang", 504, 5040}, {"reset", 502, 5020}} {
+				t.Run(c.kind, func(t *testing.T) {
+					res := post(t, tc, "/v1/message/html", []byte(`{}`), map[string]string{"X-Kind": c.kind, "X-Type": conf.contentType})
+					if res.Status != c.status {
+						t.Fatalf("status %d %q, want %d", res.Status, res.Body, c.status)
+					}
+					assertErrorBody(t, res, c.code)
+					if res.Header.Get("X-Upstream") != "" {
+						t.Error("the failed answer's headers were kept")
+					}
+					if res.Header.Get("Content-Security-Policy") != "sandbox" {
+						t.Error("the bridge's own headers were lost")
+					}
+				})
 			}
 		})
+	}
+}
+
+// TestAnswerOverSharedBound: an export's answer is recorded whole to be
+// shared, up to 64 MiB; a longer one is refused with the JSON error (not
+// an empty reply, and Caddy keeps running), and nothing of it is kept.
+func TestAnswerOverSharedBound(t *testing.T) {
+	const bound = 64 << 20 // design_bridge's maxSharedAnswer
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		w.Header().Set("Content-Type", "text/html")
+		if r.Header.Get("X-Size") == "small" {
+			io.WriteString(w, "<p>small</p>")
+			return
+		}
+		chunk := bytes.Repeat([]byte("<p>big</p>"), 1<<16)
+		for n := 0; n <= bound; n += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	tc := load(t, site(bridgeBlock(up, "cache")))
+	res := post(t, tc, "/v1/message/html", []byte(`{}`), map[string]string{"X-Size": "big"})
+	if res.Status != 502 {
+		t.Fatalf("status %d (%d bytes), want 502", res.Status, len(res.Body))
+	}
+	assertErrorBody(t, res, 5020)
+	if !bytes.Contains(res.Body, []byte("Upstream answer too large")) {
+		t.Errorf("error body %q does not say why", res.Body)
+	}
+	if res := post(t, tc, "/v1/message/html", []byte(`{}`), map[string]string{"X-Size": "small"}); res.Status != 200 || string(res.Body) != "<p>small</p>" {
+		t.Errorf("the next export: %d %q", res.Status, res.Body)
 	}
 }
 
