@@ -107,19 +107,7 @@ func TestProvisionedHandlerServes(t *testing.T) {
 		t.Fatal(err)
 	}
 	serve := func(path, body string, headers map[string]string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
-		for k, v := range headers {
-			r.Header.Set(k, v)
-		}
-		w := httptest.NewRecorder()
-		next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-			w.WriteHeader(299)
-			return nil
-		})
-		if err := h.ServeHTTP(w, r, next); err != nil {
-			t.Fatalf("%s: ServeHTTP returned %v", path, err)
-		}
-		return w
+		return do(t, h, request{path: path, headers: headers, body: body})
 	}
 	json := map[string]string{"Content-Type": "application/json"}
 	if w := serve(PathLogin, `{"client_id":"alpha","client_secret":"`+testSecret+`","uid":"u"}`, json); w.Code != 200 {

@@ -72,9 +72,10 @@ type request struct {
 	body    string
 }
 
-// do runs one request through h (with a next handler that answers 299, so
-// that pass-through is visible) and returns the recorder.
-func do(t testing.TB, h *service, req request) *httptest.ResponseRecorder {
+// do runs one request through h, the service or the module (with a next
+// handler that answers 299, so that pass-through is visible) and returns
+// the recorder.
+func do(t testing.TB, h caddyhttp.MiddlewareHandler, req request) *httptest.ResponseRecorder {
 	t.Helper()
 	if req.method == "" {
 		req.method = http.MethodPost
