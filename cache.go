@@ -149,10 +149,9 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		start := time.Now()
 		err := b.forward(rec, r, body, deadline)
 		b.metrics.upstreams.WithLabelValues(r.URL.Path).Observe(time.Since(start).Seconds())
-		if rec.overflow {
+		if rec.overflow { // a held-back answer, unwrapped past the bound
 			rec = &answerRecorder{header: http.Header{}}
-			err = b.fail(rec, r, http.StatusBadGateway, codeBadGateway, "Upstream answer too large",
-				fmt.Sprintf("%s answered more than %d bytes", b.upstreamName(r), maxSharedAnswer))
+			err = b.answerTooLarge(rec, r)
 		}
 		a := rec.answer()
 		if err == nil && a.status != 0 {
@@ -318,11 +317,18 @@ func (a *answerRecorder) Write(p []byte) (int, error) {
 func (a *answerRecorder) FlushError() error { return nil }
 
 // reset drops what was recorded, so that an error can be recorded in its
-// place; overflow stays, since it says why the answer failed.
+// place.
 func (a *answerRecorder) reset() {
 	a.status = 0
 	a.body = bytes.Buffer{}
 	a.finalHeader = nil
+	a.overflow = false
+}
+
+// answerTooLarge answers an export whose answer passed maxSharedAnswer.
+func (b *Bridge) answerTooLarge(w http.ResponseWriter, r *http.Request) error {
+	return b.fail(w, r, http.StatusBadGateway, codeBadGateway, "Upstream answer too large",
+		fmt.Sprintf("%s answered more than %d bytes", b.upstreamName(r), maxSharedAnswer))
 }
 
 func (a *answerRecorder) answer() *exportAnswer {

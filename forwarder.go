@@ -412,7 +412,14 @@ func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, ctx context.
 	if watch.sent() {
 		return err // too late to change the response
 	}
+	// The recorder refusing the rest of an answer over its bound also
+	// ends the copy: say that, not that the upstream failed.
+	rec, recorded := watch.ResponseWriter.(*answerRecorder)
+	tooLarge := recorded && rec.overflow
 	watch.discard()
+	if tooLarge {
+		return b.answerTooLarge(w, r)
+	}
 	var he caddyhttp.HandlerError
 	status := http.StatusBadGateway
 	if errors.As(err, &he) && he.StatusCode != 0 {

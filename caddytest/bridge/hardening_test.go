@@ -339,6 +339,7 @@ func TestAnswerOverSharedBound(t *testing.T) {
 		}
 	})
 	tc := load(t, site(bridgeBlock(up, "cache")))
+	offset := len(readFile(t, logFile))
 	res := post(t, tc, "/v1/message/html", []byte(`{}`), map[string]string{"X-Size": "big"})
 	if res.Status != 502 {
 		t.Fatalf("status %d (%d bytes), want 502", res.Status, len(res.Body))
@@ -346,6 +347,16 @@ func TestAnswerOverSharedBound(t *testing.T) {
 	assertErrorBody(t, res, 5020)
 	if !bytes.Contains(res.Body, []byte("Upstream answer too large")) {
 		t.Errorf("error body %q does not say why", res.Body)
+	}
+	// one ERROR entry, saying why (not also "the upstream failed")
+	var errs []string
+	for _, e := range logEntries(t, offset) {
+		if e["level"] == "error" {
+			errs = append(errs, fmt.Sprint(e["error"]))
+		}
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], "answered more than") {
+		t.Errorf("ERROR log entries %q, want one saying the answer was too large", errs)
 	}
 	if res := post(t, tc, "/v1/message/html", []byte(`{}`), map[string]string{"X-Size": "small"}); res.Status != 200 || string(res.Body) != "<p>small</p>" {
 		t.Errorf("the next export: %d %q", res.Status, res.Body)
