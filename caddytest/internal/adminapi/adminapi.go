@@ -1,5 +1,6 @@
-// Package adminapi posts configurations to the admin endpoint of the Caddy
-// that an integration test runs.
+// Package adminapi is how integration tests live with Caddy's reloads: it
+// posts configurations to the admin endpoint of the Caddy a test runs, and
+// sends again a request that a server being replaced closed unanswered.
 package adminapi
 
 import (
@@ -132,7 +133,7 @@ func (r retrying) RoundTrip(req *http.Request) (res *http.Response, err error) {
 // NewTester returns caddytest's Tester with cfg's overrides and a client
 // fit for requests sent right after a load: it opens a new connection for
 // every request (a load closes the kept-alive ones) and sends a request
-// once more when the server that load replaced closed it unanswered
+// again when the server that load replaced closed it unanswered
 // (Retrying). Its dialer still sends every name to 127.0.0.1.
 func NewTester(t testing.TB, cfg caddytest.Config) *caddytest.Tester {
 	tc := caddytest.NewTester(t).WithDefaultOverrides(cfg)
