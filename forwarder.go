@@ -537,6 +537,11 @@ func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string, end
 	h := &reverseproxy.Handler{
 		Upstreams: reverseproxy.UpstreamPool{{Dial: net.JoinHostPort(target.Hostname(), port)}},
 		Transport: t,
+		// A connection that fails while it is being made carried nothing,
+		// so it is tried once more: a content_service in the same Caddy
+		// can refuse one as a reload swaps its server. Caddy retries a
+		// POST only on such dial errors.
+		LoadBalancing: &reverseproxy.LoadBalancing{Retries: 1},
 	}
 	if err := h.Provision(ctx); err != nil {
 		return nil, err

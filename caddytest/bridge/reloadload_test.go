@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,6 +23,14 @@ import (
 // deterministic check is TestRetryOnClosedKeptAliveConnection), so it runs
 // only with DESIGNBRIDGE_RELOAD_LOAD=<requests>, e.g. 20000; loopback
 // only, bounded by that count and by two minutes.
+//
+// A reload swaps content_service's listening socket (Caddy listens with
+// SO_REUSEPORT), and the connections waiting in the old socket's queue are
+// reset. One that is reset while it is being made carried nothing and is
+// tried again (a dial error); one reset after the export was written is
+// answered 502, since Caddy does not send a POST twice once it may have
+// reached the upstream. So a 502 is allowed only for that last cause (an
+// EOF or a reset read before any answer), and every 502 is reported.
 func TestReloadUnderLoad(t *testing.T) {
 	total, _ := strconv.Atoi(os.Getenv("DESIGNBRIDGE_RELOAD_LOAD"))
 	if total <= 0 {
@@ -43,6 +52,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	raw := adapt(t, cfg)
 	tc := newTester(t)
 	tc.InitServer(string(raw), "json")
+	offset := len(readFile(t, logFile))
 
 	design := []byte(`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-text","descriptor":{"text":{"html":"<p>hi</p>"}}}]}]}]}}`)
 	var sent atomic.Int64
@@ -91,7 +101,18 @@ func TestReloadUnderLoad(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests, %d workers, %d reloads: %v", min(sent.Load()-workers, int64(total)), workers, reloads, statuses)
+	causes := map[string]int{}
+	for _, e := range logEntries(t, offset) {
+		if e["level"] == "error" {
+			causes[fmt.Sprint(e["cause"])]++
+		}
+	}
 	if statuses["502"] > 0 {
-		t.Errorf("%d answers were 502", statuses["502"])
+		t.Logf("502 causes: %v", causes)
+	}
+	for cause, n := range causes {
+		if cause != "EOF" && !strings.HasSuffix(cause, "read: connection reset by peer") {
+			t.Errorf("%d exports failed with %q, not a connection reset after the export was sent", n, cause)
+		}
 	}
 }
