@@ -320,6 +320,51 @@ func TestUpstreamFailsMidBody(t *testing.T) {
 	}
 }
 
+// TestClientGoneMidAnswer: when the only client waiting for an export
+// goes away while the upstream's answer is being copied (the page's
+// preview aborts its render on the next keystroke), the upstream call is
+// cancelled in the middle of the body. That must end the call quietly,
+// not Caddy: the next export is answered.
+func TestClientGoneMidAnswer(t *testing.T) {
+	started := make(chan struct{}, 1)
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		w.Header().Set("Content-Type", "text/html")
+		if r.Header.Get("X-Kind") == "whole" {
+			io.WriteString(w, "<p>whole</p>")
+			return
+		}
+		io.WriteString(w, "<p>half")
+		w.(http.Flusher).Flush()
+		started <- struct{}{}
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	tc := load(t, site(bridgeBlock(up)))
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, siteURL+"/v1/message/html", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
+	done := make(chan error, 1)
+	go func() {
+		res, err := tc.Client.Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		done <- err
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the export never reached the upstream")
+	}
+	cancel()
+	<-done
+	if res := post(t, tc, "/v1/message/html", []byte(`{}`), map[string]string{"X-Kind": "whole"}); res.Status != 200 || string(res.Body) != "<p>whole</p>" {
+		t.Errorf("the next export: %d %q", res.Status, res.Body)
+	}
+}
+
 // TestAnswerOverSharedBound: an export's answer is recorded whole to be
 // shared, up to 64 MiB; a longer one is refused with the JSON error (not
 // an empty reply, and Caddy keeps running), and nothing of it is kept.
