@@ -1,5 +1,5 @@
 // Command caddy is Caddy with its standard modules plus the design bridge
-// modules (design_bridge, fsp_error, content_service). It is a development
+// modules (design_bridge, fsp_error, fsp, content_service). It is a development
 // convenience: integrators usually build with xcaddy instead.
 package main
 
