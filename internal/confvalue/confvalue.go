@@ -65,7 +65,9 @@ func isWholePlaceholder(s string) bool {
 func Size(s string) (int64, error) {
 	size, err := humanize.ParseBytes(s)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a size (e.g. 4MiB, 512KB, 1048576): %v", s, err)
+		// humanize's own message ("strconv.ParseFloat: parsing ...") names
+		// neither the value nor the fix.
+		return 0, fmt.Errorf("%q is not a size: write a whole number of bytes with an optional unit, e.g. 10MiB, 512KB or 1048576", s)
 	}
 	if size == 0 || size > MaxSize {
 		return 0, fmt.Errorf("%q: size must be between 1 byte and 1 TiB", s)

@@ -60,12 +60,16 @@ func TestSize(t *testing.T) {
 		{"2TiB", 0, "between 1 byte and 1 TiB"},
 		{"huge", 0, `"huge" is not a size`},
 		{"-1", 0, "is not a size"},
+		{"ten", 0, `"ten" is not a size: write a whole number of bytes with an optional unit, e.g. 10MiB`},
 	}
 	for _, tc := range tests {
 		got, err := Size(tc.in)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("Size(%q) = %d, %v; want error %q", tc.in, got, err, tc.wantErr)
+			}
+			if err != nil && strings.Contains(err.Error(), "strconv") {
+				t.Errorf("Size(%q): the message shows a parser's internals: %v", tc.in, err)
 			}
 			continue
 		}
