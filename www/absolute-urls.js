@@ -1,7 +1,7 @@
 // Image URLs of a design, made absolute against the page before export: an
 // exported email is read far from this page (a mail client, a downloaded
 // file), where a relative URL such as the starter designs'
-// "designs/img/banner.svg" points nowhere.
+// "designs/img/banner.png" points nowhere.
 
 // Members whose string value is an image (or font) URL: image and carousel
 // src, video thumbnails and play icons, icon-list images, web fonts.

@@ -196,8 +196,8 @@ func TestEditorPage(t *testing.T) {
 		s.run(t, eval(`import("/absolute-urls.js").then((m) => {
 			const base = "http://host.example/app/";
 			return [
-				['{"src":"designs/img/a.svg"}', '{"src":"http://host.example/app/designs/img/a.svg"}'],
-				['{"src":"/img/a.svg"}', '{"src":"http://host.example/img/a.svg"}'],
+				['{"src":"designs/img/a.png"}', '{"src":"http://host.example/app/designs/img/a.png"}'],
+				['{"src":"/img/a.png"}', '{"src":"http://host.example/img/a.png"}'],
 				['{"image":{"src":"https://cdn.example/a.png","href":"page.html"}}', '{"image":{"src":"https://cdn.example/a.png","href":"page.html"}}'],
 				['{"src":"data:image/png;base64,AAAA"}', '{"src":"data:image/png;base64,AAAA"}'],
 				['{"src":"$product_reco[1].image_url$"}', '{"src":"$product_reco[1].image_url$"}'],
@@ -625,7 +625,7 @@ func TestStandInEdits(t *testing.T) {
 		{"r1c0m2-text", "Now in green.\n\nAnd with a new strap."}, // paragraph as text
 		{"r1c0m3-label", "Buy the green pack"},                    // button label
 		{"r1c0m3-href", "https://example.com/green?ref=mail"},     // button link
-		{"r1c1m0-src", "designs/img/pack-green.svg"},              // image source
+		{"r1c1m0-src", "designs/img/pack-green.png"},              // image source
 		{"r1c1m0-alt", "The orange pack, now also in green"},      // image alt text
 		{"r1c0m3-background", "#123456"},                          // button colour
 		{"page-background", "#fedcba"},                            // page colour
@@ -649,7 +649,7 @@ func TestStandInEdits(t *testing.T) {
 			t.Errorf("exported HTML lacks %s", want)
 		}
 	}
-	if strings.Count(html, "designs/img/pack-green.svg") < 2 {
+	if strings.Count(html, "designs/img/pack-green.png") < 2 {
 		t.Error("the edited image source is not in the exported HTML")
 	}
 
