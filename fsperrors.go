@@ -125,7 +125,8 @@ func fspTableCodeList() string {
 	return strings.Join(codes, ", ")
 }
 
-// FSPError answers a request with a file-system-provider (FSP) error body,
+// FSPError (http.handlers.fsp_error) answers a request with a
+// file-system-provider (FSP) error body,
 // `{"code": …, "message": "…", "details": "…"}`, with the HTTP status of the
 // FSP contract's error table. It always ends the handler chain.
 //
