@@ -237,13 +237,8 @@ func (b *Bridge) resolve() error {
 			b.logger.Warn("secret too short to mask in responses",
 				zap.String("field", s.field), zap.Int("min_length", minMaskedSecret))
 		}
-		if configured && !confvalue.HasPlaceholder(s.raw) {
-			// The config JSON is visible through the admin API (/config/),
-			// autosave.json and Caddy's own DEBUG dumps of the config;
-			// {env.X} keeps the value itself out of all of them.
-			b.logger.Warn("secret configured as a literal",
-				zap.String("field", s.field), zap.String("use", "an {env.*} placeholder"),
-				zap.String("why", "the config is shown by the admin API, autosave and debug logs"))
+		if configured {
+			confvalue.WarnIfLiteralSecret(b.logger, s.field, s.raw)
 		}
 	}
 	if b.bearer != "" {

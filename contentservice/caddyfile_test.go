@@ -213,3 +213,40 @@ func FuzzUnmarshalCaddyfile(f *testing.F) {
 		}
 	})
 }
+
+// Secrets written into the config itself are shown by the admin API,
+// autosave.json and debug logs: each is named in a load warning, and a
+// placeholder is not.
+func TestLiteralSecretsWarned(t *testing.T) {
+	t.Setenv("CS_TEST_LITERAL_KEY", testKey)
+	_, logs := newTestService(t, func(h *Handler) {
+		h.SigningKey = "{env.CS_TEST_LITERAL_KEY}"
+	})
+	var fields []string
+	for _, e := range logs.FilterMessage("secret configured as a literal").All() {
+		fields = append(fields, e.ContextMap()["field"].(string))
+		for _, v := range e.ContextMap() {
+			if s, ok := v.(string); ok && (s == testSecret || strings.Contains(s, testAPIToken)) {
+				t.Errorf("a warning holds the secret itself: %v", e.ContextMap())
+			}
+		}
+	}
+	want := []string{"app alpha secret", "app alpha token #1", "app alpha token #2",
+		"app disabled-app secret", "app disabled-app token #1", "app editor-app secret", "app editor-app token #1"}
+	if strings.Join(fields, "|") != strings.Join(want, "|") {
+		t.Errorf("warned fields = %q; want %q (signing_key is a placeholder here)", fields, want)
+	}
+}
+
+func TestLiteralSigningKeyWarned(t *testing.T) {
+	_, logs := newTestService(t, nil)
+	n := 0
+	for _, e := range logs.FilterMessage("secret configured as a literal").All() {
+		if e.ContextMap()["field"] == "signing_key" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("literal signing_key warned %d times; want once", n)
+	}
+}

@@ -202,6 +202,7 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 		return nil, fmt.Errorf("signing_key: %d bytes after replacement; at least %d are required (e.g. `openssl rand -base64 48`)", len(key), MinSigningKeyLen)
 	}
 	s.signingKey = []byte(key)
+	confvalue.WarnIfLiteralSecret(logger, "signing_key", cfg.SigningKey)
 
 	if len(cfg.Apps) == 0 {
 		return nil, fmt.Errorf("no app configured: add an app block with its client ID, secret and tokens")
@@ -222,6 +223,7 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 		if err != nil {
 			return nil, fmt.Errorf("app %q: secret: %v", id, err)
 		}
+		confvalue.WarnIfLiteralSecret(logger, "app "+id+" secret", app.ClientSecret)
 		s.apps = append(s.apps, resolvedApp{
 			clientID:     id,
 			ref:          appRef(s.signingKey, id),
@@ -235,6 +237,7 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 			if err != nil {
 				return nil, fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
 			}
+			confvalue.WarnIfLiteralSecret(logger, fmt.Sprintf("app %s token #%d", id, j+1), raw)
 			tok, err := configuredToken(value)
 			if err != nil {
 				return nil, fmt.Errorf("app %q: token #%d: %v", id, j+1, err)

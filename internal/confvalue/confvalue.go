@@ -9,6 +9,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/dustin/go-humanize"
+	"go.uber.org/zap"
 )
 
 // MaxSize is the largest size Size accepts.
@@ -73,4 +74,17 @@ func Size(s string) (int64, error) {
 		return 0, fmt.Errorf("%q: size must be between 1 byte and 1 TiB", s)
 	}
 	return int64(size), nil
+}
+
+// WarnIfLiteralSecret logs once, at load, that the secret of field was
+// written into the config itself. The config JSON is visible through the
+// admin API (/config/), autosave.json and Caddy's own DEBUG dumps; an
+// {env.X} or {file.X} placeholder keeps the value out of all of them.
+func WarnIfLiteralSecret(logger *zap.Logger, field, raw string) {
+	if raw == "" || HasPlaceholder(raw) {
+		return
+	}
+	logger.Warn("secret configured as a literal",
+		zap.String("field", field), zap.String("use", "an {env.*} placeholder"),
+		zap.String("why", "the config is shown by the admin API, autosave and debug logs"))
 }
