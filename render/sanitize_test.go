@@ -313,6 +313,7 @@ func TestSanitizerCorpus(t *testing.T) {
 	for _, name := range designtest.Names(designs) {
 		d, err := design.Decode(designs[name])
 		if err != nil {
+			t.Errorf("%s: %v", name, err)
 			continue
 		}
 		var walk func(v *design.Value)
@@ -330,6 +331,9 @@ func TestSanitizerCorpus(t *testing.T) {
 			}
 		}
 		walk(&d.Root)
+	}
+	if total == 0 {
+		t.Fatalf("no HTML string found in %d designs: nothing was checked", len(designs))
 	}
 	t.Logf("checked %d HTML strings", total)
 }
