@@ -352,8 +352,8 @@ var (
 )
 
 // resolveUID picks the LoginV2 uid: the configured uid (resolved per
-// request), else the body's "uid", else demo-user. A refusal is a
-// *uidError.
+// request); only with insecure_caller_uid the body's "uid", else
+// demo-user. A refusal is a *uidError.
 func (b *Bridge) resolveUID(r *http.Request, raw []byte) (string, error) {
 	if b.UID != "" {
 		repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
@@ -371,6 +371,10 @@ func (b *Bridge) resolveUID(r *http.Request, raw []byte) (string, error) {
 			return "", errConfiguredUID
 		}
 		return uid, nil
+	}
+	if !b.InsecureCallerUID {
+		// Validate refuses this configuration; never let the caller choose.
+		return "", errNoUser
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return defaultUID, nil

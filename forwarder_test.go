@@ -340,15 +340,20 @@ func BenchmarkCopyUnmasked(b *testing.B) {
 func TestResolveUID(t *testing.T) {
 	tests := []struct {
 		name, configured, header, body string
+		callerUID                      bool
 		want                           string
 		wantErr                        *uidError
 	}{
-		{name: "empty body", want: defaultUID},
-		{name: "no uid member", body: `{"x":1}`, want: defaultUID},
-		{name: "body uid", body: `{"uid":"customer-42"}`, want: "customer-42"},
-		{name: "body uid not a string", body: `{"uid":42}`, wantErr: errBodyUID},
-		{name: "body uid bad characters", body: `{"uid":"a b"}`, wantErr: errBodyUID},
-		{name: "body not an object", body: `[1]`, wantErr: errAuthJSON},
+		{name: "empty body", callerUID: true, want: defaultUID},
+		{name: "no uid member", callerUID: true, body: `{"x":1}`, want: defaultUID},
+		{name: "body uid", callerUID: true, body: `{"uid":"customer-42"}`, want: "customer-42"},
+		{name: "body uid not a string", callerUID: true, body: `{"uid":42}`, wantErr: errBodyUID},
+		{name: "body uid bad characters", callerUID: true, body: `{"uid":"a b"}`, wantErr: errBodyUID},
+		{name: "body not an object", callerUID: true, body: `[1]`, wantErr: errAuthJSON},
+		// Without the opt-in the caller never chooses, even if Validate
+		// was bypassed.
+		{name: "body uid without opt-in", body: `{"uid":"customer-42"}`, wantErr: errNoUser},
+		{name: "empty body without opt-in", wantErr: errNoUser},
 		{name: "configured", configured: "{http.request.header.X-User}", header: "u-1", body: `{"uid":"other"}`, want: "u-1"},
 		{name: "configured empty", configured: "{http.request.header.X-User}", body: `{"uid":"other"}`, wantErr: errNoUser},
 		{name: "configured invalid", configured: "{http.request.header.X-User}", header: "a@b", wantErr: errConfiguredUID},
@@ -361,7 +366,7 @@ func TestResolveUID(t *testing.T) {
 			}
 			repl := caddy.NewReplacer()
 			r = caddyhttp.PrepareRequest(r, repl, httptest.NewRecorder(), nil)
-			b := &Bridge{UID: tc.configured}
+			b := &Bridge{UID: tc.configured, InsecureCallerUID: tc.callerUID}
 			got, err := b.resolveUID(r, []byte(tc.body))
 			var refused *uidError
 			errors.As(err, &refused)

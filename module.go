@@ -75,10 +75,17 @@ type Bridge struct {
 	// The LoginV2 endpoint. Default: https://auth.getbee.io/loginV2
 	AuthURL string `json:"auth_url,omitempty"`
 
-	// The editor user's id sent to LoginV2, usually a request placeholder
-	// such as {http.auth.user.id}. When empty, the uid member of the
-	// request's JSON body is used, else "demo-user".
+	// The editor user's id sent to LoginV2: the host's authentication,
+	// such as {http.auth.user.id} behind basic_auth or forward_auth, or a
+	// fixed id for a single-user site. Required when LoginV2 is
+	// configured, unless insecure_caller_uid is set: a uid taken from the
+	// caller would let anyone obtain an editor token for any user.
 	UID string `json:"uid,omitempty"`
+
+	// For development only: without uid, take the uid member of the
+	// request's JSON body (else "demo-user"), so that any caller obtains
+	// a token for the user it names. Logged as a warning at load.
+	InsecureCallerUID bool `json:"insecure_caller_uid,omitempty"`
 
 	// Paths whose POSTs are forwarded to the content service.
 	// Default: /v1/message/html /v1/message/plain-text /v1/message/pdf /v1/message/image
@@ -152,6 +159,10 @@ func (b *Bridge) Provision(ctx caddy.Context) error {
 	b.logger = ctx.Logger()
 	if err := b.resolve(); err != nil {
 		return err
+	}
+	if b.InsecureCallerUID && b.UID == "" {
+		b.logger.Warn("insecure_caller_uid: LoginV2 mints a token for any uid the caller names; for development only",
+			zap.String("use", "uid {http.auth.user.id} (or a fixed uid) in production"))
 	}
 	b.authLimiter = b.AuthRateLimit.limiter()
 	var err error
@@ -289,6 +300,9 @@ func (b *Bridge) Validate() error {
 	if err := b.AuthRateLimit.validate(); err != nil {
 		return err
 	}
+	if err := b.validateUID(); err != nil {
+		return err
+	}
 	if !strings.HasPrefix(b.AuthPath, "/") {
 		return fmt.Errorf("auth_path %q must start with /", b.AuthPath)
 	}
@@ -314,6 +328,23 @@ func (b *Bridge) Validate() error {
 		}
 	}
 	return nil
+}
+
+// validateUID refuses a LoginV2 configuration whose uid the caller would
+// choose: the token minted is the named user's, with that user's files.
+func (b *Bridge) validateUID() error {
+	if b.UID != "" {
+		if b.InsecureCallerUID {
+			return fmt.Errorf("insecure_caller_uid: set together with uid, which always wins; remove one of them")
+		}
+		return nil
+	}
+	if b.InsecureCallerUID || b.clientID == "" || b.clientSecret == "" {
+		return nil // LoginV2 off (refused per request) or the development opt-in
+	}
+	return fmt.Errorf("uid: not set, so LoginV2 would mint an editor token for whatever uid the caller sends; " +
+		"take it from the host's authentication, e.g. uid {http.auth.user.id} after basic_auth or forward_auth, " +
+		"or set a fixed uid for a single-user site; for development only, insecure_caller_uid lets the caller choose")
 }
 
 // Cleanup stops the internal proxies and retires their transports (see
@@ -432,6 +463,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 //		client_secret   <LoginV2 client secret>
 //		auth_url        <LoginV2 URL>
 //		uid             <placeholder or literal>
+//		insecure_caller_uid
 //		export_paths    <paths...>
 //		auth_path       <path>
 //		max_body        <size>
@@ -541,14 +573,17 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			b.Cache = c
-		case "unwrap_html", "insecure_http":
+		case "unwrap_html", "insecure_http", "insecure_caller_uid":
 			if d.NextArg() {
 				return d.ArgErr()
 			}
-			if name == "unwrap_html" {
+			switch name {
+			case "unwrap_html":
 				b.UnwrapHTML = true
-			} else {
+			case "insecure_http":
 				b.InsecureHTTP = true
+			default:
+				b.InsecureCallerUID = true
 			}
 		case "auth_rate_limit":
 			rl, err := parseAuthRateLimit(d)

@@ -564,8 +564,8 @@ func TestErrorsNameNoUpstreamURL(t *testing.T) {
 		name, block, host string
 		status            int
 	}{
-		{"unreachable", fmt.Sprintf("\t\tcontent_service http://%s\n\t\ttoken %s\n\t\tauth_url http://%s/loginV2\n\t\tclient_id %s\n\t\tclient_secret %s", dead, tokenPlain, dead, clientID, clientSecret), dead, 502},
-		{"slow", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tauth_url %s/loginV2\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\ttimeout 300ms", slow.URL, tokenPlain, slow.URL, clientID, clientSecret), slowHost, 504},
+		{"unreachable", fmt.Sprintf("\t\tcontent_service http://%s\n\t\ttoken %s\n\t\tauth_url http://%s/loginV2\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tuid u1", dead, tokenPlain, dead, clientID, clientSecret), dead, 502},
+		{"slow", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tauth_url %s/loginV2\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\ttimeout 300ms\n\t\tuid u1", slow.URL, tokenPlain, slow.URL, clientID, clientSecret), slowHost, 504},
 	} {
 		tc := load(t, site(c.block))
 		for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
@@ -631,7 +631,7 @@ func closingUpstream(t *testing.T) (url string, served func() int) {
 // again on a new connection (its body is buffered), on both paths.
 func TestRetryOnClosedKeptAliveConnection(t *testing.T) {
 	url, served := closingUpstream(t)
-	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tauth_url %s/loginV2\n\t\tclient_id %s\n\t\tclient_secret %s", url, tokenPlain, url, clientID, clientSecret)))
+	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tauth_url %s/loginV2\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tuid u1", url, tokenPlain, url, clientID, clientSecret)))
 	for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
 		for i := 0; i < 4; i++ {
 			res := post(t, tc, path, []byte(`{"page":{}}`), nil)
