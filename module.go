@@ -121,7 +121,9 @@ type Bridge struct {
 	Cache *ExportCache `json:"cache,omitempty"`
 	// Limits POSTs to the auth path per client address (Caddy's client IP,
 	// which honours trusted_proxies; an IPv6 client by its /64). Over the
-	// limit: 429 with Retry-After. Unset means no limit.
+	// limit: 429 with Retry-After. Default: 30 per minute; {"off": true}
+	// turns it off. The counts survive a reload that keeps the limit,
+	// auth_url and auth_path.
 	AuthRateLimit *AuthRateLimit `json:"auth_rate_limit,omitempty"`
 
 	// Resolved at Provision.
@@ -139,10 +141,11 @@ type Bridge struct {
 	retiring    []*retire.Transport // the two proxies' transports, retired by Cleanup
 	logger      *zap.Logger
 
-	cache       *exportCache // nil when Cache is
-	flight      *flightGroup // identical exports in flight
-	metrics     *bridgeMetrics
-	authLimiter *addrlimit.Limiter // nil without auth_rate_limit
+	cache        *exportCache // nil when Cache is
+	flight       *flightGroup // identical exports in flight
+	metrics      *bridgeMetrics
+	authLimiter  *addrlimit.Limiter // nil when auth_rate_limit is off
+	authLimitKey *authLimitKey      // its key in authLimiters
 }
 
 // CaddyModule returns the Caddy module information.
@@ -164,7 +167,12 @@ func (b *Bridge) Provision(ctx caddy.Context) error {
 		b.logger.Warn("insecure_caller_uid: LoginV2 mints a token for any uid the caller names; for development only",
 			zap.String("use", "uid {http.auth.user.id} (or a fixed uid) in production"))
 	}
-	b.authLimiter = b.AuthRateLimit.limiter()
+	if err := b.AuthRateLimit.validate(); err != nil {
+		return err
+	}
+	if err := b.provisionAuthLimit(); err != nil {
+		return err
+	}
 	var err error
 	if b.exportProxy, err = b.newProxy(ctx, b.contentURL, b.bearer, false); err != nil {
 		return fmt.Errorf("content service proxy: %v", err)
@@ -351,6 +359,7 @@ func (b *Bridge) validateUID() error {
 // retire.Transport): a request the replaced server still serves closes its
 // upstream connection.
 func (b *Bridge) Cleanup() error {
+	b.releaseAuthLimit()
 	for _, t := range b.retiring {
 		t.Retire()
 	}
@@ -472,7 +481,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 //		allowed_origins <origins...>
 //		insecure_http
 //		cache           [<max_size> [<ttl>]]
-//		auth_rate_limit <requests> [per] <duration>
+//		auth_rate_limit <requests> [per] <duration> | off
 //	}
 //
 // The directive takes no arguments and refuses a matcher: it acts only on
