@@ -524,10 +524,6 @@ func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string, end
 	if err != nil {
 		return nil, err
 	}
-	port := target.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[target.Scheme]
-	}
 	retiring := retire.New(mod.(http.RoundTripper))
 	b.retiring = append(b.retiring, retiring)
 	t := &upstreamTransport{
@@ -539,7 +535,7 @@ func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string, end
 		logger:   b.logger,
 	}
 	h := &reverseproxy.Handler{
-		Upstreams: reverseproxy.UpstreamPool{{Dial: net.JoinHostPort(target.Hostname(), port)}},
+		Upstreams: reverseproxy.UpstreamPool{{Dial: dialAddress(target)}},
 		Transport: t,
 		// A connection that fails while it is being made carried nothing,
 		// so it is tried once more: a content_service in the same Caddy

@@ -404,17 +404,36 @@ func parseUpstreamURL(s string) (*url.URL, error) {
 }
 
 // secureTransport reports whether secrets may be sent to u: over HTTPS, or
-// to a loopback host where plain HTTP never leaves the machine.
+// to a loopback host where plain HTTP never leaves the machine. Loopback
+// is a literal loopback address or the name localhost itself, which
+// dialAddress dials as 127.0.0.1 without asking a resolver; any other name
+// (app.localhost included) is resolved, and a resolver that answers with
+// another host would receive the secret in clear.
 func secureTransport(u *url.URL) bool {
 	if u.Scheme == "https" {
 		return true
 	}
 	host := u.Hostname()
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// dialAddress is the host:port the proxy to u dials: localhost is
+// 127.0.0.1, never looked up (a resolver, or a hosts file, could send it
+// elsewhere); every other host as written. An upstream that listens only
+// on ::1 is written http://[::1]:port.
+func dialAddress(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if strings.EqualFold(host, "localhost") {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // bareToken strips surrounding space and one "Bearer " prefix (any case),

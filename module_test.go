@@ -177,6 +177,13 @@ func TestResolveAndValidate(t *testing.T) {
 		{name: "LoginV2 with caller uid opt-in", b: Bridge{ClientID: "i", ClientSecret: "s", InsecureCallerUID: true}},
 		{name: "caller uid opt-in beside uid", b: Bridge{ClientID: "i", ClientSecret: "s", UID: "u", InsecureCallerUID: true}, wantErr: "insecure_caller_uid: set together with uid"},
 		{name: "no LoginV2 needs no uid", b: Bridge{Token: "t"}},
+		{name: "plain http to LOCALHOST allowed", b: Bridge{ContentService: "http://LocalHost:8080", Token: "t"}},
+		{name: "plain http to 127.0.0.2 allowed", b: Bridge{ContentService: "http://127.0.0.2:8080", Token: "t"}},
+		// Names under .localhost are looked up like any other name.
+		{name: "plain http to *.localhost refused", b: Bridge{ContentService: "http://app.localhost:8080", Token: "t"}, wantErr: "content_service http://app.localhost:8080 would receive the token over plain HTTP"},
+		{name: "plain http auth to *.localhost refused", b: Bridge{AuthURL: "http://auth.localhost/loginV2", ClientSecret: "s"}, wantErr: "auth_url http://auth.localhost/loginV2 would receive the client secret over plain HTTP"},
+		{name: "plain http to localhost. refused", b: Bridge{ContentService: "http://localhost.:8080", Token: "t"}, wantErr: "would receive the token over plain HTTP"},
+		{name: "plain http to localhost.example refused", b: Bridge{ContentService: "http://localhost.example.com", Token: "t"}, wantErr: "would receive the token over plain HTTP"},
 		{name: "plain http to remote refused", b: Bridge{ContentService: "http://cs.example.com", Token: "t"}, wantErr: "content_service http://cs.example.com would receive the token over plain HTTP"},
 		{name: "plain http to remote without token passes", b: Bridge{ContentService: "http://cs.example.com"}},
 		{name: "plain http auth refused", b: Bridge{AuthURL: "http://10.0.0.1/loginV2", ClientSecret: "s"}, wantErr: "auth_url http://10.0.0.1/loginV2 would receive the client secret over plain HTTP"},
@@ -305,4 +312,26 @@ func FuzzUnmarshalCaddyfile(f *testing.F) {
 		_ = back.resolve()
 		_ = back.Validate()
 	})
+}
+
+// TestDialAddress: localhost is dialled as 127.0.0.1, never looked up.
+func TestDialAddress(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://localhost:8080":       "127.0.0.1:8080",
+		"http://LOCALHOST":            "127.0.0.1:80",
+		"https://localhost/api":       "127.0.0.1:443",
+		"http://[::1]:9000":           "[::1]:9000",
+		"http://127.0.0.1:1":          "127.0.0.1:1",
+		"https://cs.example.com":      "cs.example.com:443",
+		"http://app.localhost:8080":   "app.localhost:8080",
+		"https://localhost.example:8": "localhost.example:8",
+	} {
+		u, err := parseUpstreamURL(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dialAddress(u); got != want {
+			t.Errorf("dialAddress(%s) = %s, want %s", in, got, want)
+		}
+	}
 }
