@@ -220,9 +220,12 @@ func TestIsJSONType(t *testing.T) {
 
 func TestSecureTransport(t *testing.T) {
 	for raw, want := range map[string]bool{
-		"https://api.getbee.io":  true,
-		"http://localhost:8080":  true,
-		"http://app.localhost":   true,
+		"https://api.getbee.io": true,
+		"http://localhost:8080": true,
+		"http://LocalHost":      true,
+		// Looked up like any name, so not loopback for sure.
+		"http://app.localhost":   false,
+		"http://localhost.":      false,
 		"http://127.0.0.1:1":     true,
 		"http://127.8.9.10":      true,
 		"http://[::1]:80":        true,
