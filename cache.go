@@ -128,7 +128,7 @@ func (b *Bridge) provisionShared(ctx caddy.Context) error {
 // It owns body: the call that sends it closes it when done (the call may
 // outlive this request, see flightGroup); otherwise it is closed here.
 func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requestBody, deadline time.Time) error {
-	key, err := exportKey(r.URL.Path, r.Header.Get("Accept"), body)
+	key, err := exportKey(r.URL.Path, acceptKey(r.Header.Values("Accept")), body)
 	if err != nil {
 		body.Close()
 		return caddyhttp.Error(http.StatusInternalServerError, fmt.Errorf("design_bridge: reading the buffered body: %v", err))
@@ -142,7 +142,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 			return nil
 		}
 	}
-	a, err, joined := b.flight.do(r.Context(), key, func(ctx context.Context) (*exportAnswer, error) {
+	call := func(ctx context.Context) (*exportAnswer, error) {
 		defer body.Close()
 		r := r.WithContext(ctx)
 		rec := &answerRecorder{header: http.Header{}}
@@ -156,19 +156,27 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		a := rec.answer()
 		if err == nil && a.status != 0 {
 			b.metrics.exports.WithLabelValues(r.URL.Path, strconv.Itoa(a.status)).Inc()
-			if b.cache != nil {
+			if b.cache != nil && a.unshared == "" {
 				b.cache.put(key, a) // a fresh answer, bypass or not
 			}
 		}
 		return a, err
-	})
+	}
+	a, err, joined := b.flight.do(r.Context(), key, call)
+	if joined && err == nil && a.unshared != "" {
+		// The answer was for the request that made the call alone (it
+		// varies by more than the key, or is private): ask for ours.
+		a, err = runCall(r.Context(), call)
+		joined = false
+	}
 	if joined {
 		body.Close() // the call that answered sent another request's copy
 	}
+	unshared := err == nil && a.unshared != ""
 	switch {
 	case joined:
 		b.metrics.cache.WithLabelValues("coalesced").Inc()
-	case bypass:
+	case bypass || (unshared && b.cache != nil):
 		b.metrics.cache.WithLabelValues("bypass").Inc()
 	case b.cache != nil:
 		b.metrics.cache.WithLabelValues("miss").Inc()
@@ -185,8 +193,11 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 	status := ""
 	if b.cache != nil {
 		status = "design_bridge; fwd=miss"
-		if bypass {
+		switch {
+		case bypass:
 			status = "design_bridge; fwd=bypass"
+		case unshared:
+			status = "design_bridge; fwd=bypass; stored=false; detail=" + a.unshared
 		}
 	}
 	a.writeTo(w, status)
@@ -356,17 +367,64 @@ func (a *answerRecorder) answer() *exportAnswer {
 	for _, k := range []string{"Date", "Set-Cookie", "Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length"} {
 		h.Del(k)
 	}
-	return &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body.Bytes()}
+	return &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body.Bytes(), unshared: unsharedReason(h)}
+}
+
+// keyHeaders are the request headers an answer may vary by and still be
+// kept: Accept is in the key, and the bridge sends every export with the
+// same Content-Type and no Accept-Encoding.
+var keyHeaders = map[string]bool{"Accept": true, "Accept-Encoding": true, "Content-Type": true}
+
+// unsharedReason says why an answer may be given only to the request that
+// asked for it ("" when it may be kept and shared): its Cache-Control
+// says private or no-store (or no-cache: not without asking again), or its
+// Vary names a request header outside the key, which two requests of the
+// same key may differ in.
+func unsharedReason(h http.Header) string {
+	for _, line := range h.Values("Cache-Control") {
+		for _, d := range strings.Split(line, ",") {
+			name, _, _ := strings.Cut(strings.TrimSpace(d), "=")
+			switch strings.ToLower(strings.TrimSpace(name)) {
+			case "private", "no-store", "no-cache":
+				return "cache-control"
+			}
+		}
+	}
+	for _, line := range h.Values("Vary") {
+		for _, name := range strings.Split(line, ",") {
+			if name = strings.TrimSpace(name); name != "" && !keyHeaders[http.CanonicalHeaderKey(name)] {
+				return "vary"
+			}
+		}
+	}
+	return ""
+}
+
+// acceptKey is the Accept part of the key: every Accept line, as the
+// content service reads them all, with the list's items trimmed and
+// joined, so that one line "a, b" and two lines "a" and "b" (the same
+// header to HTTP) are one key, and a second line is never ignored.
+func acceptKey(lines []string) string {
+	var items []string
+	for _, line := range lines {
+		for _, item := range strings.Split(line, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				items = append(items, item)
+			}
+		}
+	}
+	return strings.Join(items, ",")
 }
 
 // exportAnswer is an export's answer as the client was sent it: after the
 // secrets were masked and the headers scrubbed, so that what is kept or
 // shared is never more than one client already saw.
 type exportAnswer struct {
-	status  int
-	header  http.Header
-	trailer http.Header
-	body    []byte
+	status   int
+	header   http.Header
+	trailer  http.Header
+	body     []byte
+	unshared string // why it is neither kept nor shared; "" when it may be
 }
 
 // size is what the answer counts against the cache's bound: its body, its
@@ -413,7 +471,9 @@ func (a *exportAnswer) writeTo(w http.ResponseWriter, cacheStatus string) {
 }
 
 // exportKey identifies an export by everything its answer depends on: the
-// path, the Accept header (it picks the answer's form) and the body. Each
+// path, the Accept header (acceptKey: it picks the answer's form) and the
+// body; an answer that says it depends on more is not kept
+// (unsharedReason). Each
 // part is length-prefixed so that no two different triples hash alike.
 func exportKey(path, accept string, body *requestBody) (key [sha256.Size]byte, err error) {
 	h := sha256.New()
