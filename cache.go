@@ -21,6 +21,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
@@ -154,6 +155,13 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 			err = b.answerTooLarge(rec, r)
 		}
 		a := rec.answer()
+		// What the page decodes is masked too (an escaped secret in a
+		// JSON string); the answer is whole here, so its length can change.
+		if body, changed := maskJSONStrings(a.body, b.secrets); changed {
+			a.body = body
+			a.header.Del("ETag")
+			b.logger.Warn("masked a secret written with JSON escapes in the content service's answer", zap.String("path", r.URL.Path))
+		}
 		if err == nil && a.status != 0 {
 			b.metrics.exports.WithLabelValues(r.URL.Path, strconv.Itoa(a.status)).Inc()
 			if b.cache != nil && a.unshared == "" {

@@ -767,7 +767,7 @@ func longest(secrets [][]byte) int {
 }
 
 // responseWatcher notes the status the proxy writes and, when unwrap_html
-// is on, holds back a 2xx JSON response (up to unwrapLimit bytes) so that
+// is on, holds back a 2xx response (up to unwrapLimit bytes) so that
 // finish can rewrite an HTML wrapper to raw HTML.
 type responseWatcher struct {
 	*caddyhttp.ResponseWriterWrapper
@@ -827,7 +827,9 @@ func (rw *responseWatcher) WriteHeader(code int) {
 		return
 	}
 	rw.wroteHeader, rw.status = true, code
-	if rw.unwrapLimit > 0 && code >= 200 && code < 300 && isJSONType(rw.Header().Get("Content-Type")) {
+	// Whatever its Content-Type: the page reads every answer as text and
+	// unwraps a wrapper sent as text/html too, so the bridge must as well.
+	if rw.unwrapLimit > 0 && code >= 200 && code < 300 {
 		rw.buffering = true
 		return
 	}
@@ -903,14 +905,6 @@ func unwrapMasked(body []byte, secrets [][]byte) ([]byte, bool) {
 	}
 	maskSecrets(html, secrets)
 	return html, true
-}
-
-func isJSONType(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 
 // Interface guards

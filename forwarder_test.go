@@ -202,22 +202,6 @@ func TestCrossSite(t *testing.T) {
 	}
 }
 
-func TestIsJSONType(t *testing.T) {
-	for ct, want := range map[string]bool{
-		"application/json":                true,
-		"application/json; charset=utf-8": true,
-		"Application/JSON":                true,
-		"application/problem+json":        true,
-		"text/html":                       false,
-		"":                                false,
-		"text/json-ish":                   false,
-	} {
-		if got := isJSONType(ct); got != want {
-			t.Errorf("isJSONType(%q) = %v", ct, got)
-		}
-	}
-}
-
 func TestSecureTransport(t *testing.T) {
 	for raw, want := range map[string]bool{
 		"https://api.getbee.io": true,
