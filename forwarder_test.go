@@ -15,9 +15,10 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
 	"github.com/designbridge/caddy-designbridge/internal/conntest"
 	"github.com/designbridge/caddy-designbridge/internal/retire"
-	"go.uber.org/zap"
 )
 
 func TestMaskingReader(t *testing.T) {
