@@ -35,6 +35,7 @@ const (
 	codeInvalidUID     = 5005 // LoginV2's code for a bad uid
 	codeAuthMediaType  = 5001 // LoginV2's code for a body that is not JSON
 	maxAuthBody        = 64 << 10
+	maxAuthAnswer      = 1 << 20 // held back to mask; a larger one passes as it streams
 	defaultUID         = "demo-user"
 	minMaskedSecret    = 8
 )

@@ -62,6 +62,9 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Tim
 	out.URL.RawQuery = ""
 
 	watch := newWatcher(w, b.secrets)
+	// The page parses the token answer: what its strings decode to is
+	// masked too.
+	watch.unwrapLimit, watch.maskOnly = maxAuthAnswer, true
 	if err := b.proxy(b.authProxy, watch, out); err != nil {
 		return b.proxyError(w, r, ctx, watch, err)
 	}

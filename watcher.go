@@ -21,10 +21,14 @@ type responseWatcher struct {
 	status      int
 	wroteHeader bool
 	unwrapLimit int64 // 0: never buffer
-	buffering   bool
-	buf         bytes.Buffer
-	secrets     [][]byte    // masked again in unwrapped HTML
-	own         http.Header // the response's headers before the upstream's were added
+	// maskOnly: hold back an answer of any status (up to unwrapLimit) to
+	// mask the secrets its JSON strings decode to, and never unwrap it
+	// (the auth path's token answer, which the page parses).
+	maskOnly  bool
+	buffering bool
+	buf       bytes.Buffer
+	secrets   [][]byte    // masked again in unwrapped HTML
+	own       http.Header // the response's headers before the upstream's were added
 }
 
 func newWatcher(w http.ResponseWriter, secrets [][]byte) *responseWatcher {
@@ -76,7 +80,7 @@ func (rw *responseWatcher) WriteHeader(code int) {
 	rw.wroteHeader, rw.status = true, code
 	// Whatever its Content-Type: the page reads every answer as text and
 	// unwraps a wrapper sent as text/html too, so the bridge must as well.
-	if rw.unwrapLimit > 0 && code >= 200 && code < 300 {
+	if rw.unwrapLimit > 0 && (rw.maskOnly || code >= 200 && code < 300) {
 		rw.buffering = true
 		return
 	}
@@ -128,6 +132,16 @@ func (rw *responseWatcher) finish() error {
 		return nil
 	}
 	rw.buffering = false
+	if rw.maskOnly {
+		body, changed := maskJSONStrings(rw.buf.Bytes(), rw.secrets)
+		if changed {
+			rw.Header().Set("Content-Length", fmt.Sprint(len(body)))
+			rw.Header().Del("ETag")
+		}
+		rw.ResponseWriter.WriteHeader(rw.status)
+		_, err := rw.ResponseWriter.Write(body)
+		return err
+	}
 	body, wrapped := unwrapMasked(rw.buf.Bytes(), rw.secrets)
 	if wrapped {
 		h := rw.Header()

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -69,5 +70,37 @@ func TestUnwrapRule(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestLoginAnswerMaskedAfterDecoding: the page parses the LoginV2 answer,
+// so a secret the upstream wrote there with JSON escapes is masked as
+// decoded, and the answer stays JSON with a right Content-Length.
+func TestLoginAnswerMaskedAfterDecoding(t *testing.T) {
+	escaped := `\u0063` + clientSecret[1:] // "c…": client_secret once decoded
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(r.URL.Path, "fail") {
+			w.WriteHeader(401)
+		}
+		io.WriteString(w, `{"access_token":"`+escaped+`","uid":"u1","note":"a\"b"}`)
+	})
+	for _, path := range []string{"/loginV2", "/fail/loginV2"} {
+		block := fmt.Sprintf("\t\tauth_url %s%s\n\t\tclient_id {env.DB_TEST_CLIENT_ID}\n\t\tclient_secret {env.DB_TEST_CLIENT_SECRET}\n\t\tuid u1", up.URL, path)
+		tc := load(t, site(block))
+		res := post(t, tc, "/proxy/bee-auth", []byte(`{}`), nil)
+		var tok struct {
+			AccessToken string `json:"access_token"`
+			Note        string `json:"note"`
+		}
+		if err := json.Unmarshal(res.Body, &tok); err != nil {
+			t.Fatalf("%s: %d %q: %v", path, res.Status, res.Body, err)
+		}
+		if tok.AccessToken != strings.Repeat("*", len(clientSecret)) || tok.Note != `a"b` {
+			t.Errorf("%s: the page decodes access_token %q, note %q", path, tok.AccessToken, tok.Note)
+		}
+		if cl := res.Header.Get("Content-Length"); cl != fmt.Sprint(len(res.Body)) {
+			t.Errorf("%s: Content-Length %s for %d bytes", path, cl, len(res.Body))
+		}
 	}
 }
