@@ -2,63 +2,92 @@ package designbridge
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 )
 
+// The auth path's limit when auth_rate_limit is not set: generous for
+// people (a login per editor session and its renewals), a wall for a
+// script minting tokens.
+const (
+	DefaultAuthRequests = 30
+	DefaultAuthWindow   = time.Minute
+)
+
 // AuthRateLimit is a token bucket per client address on the auth path:
-// Requests per Window, in bursts of up to Requests.
+// Requests per Window, in bursts of up to Requests. Unset, the default of
+// 30 per minute applies.
 type AuthRateLimit struct {
 	// Requests allowed per Window (positive).
 	Requests int `json:"requests,omitempty"`
 
 	// Window is the period over which Requests are allowed (positive).
 	Window caddy.Duration `json:"window,omitempty"`
+
+	// Off turns the limit off (for a host that limits logins itself).
+	Off bool `json:"off,omitempty"`
 }
 
-// limiter builds the limiter of rl, nil when rl is.
-func (rl *AuthRateLimit) limiter() *addrlimit.Limiter {
-	if rl == nil || rl.Requests <= 0 || rl.Window <= 0 {
-		return nil
-	}
-	return addrlimit.New(rl.Requests, time.Duration(rl.Window), 0)
+// authLimiters holds the auth path's limiters across config reloads: a
+// reload provisions the new bridge before the old one is cleaned up, so
+// the new one finds the old one's counts under the same key and a client
+// cannot reset its budget by waiting for (or causing) a reload. The one
+// package-level value, as Caddy's own modules keep state that outlives a
+// config (reverse_proxy's hosts); entries go with the last config that
+// uses them.
+var authLimiters = caddy.NewUsagePool()
+
+// pooledLimiter is an addrlimit.Limiter in authLimiters.
+type pooledLimiter struct{ *addrlimit.Limiter }
+
+func (pooledLimiter) Destruct() error { return nil }
+
+// authLimitKey identifies the limiter shared across reloads: the same
+// LoginV2 endpoint, auth path and limit keep their counts.
+type authLimitKey struct {
+	authURL, authPath string
+	requests          int
+	window            time.Duration
 }
 
-func (rl *AuthRateLimit) validate() error {
+// provisionAuthLimit takes the limiter of b's configuration from
+// authLimiters (nil when the limit is off); Cleanup gives it back.
+func (b *Bridge) provisionAuthLimit() error {
+	rl := b.AuthRateLimit
 	if rl == nil {
+		rl = &AuthRateLimit{Requests: DefaultAuthRequests, Window: caddy.Duration(DefaultAuthWindow)}
+	}
+	if rl.Off {
 		return nil
 	}
-	if rl.Requests <= 0 || rl.Window <= 0 {
-		return fmt.Errorf("auth_rate_limit: requests and window must be positive")
+	key := authLimitKey{b.authURL.String(), b.AuthPath, rl.Requests, time.Duration(rl.Window)}
+	v, _, err := authLimiters.LoadOrNew(key, func() (caddy.Destructor, error) {
+		return pooledLimiter{addrlimit.New(rl.Requests, time.Duration(rl.Window), 0)}, nil
+	})
+	if err != nil {
+		return fmt.Errorf("auth_rate_limit: %v", err)
 	}
+	b.authLimiter, b.authLimitKey = v.(pooledLimiter).Limiter, &key
 	return nil
 }
 
-// parseAuthRateLimit reads "auth_rate_limit <requests> [per] <duration>";
-// the dispenser is on the subdirective's name.
-func parseAuthRateLimit(d *caddyfile.Dispenser) (*AuthRateLimit, error) {
-	args := d.RemainingArgs()
-	if len(args) == 3 && args[1] == "per" {
-		args = []string{args[0], args[2]}
+// releaseAuthLimit gives b's limiter back to authLimiters.
+func (b *Bridge) releaseAuthLimit() {
+	if b.authLimitKey != nil {
+		_, _ = authLimiters.Delete(*b.authLimitKey)
+		b.authLimitKey, b.authLimiter = nil, nil
 	}
-	if len(args) != 2 {
-		return nil, d.Errf("auth_rate_limit: want <requests> [per] <duration>, got %d arguments", len(args))
+}
+
+func (rl *AuthRateLimit) validate() error {
+	if rl == nil || rl.Off {
+		return nil
 	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil || n <= 0 {
-		return nil, d.Errf("auth_rate_limit: %q is not a positive number of requests", args[0])
+	if rl.Requests <= 0 || rl.Window <= 0 {
+		return fmt.Errorf("auth_rate_limit: requests and window must be positive (or off)")
 	}
-	window, err := caddy.ParseDuration(args[1])
-	if err != nil {
-		return nil, d.Errf("auth_rate_limit: parsing %q: %v", args[1], err)
-	}
-	if window <= 0 {
-		return nil, d.Errf("auth_rate_limit: window %q must be positive", args[1])
-	}
-	return &AuthRateLimit{Requests: n, Window: caddy.Duration(window)}, nil
+	return nil
 }

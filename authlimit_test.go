@@ -19,7 +19,8 @@ func TestAuthRateLimitCaddyfile(t *testing.T) {
 	}{
 		{"with per", "design_bridge {\n auth_rate_limit 10 per 1m\n}", &AuthRateLimit{Requests: 10, Window: minute}, ""},
 		{"without per", "design_bridge {\n auth_rate_limit 3 30s\n}", &AuthRateLimit{Requests: 3, Window: caddy.Duration(30 * time.Second)}, ""},
-		{"missing window", "design_bridge {\n auth_rate_limit 10\n}", nil, "auth_rate_limit: want <requests> [per] <duration>, got 1 arguments"},
+		{"off", "design_bridge {\n auth_rate_limit off\n}", &AuthRateLimit{Off: true}, ""},
+		{"missing window", "design_bridge {\n auth_rate_limit 10\n}", nil, "auth_rate_limit: want <requests> [per] <duration> or off, got 1 arguments"},
 		{"zero requests", "design_bridge {\n auth_rate_limit 0 per 1m\n}", nil, `auth_rate_limit: "0" is not a positive number of requests`},
 		{"bad window", "design_bridge {\n auth_rate_limit 5 per soon\n}", nil, `auth_rate_limit: parsing "soon"`},
 		{"negative window", "design_bridge {\n auth_rate_limit 5 per -1m\n}", nil, `window "-1m" must be positive`},
@@ -49,8 +50,44 @@ func TestAuthRateLimitValidate(t *testing.T) {
 		!strings.Contains(err.Error(), "auth_rate_limit") {
 		t.Errorf("zero requests (JSON): %v", err)
 	}
-	var none *AuthRateLimit
-	if none.limiter() != nil {
-		t.Error("a limiter without auth_rate_limit")
+}
+
+// TestAuthLimitPool: a bridge provisioned while another of the same limit
+// is loaded (a reload) shares its counts; the last one out frees them.
+func TestAuthLimitPool(t *testing.T) {
+	mk := func(rl *AuthRateLimit) *Bridge {
+		b := &Bridge{AuthURL: "https://pool-test.example/loginV2", AuthRateLimit: rl}
+		if err := b.resolve(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.provisionAuthLimit(); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	old := mk(nil)
+	if old.authLimiter == nil {
+		t.Fatal("no limit by default")
+	}
+	now := time.Now()
+	for range DefaultAuthRequests {
+		old.authLimiter.Allow("192.0.2.1", now)
+	}
+	reloaded := mk(nil)
+	old.releaseAuthLimit()
+	if ok, _ := reloaded.authLimiter.Allow("192.0.2.1", now); ok {
+		t.Error("the reloaded config forgot the counts")
+	}
+	other := mk(&AuthRateLimit{Requests: 5, Window: caddy.Duration(time.Minute)})
+	if ok, _ := other.authLimiter.Allow("192.0.2.1", now); !ok {
+		t.Error("another limit shares the counts")
+	}
+	other.releaseAuthLimit()
+	reloaded.releaseAuthLimit()
+	if n, ok := authLimiters.References(authLimitKey{"https://pool-test.example/loginV2", DefaultAuthPath, DefaultAuthRequests, DefaultAuthWindow}); ok || n != 0 {
+		t.Errorf("limiter still held: %d", n)
+	}
+	if off := mk(&AuthRateLimit{Off: true}); off.authLimiter != nil {
+		t.Error("a limiter although off")
 	}
 }

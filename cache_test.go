@@ -277,3 +277,43 @@ func TestSharedCallPanic(t *testing.T) {
 		t.Errorf("%d calls left", len(g.calls))
 	}
 }
+
+func TestAcceptKey(t *testing.T) {
+	for _, tc := range []struct {
+		lines []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"*/*"}, "*/*"},
+		{[]string{"*/*", "text/html;q=0, application/json"}, "*/*,text/html;q=0,application/json"},
+		{[]string{"*/*, text/html;q=0,application/json"}, "*/*,text/html;q=0,application/json"},
+		{[]string{" , ", "a"}, "a"},
+	} {
+		if got := acceptKey(tc.lines); got != tc.want {
+			t.Errorf("acceptKey(%q) = %q, want %q", tc.lines, got, tc.want)
+		}
+	}
+}
+
+func TestUnsharedReason(t *testing.T) {
+	for _, tc := range []struct {
+		header http.Header
+		want   string
+	}{
+		{http.Header{}, ""},
+		{http.Header{"Vary": {"Accept"}}, ""},
+		{http.Header{"Vary": {"accept, Accept-Encoding", "content-type"}}, ""},
+		{http.Header{"Cache-Control": {"public, max-age=600"}}, ""},
+		{http.Header{"Vary": {"Accept", "Origin"}}, "vary"},
+		{http.Header{"Vary": {"*"}}, "vary"},
+		{http.Header{"Vary": {"Accept, Cookie"}}, "vary"},
+		{http.Header{"Cache-Control": {"max-age=60", "Private"}}, "cache-control"},
+		{http.Header{"Cache-Control": {`private="Set-Cookie"`}}, "cache-control"},
+		{http.Header{"Cache-Control": {"no-store"}}, "cache-control"},
+		{http.Header{"Cache-Control": {"no-cache"}}, "cache-control"},
+	} {
+		if got := unsharedReason(tc.header); got != tc.want {
+			t.Errorf("unsharedReason(%v) = %q, want %q", tc.header, got, tc.want)
+		}
+	}
+}

@@ -15,9 +15,10 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
 	"github.com/designbridge/caddy-designbridge/internal/conntest"
 	"github.com/designbridge/caddy-designbridge/internal/retire"
-	"go.uber.org/zap"
 )
 
 func TestMaskingReader(t *testing.T) {
@@ -202,27 +203,14 @@ func TestCrossSite(t *testing.T) {
 	}
 }
 
-func TestIsJSONType(t *testing.T) {
-	for ct, want := range map[string]bool{
-		"application/json":                true,
-		"application/json; charset=utf-8": true,
-		"Application/JSON":                true,
-		"application/problem+json":        true,
-		"text/html":                       false,
-		"":                                false,
-		"text/json-ish":                   false,
-	} {
-		if got := isJSONType(ct); got != want {
-			t.Errorf("isJSONType(%q) = %v", ct, got)
-		}
-	}
-}
-
 func TestSecureTransport(t *testing.T) {
 	for raw, want := range map[string]bool{
-		"https://api.getbee.io":  true,
-		"http://localhost:8080":  true,
-		"http://app.localhost":   true,
+		"https://api.getbee.io": true,
+		"http://localhost:8080": true,
+		"http://LocalHost":      true,
+		// Looked up like any name, so not loopback for sure.
+		"http://app.localhost":   false,
+		"http://localhost.":      false,
 		"http://127.0.0.1:1":     true,
 		"http://127.8.9.10":      true,
 		"http://[::1]:80":        true,
@@ -340,15 +328,20 @@ func BenchmarkCopyUnmasked(b *testing.B) {
 func TestResolveUID(t *testing.T) {
 	tests := []struct {
 		name, configured, header, body string
+		callerUID                      bool
 		want                           string
 		wantErr                        *uidError
 	}{
-		{name: "empty body", want: defaultUID},
-		{name: "no uid member", body: `{"x":1}`, want: defaultUID},
-		{name: "body uid", body: `{"uid":"customer-42"}`, want: "customer-42"},
-		{name: "body uid not a string", body: `{"uid":42}`, wantErr: errBodyUID},
-		{name: "body uid bad characters", body: `{"uid":"a b"}`, wantErr: errBodyUID},
-		{name: "body not an object", body: `[1]`, wantErr: errAuthJSON},
+		{name: "empty body", callerUID: true, want: defaultUID},
+		{name: "no uid member", callerUID: true, body: `{"x":1}`, want: defaultUID},
+		{name: "body uid", callerUID: true, body: `{"uid":"customer-42"}`, want: "customer-42"},
+		{name: "body uid not a string", callerUID: true, body: `{"uid":42}`, wantErr: errBodyUID},
+		{name: "body uid bad characters", callerUID: true, body: `{"uid":"a b"}`, wantErr: errBodyUID},
+		{name: "body not an object", callerUID: true, body: `[1]`, wantErr: errAuthJSON},
+		// Without the opt-in the caller never chooses, even if Validate
+		// was bypassed.
+		{name: "body uid without opt-in", body: `{"uid":"customer-42"}`, wantErr: errNoUser},
+		{name: "empty body without opt-in", wantErr: errNoUser},
 		{name: "configured", configured: "{http.request.header.X-User}", header: "u-1", body: `{"uid":"other"}`, want: "u-1"},
 		{name: "configured empty", configured: "{http.request.header.X-User}", body: `{"uid":"other"}`, wantErr: errNoUser},
 		{name: "configured invalid", configured: "{http.request.header.X-User}", header: "a@b", wantErr: errConfiguredUID},
@@ -361,7 +354,7 @@ func TestResolveUID(t *testing.T) {
 			}
 			repl := caddy.NewReplacer()
 			r = caddyhttp.PrepareRequest(r, repl, httptest.NewRecorder(), nil)
-			b := &Bridge{UID: tc.configured}
+			b := &Bridge{UID: tc.configured, InsecureCallerUID: tc.callerUID}
 			got, err := b.resolveUID(r, []byte(tc.body))
 			var refused *uidError
 			errors.As(err, &refused)

@@ -13,12 +13,18 @@ import (
 // is the HTML. wrapped reports whether the HTML came out of a JSON wrapper,
 // which is what unwrap_html rewrites.
 //
+// The text is the body as the page reads it: decoded as UTF-8, which drops
+// one leading byte order mark, so HTMLResult drops it too (a wrapper after
+// a BOM is a wrapper). The response's Content-Type plays no part, in
+// either implementation: the page reads every answer as text.
+//
 // The page (www/) implements the same rule with JSON.parse; both are tested
 // against testdata/htmlresult_cases.json, so the two must agree on every
 // case there. Member names are matched exactly (JSON.parse is
 // case-sensitive, so encoding/json's case-insensitive struct matching is
 // avoided on purpose).
 func HTMLResult(text []byte) (html []byte, wrapped bool) {
+	text = trimBOM(text)
 	// Cheap rejection before parsing: only an object can hold "body".
 	if first := firstNonSpace(text); first != '{' {
 		return text, false
@@ -44,6 +50,15 @@ func HTMLResult(text []byte) (html []byte, wrapped bool) {
 		return []byte(s), true
 	}
 	return text, false
+}
+
+// utf8BOM is the UTF-8 byte order mark, which a UTF-8 decoder drops from
+// the start of a text (TextDecoder, and so fetch's Response.text()).
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// trimBOM drops one leading UTF-8 byte order mark.
+func trimBOM(b []byte) []byte {
+	return bytes.TrimPrefix(b, utf8BOM)
 }
 
 // jsonString decodes raw when it is a JSON string (and only then).

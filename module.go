@@ -75,10 +75,17 @@ type Bridge struct {
 	// The LoginV2 endpoint. Default: https://auth.getbee.io/loginV2
 	AuthURL string `json:"auth_url,omitempty"`
 
-	// The editor user's id sent to LoginV2, usually a request placeholder
-	// such as {http.auth.user.id}. When empty, the uid member of the
-	// request's JSON body is used, else "demo-user".
+	// The editor user's id sent to LoginV2: the host's authentication,
+	// such as {http.auth.user.id} behind basic_auth or forward_auth, or a
+	// fixed id for a single-user site. Required when LoginV2 is
+	// configured, unless insecure_caller_uid is set: a uid taken from the
+	// caller would let anyone obtain an editor token for any user.
 	UID string `json:"uid,omitempty"`
+
+	// For development only: without uid, take the uid member of the
+	// request's JSON body (else "demo-user"), so that any caller obtains
+	// a token for the user it names. Logged as a warning at load.
+	InsecureCallerUID bool `json:"insecure_caller_uid,omitempty"`
 
 	// Paths whose POSTs are forwarded to the content service.
 	// Default: /v1/message/html /v1/message/plain-text /v1/message/pdf /v1/message/image
@@ -114,7 +121,9 @@ type Bridge struct {
 	Cache *ExportCache `json:"cache,omitempty"`
 	// Limits POSTs to the auth path per client address (Caddy's client IP,
 	// which honours trusted_proxies; an IPv6 client by its /64). Over the
-	// limit: 429 with Retry-After. Unset means no limit.
+	// limit: 429 with Retry-After. Default: 30 per minute; {"off": true}
+	// turns it off. The counts survive a reload that keeps the limit,
+	// auth_url and auth_path.
 	AuthRateLimit *AuthRateLimit `json:"auth_rate_limit,omitempty"`
 
 	// Resolved at Provision.
@@ -132,10 +141,11 @@ type Bridge struct {
 	retiring    []*retire.Transport // the two proxies' transports, retired by Cleanup
 	logger      *zap.Logger
 
-	cache       *exportCache // nil when Cache is
-	flight      *flightGroup // identical exports in flight
-	metrics     *bridgeMetrics
-	authLimiter *addrlimit.Limiter // nil without auth_rate_limit
+	cache        *exportCache // nil when Cache is
+	flight       *flightGroup // identical exports in flight
+	metrics      *bridgeMetrics
+	authLimiter  *addrlimit.Limiter // nil when auth_rate_limit is off
+	authLimitKey *authLimitKey      // its key in authLimiters
 }
 
 // CaddyModule returns the Caddy module information.
@@ -153,7 +163,16 @@ func (b *Bridge) Provision(ctx caddy.Context) error {
 	if err := b.resolve(); err != nil {
 		return err
 	}
-	b.authLimiter = b.AuthRateLimit.limiter()
+	if b.InsecureCallerUID && b.UID == "" {
+		b.logger.Warn("insecure_caller_uid: LoginV2 mints a token for any uid the caller names; for development only",
+			zap.String("use", "uid {http.auth.user.id} (or a fixed uid) in production"))
+	}
+	if err := b.AuthRateLimit.validate(); err != nil {
+		return err
+	}
+	if err := b.provisionAuthLimit(); err != nil {
+		return err
+	}
 	var err error
 	if b.exportProxy, err = b.newProxy(ctx, b.contentURL, b.bearer, false); err != nil {
 		return fmt.Errorf("content service proxy: %v", err)
@@ -284,6 +303,9 @@ func (b *Bridge) Validate() error {
 	if err := b.AuthRateLimit.validate(); err != nil {
 		return err
 	}
+	if err := b.validateUID(); err != nil {
+		return err
+	}
 	if !strings.HasPrefix(b.AuthPath, "/") {
 		return fmt.Errorf("auth_path %q must start with /", b.AuthPath)
 	}
@@ -311,10 +333,28 @@ func (b *Bridge) Validate() error {
 	return nil
 }
 
+// validateUID refuses a LoginV2 configuration whose uid the caller would
+// choose: the token minted is the named user's, with that user's files.
+func (b *Bridge) validateUID() error {
+	if b.UID != "" {
+		if b.InsecureCallerUID {
+			return fmt.Errorf("insecure_caller_uid: set together with uid, which always wins; remove one of them")
+		}
+		return nil
+	}
+	if b.InsecureCallerUID || b.clientID == "" || b.clientSecret == "" {
+		return nil // LoginV2 off (refused per request) or the development opt-in
+	}
+	return fmt.Errorf("uid: not set, so LoginV2 would mint an editor token for whatever uid the caller sends; " +
+		"take it from the host's authentication, e.g. uid {http.auth.user.id} after basic_auth or forward_auth, " +
+		"or set a fixed uid for a single-user site; for development only, insecure_caller_uid lets the caller choose")
+}
+
 // Cleanup stops the internal proxies and retires their transports (see
 // retire.Transport): a request the replaced server still serves closes its
 // upstream connection.
 func (b *Bridge) Cleanup() error {
+	b.releaseAuthLimit()
 	for _, t := range b.retiring {
 		t.Retire()
 	}
@@ -358,20 +398,6 @@ func parseUpstreamURL(s string) (*url.URL, error) {
 	return u, nil
 }
 
-// secureTransport reports whether secrets may be sent to u: over HTTPS, or
-// to a loopback host where plain HTTP never leaves the machine.
-func secureTransport(u *url.URL) bool {
-	if u.Scheme == "https" {
-		return true
-	}
-	host := u.Hostname()
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // bareToken strips surrounding space and one "Bearer " prefix (any case),
 // so that configured tokens with and without it give the same header.
 func bareToken(s string) string {
@@ -383,179 +409,6 @@ func bareToken(s string) string {
 		s = strings.TrimSpace(s[7:])
 	}
 	return s
-}
-
-// normalizeOrigin lowercases an origin and drops a trailing slash.
-func normalizeOrigin(s string) string {
-	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(s), "/"))
-}
-
-// parseCaddyfile sets up the handler from Caddyfile tokens. It refuses a
-// matcher: the handler acts only on its own paths, so a matcher could only
-// hide some of them (design_bridge /v1/* would leave /proxy/bee-auth to
-// file_server) and break the editor without a word.
-func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
-	h.Next() // directive name
-	var first string
-	if h.NextArg() {
-		first = h.Val()
-	}
-	h.Reset()
-	h.Next()
-	matcherSet, err := h.ExtractMatcherSet()
-	if err != nil {
-		return nil, err
-	}
-	if matcherSet != nil {
-		h.Next() // so that the error names the directive's line
-		return nil, h.Errf("design_bridge takes no matcher (got %q): it acts only on its export paths and auth_path and passes every other request on, "+
-			"so a matcher can only hide some of them (such as %s) from it; to limit it on purpose, wrap it: route <matcher> { design_bridge … }", first, DefaultAuthPath)
-	}
-	b := new(Bridge)
-	if err := b.UnmarshalCaddyfile(h.Dispenser); err != nil {
-		return nil, err
-	}
-	return h.NewRoute(nil, b), nil
-}
-
-// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
-//
-//	design_bridge {
-//		content_service <base URL>
-//		token           <CS API token>
-//		client_id       <LoginV2 client id>
-//		client_secret   <LoginV2 client secret>
-//		auth_url        <LoginV2 URL>
-//		uid             <placeholder or literal>
-//		export_paths    <paths...>
-//		auth_path       <path>
-//		max_body        <size>
-//		timeout         <duration>
-//		unwrap_html
-//		allowed_origins <origins...>
-//		insecure_http
-//		cache           [<max_size> [<ttl>]]
-//		auth_rate_limit <requests> [per] <duration>
-//	}
-//
-// The directive takes no arguments and refuses a matcher: it acts only on
-// its export and auth paths and passes everything else on. To limit it on
-// purpose, wrap it in route <matcher> { … }.
-func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // consume directive name
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	seen := map[string]bool{}
-	for d.NextBlock(0) {
-		name := d.Val()
-		if seen[name] {
-			return d.Errf("%s specified more than once", name)
-		}
-		seen[name] = true
-		switch name {
-		case "content_service", "token", "client_id", "client_secret", "auth_url", "uid", "auth_path":
-			args := d.RemainingArgs()
-			// {$CS_API_TOKEN} holding "Bearer <token>" is split at the space
-			// by the Caddyfile lexer; take it back together.
-			if name == "token" && len(args) == 2 && strings.EqualFold(args[0], "Bearer") {
-				args = []string{args[0] + " " + args[1]}
-			}
-			if len(args) == 0 {
-				// {$VAR} is replaced when the file is read; unset, it
-				// leaves no token at all.
-				return d.Errf("%s: no value (is a {$VAR} in it unset or empty?)", name)
-			}
-			if len(args) != 1 {
-				return d.ArgErr()
-			}
-			v := args[0]
-			if v == "" {
-				return d.Errf("%s: empty value", name)
-			}
-			switch name {
-			case "content_service":
-				b.ContentService = v
-			case "token":
-				b.Token = v
-			case "client_id":
-				b.ClientID = v
-			case "client_secret":
-				b.ClientSecret = v
-			case "auth_url":
-				b.AuthURL = v
-			case "uid":
-				b.UID = v
-			case "auth_path":
-				if !strings.HasPrefix(v, "/") {
-					return d.Errf("auth_path %q must start with /", v)
-				}
-				b.AuthPath = v
-			}
-		case "export_paths", "allowed_origins":
-			args := d.RemainingArgs()
-			if len(args) == 0 {
-				return d.ArgErr()
-			}
-			for _, a := range args {
-				if name == "export_paths" && !strings.HasPrefix(a, "/") {
-					return d.Errf("export_paths: %q must start with /", a)
-				}
-			}
-			if name == "export_paths" {
-				b.ExportPaths = args
-			} else {
-				b.AllowedOrigins = args
-			}
-		case "max_body":
-			var v string
-			if !d.AllArgs(&v) {
-				return d.ArgErr()
-			}
-			size, err := confvalue.Size(v)
-			if err != nil {
-				return d.Errf("max_body: %v", err)
-			}
-			b.MaxBody = size
-		case "timeout":
-			var v string
-			if !d.AllArgs(&v) {
-				return d.ArgErr()
-			}
-			dur, err := caddy.ParseDuration(v)
-			if err != nil {
-				return d.Errf("timeout: parsing %q: %v", v, err)
-			}
-			if dur <= 0 {
-				return d.Errf("timeout: %q must be positive", v)
-			}
-			b.Timeout = caddy.Duration(dur)
-		case "cache":
-			c, err := parseCacheCaddyfile(d)
-			if err != nil {
-				return err
-			}
-			b.Cache = c
-		case "unwrap_html", "insecure_http":
-			if d.NextArg() {
-				return d.ArgErr()
-			}
-			if name == "unwrap_html" {
-				b.UnwrapHTML = true
-			} else {
-				b.InsecureHTTP = true
-			}
-		case "auth_rate_limit":
-			rl, err := parseAuthRateLimit(d)
-			if err != nil {
-				return err
-			}
-			b.AuthRateLimit = rl
-		default:
-			return d.Errf("unrecognized subdirective %q", name)
-		}
-	}
-	return nil
 }
 
 // Interface guards

@@ -40,6 +40,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{"unwrap_html", "design_bridge {\n unwrap_html\n}", Bridge{UnwrapHTML: true}},
 		{"allowed_origins", "design_bridge {\n allowed_origins http://localhost:3000 https://app.example.com\n}", Bridge{AllowedOrigins: []string{"http://localhost:3000", "https://app.example.com"}}},
 		{"insecure_http", "design_bridge {\n insecure_http\n}", Bridge{InsecureHTTP: true}},
+		{"insecure_caller_uid", "design_bridge {\n insecure_caller_uid\n}", Bridge{InsecureCallerUID: true}},
 		{"all", `design_bridge {
 			content_service https://cs.example.com/api
 			token           {env.TOK}
@@ -107,6 +108,7 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"timeout two args", "design_bridge {\n timeout 1s 2s\n}", "after '1s'"},
 		{"unwrap_html arg", "design_bridge {\n unwrap_html yes\n}", "after 'yes'"},
 		{"insecure_http arg", "design_bridge {\n insecure_http yes\n}", "after 'yes'"},
+		{"insecure_caller_uid arg", "design_bridge {\n insecure_caller_uid yes\n}", "after 'yes'"},
 		{"block instead of value", "design_bridge {\n token {\n}\n}", "token: no value"},
 	}
 	for _, tc := range tests {
@@ -169,7 +171,19 @@ func TestResolveAndValidate(t *testing.T) {
 				t.Errorf("path %q", b.contentURL.Path)
 			}
 		}},
-		{name: "plain http to loopback allowed", b: Bridge{ContentService: "http://localhost:8080", AuthURL: "http://[::1]:8080/loginV2", Token: "t", ClientID: "i", ClientSecret: "s"}},
+		{name: "plain http to loopback allowed", b: Bridge{ContentService: "http://localhost:8080", AuthURL: "http://[::1]:8080/loginV2", Token: "t", ClientID: "i", ClientSecret: "s", UID: "u"}},
+		{name: "LoginV2 without uid refused", b: Bridge{ClientID: "i", ClientSecret: "s"}, wantErr: "uid: not set, so LoginV2 would mint an editor token for whatever uid the caller sends; take it from the host's authentication, e.g. uid {http.auth.user.id}"},
+		{name: "LoginV2 with uid placeholder", b: Bridge{ClientID: "i", ClientSecret: "s", UID: "{http.auth.user.id}"}},
+		{name: "LoginV2 with caller uid opt-in", b: Bridge{ClientID: "i", ClientSecret: "s", InsecureCallerUID: true}},
+		{name: "caller uid opt-in beside uid", b: Bridge{ClientID: "i", ClientSecret: "s", UID: "u", InsecureCallerUID: true}, wantErr: "insecure_caller_uid: set together with uid"},
+		{name: "no LoginV2 needs no uid", b: Bridge{Token: "t"}},
+		{name: "plain http to LOCALHOST allowed", b: Bridge{ContentService: "http://LocalHost:8080", Token: "t"}},
+		{name: "plain http to 127.0.0.2 allowed", b: Bridge{ContentService: "http://127.0.0.2:8080", Token: "t"}},
+		// Names under .localhost are looked up like any other name.
+		{name: "plain http to *.localhost refused", b: Bridge{ContentService: "http://app.localhost:8080", Token: "t"}, wantErr: "content_service http://app.localhost:8080 would receive the token over plain HTTP"},
+		{name: "plain http auth to *.localhost refused", b: Bridge{AuthURL: "http://auth.localhost/loginV2", ClientSecret: "s"}, wantErr: "auth_url http://auth.localhost/loginV2 would receive the client secret over plain HTTP"},
+		{name: "plain http to localhost. refused", b: Bridge{ContentService: "http://localhost.:8080", Token: "t"}, wantErr: "would receive the token over plain HTTP"},
+		{name: "plain http to localhost.example refused", b: Bridge{ContentService: "http://localhost.example.com", Token: "t"}, wantErr: "would receive the token over plain HTTP"},
 		{name: "plain http to remote refused", b: Bridge{ContentService: "http://cs.example.com", Token: "t"}, wantErr: "content_service http://cs.example.com would receive the token over plain HTTP"},
 		{name: "plain http to remote without token passes", b: Bridge{ContentService: "http://cs.example.com"}},
 		{name: "plain http auth refused", b: Bridge{AuthURL: "http://10.0.0.1/loginV2", ClientSecret: "s"}, wantErr: "auth_url http://10.0.0.1/loginV2 would receive the client secret over plain HTTP"},
@@ -230,12 +244,12 @@ func wantBearer(want string) func(t *testing.T, b *Bridge) {
 func TestJSONFieldNames(t *testing.T) {
 	b := Bridge{ContentService: "a", Token: "b", ClientID: "c", ClientSecret: "d", AuthURL: "e", UID: "f",
 		ExportPaths: []string{"/g"}, AuthPath: "/h", MaxBody: 1, Timeout: 2, UnwrapHTML: true,
-		AllowedOrigins: []string{"i"}, InsecureHTTP: true}
+		AllowedOrigins: []string{"i"}, InsecureHTTP: true, InsecureCallerUID: true}
 	raw, err := json.Marshal(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"content_service":"a","token":"b","client_id":"c","client_secret":"d","auth_url":"e","uid":"f","export_paths":["/g"],"auth_path":"/h","max_body":1,"timeout":2,"unwrap_html":true,"allowed_origins":["i"],"insecure_http":true}`
+	want := `{"content_service":"a","token":"b","client_id":"c","client_secret":"d","auth_url":"e","uid":"f","insecure_caller_uid":true,"export_paths":["/g"],"auth_path":"/h","max_body":1,"timeout":2,"unwrap_html":true,"allowed_origins":["i"],"insecure_http":true}`
 	if string(raw) != want {
 		t.Errorf("got  %s\nwant %s", raw, want)
 	}
@@ -298,4 +312,26 @@ func FuzzUnmarshalCaddyfile(f *testing.F) {
 		_ = back.resolve()
 		_ = back.Validate()
 	})
+}
+
+// TestDialAddress: localhost is dialled as 127.0.0.1, never looked up.
+func TestDialAddress(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://localhost:8080":       "127.0.0.1:8080",
+		"http://LOCALHOST":            "127.0.0.1:80",
+		"https://localhost/api":       "127.0.0.1:443",
+		"http://[::1]:9000":           "[::1]:9000",
+		"http://127.0.0.1:1":          "127.0.0.1:1",
+		"https://cs.example.com":      "cs.example.com:443",
+		"http://app.localhost:8080":   "app.localhost:8080",
+		"https://localhost.example:8": "localhost.example:8",
+	} {
+		u, err := parseUpstreamURL(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dialAddress(u); got != want {
+			t.Errorf("dialAddress(%s) = %s, want %s", in, got, want)
+		}
+	}
 }

@@ -11,8 +11,9 @@ export default {
   // "vendor". Pin a version you have tested.
   vendorSdkUrl: "https://esm.sh/@beefree.io/sdk@9.1.1",
 
-  // Sent to /proxy/bee-auth. The server may override it (design_bridge's
-  // uid setting, e.g. the signed-in user's id); this is only the fallback.
+  // Sent to /proxy/bee-auth, where design_bridge ignores it: the uid is
+  // the server's (its uid setting, e.g. the signed-in user's id), unless
+  // the development opt-in insecure_caller_uid is on.
   uid: "demo-user",
 
   // Same-origin endpoints served by design_bridge.

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // loginUpstream answers LoginV2 like the contract says, echoing the uid.
@@ -28,9 +33,18 @@ func loginUpstream(t *testing.T) *upstream {
 	})
 }
 
+// authBlock configures LoginV2 and exports against u. Unless extra sets
+// uid or insecure_caller_uid, the uid is the fixed test-user: without
+// either, LoginV2 is a load error.
 func authBlock(u *upstream, extra ...string) string {
+	uid := "uid test-user"
+	for _, e := range extra {
+		if f := strings.Fields(e); len(f) > 0 && (f[0] == "uid" || f[0] == "insecure_caller_uid") {
+			uid = ""
+		}
+	}
 	return fmt.Sprintf("\t\tauth_url %s/loginV2\n\t\tclient_id {env.DB_TEST_CLIENT_ID}\n\t\tclient_secret {env.DB_TEST_CLIENT_SECRET}\n\t\ttoken %s\n\t\tcontent_service %s\n%s",
-		u.URL, tokenPlain, u.URL, indent(extra))
+		u.URL, tokenPlain, u.URL, indent(append(extra, uid)))
 }
 
 func TestLoginV2(t *testing.T) {
@@ -85,8 +99,8 @@ func TestLoginV2(t *testing.T) {
 			})
 		}
 	}
-	t.Run("uid from body", func(t *testing.T) {
-		run(t, authBlock(up), []tcase{
+	t.Run("uid from body with insecure_caller_uid", func(t *testing.T) {
+		run(t, authBlock(up, "insecure_caller_uid"), []tcase{
 			{name: "body uid", body: `{"uid":"customer-42"}`, header: map[string]string{"Cookie": "s=1", "Authorization": "Basic eDp5"}, status: 200, wantUID: "customer-42"},
 			{name: "underscore digits", body: `{"uid":"A_b-9"}`, status: 200, wantUID: "A_b-9"},
 			// The same bound as content_service's, so the bridge passes on
@@ -121,7 +135,7 @@ func TestLoginV2(t *testing.T) {
 		})
 	})
 	t.Run("wrong credentials passed through", func(t *testing.T) {
-		block := fmt.Sprintf("\t\tauth_url %s/loginV2\n\t\tclient_id wrong-id-123456\n\t\tclient_secret wrong-secret-123456\n", up.URL)
+		block := fmt.Sprintf("\t\tauth_url %s/loginV2\n\t\tclient_id wrong-id-123456\n\t\tclient_secret wrong-secret-123456\n\t\tuid u1\n", up.URL)
 		tc := load(t, site(block))
 		res := post(t, tc, "/proxy/bee-auth", nil, nil)
 		if res.Status != 401 || string(res.Body) != `{"code":5002,"message":"bad client","status_code":401}` {
@@ -219,4 +233,54 @@ func TestCrossSiteRefused(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestUIDFromHost: with LoginV2 configured, the uid is the host's: no uid
+// is a load error that says how to set it, and behind basic_auth the token
+// is the authenticated user's whatever the body names. Only the loudly
+// named development opt-in lets the caller choose.
+func TestUIDFromHost(t *testing.T) {
+	up := loginUpstream(t)
+	t.Run("no uid is a load error", func(t *testing.T) {
+		load(t, site(""))
+		block := fmt.Sprintf("\t\tauth_url %s/loginV2\n\t\tclient_id {env.DB_TEST_CLIENT_ID}\n\t\tclient_secret {env.DB_TEST_CLIENT_SECRET}", up.URL)
+		status, body, err := adminapi.Load(adminPort, []byte(site(block)), "text/caddyfile", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"uid: not set", "uid {http.auth.user.id}", "basic_auth or forward_auth", "insecure_caller_uid"} {
+			if status == 200 || !strings.Contains(string(body), want) {
+				t.Errorf("load: %d %s; want an error containing %q", status, body, want)
+			}
+		}
+	})
+	t.Run("uid from basic_auth", func(t *testing.T) {
+		hash, err := bcrypt.GenerateFromPassword([]byte("alice-password-0123456789"), 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := load(t, site(authBlock(up, "uid {http.auth.user.id}"), "\tbasic_auth /proxy/* {\n\t\talice "+string(hash)+"\n\t}"))
+		before := len(up.requests())
+		if res := post(t, tc, "/proxy/bee-auth", []byte(`{"uid":"victim-user"}`), nil); res.Status != 401 {
+			t.Errorf("anonymous login: %d %s", res.Status, res.Body)
+		}
+		if len(up.requests()) != before {
+			t.Errorf("anonymous login reached LoginV2")
+		}
+		basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:alice-password-0123456789"))
+		res := post(t, tc, "/proxy/bee-auth", []byte(`{"uid":"victim-user"}`), map[string]string{"Authorization": basic})
+		var tok struct {
+			UID string `json:"uid"`
+		}
+		if res.Status != 200 || json.Unmarshal(res.Body, &tok) != nil || tok.UID != "alice" {
+			t.Errorf("login as alice: %d %s", res.Status, res.Body)
+		}
+	})
+	t.Run("fixed uid ignores the body", func(t *testing.T) {
+		tc := load(t, site(authBlock(up, "uid demo-user")))
+		res := post(t, tc, "/proxy/bee-auth", []byte(`{"uid":"victim-user"}`), nil)
+		if res.Status != 200 || !strings.Contains(string(res.Body), `"uid":"demo-user"`) {
+			t.Errorf("login: %d %s", res.Status, res.Body)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"testing"
@@ -206,5 +207,37 @@ func TestReloadLeaks(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		n := runtime.Stack(buf, true)
 		t.Errorf("goroutines grew from %d to %d over %d reloads\n%s", baseG, g, reloads, buf[:min(n, 20000)])
+	}
+}
+
+// TestLocalhostWithoutDNS: plain HTTP is allowed to literal loopback
+// addresses and to localhost itself, which the bridge dials as 127.0.0.1;
+// a name under .localhost would be looked up, so a secret sent to it over
+// plain HTTP is a load error.
+func TestLocalhostWithoutDNS(t *testing.T) {
+	up := newUpstream(t, nil)
+	u, err := url.Parse(up.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := u.Port()
+	tc := load(t, site(fmt.Sprintf("\t\tcontent_service http://localhost:%s\n\t\ttoken %s", port, tokenPlain)))
+	if res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil); res.Status != 200 {
+		t.Fatalf("export to localhost: %d %s", res.Status, res.Body)
+	}
+	if got := up.last(t); got.Header.Get("Authorization") != "Bearer "+tokenPlain {
+		t.Errorf("upstream got Authorization %q", got.Header.Get("Authorization"))
+	}
+	for _, host := range []string{"app.localhost", "localhost.", "LOCALHOST.example.com"} {
+		for _, field := range []string{"content_service", "auth_url"} {
+			block := fmt.Sprintf("\t\t%s http://%s:%s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tuid u1", field, host, port, tokenPlain, clientID, clientSecret)
+			status, body, err := adminapi.Load(adminPort, []byte(site(block)), "text/caddyfile", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status == 200 || !strings.Contains(string(body), "over plain HTTP on a non-loopback host") {
+				t.Errorf("%s http://%s: load %d %s; want the plain-HTTP error", field, host, status, body)
+			}
+		}
 	}
 }

@@ -26,7 +26,7 @@ func TestAgainstLocalContentService(t *testing.T) {
 	}
 }
 `, csPort, clientID, clientSecret, tokenEnv)
-	cfg := site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken {env.DB_TEST_TOKEN}\n\t\tclient_id {env.DB_TEST_CLIENT_ID}\n\t\tclient_secret {env.DB_TEST_CLIENT_SECRET}\n\t\tauth_url %s/loginV2\n\t\tunwrap_html\n",
+	cfg := site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken {env.DB_TEST_TOKEN}\n\t\tclient_id {env.DB_TEST_CLIENT_ID}\n\t\tclient_secret {env.DB_TEST_CLIENT_SECRET}\n\t\tauth_url %s/loginV2\n\t\tunwrap_html\n\t\tuid e2e-user\n",
 		cs, cs)) + csSite
 	tc := load(t, cfg)
 	design := testDesign(t)

@@ -564,8 +564,8 @@ func TestErrorsNameNoUpstreamURL(t *testing.T) {
 		name, block, host string
 		status            int
 	}{
-		{"unreachable", fmt.Sprintf("\t\tcontent_service http://%s\n\t\ttoken %s\n\t\tauth_url http://%s/loginV2\n\t\tclient_id %s\n\t\tclient_secret %s", dead, tokenPlain, dead, clientID, clientSecret), dead, 502},
-		{"slow", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tauth_url %s/loginV2\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\ttimeout 300ms", slow.URL, tokenPlain, slow.URL, clientID, clientSecret), slowHost, 504},
+		{"unreachable", fmt.Sprintf("\t\tcontent_service http://%s\n\t\ttoken %s\n\t\tauth_url http://%s/loginV2\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tuid u1", dead, tokenPlain, dead, clientID, clientSecret), dead, 502},
+		{"slow", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tauth_url %s/loginV2\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\ttimeout 300ms\n\t\tuid u1", slow.URL, tokenPlain, slow.URL, clientID, clientSecret), slowHost, 504},
 	} {
 		tc := load(t, site(c.block))
 		for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
@@ -631,7 +631,7 @@ func closingUpstream(t *testing.T) (url string, served func() int) {
 // again on a new connection (its body is buffered), on both paths.
 func TestRetryOnClosedKeptAliveConnection(t *testing.T) {
 	url, served := closingUpstream(t)
-	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tauth_url %s/loginV2\n\t\tclient_id %s\n\t\tclient_secret %s", url, tokenPlain, url, clientID, clientSecret)))
+	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tauth_url %s/loginV2\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tuid u1", url, tokenPlain, url, clientID, clientSecret)))
 	for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
 		for i := 0; i < 4; i++ {
 			res := post(t, tc, path, []byte(`{"page":{}}`), nil)
@@ -650,4 +650,71 @@ func truncate(name string) error {
 		return err
 	}
 	return nil
+}
+
+// loginFrom posts a login through c with extra headers.
+func loginFrom(t *testing.T, c *http.Client, header map[string]string) response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, siteURL+"/proxy/bee-auth", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return response{res.StatusCode, res.Header, body}
+}
+
+// TestAuthRateLimitByDefault: without auth_rate_limit, logins are limited
+// to 30 per minute per address; "off" lifts it; a reload that keeps the
+// limit keeps the counts; an IPv6 client is one /64.
+func TestAuthRateLimitByDefault(t *testing.T) {
+	up := loginUpstream(t)
+	logins := func(t *testing.T, c *http.Client, n int, header map[string]string) {
+		t.Helper()
+		for i := range n {
+			if res := loginFrom(t, c, header); res.Status != 200 {
+				t.Fatalf("login %d: %d %s", i+1, res.Status, res.Body)
+			}
+		}
+	}
+	t.Run("default", func(t *testing.T) {
+		load(t, site(authBlock(up)))
+		c := clientFrom("127.0.0.4")
+		logins(t, c, 30, nil)
+		if res := loginFrom(t, c, nil); res.Status != 429 || res.Header.Get("Retry-After") != "2" {
+			t.Errorf("31st login: %d Retry-After %q, want 429 after 2 s", res.Status, res.Header.Get("Retry-After"))
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		load(t, site(authBlock(up, "auth_rate_limit off")))
+		logins(t, clientFrom("127.0.0.5"), 35, nil)
+	})
+	t.Run("reload keeps the counts", func(t *testing.T) {
+		load(t, site(authBlock(up, "auth_rate_limit 3 per 1m")))
+		c := clientFrom("127.0.0.6")
+		logins(t, c, 3, nil)
+		// Another config (timeout changed) with the same limit.
+		load(t, site(authBlock(up, "auth_rate_limit 3 per 1m", "timeout 29s")))
+		if res := loginFrom(t, c, nil); res.Status != 429 {
+			t.Errorf("after the reload: %d %s, want 429", res.Status, res.Body)
+		}
+	})
+	t.Run("IPv6 by /64", func(t *testing.T) {
+		cfg := strings.Replace(site(authBlock(up, "auth_rate_limit 3 per 1m")), "\t\tlog_credentials",
+			"\t\tlog_credentials\n\t\ttrusted_proxies static 127.0.0.0/8\n\t\tclient_ip_headers X-Forwarded-For", 1)
+		load(t, cfg)
+		c := clientFrom("127.0.0.7")
+		for i := range 3 {
+			logins(t, c, 1, map[string]string{"X-Forwarded-For": fmt.Sprintf("2001:db8:1:2::%x", i+1)})
+		}
+		if res := loginFrom(t, c, map[string]string{"X-Forwarded-For": "2001:db8:1:2:ffff::9"}); res.Status != 429 {
+			t.Errorf("same /64: %d, want 429", res.Status)
+		}
+		logins(t, c, 1, map[string]string{"X-Forwarded-For": "2001:db8:1:3::1"})
+	})
 }

@@ -112,7 +112,7 @@ func TestDefaultsFromEnvironment(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"access_token":"x"}`)
 	})
-	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\tauth_url %s/loginV2", up.URL, up.URL)))
+	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\tauth_url %s/loginV2\n\t\tuid u1", up.URL, up.URL)))
 	if res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil); res.Status != 200 || up.last(t).Header.Get("Authorization") != "Bearer "+tokenEnv {
 		t.Errorf("export: %d %s, Authorization %q", res.Status, res.Body, up.last(t).Header.Get("Authorization"))
 	}

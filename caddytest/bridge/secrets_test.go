@@ -78,14 +78,14 @@ func TestSecretsNeverLeak(t *testing.T) {
 		}
 	})
 	dead := "http://" + closedPort(t)
-	withEnv := fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken {env.DB_TEST_TOKEN}\n\t\tclient_id {env.DB_TEST_CLIENT_ID}\n\t\tclient_secret {env.DB_TEST_CLIENT_SECRET}\n\t\tauth_url %s/loginV2\n", echo.URL, echo.URL)
+	withEnv := fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken {env.DB_TEST_TOKEN}\n\t\tclient_id {env.DB_TEST_CLIENT_ID}\n\t\tclient_secret {env.DB_TEST_CLIENT_SECRET}\n\t\tauth_url %s/loginV2\n\t\tuid leak-test\n", echo.URL, echo.URL)
 	configs := []struct {
 		name, block string
 	}{
 		{"echo env secrets", withEnv},
-		{"echo literal secrets", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\tunwrap_html\n", echo.URL, tokenPlain, clientID, clientSecret, echo.URL)},
-		{"unreachable", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n", dead, tokenPlain, clientID, clientSecret, dead)},
-		{"slow", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\ttimeout 200ms\n", slow.URL, tokenPlain, clientID, clientSecret, slow.URL)},
+		{"echo literal secrets", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\tunwrap_html\n\t\tuid leak-test\n", echo.URL, tokenPlain, clientID, clientSecret, echo.URL)},
+		{"unreachable", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\tuid leak-test\n", dead, tokenPlain, clientID, clientSecret, dead)},
+		{"slow", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\ttimeout 200ms\n\t\tuid leak-test\n", slow.URL, tokenPlain, clientID, clientSecret, slow.URL)},
 	}
 	for _, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {

@@ -1,0 +1,263 @@
+package designbridge
+
+// The Caddyfile syntax of design_bridge.
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+)
+
+// parseAuthRateLimit reads "auth_rate_limit <requests> [per] <duration>"
+// or "auth_rate_limit off"; the dispenser is on the subdirective's name.
+func parseAuthRateLimit(d *caddyfile.Dispenser) (*AuthRateLimit, error) {
+	args := d.RemainingArgs()
+	if len(args) == 1 && args[0] == "off" {
+		return &AuthRateLimit{Off: true}, nil
+	}
+	if len(args) == 3 && args[1] == "per" {
+		args = []string{args[0], args[2]}
+	}
+	if len(args) != 2 {
+		return nil, d.Errf("auth_rate_limit: want <requests> [per] <duration> or off, got %d arguments", len(args))
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n <= 0 {
+		return nil, d.Errf("auth_rate_limit: %q is not a positive number of requests", args[0])
+	}
+	window, err := caddy.ParseDuration(args[1])
+	if err != nil {
+		return nil, d.Errf("auth_rate_limit: parsing %q: %v", args[1], err)
+	}
+	if window <= 0 {
+		return nil, d.Errf("auth_rate_limit: window %q must be positive", args[1])
+	}
+	return &AuthRateLimit{Requests: n, Window: caddy.Duration(window)}, nil
+}
+
+// parseCacheCaddyfile reads the cache subdirective:
+//
+//	cache [<max_size> [<ttl>]]
+//	cache {
+//		max_size <size>
+//		ttl      <duration>
+//	}
+func parseCacheCaddyfile(d *caddyfile.Dispenser) (*ExportCache, error) {
+	c := new(ExportCache)
+	set := func(name, v string) error {
+		switch name {
+		case "max_size":
+			size, err := confvalue.Size(v)
+			if err != nil {
+				return d.Errf("cache max_size: %v", err)
+			}
+			c.MaxSize = size
+		case "ttl":
+			dur, err := caddy.ParseDuration(v)
+			if err != nil || dur <= 0 {
+				return d.Errf("cache ttl: %q is not a positive duration", v)
+			}
+			c.TTL = caddy.Duration(dur)
+		default:
+			return d.Errf("cache: unrecognized subdirective %q", name)
+		}
+		return nil
+	}
+	args := d.RemainingArgs()
+	if len(args) > 2 {
+		return nil, d.ArgErr()
+	}
+	for i, name := range []string{"max_size", "ttl"}[:len(args)] {
+		if err := set(name, args[i]); err != nil {
+			return nil, err
+		}
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		name := d.Val()
+		var v string
+		if !d.AllArgs(&v) {
+			return nil, d.ArgErr()
+		}
+		if err := set(name, v); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// parseCaddyfile sets up the handler from Caddyfile tokens. It refuses a
+// matcher: the handler acts only on its own paths, so a matcher could only
+// hide some of them (design_bridge /v1/* would leave /proxy/bee-auth to
+// file_server) and break the editor without a word.
+func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
+	h.Next() // directive name
+	var first string
+	if h.NextArg() {
+		first = h.Val()
+	}
+	h.Reset()
+	h.Next()
+	matcherSet, err := h.ExtractMatcherSet()
+	if err != nil {
+		return nil, err
+	}
+	if matcherSet != nil {
+		h.Next() // so that the error names the directive's line
+		return nil, h.Errf("design_bridge takes no matcher (got %q): it acts only on its export paths and auth_path and passes every other request on, "+
+			"so a matcher can only hide some of them (such as %s) from it; to limit it on purpose, wrap it: route <matcher> { design_bridge … }", first, DefaultAuthPath)
+	}
+	b := new(Bridge)
+	if err := b.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return h.NewRoute(nil, b), nil
+}
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	design_bridge {
+//		content_service <base URL>
+//		token           <CS API token>
+//		client_id       <LoginV2 client id>
+//		client_secret   <LoginV2 client secret>
+//		auth_url        <LoginV2 URL>
+//		uid             <placeholder or literal>
+//		insecure_caller_uid
+//		export_paths    <paths...>
+//		auth_path       <path>
+//		max_body        <size>
+//		timeout         <duration>
+//		unwrap_html
+//		allowed_origins <origins...>
+//		insecure_http
+//		cache           [<max_size> [<ttl>]]
+//		auth_rate_limit <requests> [per] <duration> | off
+//	}
+//
+// The directive takes no arguments and refuses a matcher: it acts only on
+// its export and auth paths and passes everything else on. To limit it on
+// purpose, wrap it in route <matcher> { … }.
+func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // consume directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	seen := map[string]bool{}
+	for d.NextBlock(0) {
+		name := d.Val()
+		if seen[name] {
+			return d.Errf("%s specified more than once", name)
+		}
+		seen[name] = true
+		switch name {
+		case "content_service", "token", "client_id", "client_secret", "auth_url", "uid", "auth_path":
+			args := d.RemainingArgs()
+			// {$CS_API_TOKEN} holding "Bearer <token>" is split at the space
+			// by the Caddyfile lexer; take it back together.
+			if name == "token" && len(args) == 2 && strings.EqualFold(args[0], "Bearer") {
+				args = []string{args[0] + " " + args[1]}
+			}
+			if len(args) == 0 {
+				// {$VAR} is replaced when the file is read; unset, it
+				// leaves no token at all.
+				return d.Errf("%s: no value (is a {$VAR} in it unset or empty?)", name)
+			}
+			if len(args) != 1 {
+				return d.ArgErr()
+			}
+			v := args[0]
+			if v == "" {
+				return d.Errf("%s: empty value", name)
+			}
+			switch name {
+			case "content_service":
+				b.ContentService = v
+			case "token":
+				b.Token = v
+			case "client_id":
+				b.ClientID = v
+			case "client_secret":
+				b.ClientSecret = v
+			case "auth_url":
+				b.AuthURL = v
+			case "uid":
+				b.UID = v
+			case "auth_path":
+				if !strings.HasPrefix(v, "/") {
+					return d.Errf("auth_path %q must start with /", v)
+				}
+				b.AuthPath = v
+			}
+		case "export_paths", "allowed_origins":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.ArgErr()
+			}
+			for _, a := range args {
+				if name == "export_paths" && !strings.HasPrefix(a, "/") {
+					return d.Errf("export_paths: %q must start with /", a)
+				}
+			}
+			if name == "export_paths" {
+				b.ExportPaths = args
+			} else {
+				b.AllowedOrigins = args
+			}
+		case "max_body":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			size, err := confvalue.Size(v)
+			if err != nil {
+				return d.Errf("max_body: %v", err)
+			}
+			b.MaxBody = size
+		case "timeout":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			dur, err := caddy.ParseDuration(v)
+			if err != nil {
+				return d.Errf("timeout: parsing %q: %v", v, err)
+			}
+			if dur <= 0 {
+				return d.Errf("timeout: %q must be positive", v)
+			}
+			b.Timeout = caddy.Duration(dur)
+		case "cache":
+			c, err := parseCacheCaddyfile(d)
+			if err != nil {
+				return err
+			}
+			b.Cache = c
+		case "unwrap_html", "insecure_http", "insecure_caller_uid":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			switch name {
+			case "unwrap_html":
+				b.UnwrapHTML = true
+			case "insecure_http":
+				b.InsecureHTTP = true
+			default:
+				b.InsecureCallerUID = true
+			}
+		case "auth_rate_limit":
+			rl, err := parseAuthRateLimit(d)
+			if err != nil {
+				return err
+			}
+			b.AuthRateLimit = rl
+		default:
+			return d.Errf("unrecognized subdirective %q", name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,293 @@
+package designbridge
+
+// Exports: forwarding a design to the content service, and the answer
+// recorded whole so that it can be kept or shared.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
+)
+
+// export forwards the request body unchanged to the content service.
+func (b *Bridge) export(w http.ResponseWriter, r *http.Request, deadline time.Time) error {
+	if b.bearer == "" {
+		return b.fail(w, r, http.StatusInternalServerError, codeNotConfigured, "Content service token not configured",
+			"set token (default {env.CS_API_TOKEN}) in the design_bridge block")
+	}
+	// The body is read whole before anything goes upstream: a slow or
+	// oversized upload never holds an upstream connection, and the
+	// buffered body can be sent again if a kept-alive upstream connection
+	// turns out to be closed. exportShared releases it.
+	body, ok, err := b.readBody(w, r, b.MaxBody)
+	if !ok {
+		return err
+	}
+	return b.exportShared(w, r, body, deadline)
+}
+
+// forward sends an export's buffered body to the content service and
+// hands its answer to w.
+func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body *requestBody, deadline time.Time) error {
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
+	defer cancel()
+	out := r.Clone(context.WithValue(ctx, replayBodyKey{}, body))
+	out.Body = io.NopCloser(body.Reader())
+	out.ContentLength = body.Len()
+	out.TransferEncoding = nil
+	for _, h := range []string{"Authorization", "Cookie", "Proxy-Authorization", "Accept-Encoding"} {
+		out.Header.Del(h)
+	}
+	out.Header.Set("Content-Type", "application/json")
+
+	watch := newWatcher(w, b.secrets)
+	if b.UnwrapHTML {
+		watch.unwrapLimit = b.MaxBody
+	}
+	if err := b.proxy(b.exportProxy, watch, out); err != nil {
+		return b.proxyError(w, r, ctx, watch, err)
+	}
+	if err := watch.finish(); err != nil {
+		return err
+	}
+	if watch.status == http.StatusUnauthorized || watch.status == http.StatusForbidden {
+		b.logger.Warn("content service refused the token",
+			zap.Int("status", watch.status), zap.String("path", r.URL.Path),
+			zap.String("hint", "the token is wrong, revoked, or lacks the \"Bearer \" prefix (design_bridge adds it when missing); check token (default {env.CS_API_TOKEN})"))
+	}
+	return nil
+}
+
+// exportShared answers an export from the cache, or joins an identical
+// export already in flight, or makes the upstream call itself and shares
+// its answer with those that joined.
+//
+// It owns body: the call that sends it closes it when done (the call may
+// outlive this request, see flightGroup); otherwise it is closed here.
+func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requestBody, deadline time.Time) error {
+	key, err := exportKey(r.URL.Path, acceptKey(r.Header.Values("Accept")), body)
+	if err != nil {
+		body.Close()
+		return caddyhttp.Error(http.StatusInternalServerError, fmt.Errorf("design_bridge: reading the buffered body: %v", err))
+	}
+	bypass := b.cache != nil && hasNoCache(r.Header.Get("Cache-Control"))
+	if b.cache != nil && !bypass {
+		if a, ok := b.cache.get(key); ok {
+			body.Close()
+			b.metrics.cache.WithLabelValues("hit").Inc()
+			a.writeTo(w, "design_bridge; hit")
+			return nil
+		}
+	}
+	call := func(ctx context.Context) (*exportAnswer, error) {
+		defer body.Close()
+		r := r.WithContext(ctx)
+		rec := &answerRecorder{header: http.Header{}}
+		start := time.Now()
+		err := b.forward(rec, r, body, deadline)
+		b.metrics.upstreams.WithLabelValues(r.URL.Path).Observe(time.Since(start).Seconds())
+		if rec.overflow { // a held-back answer, unwrapped past the bound
+			rec = &answerRecorder{header: http.Header{}}
+			err = b.answerTooLarge(rec, r)
+		}
+		a := rec.answer()
+		// What the page decodes is masked too (an escaped secret in a
+		// JSON string); the answer is whole here, so its length can change.
+		if body, changed := maskJSONStrings(a.body, b.secrets); changed {
+			a.body = body
+			a.header.Del("ETag")
+			b.logger.Warn("masked a secret written with JSON escapes in the content service's answer", zap.String("path", r.URL.Path))
+		}
+		if err == nil && a.status != 0 {
+			b.metrics.exports.WithLabelValues(r.URL.Path, strconv.Itoa(a.status)).Inc()
+			if b.cache != nil && a.unshared == "" {
+				b.cache.put(key, a) // a fresh answer, bypass or not
+			}
+		}
+		return a, err
+	}
+	a, err, joined := b.flight.do(r.Context(), key, call)
+	if joined && err == nil && a.unshared != "" {
+		// The answer was for the request that made the call alone (it
+		// varies by more than the key, or is private): ask for ours.
+		a, err = runCall(r.Context(), call)
+		joined = false
+	}
+	if joined {
+		body.Close() // the call that answered sent another request's copy
+	}
+	unshared := err == nil && a.unshared != ""
+	switch {
+	case joined:
+		b.metrics.cache.WithLabelValues("coalesced").Inc()
+	case bypass || (unshared && b.cache != nil):
+		b.metrics.cache.WithLabelValues("bypass").Inc()
+	case b.cache != nil:
+		b.metrics.cache.WithLabelValues("miss").Inc()
+	}
+	if err != nil {
+		if joined {
+			jsonerror.Adopt(r, err) // the body handle_errors sees was set on the first request
+		}
+		return err
+	}
+	if a.status == 0 {
+		return nil // the call wrote nothing
+	}
+	status := ""
+	if b.cache != nil {
+		status = "design_bridge; fwd=miss"
+		switch {
+		case bypass:
+			status = "design_bridge; fwd=bypass"
+		case unshared:
+			status = "design_bridge; fwd=bypass; stored=false; detail=" + a.unshared
+		}
+	}
+	a.writeTo(w, status)
+	return nil
+}
+
+// answerRecorder holds an export's answer in memory, to be shared. Interim
+// (1xx) answers are dropped: they cannot be shared, and the final answer
+// carries everything.
+type answerRecorder struct {
+	header      http.Header
+	status      int
+	body        bytes.Buffer
+	overflow    bool
+	finalHeader http.Header
+}
+
+func (a *answerRecorder) Header() http.Header { return a.header }
+
+func (a *answerRecorder) WriteHeader(code int) {
+	if a.status != 0 || (code >= 100 && code < 200) {
+		return
+	}
+	a.status = code
+	a.finalHeader = a.header.Clone()
+}
+
+func (a *answerRecorder) Write(p []byte) (int, error) {
+	if a.status == 0 {
+		a.WriteHeader(http.StatusOK)
+	}
+	if a.body.Len()+len(p) > maxSharedAnswer {
+		a.overflow = true
+		return 0, errors.New("answer too large to share")
+	}
+	return a.body.Write(p)
+}
+
+// FlushError has nothing to flush: the answer is sent when it is whole.
+func (a *answerRecorder) FlushError() error { return nil }
+
+// reset drops what was recorded, so that an error can be recorded in its
+// place.
+func (a *answerRecorder) reset() {
+	a.status = 0
+	a.body = bytes.Buffer{}
+	a.finalHeader = nil
+	a.overflow = false
+}
+
+// answerTooLarge answers an export whose answer passed maxSharedAnswer.
+func (b *Bridge) answerTooLarge(w http.ResponseWriter, r *http.Request) error {
+	return b.fail(w, r, http.StatusBadGateway, codeBadGateway, "Upstream answer too large",
+		fmt.Sprintf("%s answered more than %d bytes", b.upstreamName(r), maxSharedAnswer))
+}
+
+func (a *answerRecorder) answer() *exportAnswer {
+	h := a.header.Clone()
+	// Trailers: values of the names the Trailer header announced, and
+	// names set with http.TrailerPrefix, both set once the body is written.
+	trailer := http.Header{}
+	for _, list := range h.Values("Trailer") {
+		for _, name := range strings.Split(list, ",") {
+			name = http.CanonicalHeaderKey(strings.TrimSpace(name))
+			if vs, ok := a.header[name]; ok && !slices.Equal(vs, a.finalHeader[name]) {
+				trailer[name] = vs
+				h.Del(name)
+			}
+		}
+	}
+	h.Del("Trailer")
+	for k, vs := range a.header {
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+			trailer[http.CanonicalHeaderKey(name)] = vs
+			h.Del(k)
+		}
+	}
+	// Per-response headers are the server's to set anew for each client.
+	for _, k := range []string{"Date", "Set-Cookie", "Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length"} {
+		h.Del(k)
+	}
+	return &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body.Bytes(), unshared: unsharedReason(h)}
+}
+
+// exportAnswer is an export's answer as the client was sent it: after the
+// secrets were masked and the headers scrubbed, so that what is kept or
+// shared is never more than one client already saw.
+type exportAnswer struct {
+	status   int
+	header   http.Header
+	trailer  http.Header
+	body     []byte
+	unshared string // why it is neither kept nor shared; "" when it may be
+}
+
+// size is what the answer counts against the cache's bound: its body, its
+// headers and a fixed allowance for the entry's own bookkeeping.
+func (a *exportAnswer) size() int64 {
+	n := int64(len(a.body)) + 256
+	for _, h := range []http.Header{a.header, a.trailer} {
+		for k, vs := range h {
+			for _, v := range vs {
+				n += int64(len(k) + len(v) + 4)
+			}
+		}
+	}
+	return n
+}
+
+// writeTo sends the answer with a Cache-Status header (RFC 9211) saying
+// what the cache did. Headers already set on w (the bridge's own, such as
+// its sandbox policy) stay, beside the answer's, as a proxy adds them.
+func (a *exportAnswer) writeTo(w http.ResponseWriter, cacheStatus string) {
+	h := w.Header()
+	for k, vs := range a.header {
+		for _, v := range vs {
+			if !slices.Contains(h[k], v) {
+				h[k] = append(h[k], v)
+			}
+		}
+	}
+	if cacheStatus != "" {
+		h.Set("Cache-Status", cacheStatus)
+	}
+	if len(a.trailer) == 0 {
+		h.Set("Content-Length", strconv.Itoa(len(a.body)))
+	} else {
+		for k := range a.trailer {
+			h.Add("Trailer", k)
+		}
+	}
+	w.WriteHeader(a.status)
+	_, _ = w.Write(a.body)
+	for k, vs := range a.trailer {
+		h[k] = append([]string(nil), vs...)
+	}
+}

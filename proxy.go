@@ -1,0 +1,214 @@
+package designbridge
+
+// The internal reverse proxies and their transport: where the upstream
+// is dialled, the secret added on the way out and scrubbed on the way back.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"net/url"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+	"go.uber.org/zap"
+
+	"github.com/designbridge/caddy-designbridge/internal/retire"
+)
+
+// newProxy provisions an internal reverse proxy to target. Caddy's
+// reverse proxy does the proxying proper (hop-by-hop headers, streaming,
+// flushing, 1xx, trailers, error statuses); upstreamTransport adds the
+// secret on the way out and masks it on the way back.
+func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string, endpoint bool) (*reverseproxy.Handler, error) {
+	tcfg := map[string]any{"compression": false}
+	if target.Scheme == "https" {
+		tcfg["tls"] = map[string]any{}
+	}
+	raw, _ := json.Marshal(tcfg)
+	// Loaded through the context so that Caddy cleans it up (closing idle
+	// upstream connections) when this config is unloaded.
+	mod, err := ctx.LoadModuleByID("http.reverse_proxy.transport.http", raw)
+	if err != nil {
+		return nil, err
+	}
+	retiring := retire.New(mod.(http.RoundTripper))
+	b.retiring = append(b.retiring, retiring)
+	t := &upstreamTransport{
+		inner:    retiring,
+		target:   target,
+		bearer:   bearer,
+		endpoint: endpoint,
+		secrets:  b.secrets,
+		logger:   b.logger,
+	}
+	h := &reverseproxy.Handler{
+		Upstreams: reverseproxy.UpstreamPool{{Dial: dialAddress(target)}},
+		Transport: t,
+		// A connection that fails while it is being made carried nothing,
+		// so it is tried once more: a content_service in the same Caddy
+		// can refuse one as a reload swaps its server. Caddy retries a
+		// POST only on such dial errors.
+		LoadBalancing: &reverseproxy.LoadBalancing{Retries: 1},
+	}
+	if err := h.Provision(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// upstreamTransport points the request at the configured URL, adds the
+// bearer token (after Caddy's reverse proxy has logged the request, so the
+// token is in no debug log) and masks configured secrets that the upstream
+// echoes back in headers, trailers or the body.
+type upstreamTransport struct {
+	inner  http.RoundTripper
+	target *url.URL
+	bearer string
+	// endpoint: target is the whole URL (LoginV2), not a base that the
+	// request path is appended to.
+	endpoint bool
+	secrets  [][]byte
+	logger   *zap.Logger
+}
+
+func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.URL.Scheme = t.target.Scheme
+	out.URL.Host = t.target.Host
+	out.Host = t.target.Host
+	out.URL.Path = t.target.Path + req.URL.Path
+	if t.endpoint {
+		out.URL.Path = t.target.Path
+	}
+	// No contract of these paths has a query string; the browser's would
+	// travel next to the bearer token.
+	out.URL.RawQuery = ""
+	out.URL.ForceQuery = false
+	out.Header.Del("Authorization")
+	if t.bearer != "" {
+		out.Header.Set("Authorization", t.bearer)
+	}
+	out.URL.RawPath = ""
+	if body, ok := req.Context().Value(replayBodyKey{}).(*requestBody); ok {
+		// The body is buffered, so net/http may send it again on a new
+		// connection when a kept-alive one turns out to be closed by the
+		// upstream (a config reload of a content_service in the same
+		// Caddy does that). A nil X-Idempotency-Key marks the request as
+		// replayable without sending the header.
+		out.Body, out.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
+		if body.Len() > 0 {
+			out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.Reader()), nil }
+			out.Body, _ = out.GetBody()
+		}
+		out.ContentLength = body.Len()
+		out.Header["X-Idempotency-Key"] = nil
+	}
+	// Interim (1xx) responses are forwarded by Caddy's reverse proxy from
+	// its own trace hook, which runs after this one on the same header.
+	out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{
+		Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+			if t.scrubHeader(http.Header(h)) {
+				t.logger.Warn("removed upstream interim response headers holding a secret", zap.Int("status", code))
+			}
+			return nil
+		},
+	}))
+	resp, err := t.inner.RoundTrip(out)
+	if err != nil {
+		if errors.Is(req.Context().Err(), context.DeadlineExceeded) {
+			return nil, errUpstreamTimeout
+		}
+		return nil, err
+	}
+	// ServeHTTP has set its own (one header line, not two).
+	resp.Header.Del("X-Content-Type-Options")
+	// Trailer holds the announced trailer names, which Caddy announces to
+	// the client before the body.
+	if inHeader, inTrailer := t.scrubHeader(resp.Header), t.scrubHeader(resp.Trailer); inHeader || inTrailer {
+		t.logger.Warn("removed upstream response headers holding a secret")
+	}
+	if maskable(t.secrets) && resp.Body != nil && resp.Body != http.NoBody {
+		resp.Body = &maskingReader{src: resp.Body, secrets: t.secrets, onEOF: func() { t.scrubHeader(resp.Trailer) }}
+	}
+	return resp, nil
+}
+
+// scrubHeader removes every header whose name or value holds a secret,
+// compared without regard to case (net/http changes the case of names).
+// It reports whether it removed any.
+func (t *upstreamTransport) scrubHeader(h http.Header) bool {
+	removed := false
+	for name, values := range h {
+		if containsSecretFold(name, t.secrets) {
+			delete(h, name)
+			removed = true
+			continue
+		}
+		for _, v := range values {
+			if containsSecretFold(v, t.secrets) {
+				delete(h, name)
+				removed = true
+				break
+			}
+		}
+	}
+	return removed
+}
+
+// errUpstreamTimeout is a net.Error with Timeout() true, which Caddy's
+// reverse proxy maps to 504.
+var errUpstreamTimeout error = timeoutError{}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string { return "upstream did not answer in time" }
+
+func (timeoutError) Timeout() bool { return true }
+
+func (timeoutError) Temporary() bool { return false }
+
+// secureTransport reports whether secrets may be sent to u: over HTTPS, or
+// to a loopback host where plain HTTP never leaves the machine. Loopback
+// is a literal loopback address or the name localhost itself, which
+// dialAddress dials as 127.0.0.1 without asking a resolver; any other name
+// (app.localhost included) is resolved, and a resolver that answers with
+// another host would receive the secret in clear.
+func secureTransport(u *url.URL) bool {
+	if u.Scheme == "https" {
+		return true
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// dialAddress is the host:port the proxy to u dials: localhost is
+// 127.0.0.1, never looked up (a resolver, or a hosts file, could send it
+// elsewhere); every other host as written. An upstream that listens only
+// on ::1 is written http://[::1]:port.
+func dialAddress(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if strings.EqualFold(host, "localhost") {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// Interface guards
+var (
+	_ http.RoundTripper = (*upstreamTransport)(nil)
+	_ net.Error         = timeoutError{}
+)

@@ -1,0 +1,172 @@
+package designbridge
+
+// The response watcher: the status an upstream answered and, with
+// unwrap_html, the held-back answer unwrapped.
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+// responseWatcher notes the status the proxy writes and, when unwrap_html
+// is on, holds back a 2xx response (up to unwrapLimit bytes) so that
+// finish can rewrite an HTML wrapper to raw HTML.
+type responseWatcher struct {
+	*caddyhttp.ResponseWriterWrapper
+	status      int
+	wroteHeader bool
+	unwrapLimit int64 // 0: never buffer
+	// maskOnly: hold back an answer of any status (up to unwrapLimit) to
+	// mask the secrets its JSON strings decode to, and never unwrap it
+	// (the auth path's token answer, which the page parses).
+	maskOnly  bool
+	buffering bool
+	buf       bytes.Buffer
+	secrets   [][]byte    // masked again in unwrapped HTML
+	own       http.Header // the response's headers before the upstream's were added
+}
+
+func newWatcher(w http.ResponseWriter, secrets [][]byte) *responseWatcher {
+	return &responseWatcher{
+		ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w},
+		secrets:               secrets,
+		own:                   w.Header().Clone(),
+	}
+}
+
+// sent reports whether the final response has started to reach the
+// client, after which it can no longer be replaced by an error. An
+// export's answer never has: it is recorded whole before anyone is sent
+// it (answerRecorder), so an upstream failing in the middle of its body
+// is answered with an error like one failing before it.
+func (rw *responseWatcher) sent() bool {
+	if _, recorded := rw.ResponseWriter.(*answerRecorder); recorded {
+		return false
+	}
+	return rw.wroteHeader && !rw.buffering
+}
+
+// discard drops a held-back or recorded response and the upstream's
+// headers, so that an error can be answered in its place.
+func (rw *responseWatcher) discard() {
+	rec, recorded := rw.ResponseWriter.(*answerRecorder)
+	if !rw.buffering && !recorded {
+		return
+	}
+	h := rw.Header()
+	clear(h)
+	maps.Copy(h, rw.own)
+	rw.buffering = false
+	rw.wroteHeader = false
+	rw.buf = bytes.Buffer{}
+	if recorded {
+		rec.reset()
+	}
+}
+
+func (rw *responseWatcher) WriteHeader(code int) {
+	if rw.wroteHeader {
+		return
+	}
+	if code >= 100 && code < 200 {
+		rw.ResponseWriter.WriteHeader(code)
+		return
+	}
+	rw.wroteHeader, rw.status = true, code
+	// Whatever its Content-Type: the page reads every answer as text and
+	// unwraps a wrapper sent as text/html too, so the bridge must as well.
+	if rw.unwrapLimit > 0 && (rw.maskOnly || code >= 200 && code < 300) {
+		rw.buffering = true
+		return
+	}
+	rw.ResponseWriter.WriteHeader(code)
+}
+
+func (rw *responseWatcher) Write(p []byte) (int, error) {
+	if !rw.wroteHeader {
+		rw.WriteHeader(http.StatusOK)
+	}
+	if rw.buffering {
+		if int64(rw.buf.Len()+len(p)) <= rw.unwrapLimit {
+			return rw.buf.Write(p)
+		}
+		// Too big to be worth unwrapping: pass it on as it is.
+		rw.buffering = false
+		rw.ResponseWriter.WriteHeader(rw.status)
+		if _, err := rw.ResponseWriter.Write(rw.buf.Bytes()); err != nil {
+			return 0, err
+		}
+		rw.buf = bytes.Buffer{}
+	}
+	return rw.ResponseWriter.Write(p)
+}
+
+// ReadFrom keeps io.Copy going through Write (the embedded wrapper's
+// ReadFrom would bypass it).
+func (rw *responseWatcher) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(struct{ io.Writer }{rw}, r)
+}
+
+// FlushError flushes unless the response is being held back.
+func (rw *responseWatcher) FlushError() error {
+	if rw.buffering {
+		return nil
+	}
+	if !rw.wroteHeader {
+		rw.WriteHeader(http.StatusOK)
+		if rw.buffering {
+			return nil
+		}
+	}
+	return http.NewResponseController(rw.ResponseWriter).Flush()
+}
+
+// finish writes a held-back response, unwrapped when it is an HTML wrapper.
+func (rw *responseWatcher) finish() error {
+	if !rw.buffering {
+		return nil
+	}
+	rw.buffering = false
+	if rw.maskOnly {
+		body, changed := maskJSONStrings(rw.buf.Bytes(), rw.secrets)
+		if changed {
+			rw.Header().Set("Content-Length", fmt.Sprint(len(body)))
+			rw.Header().Del("ETag")
+		}
+		rw.ResponseWriter.WriteHeader(rw.status)
+		_, err := rw.ResponseWriter.Write(body)
+		return err
+	}
+	body, wrapped := unwrapMasked(rw.buf.Bytes(), rw.secrets)
+	if wrapped {
+		h := rw.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Content-Length", fmt.Sprint(len(body)))
+		h.Del("Content-Encoding")
+		h.Del("ETag")
+	}
+	rw.ResponseWriter.WriteHeader(rw.status)
+	_, err := rw.ResponseWriter.Write(body)
+	return err
+}
+
+// unwrapMasked returns the HTML of an HTML wrapper, with the secrets
+// masked again: the upstream's text was masked as it arrived, but a
+// secret written with JSON escapes ("\u0074ok…") only appears once the
+// string is decoded. Anything else is returned as it is.
+func unwrapMasked(body []byte, secrets [][]byte) ([]byte, bool) {
+	html, wrapped := HTMLResult(body)
+	if !wrapped {
+		return body, false
+	}
+	maskSecrets(html, secrets)
+	return html, true
+}
+
+// Interface guard
+var _ io.ReaderFrom = (*responseWatcher)(nil)
