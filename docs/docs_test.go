@@ -42,11 +42,11 @@ func markdownFiles(t *testing.T) []string {
 type snippet struct {
 	file string
 	line int
-	lang string // "caddy" (a whole Caddyfile) or "caddy-d" (directives)
+	lang string // "caddy" or "caddyfile" (a whole Caddyfile), or "caddy-d" (directives)
 	text string
 }
 
-var fence = regexp.MustCompile("^```(caddy|caddy-d)\\s*$")
+var fence = regexp.MustCompile("^```(caddy|caddy-d|caddyfile)\\s*$")
 
 func snippets(t *testing.T, file string) []snippet {
 	t.Helper()
