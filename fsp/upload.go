@@ -1,0 +1,255 @@
+package fsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// strategy is a conflict_strategy.
+type strategy string
+
+const (
+	strategyAsk     strategy = "ask"
+	strategyKeep    strategy = "keep"
+	strategyReplace strategy = "replace"
+)
+
+func parseStrategy(text string) (strategy, error) {
+	switch text {
+	case "", "ask":
+		return strategyAsk, nil
+	case "keep":
+		return strategyKeep, nil
+	case "replace":
+		return strategyReplace, nil
+	}
+	return "", fail(3500, `conflict_strategy must be "ask", "keep" or "replace"`)
+}
+
+// keepName is the n-th free-name candidate: pizza.jpg, pizza_1.jpg, …
+func keepName(name string, n int) string {
+	if n == 0 {
+		return name
+	}
+	ext := path.Ext(name)
+	if ext == name {
+		ext = ""
+	}
+	return strings.TrimSuffix(name, ext) + "_" + strconv.Itoa(n) + ext
+}
+
+func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
+	pl := q.locate(p)
+	if pl.readOnly {
+		return nil, fail(3300, "")
+	}
+	// A slot before the body is read: the body and the fetched file are
+	// what an upload holds in memory.
+	select {
+	case q.h.uploads <- struct{}{}:
+		defer func() { <-q.h.uploads }()
+	case <-ctx.Done():
+		return nil, uploadFail(uploadErr("the client went away while the upload waited for its turn"))
+	}
+	source, strat, direct, err := q.readUploadRequest()
+	if err != nil {
+		return nil, err
+	}
+	autoCreate, err := q.ensureParent(ctx, p, false)
+	if err != nil {
+		return nil, err
+	}
+	if strat == strategyAsk {
+		// Answer a known conflict before fetching anything.
+		if _, err := q.h.storage.Stat(ctx, pl.key, false); err == nil {
+			return nil, fail(3400, "")
+		} else if !isNotExist(err) {
+			return nil, storageFail(err)
+		}
+	}
+	data := direct
+	if data == nil {
+		fetchCtx, cancel := context.WithTimeout(ctx, time.Duration(q.h.FetchTimeout))
+		data, err = q.h.fetcher.fetch(fetchCtx, source)
+		cancel()
+		if err != nil {
+			return nil, uploadFail(err)
+		}
+	}
+	sniffed, err := checkContent(p.name(), data, q.h.AllowTypes)
+	if err != nil {
+		return nil, uploadFail(err)
+	}
+	var thumb []byte
+	if isRaster(sniffed) {
+		if thumb, err = makeThumbnail(data); err != nil {
+			return nil, uploadFail(uploadErr("the image could not be decoded"))
+		}
+	}
+	if autoCreate {
+		if _, err := q.ensureParent(ctx, p, true); err != nil {
+			return nil, err
+		}
+	}
+	final, err := q.place(ctx, p, func(candidate fspPath, exclusive bool) error {
+		return q.h.storage.Write(ctx, q.locate(candidate).key, data, typeForName(candidate.name()), exclusive)
+	}, strat)
+	if err != nil {
+		return nil, err
+	}
+	fk := q.locate(final).key
+	if thumb != nil {
+		tk := joinKey(path.Dir(fk), thumbName(final.name()))
+		if err := q.h.storage.Write(ctx, tk, thumb, "image/png", false); err != nil {
+			// Leave nothing behind: the file goes with its thumbnail.
+			if rmErr := q.h.storage.Remove(ctx, fk); rmErr != nil {
+				q.h.logger.Error("removing a file whose thumbnail failed", zap.String("key", fk), zap.Error(rmErr))
+			}
+			return nil, storageFail(err)
+		}
+	} else if strat == strategyReplace {
+		q.dropThumb(ctx, fk) // the replaced file's thumbnail
+	}
+	m, err := q.statFile(ctx, final)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"meta": m}, nil
+}
+
+func uploadFail(err error) error {
+	var ue *uploadError
+	if errors.As(err, &ue) {
+		return &fspError{code: 3450, details: "The file could not be uploaded: " + ue.reason, cause: err}
+	}
+	return &fspError{code: 3450, cause: err}
+}
+
+// place writes (or moves) into p following the strategy and returns where
+// the file ended up. put is called with exclusive=false only for replace.
+func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) error, strat strategy) (fspPath, error) {
+	switch strat {
+	case strategyReplace:
+		if err := put(p, false); err != nil {
+			return fspPath{}, storageError(err)
+		}
+		return p, nil
+	case strategyKeep:
+		for n := 0; n < maxKeepAttempts; n++ {
+			candidate := p.parent().child(keepName(p.name(), n), false)
+			if !validName(candidate.name()) {
+				break
+			}
+			err := put(candidate, true)
+			if err == nil {
+				return candidate, nil
+			}
+			if !isExist(err) {
+				return fspPath{}, storageError(err)
+			}
+			if ctx.Err() != nil {
+				return fspPath{}, storageFail(ctx.Err())
+			}
+		}
+		return fspPath{}, fail(3400, "No free name was found")
+	default:
+		if err := put(p, true); isExist(err) {
+			return fspPath{}, fail(3400, "")
+		} else if err != nil {
+			return fspPath{}, storageError(err)
+		}
+		return p, nil
+	}
+}
+
+// storageError maps an error of a write or move.
+func storageError(err error) error {
+	if isNotExist(err) {
+		return fail(3200, "")
+	}
+	return storageFail(err)
+}
+
+// readUploadRequest reads the upload's JSON body ({"source", "conflict_strategy"})
+// or, for multipart/form-data, the file bytes themselves.
+func (q *request) readUploadRequest() (source string, strat strategy, direct []byte, err error) {
+	r := q.r
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mediaType == "multipart/form-data" {
+		return q.readMultipart()
+	}
+	var body struct {
+		Source           *string `json:"source"`
+		ConflictStrategy string  `json:"conflict_strategy"`
+	}
+	if err := decodeJSON(r.Body, &body); err != nil {
+		return "", "", nil, err
+	}
+	if body.Source == nil || *body.Source == "" {
+		return "", "", nil, fail(3500, "source is required")
+	}
+	strat, err = parseStrategy(body.ConflictStrategy)
+	return *body.Source, strat, nil, err
+}
+
+func (q *request) readMultipart() (string, strategy, []byte, error) {
+	mr, err := q.r.MultipartReader()
+	if err != nil {
+		return "", "", nil, fail(3500, "The multipart body could not be read")
+	}
+	var data []byte
+	strat := strategyAsk
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", "", nil, fail(3500, "The multipart body could not be read")
+		}
+		switch part.FormName() {
+		case "file":
+			if data != nil {
+				return "", "", nil, fail(3500, "Only one file per upload")
+			}
+			if data, err = readLimited(part, q.h.MaxSize); err != nil {
+				return "", "", nil, uploadFail(err)
+			}
+		case "conflict_strategy":
+			text, err := io.ReadAll(io.LimitReader(part, 64))
+			if err != nil {
+				return "", "", nil, fail(3500, "The multipart body could not be read")
+			}
+			if strat, err = parseStrategy(string(text)); err != nil {
+				return "", "", nil, err
+			}
+		}
+	}
+	if data == nil {
+		return "", "", nil, fail(3500, "The field file is required")
+	}
+	return "", strat, data, nil
+}
+
+func decodeJSON(body io.Reader, v any) error {
+	raw, err := io.ReadAll(io.LimitReader(body, maxJSONBody+1))
+	if err != nil {
+		return fail(3500, "The request body could not be read")
+	}
+	if len(raw) > maxJSONBody {
+		return fail(3500, "The request body is too large")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fail(3500, "The request body is not the expected JSON")
+	}
+	return nil
+}
