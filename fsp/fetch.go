@@ -5,34 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image"
-	_ "image/gif" // decoders for the raster check and thumbnails
-	_ "image/jpeg"
-	_ "image/png"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"path"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/designbridge/caddy-designbridge/internal/retire"
 )
-
-// defaultAllowedTypes are the sniffed types an upload may have unless the
-// Caddyfile names others: images and the common document types.
-// image/svg+xml is not among them: it is sniffed as text/xml and may carry
-// script.
-func defaultAllowedTypes() []string {
-	return []string{
-		"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/x-icon",
-		"application/pdf", "application/zip", "text/plain",
-	}
-}
 
 // errUpload is an upload refused for its source or content (3450); the
 // wrapped text is for the log, the client sees the table's text plus a
@@ -179,60 +161,4 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 		return nil, uploadErr("source is empty")
 	}
 	return buf.Bytes(), nil
-}
-
-// extensionTypes are the types a file name's extension claims; content
-// sniffed as another type is refused, so a ".png" must be a PNG.
-var extensionTypes = map[string]string{
-	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-	".webp": "image/webp", ".bmp": "image/bmp", ".ico": "image/x-icon", ".pdf": "application/pdf",
-	".txt": "text/plain", ".zip": "application/zip", ".docx": "application/zip",
-	".xlsx": "application/zip", ".pptx": "application/zip",
-}
-
-// typeForName is the Content-Type a stored file is listed with.
-func typeForName(name string) string {
-	ext := strings.ToLower(path.Ext(name))
-	switch ext {
-	case ".docx", ".xlsx", ".pptx":
-		// the container is zip; the listing names the document type
-	default:
-		if t, ok := extensionTypes[ext]; ok {
-			return t
-		}
-	}
-	if t := mime.TypeByExtension(ext); t != "" {
-		return t
-	}
-	return "application/octet-stream"
-}
-
-// checkContent sniffs data and checks it against the allowed types and
-// the type the name's extension claims. It returns the sniffed media type.
-func checkContent(name string, data []byte, allowed []string) (string, error) {
-	sniffed, _, _ := mime.ParseMediaType(http.DetectContentType(data))
-	ok := false
-	for _, t := range allowed {
-		if t == sniffed {
-			ok = true
-			break
-		}
-	}
-	if !ok {
-		return "", uploadErr("content type %s is not allowed", sniffed)
-	}
-	if claimed, known := extensionTypes[strings.ToLower(path.Ext(name))]; known && claimed != sniffed {
-		return "", uploadErr("the content is %s, not the %s its name claims", sniffed, claimed)
-	}
-	if isRaster(sniffed) {
-		// The signature alone is not an image: the header must decode.
-		if _, _, err := image.DecodeConfig(bytes.NewReader(data)); err != nil {
-			return "", uploadErr("the %s image is damaged", sniffed)
-		}
-	}
-	return sniffed, nil
-}
-
-func isRaster(mediaType string) bool {
-	return mediaType == "image/png" || mediaType == "image/jpeg" || mediaType == "image/gif"
 }

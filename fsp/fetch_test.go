@@ -9,10 +9,12 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -187,13 +189,28 @@ func TestCheckContent(t *testing.T) {
 		{"a.pdf", []byte("%PDF-1.7\n"), "application/pdf"},
 		{"notes.txt", []byte("hello\n"), "text/plain"},
 		{"report.docx", []byte("PK\x03\x04rest"), "application/zip"},
-		{"noext", pngData, "image/png"},
+		{"noext", pngData, "needs an extension"},
+		{"a.", pngData, "needs an extension"},
+		{"a.htm", pngData, "never stored"},
+		{"a.html", []byte("just text"), "never stored"},
+		{"a.xhtml", []byte("just text"), "never stored"},
+		{"a.svg", []byte("just text <svg onload=alert(1)>"), "never stored"},
+		{"a.xml", []byte("just text"), "never stored"},
+		{"a.js", []byte("alert(1)"), "never stored"},
+		{"a.mjs", []byte("alert(1)"), "never stored"},
+		{"a.shtml", []byte("just text"), "stored"},
+		{"a.xsl", []byte("just text"), "stored"},
+		{"page.txt", []byte("<html><script>alert(1)</script>"), "can run script"},
+		{"page.txt", []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`), "can run script"},
+		{"page.csv", []byte("<!DOCTYPE html><p>x"), "can run script"},
+		{"a.mp4", []byte("\x00\x00\x00\x18ftypmp42"), "not allowed"},
 		{"a.png", []byte("plain text"), "not the image/png"},
 		{"a.jpg", pngData, "not the image/jpeg"},
 		{"a.png", pngData[:20], "damaged"},
-		{"a.html", []byte("<html><script>alert(1)</script>"), "not allowed"},
-		{"a.svg", []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>`), "not allowed"},
-		{"a.bin", []byte{0, 1, 2, 3, 0xff}, "not allowed"},
+		{"a.html", []byte("<html><script>alert(1)</script>"), "never stored"},
+		{"a.svg", []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>`), "never stored"},
+		{"a.bin", []byte{0, 1, 2, 3, 0xff}, "not stored"},
+		{"a.txt", []byte{0, 1, 2, 3, 0xff}, "not the text/plain"},
 	} {
 		got, err := checkContent(c.name, c.data, defaultAllowedTypes())
 		if err != nil {
@@ -203,6 +220,68 @@ func TestCheckContent(t *testing.T) {
 			t.Errorf("checkContent(%s) = %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+func TestCheckAllowType(t *testing.T) {
+	for _, c := range []struct{ typ, want string }{
+		{"image/png", ""},
+		{"video/mp4", ""},
+		{"png", "type/subtype"},
+		{"Image/PNG", "type/subtype"},
+		{"image/", "type/subtype"},
+		{"text/plain; charset=utf-8", "type/subtype"},
+		{"text/html", "script"},
+		{"image/svg+xml", "script"},
+		{"text/xml", "script"},
+		{"application/atom+xml", "script"},
+		{"text/javascript", "script"},
+		{"application/x-tar", "no file name extension"},
+	} {
+		err := checkAllowType(c.typ)
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("checkAllowType(%q) = %v, want %q", c.typ, err, c.want)
+		}
+	}
+}
+
+// FuzzCheckContent: whatever the name and bytes, an accepted upload has an
+// extension fsp lists, content that sniffs as that extension's type, and
+// neither the name's served type nor the content is one a browser runs.
+func FuzzCheckContent(f *testing.F) {
+	for _, seed := range []struct {
+		name string
+		data []byte
+	}{
+		{"a.png", testImage(f, "png", 2, 2)},
+		{"a.txt", []byte("hello")},
+		{"a.html", []byte("<html>")},
+		{"a.svg", []byte("text")},
+		{"a.txt", []byte("<?xml version=\"1.0\"?><svg/>")},
+		{"a.PDF", []byte("%PDF-1.4")},
+		{"x.htm", testImage(f, "png", 2, 2)},
+	} {
+		f.Add(seed.name, seed.data)
+	}
+	allow := append(defaultAllowedTypes(), "video/mp4", "video/webm", "audio/mpeg", "audio/wave")
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		sniffed, err := checkContent(name, data, allow)
+		if err != nil {
+			return
+		}
+		ext := strings.ToLower(path.Ext(name))
+		ft, ok := fileTypes[ext]
+		if !ok {
+			t.Fatalf("%q accepted with an unlisted extension", name)
+		}
+		direct, _, _ := mime.ParseMediaType(http.DetectContentType(data))
+		if sniffed != ft.sniffed || direct != sniffed {
+			t.Fatalf("%q: content %s (%s) accepted for %s", name, sniffed, direct, ft.sniffed)
+		}
+		served, _, _ := mime.ParseMediaType(mime.TypeByExtension(ext))
+		if activeType(direct) || activeType(served) || activeType(typeForName(name)) {
+			t.Fatalf("%q: an active type was accepted (%s, %s)", name, direct, served)
+		}
+	})
 }
 
 func TestThumbnail(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -209,8 +208,8 @@ func (h *Handler) Validate() error {
 		}
 	}
 	for _, t := range h.AllowTypes {
-		if mt, _, err := mime.ParseMediaType(t); err != nil || mt != t {
-			return fmt.Errorf("fsp: allow_types: %q is not a media type (lower case, no parameters)", t)
+		if err := checkAllowType(t); err != nil {
+			return fmt.Errorf("fsp: allow_types: %v", err)
 		}
 	}
 	return nil

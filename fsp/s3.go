@@ -270,6 +270,11 @@ func (s *s3Storage) Rmdir(ctx context.Context, dir string) error {
 
 func (s *s3Storage) Write(ctx context.Context, k string, data []byte, contentType string, exclusive bool) error {
 	opts := minio.PutObjectOptions{ContentType: contentType, DisableMultipart: true}
+	if !inlineType(contentType) {
+		// A bucket website or CDN serves the object with these headers:
+		// what is not an image, PDF or text is downloaded, never shown.
+		opts.ContentDisposition = "attachment"
+	}
 	if exclusive {
 		opts.SetMatchETagExcept("*")
 	}

@@ -52,6 +52,10 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 	if pl.readOnly {
 		return nil, fail(3300, "")
 	}
+	// Refuse a name fsp would never store before reading anything.
+	if err := checkName(p.name(), q.h.AllowTypes); err != nil {
+		return nil, uploadFail(err)
+	}
 	// A slot before the body is read: the body and the fetched file are
 	// what an upload holds in memory.
 	select {

@@ -63,6 +63,9 @@ type backend struct {
 	read func(t testing.TB, key string) []byte
 	// write stores data at key directly (benchmark set-up).
 	write func(t testing.TB, key string, data []byte)
+	// head returns the stored Content-Type and Content-Disposition of
+	// key (nil where the storage keeps no such metadata).
+	head func(t testing.TB, key string) (contentType, disposition string)
 	// publicBase is the public_url base.
 	publicBase string
 	// files is the folder served at /files.
@@ -196,6 +199,13 @@ func s3Backend(t testing.TB) backend {
 			if _, err := client.PutObject(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
 				t.Fatal(err)
 			}
+		},
+		head: func(t testing.TB, key string) (string, string) {
+			info, err := client.StatObject(ctx, bucket, key, minio.StatObjectOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return info.ContentType, info.Metadata.Get("Content-Disposition")
 		},
 		keys: func(t testing.TB) []string {
 			var keys []string
@@ -439,6 +449,12 @@ func upload(source, strategy string) string {
 	return fmt.Sprintf(`{"source":%q,"conflict_strategy":%q}`, source, strategy)
 }
 
+// direct is a multipart upload of content to target.
+func direct(target, content string) call {
+	return call{method: "POST", target: target, headers: []string{"Content-Type: multipart/form-data; boundary=XyZ"},
+		body: "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f\"\r\n\r\n" + content + "\r\n--XyZ--\r\n"}
+}
+
 func moveBody(newPath, strategy string) string {
 	return fmt.Sprintf(`{"new_path":%q,"conflict_strategy":%q}`, newPath, strategy)
 }
@@ -509,6 +525,26 @@ func steps(src *sources) []step {
 		{name: "upload claims png, is text", call: call{method: "POST", target: "/photos/fake.png", body: upload(u("/fake.png"), "")}, wantCode: 3450},
 		{name: "upload png signature, damaged", call: call{method: "POST", target: "/photos/damaged.png", body: upload(u("/damaged.png"), "")}, wantCode: 3450},
 		{name: "upload html not allowed", call: call{method: "POST", target: "/photos/page.txt", body: upload(u("/page.html"), "")}, wantCode: 3450},
+		{name: "refuse .svg whatever its content", call: direct("/photos/x.svg", "plain words, then <svg onload=alert(1)>"), wantCode: 3450},
+		{name: "refuse .html whatever its content", call: direct("/photos/x.html", "plain words"), wantCode: 3450},
+		{name: "refuse .xhtml whatever its content", call: direct("/photos/x.xhtml", "plain words"), wantCode: 3450},
+		{name: "refuse .xml whatever its content", call: direct("/photos/x.xml", "plain words"), wantCode: 3450},
+		{name: "refuse .js whatever its content", call: direct("/photos/x.js", "plain words"), wantCode: 3450},
+		{name: "refuse a real png named .htm", call: direct("/photos/x.htm", string(src.png2)), wantCode: 3450},
+		{name: "refuse a png without extension", call: direct("/photos/picture", string(src.png2)), wantCode: 3450},
+		{name: "refuse xml content named .txt", call: direct("/photos/x.txt", `<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`), wantCode: 3450},
+		{name: "refuse html content named .csv", call: direct("/photos/x.csv", "<!DOCTYPE html><script>alert(1)</script>"), wantCode: 3450},
+		{name: "a document is stored as an attachment", call: direct("/photos/report.docx", "PK\x03\x04 a zip container"), check: func(t *testing.T, e *env, raw json.RawMessage) {
+			m := decodeData(t, raw).Meta
+			wantFile(t, m, "/photos/report.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", -1, false)
+			if e.b.head != nil {
+				ct, disp := e.b.head(t, keyOf(t, e, m.PublicURL))
+				if ct != m.MimeType || disp != "attachment" {
+					t.Errorf("stored with Content-Type %q, Content-Disposition %q; want %q, attachment", ct, disp, m.MimeType)
+				}
+			}
+		}},
+		{name: "delete the document", call: call{method: "DELETE", target: "/photos/report.docx"}},
 		{name: "upload empty source", call: call{method: "POST", target: "/photos/empty.png", body: upload(u("/empty.png"), "")}, wantCode: 3450},
 		{name: "upload too large", call: call{method: "POST", target: "/photos/huge.png", body: upload(u("/huge.png"), "")}, wantCode: 3450},
 		{name: "upload source never ends", call: call{method: "POST", target: "/photos/slow.png", body: upload(u("/slow.png"), "")}, wantCode: 3450},
