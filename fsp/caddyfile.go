@@ -30,6 +30,7 @@ import (
 //	    max_size      <size>
 //	    fetch_timeout <duration>
 //	    max_uploads   <number>
+//	    max_image_memory <size>
 //	    allow_types   <media type>...
 //	    allow_private
 //	    allow_anonymous
@@ -94,6 +95,18 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("fsp: max_size %q: a size such as 20MB, at most 4GiB", d.Val())
 			}
 			h.MaxSize = size
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "max_image_memory":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			size, err := confvalue.Size(d.Val())
+			if err != nil || size <= 0 {
+				return d.Errf("fsp: max_image_memory %q: a size such as 64MiB", d.Val())
+			}
+			h.MaxImageMemory = size
 			if d.NextArg() {
 				return d.ArgErr()
 			}

@@ -1,7 +1,6 @@
 package fsp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -143,16 +142,32 @@ func (f *fetcher) fetch(ctx context.Context, source string) ([]byte, error) {
 	return readLimited(res.Body, f.maxSize)
 }
 
-// readLimited reads r whole, refusing more than max bytes or nothing.
+// readLimited reads r whole, refusing more than max bytes or nothing. It
+// reads into chunks and copies them once into a slice of the exact size,
+// so an upload of n bytes holds at most 2n (not the 3n of a doubling
+// buffer) while it arrives.
 func readLimited(r io.Reader, max int64) ([]byte, error) {
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
-	if err != nil {
-		var netErr net.Error
-		if errors.As(err, &netErr) && netErr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
-			return nil, uploadErr("source took too long")
+	const chunk = 64 << 10
+	var chunks [][]byte
+	var n int64
+	lr := io.LimitReader(r, max+1)
+	for {
+		buf := make([]byte, chunk)
+		m, err := io.ReadFull(lr, buf)
+		if m > 0 {
+			chunks = append(chunks, buf[:m])
+			n += int64(m)
 		}
-		return nil, uploadErr("source could not be read")
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			var netErr net.Error
+			if errors.As(err, &netErr) && netErr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+				return nil, uploadErr("source took too long")
+			}
+			return nil, uploadErr("source could not be read")
+		}
 	}
 	if n > max {
 		return nil, uploadErr("source is larger than %d bytes", max)
@@ -160,5 +175,9 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 	if n == 0 {
 		return nil, uploadErr("source is empty")
 	}
-	return buf.Bytes(), nil
+	out := make([]byte, 0, n)
+	for _, c := range chunks {
+		out = append(out, c...)
+	}
+	return out, nil
 }

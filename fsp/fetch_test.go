@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"path"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -296,7 +297,7 @@ func TestThumbnail(t *testing.T) {
 		{"png", 50, 60, 50, 60},
 		{"png", 200, 200, 200, 200},
 	} {
-		out, err := makeThumbnail(testImage(t, c.format, c.w, c.h))
+		out, err := makeThumbnail(testImage(t, c.format, c.w, c.h), defaultMaxImageMemory)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,6 +305,103 @@ func TestThumbnail(t *testing.T) {
 		if err != nil || cfg.Width != c.wantW || cfg.Height != c.wantH {
 			t.Errorf("%s %dx%d: thumbnail %dx%d (%v), want %dx%d", c.format, c.w, c.h, cfg.Width, cfg.Height, err, c.wantW, c.wantH)
 		}
+	}
+}
+
+// TestThumbnailKinds: every decoded type the scaler is fed (paletted,
+// 16-bit, interlaced, gray, YCbCr) gives a thumbnail of the right size and
+// colour.
+func TestThumbnailKinds(t *testing.T) {
+	nrgba64 := image.NewNRGBA64(image.Rect(0, 0, 300, 100))
+	gray16 := image.NewGray16(image.Rect(0, 0, 300, 100))
+	paletted := image.NewPaletted(image.Rect(0, 0, 300, 100), color.Palette{color.NRGBA{200, 10, 10, 255}})
+	for i := 0; i < len(nrgba64.Pix); i += 8 {
+		copy(nrgba64.Pix[i:], []byte{200, 0, 10, 0, 10, 0, 255, 255})
+	}
+	for i := 0; i < len(gray16.Pix); i += 2 {
+		copy(gray16.Pix[i:], []byte{200, 0})
+	}
+	encode := func(img image.Image) []byte {
+		var b bytes.Buffer
+		if err := png.Encode(&b, img); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	var jb bytes.Buffer
+	_ = jpeg.Encode(&jb, paletted, &jpeg.Options{Quality: 95})
+	for _, c := range []struct {
+		name string
+		data []byte
+		want color.NRGBA
+	}{
+		{"nrgba64", encode(nrgba64), color.NRGBA{200, 10, 10, 255}},
+		{"gray16", encode(gray16), color.NRGBA{200, 200, 200, 255}},
+		{"paletted", encode(paletted), color.NRGBA{200, 10, 10, 255}},
+		{"interlaced 16-bit", pngOfZeros(300, 100, 16, 6, true), color.NRGBA{0, 0, 0, 0}},
+		{"interlaced gray", pngOfZeros(300, 100, 8, 0, true), color.NRGBA{0, 0, 0, 255}},
+		{"jpeg", jb.Bytes(), color.NRGBA{200, 10, 10, 255}},
+	} {
+		out, err := makeThumbnail(c.data, defaultMaxImageMemory)
+		if err != nil || out == nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		img, err := png.Decode(bytes.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := img.Bounds(); b.Dx() != 200 || b.Dy() != 66 {
+			t.Errorf("%s: %v", c.name, b)
+		}
+		got := color.NRGBAModel.Convert(img.At(100, 33)).(color.NRGBA)
+		near := func(a, b uint8) bool { return a-b < 8 || b-a < 8 }
+		if !near(got.R, c.want.R) || !near(got.G, c.want.G) || !near(got.B, c.want.B) || got.A != c.want.A {
+			t.Errorf("%s: colour %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestThumbnailBudget: the memory a thumbnail takes is worked out from the
+// header before anything is decoded; an image over the budget is not
+// decoded at all, however small its file.
+func TestThumbnailBudget(t *testing.T) {
+	bomb := pngOfZeros(6320, 6320, 16, 6, true) // the 310 KB bomb
+	for _, c := range []struct {
+		name     string
+		data     []byte
+		min, max int64 // bounds of the worked-out cost
+	}{
+		{"interlaced 16-bit RGBA 6320²", bomb, 6320 * 6320 * 20, 1 << 40},
+		{"plain 16-bit RGBA 6320²", pngOfZeros(6320, 6320, 16, 6, false), 6320 * 6320 * 12, 6320 * 6320 * 16},
+		{"8-bit RGBA 2000²", pngOfZeros(2000, 2000, 8, 6, false), 2000 * 2000 * 4, 64 << 20},
+		{"interlaced gray 2000²", pngOfZeros(2000, 2000, 8, 0, true), 2000 * 2000 * 2, 64 << 20},
+		{"1 pixel wide, 3,000,000 high", pngOfZeros(1, 3_000_000, 8, 0, false), 3_000_000 * 32, 1 << 40},
+	} {
+		cost, err := thumbCost(c.data)
+		if err != nil || cost < c.min || cost > c.max {
+			t.Errorf("%s: cost %d (%v), want %d..%d", c.name, cost, err, c.min, c.max)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := makeThumbnail(bomb, defaultMaxImageMemory)
+	runtime.ReadMemStats(&after)
+	if out != nil || err != nil {
+		t.Errorf("the bomb got a thumbnail (%d bytes, %v)", len(out), err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("refusing the bomb allocated %d bytes", n)
+	}
+	// Just under the budget it is decoded, within it.
+	fits := pngOfZeros(2000, 2000, 8, 6, false)
+	runtime.ReadMemStats(&before)
+	if out, err := makeThumbnail(fits, defaultMaxImageMemory); out == nil || err != nil {
+		t.Fatalf("no thumbnail for an image within the budget: %v", err)
+	}
+	runtime.ReadMemStats(&after)
+	cost, _ := thumbCost(fits)
+	if n := int64(after.TotalAlloc - before.TotalAlloc); n > cost {
+		t.Errorf("the thumbnail allocated %d bytes, more than the %d worked out", n, cost)
 	}
 }
 

@@ -84,6 +84,11 @@ type Handler struct {
 	// their client waits).
 	MaxUploads int `json:"max_uploads,omitempty"`
 
+	// MaxImageMemory bounds the memory making one thumbnail may take,
+	// worked out from the image's header before anything is decoded
+	// (default 64 MiB); a larger image is stored without a thumbnail.
+	MaxImageMemory int64 `json:"max_image_memory,omitempty"`
+
 	// AllowTypes are the sniffed media types an upload may have (default:
 	// PNG, JPEG, GIF, WebP, BMP, ICO, PDF, ZIP-based documents, plain
 	// text).
@@ -146,6 +151,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.MaxUploads == 0 {
 		h.MaxUploads = defaultMaxUploads
 	}
+	if h.MaxImageMemory == 0 {
+		h.MaxImageMemory = defaultMaxImageMemory
+	}
 	if err := h.Validate(); err != nil {
 		return err
 	}
@@ -190,6 +198,9 @@ func (h *Handler) Validate() error {
 	}
 	if h.FetchTimeout < 0 {
 		return errors.New("fsp: fetch_timeout must be positive")
+	}
+	if h.MaxImageMemory < 0 {
+		return errors.New("fsp: max_image_memory must be positive")
 	}
 	if h.MaxUploads < 0 {
 		return errors.New("fsp: max_uploads must be positive")

@@ -95,7 +95,7 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 	}
 	var thumb []byte
 	if isRaster(sniffed) {
-		if thumb, err = makeThumbnail(data); err != nil {
+		if thumb, err = makeThumbnail(data, q.h.MaxImageMemory); err != nil {
 			return nil, uploadFail(uploadErr("the image could not be decoded"))
 		}
 	}
