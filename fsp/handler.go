@@ -22,6 +22,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 	"github.com/designbridge/caddy-designbridge/internal/fsperr"
 )
 
@@ -109,6 +110,8 @@ type Handler struct {
 	fetcher *fetcher
 	uploads chan struct{} // a slot per upload in progress
 	logger  *zap.Logger
+	// storageLog names the storage in the log of every 3100.
+	storageLog []zap.Field
 }
 
 // LocalConfig is the local folder back end.
@@ -157,16 +160,46 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.Validate(); err != nil {
 		return err
 	}
-	repl := caddy.NewReplacer()
-	var err error
+	for field, template := range map[string]string{"root": h.Root, "public_url": h.PublicURL} {
+		if err := checkEnv(field, template); err != nil {
+			return err
+		}
+	}
+	if err := checkPublicURL(h.PublicURL); err != nil {
+		return err
+	}
+	// The storage goes into h.storage only once it is open: a nil pointer
+	// in the interface would be "closed" by Cleanup.
 	switch {
 	case h.Local != nil:
-		h.storage, err = newLocalStorage(repl.ReplaceKnown(h.Local.Folder, ""))
+		folder, err := confvalue.Required(caddy.NewReplacer(), h.Local.Folder)
+		if err != nil {
+			return fmt.Errorf("fsp: local %q: %v", h.Local.Folder, err)
+		}
+		s, err := newLocalStorage(folder)
+		if err != nil {
+			return fmt.Errorf("fsp: local %q: the folder cannot be opened or created (%v); create it and let the user Caddy runs as read and write it", folder, err)
+		}
+		h.storage = s
+		h.storageLog = []zap.Field{zap.String("folder", folder)}
 	case h.S3 != nil:
-		h.storage, err = newS3Storage(ctx, *h.S3, repl)
+		cfg, err := resolveS3(*h.S3)
+		if err != nil {
+			return err
+		}
+		s, err := newS3Storage(cfg)
+		if err != nil {
+			return fmt.Errorf("fsp: s3: endpoint %q: %v", cfg.endpoint, err)
+		}
+		h.storage = s
+		h.storageLog = []zap.Field{zap.String("endpoint", cfg.endpoint), zap.String("bucket", cfg.bucket)}
+		if err := checkBucket(s, h.logger); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("fsp: opening storage: %v", err)
+	if !h.AllowAnonymous && !authInFront(ctx) {
+		h.logger.Warn("no authentication handler is in front of fsp: every request will be refused with 3650; " +
+			"put basic_auth before fsp (see docs/fsp.md), or set allow_anonymous when authentication happens outside Caddy")
 	}
 	allow := publicAddr
 	if h.AllowPrivate {
@@ -275,8 +308,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 			fe = &fspError{code: 3100, cause: err}
 		}
 		if fe.code == 3100 || fe.code == 3001 {
-			h.logger.Error("storage failure", zap.Error(fe.cause),
-				zap.String("method", r.Method), zap.String("uri", r.RequestURI))
+			h.logger.Error("storage failure", append([]zap.Field{zap.Error(fe.cause),
+				zap.String("method", r.Method), zap.String("uri", r.RequestURI)}, h.storageLog...)...)
 		} else if fe.cause != nil {
 			h.logger.Debug("request refused", zap.Int("code", fe.code), zap.Error(fe.cause))
 		}

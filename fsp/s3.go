@@ -11,11 +11,11 @@ import (
 	"path"
 	"strings"
 
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 	"github.com/designbridge/caddy-designbridge/internal/retire"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
@@ -42,8 +42,10 @@ type S3Config struct {
 
 func (c *S3Config) validate() error {
 	switch {
-	case c.Endpoint == "" || strings.Contains(c.Endpoint, "://"):
-		return errors.New("endpoint must be host:port, without scheme")
+	case c.Endpoint == "":
+		return errors.New("endpoint is required: the server's host:port")
+	case strings.Contains(c.Endpoint, "://") || (!confvalue.HasPlaceholder(c.Endpoint) && strings.ContainsAny(c.Endpoint, "/?#@ ")):
+		return fmt.Errorf("endpoint %q must be host:port, without scheme or path (a bucket goes in bucket, a key prefix in prefix)", c.Endpoint)
 	case c.Bucket == "":
 		return errors.New("bucket is required")
 	}
@@ -99,23 +101,24 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 type s3Storage struct {
 	client    *minio.Client
 	transport *retire.Transport
+	endpoint  string
 	bucket    string
 	prefix    string
 }
 
-func newS3Storage(_ caddy.Context, c S3Config, repl *caddy.Replacer) (*s3Storage, error) {
-	inner, err := minio.DefaultTransport(!c.Insecure)
+func newS3Storage(c resolvedS3) (*s3Storage, error) {
+	inner, err := minio.DefaultTransport(!c.insecure)
 	if err != nil {
 		return nil, err
 	}
 	transport := retire.New(inner)
-	region := c.Region
+	region := c.region
 	if region == "" {
 		region = "us-east-1"
 	}
-	client, err := minio.New(repl.ReplaceKnown(c.Endpoint, ""), &minio.Options{
-		Creds:        credentials.NewStaticV4(repl.ReplaceKnown(c.AccessKey, ""), repl.ReplaceKnown(c.SecretKey, ""), ""),
-		Secure:       !c.Insecure,
+	client, err := minio.New(c.endpoint, &minio.Options{
+		Creds:        credentials.NewStaticV4(c.accessKey, c.secretKey, ""),
+		Secure:       !c.insecure,
 		Region:       region,
 		BucketLookup: minio.BucketLookupPath,
 		Transport:    transport,
@@ -125,7 +128,7 @@ func newS3Storage(_ caddy.Context, c S3Config, repl *caddy.Replacer) (*s3Storage
 	if err != nil {
 		return nil, err
 	}
-	return &s3Storage{client: client, transport: transport, bucket: c.Bucket, prefix: strings.Trim(c.Prefix, "/")}, nil
+	return &s3Storage{client: client, transport: transport, endpoint: c.endpoint, bucket: c.bucket, prefix: strings.Trim(c.prefix, "/")}, nil
 }
 
 func (s *s3Storage) Close() error {

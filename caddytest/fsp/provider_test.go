@@ -66,6 +66,8 @@ type backend struct {
 	// head returns the stored Content-Type and Content-Disposition of
 	// key (nil where the storage keeps no such metadata).
 	head func(t testing.TB, key string) (contentType, disposition string)
+	// bucket is the S3 bucket ("" for local).
+	bucket string
 	// publicBase is the public_url base.
 	publicBase string
 	// files is the folder served at /files.
@@ -180,19 +182,20 @@ func s3Backend(t testing.TB) backend {
 	if err := client.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	storage := func(bucket string) string {
+	storage := func(port int, bucket string) string {
 		return fmt.Sprintf(`s3 {
 				endpoint 127.0.0.1:%d
 				bucket %s
 				access_key {env.FSP_TEST_S3_ACCESS}
 				secret_key {env.FSP_TEST_S3_SECRET}
 				insecure
-			}`, versityPort, bucket)
+			}`, port, bucket)
 	}
 	return backend{
 		name:       "s3",
-		storage:    storage(bucket),
-		broken:     storage("no-such-bucket"),
+		bucket:     bucket,
+		storage:    storage(versityPort, bucket),
+		broken:     storage(deadPort, bucket), // nothing listens there
 		publicBase: "https://cdn.example.test/" + bucket,
 		files:      t.TempDir(),
 		write: func(t testing.TB, key string, data []byte) {
@@ -917,7 +920,23 @@ func TestProviderNeedsAuthentication(t *testing.T) {
 // TestProviderLoadErrors: invalid fsp configurations are refused at load
 // time with an error naming the offending token.
 func TestProviderLoadErrors(t *testing.T) {
+	aFile := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(aFile, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FSP_TEST_EMPTY", "")
+	t.Setenv("FSP_TEST_ENDPOINT_WITH_PATH", "127.0.0.1:1/files")
 	for _, c := range []struct{ name, block, want string }{
+		{"folder through a file", "local " + aFile + "/store\n\t\tpublic_url http://x", `local "` + aFile + `/store": the folder cannot be opened or created`},
+		{"folder from an empty placeholder", "local {env.FSP_TEST_EMPTY}\n\t\tpublic_url http://x", `local "{env.FSP_TEST_EMPTY}"`},
+		{"media type without subtype", "local /tmp/x\n\t\tpublic_url http://x\n\t\tallow_types png", `"png" is not a media type: write type/subtype`},
+		{"script type allowed", "local /tmp/x\n\t\tpublic_url http://x\n\t\tallow_types image/svg+xml", "image/svg+xml can carry script"},
+		{"public_url without scheme", "local /tmp/x\n\t\tpublic_url example.com/files", `public_url "example.com/files": write an absolute URL with its scheme`},
+		{"public_url from an empty placeholder", "local /tmp/x\n\t\tpublic_url {env.FSP_TEST_EMPTY}/files", "public_url: the placeholder {env.FSP_TEST_EMPTY} is empty"},
+		{"root from an empty placeholder", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot {env.FSP_TEST_EMPTY}/{http.request.header.X-BEE-Uid}", "root: the placeholder {env.FSP_TEST_EMPTY} is empty"},
+		{"s3 endpoint with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:9230/files\n\t\t\tbucket b\n\t\t}", `endpoint "127.0.0.1:9230/files" must be host:port, without scheme or path`},
+		{"s3 endpoint placeholder with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint {env.FSP_TEST_ENDPOINT_WITH_PATH}\n\t\t\tbucket b\n\t\t}", `endpoint "127.0.0.1:1/files": write host:port only`},
+		{"s3 key from an empty placeholder", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t\tbucket b\n\t\t\taccess_key {env.FSP_TEST_EMPTY}\n\t\t\tsecret_key s\n\t\t}", "access_key: evaluated placeholder {env.FSP_TEST_EMPTY} is empty"},
 		{"unknown subdirective", "local /tmp/x\n\t\tpublic_url http://x\n\t\tfolder /tmp", `unrecognized subdirective "folder"`},
 		{"two storages", "local /tmp/x\n\t\ts3 {\n\t\t\tbucket b\n\t\t}", "storage already specified"},
 		{"no storage", "public_url http://x", "exactly one storage"},
