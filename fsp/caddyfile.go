@@ -23,6 +23,7 @@ import (
 //	        access_key <id>
 //	        secret_key <secret>
 //	        insecure
+//	        timeout    <duration>
 //	    }
 //	    root          <template>
 //	    public_url    <base URL>

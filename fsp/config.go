@@ -20,6 +20,9 @@ import (
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 )
 
+// defaultS3Timeout bounds the wait for one S3 answer.
+const defaultS3Timeout = 30 * time.Second
+
 // bucketCheckTimeout bounds the look at the S3 bucket made at load.
 const bucketCheckTimeout = 5 * time.Second
 
@@ -60,13 +63,17 @@ func checkPublicURL(raw string) error {
 type resolvedS3 struct {
 	endpoint, bucket, prefix, region, accessKey, secretKey string
 	insecure                                               bool
+	timeout                                                time.Duration
 }
 
 // resolveS3 replaces the s3 block's load-time placeholders, refusing
 // empty ones and an endpoint that is more than host:port.
 func resolveS3(c S3Config) (resolvedS3, error) {
 	repl := caddy.NewReplacer()
-	r := resolvedS3{insecure: c.Insecure}
+	r := resolvedS3{insecure: c.Insecure, timeout: time.Duration(c.Timeout)}
+	if r.timeout == 0 {
+		r.timeout = defaultS3Timeout
+	}
 	for _, f := range []struct {
 		name     string
 		raw      string

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -112,6 +113,7 @@ type Handler struct {
 	logger  *zap.Logger
 	// storageLog names the storage in the log of every 3100.
 	storageLog []zap.Field
+	life       *lifetime
 }
 
 // LocalConfig is the local folder back end.
@@ -207,6 +209,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	h.fetcher = newFetcher(h.MaxSize, time.Duration(h.FetchTimeout), allow)
 	h.uploads = make(chan struct{}, h.MaxUploads)
+	h.life = &lifetime{close: h.release}
 	return nil
 }
 
@@ -259,15 +262,77 @@ func (h *Handler) Validate() error {
 	return nil
 }
 
-// Cleanup closes the storage.
+// Cleanup closes the storage and the fetcher once the requests this
+// handler is serving have ended: on a reload, an upload in flight on the
+// old configuration finishes with its storage still open.
 func (h *Handler) Cleanup() error {
+	if h.life == nil { // Provision failed before the end
+		h.release()
+		return nil
+	}
+	h.life.shutdown()
+	return nil
+}
+
+// release closes what Provision opened.
+func (h *Handler) release() {
 	if h.fetcher != nil {
 		h.fetcher.close()
 	}
 	if h.storage != nil {
-		return h.storage.Close()
+		if err := h.storage.Close(); err != nil {
+			h.logger.Warn("closing the storage", zap.Error(err))
+		}
 	}
-	return nil
+}
+
+// lifetime counts the requests in a handler, so that Cleanup's closing
+// waits for the last of them.
+type lifetime struct {
+	mu       sync.Mutex
+	inFlight int
+	closing  bool // Cleanup was called
+	closed   bool
+	close    func()
+}
+
+// acquire registers a request; false once the handler is closed.
+func (l *lifetime) acquire() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return false
+	}
+	l.inFlight++
+	return true
+}
+
+// done ends a request; the last one after Cleanup closes the handler.
+func (l *lifetime) done() {
+	l.mu.Lock()
+	l.inFlight--
+	last := l.closing && l.inFlight == 0 && !l.closed
+	if last {
+		l.closed = true
+	}
+	l.mu.Unlock()
+	if last {
+		l.close()
+	}
+}
+
+// shutdown closes now if no request is in flight, else after the last.
+func (l *lifetime) shutdown() {
+	l.mu.Lock()
+	l.closing = true
+	now := l.inFlight == 0 && !l.closed
+	if now {
+		l.closed = true
+	}
+	l.mu.Unlock()
+	if now {
+		l.close()
+	}
 }
 
 // fspError is a failure answered with a code of the table; reason goes to
@@ -301,7 +366,14 @@ type request struct {
 
 // ServeHTTP answers the FSP API; it never calls next.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	data, err := h.serve(r)
+	var data any
+	var err error
+	if h.life.acquire() {
+		data, err = h.serve(r)
+		h.life.done()
+	} else {
+		err = storageFail(errors.New("the handler was closed by a reload"))
+	}
 	if err != nil {
 		var fe *fspError
 		if !errors.As(err, &fe) {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // meta is one resource's description on the wire.
@@ -190,10 +192,14 @@ func (q *request) statFile(ctx context.Context, p fspPath) (meta, error) {
 	} else if err != nil {
 		return meta{}, storageFail(err)
 	}
-	thumbKey := joinKey(path.Dir(pl.key), thumbName(p.name()))
-	_, terr := q.h.storage.Stat(ctx, thumbKey, false)
-	if terr != nil && !isNotExist(terr) {
-		return meta{}, storageFail(terr)
+	thumb := false
+	if tk, ok := thumbKeyFor(pl.key); ok {
+		_, terr := q.h.storage.Stat(ctx, tk, false)
+		if terr != nil && !isNotExist(terr) {
+			// The file is there: answer it, without its thumbnail.
+			q.h.logger.Warn("looking for a thumbnail", append([]zap.Field{zap.String("key", tk), zap.Error(terr)}, q.h.storageLog...)...)
+		}
+		thumb = terr == nil
 	}
-	return q.fileMeta0(p, pl.key, e, pl.readOnly, terr == nil), nil
+	return q.fileMeta0(p, pl.key, e, pl.readOnly, thumb), nil
 }

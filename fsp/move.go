@@ -3,7 +3,6 @@ package fsp
 import (
 	"context"
 	"errors"
-	"path"
 
 	"go.uber.org/zap"
 )
@@ -25,7 +24,10 @@ func (q *request) remove(ctx context.Context, p fspPath) error {
 // dropThumb removes the thumbnail of the file at key, if any; a failure
 // only leaves an unlisted file behind, so it is logged, not answered.
 func (q *request) dropThumb(ctx context.Context, key string) {
-	tk := joinKey(path.Dir(key), thumbName(path.Base(key)))
+	tk, ok := thumbKeyFor(key)
+	if !ok {
+		return
+	}
 	if err := q.h.storage.Remove(ctx, tk); err != nil && !isNotExist(err) {
 		q.h.logger.Warn("removing a thumbnail", zap.String("key", tk), zap.Error(err))
 	}
@@ -73,7 +75,11 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 			return nil, storageFail(err)
 		}
 	}
-	_, hadThumb := q.h.storage.Stat(ctx, joinKey(path.Dir(src.key), thumbName(p.name())), false)
+	oldThumb, hadThumb := thumbKeyFor(src.key)
+	if hadThumb {
+		_, err := q.h.storage.Stat(ctx, oldThumb, false)
+		hadThumb = err == nil
+	}
 	target := dest.child(p.name(), false)
 	final, err := q.place(ctx, target, func(candidate fspPath, exclusive bool) error {
 		return q.h.storage.Move(ctx, src.key, q.locate(candidate).key, exclusive)
@@ -82,13 +88,15 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 		return nil, err
 	}
 	fk := q.locate(final).key
-	oldThumb := joinKey(path.Dir(src.key), thumbName(p.name()))
-	newThumb := joinKey(path.Dir(fk), thumbName(final.name()))
-	if hadThumb == nil {
+	newThumb, newOK := thumbKeyFor(fk)
+	switch {
+	case hadThumb && newOK:
 		if err := q.h.storage.Move(ctx, oldThumb, newThumb, false); err != nil && !isNotExist(err) {
 			q.h.logger.Warn("moving a thumbnail", zap.String("key", oldThumb), zap.Error(err))
 		}
-	} else if strat == strategyReplace {
+	case hadThumb: // the new name leaves no room for one
+		q.dropThumb(ctx, src.key)
+	case strat == strategyReplace:
 		q.dropThumb(ctx, fk)
 	}
 	return q.fileMeta(ctx, final)

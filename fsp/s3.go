@@ -16,6 +16,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
@@ -38,6 +39,9 @@ type S3Config struct {
 	SecretKey string `json:"secret_key,omitempty"`
 	// Insecure talks plain HTTP to the endpoint (a server on loopback).
 	Insecure bool `json:"insecure,omitempty"`
+	// Timeout bounds the wait for the server's answer to one S3 request
+	// (default 30s); a request is tried up to four times.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
 }
 
 func (c *S3Config) validate() error {
@@ -79,6 +83,19 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 			}
 			c.Insecure = true
 			continue
+		case "timeout":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			dur, err := caddy.ParseDuration(d.Val())
+			if err != nil || dur <= 0 {
+				return d.Errf("fsp: s3: timeout %q: a positive duration such as 30s", d.Val())
+			}
+			c.Timeout = caddy.Duration(dur)
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			continue
 		default:
 			return d.Errf("fsp: s3: unrecognized subdirective %q", sub)
 		}
@@ -111,6 +128,9 @@ func newS3Storage(c resolvedS3) (*s3Storage, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A server that takes the request and never answers fails it here,
+	// not when the client gives up.
+	inner.ResponseHeaderTimeout = c.timeout
 	transport := retire.New(inner)
 	region := c.region
 	if region == "" {
@@ -295,8 +315,13 @@ func (s *s3Storage) Remove(ctx context.Context, k string) error {
 
 // Move copies, then deletes the source. S3 has no rename: between the two
 // steps both exist (never neither). An exclusive move goes through a
-// conditional write, so concurrent moves to one name cannot both win; if
-// the source cannot be deleted, the copy is taken back.
+// conditional write, so concurrent moves to one name cannot both win.
+//
+// The source's delete may take effect while its answer is lost (a 500, a
+// timeout, a reset connection): the source is looked at before anything is
+// undone. Gone: the move is done. Still there: an exclusive move takes the
+// copy back (nothing changed); a replace leaves both. Unknown: both are
+// left, never neither.
 func (s *s3Storage) Move(ctx context.Context, from, to string, exclusive bool) error {
 	if exclusive {
 		obj, err := s.client.GetObject(ctx, s.bucket, s.key(from), minio.GetObjectOptions{})
@@ -316,17 +341,30 @@ func (s *s3Storage) Move(ctx context.Context, from, to string, exclusive bool) e
 		if err := s.Write(ctx, to, data, info.ContentType, true); err != nil {
 			return err
 		}
-		if err := s.client.RemoveObject(ctx, s.bucket, s.key(from), minio.RemoveObjectOptions{}); err != nil {
-			_ = s.client.RemoveObject(context.WithoutCancel(ctx), s.bucket, s.key(to), minio.RemoveObjectOptions{})
+	} else {
+		_, err := s.client.CopyObject(ctx,
+			minio.CopyDestOptions{Bucket: s.bucket, Object: s.key(to)},
+			minio.CopySrcOptions{Bucket: s.bucket, Object: s.key(from)})
+		if err != nil {
 			return mapS3Err(err)
 		}
+	}
+	// The copy exists: from here on, the client going away changes nothing.
+	ctx = context.WithoutCancel(ctx)
+	delErr := s.client.RemoveObject(ctx, s.bucket, s.key(from), minio.RemoveObjectOptions{})
+	if delErr == nil {
 		return nil
 	}
-	_, err := s.client.CopyObject(ctx,
-		minio.CopyDestOptions{Bucket: s.bucket, Object: s.key(to)},
-		minio.CopySrcOptions{Bucket: s.bucket, Object: s.key(from)})
-	if err != nil {
-		return mapS3Err(err)
+	_, statErr := s.client.StatObject(ctx, s.bucket, s.key(from), minio.StatObjectOptions{})
+	switch {
+	case isNotExist(mapS3Err(statErr)):
+		return nil // the delete took effect; only its answer was lost
+	case statErr != nil:
+		return fmt.Errorf("%w; the source %s and its copy %s may both exist", delErr, from, to)
+	case exclusive:
+		if err := s.client.RemoveObject(ctx, s.bucket, s.key(to), minio.RemoveObjectOptions{}); err != nil {
+			return fmt.Errorf("%w; taking the copy %s back: %v (both exist)", delErr, to, err)
+		}
 	}
-	return mapS3Err(s.client.RemoveObject(context.WithoutCancel(ctx), s.bucket, s.key(from), minio.RemoveObjectOptions{}))
+	return delErr
 }

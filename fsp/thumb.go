@@ -7,6 +7,7 @@ import (
 	"image/color"
 	stddraw "image/draw"
 	"image/png"
+	"path"
 
 	"golang.org/x/image/draw"
 )
@@ -21,6 +22,14 @@ const defaultMaxImageMemory = 64 << 20
 // thumbName is the storage name of the thumbnail of the file called name:
 // beside it, hidden from listings by the leading dot.
 func thumbName(name string) string { return ".thumb." + name + ".png" }
+
+// thumbKeyFor is the storage key of the thumbnail of the file at key;
+// false when the file's name is too long to leave room for it (such a
+// file has no thumbnail).
+func thumbKeyFor(key string) (string, bool) {
+	name := thumbName(path.Base(key))
+	return joinKey(path.Dir(key), name), len(name) <= maxNameLen
+}
 
 // thumbDims is the size of the thumbnail of a w×h image: it fits the box
 // and is never enlarged.

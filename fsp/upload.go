@@ -111,14 +111,17 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 		return nil, err
 	}
 	fk := q.locate(final).key
+	// The file is in place: whatever happens to its thumbnail, it stays.
+	// A thumbnail that cannot be written (a name too long for it, a
+	// storage failure) only leaves the file without one.
+	tk, ok := thumbKeyFor(fk)
+	if !ok {
+		thumb = nil
+	}
 	if thumb != nil {
-		tk := joinKey(path.Dir(fk), thumbName(final.name()))
 		if err := q.h.storage.Write(ctx, tk, thumb, "image/png", false); err != nil {
-			// Leave nothing behind: the file goes with its thumbnail.
-			if rmErr := q.h.storage.Remove(ctx, fk); rmErr != nil {
-				q.h.logger.Error("removing a file whose thumbnail failed", zap.String("key", fk), zap.Error(rmErr))
-			}
-			return nil, storageFail(err)
+			q.h.logger.Warn("storing a file without its thumbnail", append([]zap.Field{zap.String("key", tk), zap.Error(err)}, q.h.storageLog...)...)
+			q.dropThumb(ctx, fk) // the replaced file's, which no longer matches
 		}
 	} else if strat == strategyReplace {
 		q.dropThumb(ctx, fk) // the replaced file's thumbnail
