@@ -305,6 +305,29 @@ func (s *s3Storage) Write(ctx context.Context, k string, data []byte, contentTyp
 	return mapS3Err(err)
 }
 
+// WriteFirstFree looks at each key (HEAD) and writes, conditionally, only
+// to one that is free: the bytes go up once unless another writer takes
+// the key between the look and the write.
+func (s *s3Storage) WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string) (int, error) {
+	for i, k := range keys {
+		_, err := s.client.StatObject(ctx, s.bucket, s.key(k), minio.StatObjectOptions{})
+		if err == nil {
+			continue
+		}
+		if err = mapS3Err(err); !isNotExist(err) {
+			return 0, err
+		}
+		err = s.Write(ctx, k, data, contentType, true)
+		if err == nil {
+			return i, nil
+		}
+		if !isExist(err) {
+			return 0, err
+		}
+	}
+	return 0, fs.ErrExist
+}
+
 func (s *s3Storage) Remove(ctx context.Context, k string) error {
 	// S3 answers a delete of a missing key with success: look first.
 	if _, err := s.client.StatObject(ctx, s.bucket, s.key(k), minio.StatObjectOptions{}); err != nil {

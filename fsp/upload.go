@@ -104,9 +104,14 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 			return nil, err
 		}
 	}
-	final, err := q.place(ctx, p, func(candidate fspPath, exclusive bool) error {
-		return q.h.storage.Write(ctx, q.locate(candidate).key, data, typeForName(candidate.name()), exclusive)
-	}, strat)
+	var final fspPath
+	if strat == strategyKeep {
+		final, err = q.writeKeep(ctx, p, data)
+	} else {
+		final, err = q.place(ctx, p, func(candidate fspPath, exclusive bool) error {
+			return q.h.storage.Write(ctx, q.locate(candidate).key, data, typeForName(candidate.name()), exclusive)
+		}, strat)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -151,10 +156,11 @@ func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) 
 		}
 		return p, nil
 	case strategyKeep:
-		for n := 0; n < maxKeepAttempts; n++ {
-			candidate := p.parent().child(keepName(p.name(), n), false)
-			if !validName(candidate.name()) {
-				break
+		for _, candidate := range keepCandidates(p) {
+			// A name seen taken is skipped without moving anything (on
+			// S3 each attempt copies the whole file).
+			if _, err := q.h.storage.Stat(ctx, q.locate(candidate).key, false); err == nil {
+				continue
 			}
 			err := put(candidate, true)
 			if err == nil {
@@ -176,6 +182,37 @@ func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) 
 		}
 		return p, nil
 	}
+}
+
+// keepCandidates are the names a keep upload or move of p may take, in
+// order: p, p_1, p_2, …
+func keepCandidates(p fspPath) []fspPath {
+	var out []fspPath
+	for n := 0; n < maxKeepAttempts; n++ {
+		c := p.parent().child(keepName(p.name(), n), false)
+		if !validName(c.name()) {
+			break
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// writeKeep stores data under the first free name of keepCandidates,
+// writing the bytes once.
+func (q *request) writeKeep(ctx context.Context, p fspPath, data []byte) (fspPath, error) {
+	candidates := keepCandidates(p)
+	keys := make([]string, len(candidates))
+	for i, c := range candidates {
+		keys[i] = q.locate(c).key
+	}
+	i, err := q.h.storage.WriteFirstFree(ctx, keys, data, typeForName(p.name()))
+	if isExist(err) {
+		return fspPath{}, fail(3400, "No free name was found")
+	} else if err != nil {
+		return fspPath{}, storageError(err)
+	}
+	return candidates[i], nil
 }
 
 // storageError maps an error of a write or move.

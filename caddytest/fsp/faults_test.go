@@ -34,6 +34,8 @@ type faultProxy struct {
 	suffix string
 	kind   faultKind
 	hits   int
+	// putBytes counts the bytes of every PUT's body: what was written.
+	putBytes int64
 }
 
 func newFaultProxy(t *testing.T, target string) *faultProxy {
@@ -42,6 +44,11 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && r.ContentLength > 0 {
+			p.mu.Lock()
+			p.putBytes += r.ContentLength
+			p.mu.Unlock()
+		}
 		out := r.Clone(r.Context())
 		out.RequestURI = ""
 		out.URL.Scheme, out.URL.Host = "http", target
