@@ -2,6 +2,7 @@ package fsp
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -32,6 +33,7 @@ import (
 //	    fetch_timeout <duration>
 //	    max_uploads   <number>
 //	    max_image_memory <size>
+//	    min_upload_rate  <size per second>
 //	    allow_types   <media type>...
 //	    allow_private
 //	    allow_anonymous
@@ -96,6 +98,18 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("fsp: max_size %q: a size such as 20MB, at most 4GiB", d.Val())
 			}
 			h.MaxSize = size
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "min_upload_rate":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			size, err := confvalue.Size(strings.TrimSuffix(d.Val(), "/s"))
+			if err != nil {
+				return d.Errf("fsp: min_upload_rate %q: a size per second such as 10KiB/s", d.Val())
+			}
+			h.MinUploadRate = size
 			if d.NextArg() {
 				return d.ArgErr()
 			}

@@ -35,11 +35,12 @@ type fetcher struct {
 	client    *http.Client
 	transport *retire.Transport // the client's, retired by close
 	maxSize   int64
+	minRate   int64 // bytes per second; 0: no minimum
 }
 
 // newFetcher returns a fetcher that dials only addresses allow accepts
 // (every address when allow is nil).
-func newFetcher(maxSize int64, timeout time.Duration, allow func(netip.Addr) bool) *fetcher {
+func newFetcher(maxSize int64, timeout time.Duration, minRate int64, allow func(netip.Addr) bool) *fetcher {
 	dialer := &net.Dialer{Timeout: timeout}
 	if allow != nil {
 		// Checked on the address actually dialled, after DNS: every
@@ -77,7 +78,7 @@ func newFetcher(maxSize int64, timeout time.Duration, allow func(netip.Addr) boo
 			return nil
 		},
 	}
-	return &fetcher{client: client, transport: transport, maxSize: maxSize}
+	return &fetcher{client: client, transport: transport, maxSize: maxSize, minRate: minRate}
 }
 
 // publicAddr reports whether ip is a public unicast address.
@@ -113,6 +114,8 @@ func (f *fetcher) close() { f.transport.Retire() }
 
 // fetch downloads source, at most maxSize bytes.
 func (f *fetcher) fetch(ctx context.Context, source string) ([]byte, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	u, err := url.Parse(source)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, uploadErr("source must be an http or https URL")
@@ -139,7 +142,12 @@ func (f *fetcher) fetch(ctx context.Context, source string) ([]byte, error) {
 	if res.ContentLength > f.maxSize {
 		return nil, uploadErr("source is larger than %d bytes", f.maxSize)
 	}
-	return readLimited(res.Body, f.maxSize)
+	if f.minRate <= 0 {
+		return readLimited(res.Body, f.maxSize)
+	}
+	body := newRateReader(res.Body, f.minRate, cancel)
+	defer body.stop()
+	return readLimited(body, f.maxSize)
 }
 
 // readLimited reads r whole, refusing more than max bytes or nothing. It
@@ -162,6 +170,10 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 			break
 		}
 		if err != nil {
+			var ue *uploadError
+			if errors.As(err, &ue) {
+				return nil, err
+			}
 			var netErr net.Error
 			if errors.As(err, &netErr) && netErr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
 				return nil, uploadErr("source took too long")

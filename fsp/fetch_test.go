@@ -84,7 +84,7 @@ func TestFetchChecksEveryDial(t *testing.T) {
 			_, _ = w.Write(png)
 		}
 	}))
-	f := newFetcher(1<<20, 2*time.Second, onlyFirstLoopback)
+	f := newFetcher(1<<20, 2*time.Second, 0, onlyFirstLoopback)
 	defer f.close()
 	ctx := context.Background()
 	if _, err := f.fetch(ctx, public+"/x.png"); err != nil {
@@ -99,10 +99,35 @@ func TestFetchChecksEveryDial(t *testing.T) {
 	}
 	// Without a policy the same redirect is followed: the test above fails
 	// for the policy, not for an unreachable server.
-	open := newFetcher(1<<20, 2*time.Second, nil)
+	open := newFetcher(1<<20, 2*time.Second, 0, nil)
 	defer open.close()
 	if _, err := open.fetch(ctx, public+"/redirect"); err != nil {
 		t.Errorf("redirect without a policy: %v", err)
+	}
+}
+
+// TestFetchMinRate: a source that keeps sending, but more slowly than the
+// minimum rate, is cut once the grace period is over, long before the
+// total time limit.
+func TestFetchMinRate(t *testing.T) {
+	srv := listen(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < 600; i++ { // 50 bytes a second for up to a minute
+			if _, err := w.Write(make([]byte, 10)); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}))
+	f := newFetcher(1<<20, time.Minute, 1000, nil)
+	defer f.close()
+	_, err := f.fetch(context.Background(), srv+"/")
+	if err == nil || !strings.Contains(err.Error(), "arrived too slowly") {
+		t.Errorf("a source at 50 B/s with a minimum of 1000 B/s: %v", err)
 	}
 }
 
@@ -130,7 +155,7 @@ func TestFetchLimits(t *testing.T) {
 		case "/empty":
 		}
 	}))
-	f := newFetcher(1024, 300*time.Millisecond, nil)
+	f := newFetcher(1024, 300*time.Millisecond, 0, nil)
 	defer f.close()
 	for _, c := range []struct{ path, want string }{
 		{"/exact", ""},
@@ -414,7 +439,7 @@ func TestClosedFetcherLeavesNoConnection(t *testing.T) {
 	}))
 	defer src.Close()
 	for _, closed := range []bool{false, true} {
-		f := newFetcher(1<<20, 2*time.Second, nil)
+		f := newFetcher(1<<20, 2*time.Second, 0, nil)
 		if closed {
 			f.close()
 		}

@@ -43,9 +43,11 @@ const (
 	defaultMaxSize      = 20 << 20
 	defaultFetchTimeout = 30 * time.Second
 	defaultMaxUploads   = 4
-	defaultRoot         = "{http.request.header.X-BEE-ClientId}/{http.request.header.X-BEE-Uid}"
-	maxJSONBody         = 64 << 10
-	maxKeepAttempts     = 1000
+	// defaultMinUploadRate: a 20 MiB upload may take half an hour.
+	defaultMinUploadRate = 10 << 10
+	defaultRoot          = "{http.request.header.X-BEE-ClientId}/{http.request.header.X-BEE-Uid}"
+	maxJSONBody          = 64 << 10
+	maxKeepAttempts      = 1000
 )
 
 // Handler serves the FSP API. It always ends the handler chain.
@@ -86,6 +88,12 @@ type Handler struct {
 	// their client waits).
 	MaxUploads int `json:"max_uploads,omitempty"`
 
+	// MinUploadRate is the average rate, in bytes per second, below which
+	// an upload's bytes (sent or fetched) are cut once their first five
+	// seconds are over (default 10 KiB/s): a source that drips does not
+	// keep its upload slot.
+	MinUploadRate int64 `json:"min_upload_rate,omitempty"`
+
 	// MaxImageMemory bounds the memory making one thumbnail may take,
 	// worked out from the image's header before anything is decoded
 	// (default 64 MiB); a larger image is stored without a thumbnail.
@@ -109,7 +117,7 @@ type Handler struct {
 
 	storage Storage
 	fetcher *fetcher
-	uploads chan struct{} // a slot per upload in progress
+	slots   *uploadSlots
 	logger  *zap.Logger
 	// storageLog names the storage in the log of every 3100.
 	storageLog []zap.Field
@@ -159,6 +167,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.MaxImageMemory == 0 {
 		h.MaxImageMemory = defaultMaxImageMemory
 	}
+	if h.MinUploadRate == 0 {
+		h.MinUploadRate = defaultMinUploadRate
+	}
 	if err := h.Validate(); err != nil {
 		return err
 	}
@@ -207,8 +218,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.AllowPrivate {
 		allow = nil
 	}
-	h.fetcher = newFetcher(h.MaxSize, time.Duration(h.FetchTimeout), allow)
-	h.uploads = make(chan struct{}, h.MaxUploads)
+	h.fetcher = newFetcher(h.MaxSize, time.Duration(h.FetchTimeout), h.MinUploadRate, allow)
+	h.slots = newUploadSlots(h.MaxUploads)
 	h.life = &lifetime{close: h.release}
 	return nil
 }
@@ -234,6 +245,9 @@ func (h *Handler) Validate() error {
 	}
 	if h.FetchTimeout < 0 {
 		return errors.New("fsp: fetch_timeout must be positive")
+	}
+	if h.MinUploadRate < 0 {
+		return errors.New("fsp: min_upload_rate must be positive")
 	}
 	if h.MaxImageMemory < 0 {
 		return errors.New("fsp: max_image_memory must be positive")
@@ -359,6 +373,7 @@ func storageFail(err error) error { return &fspError{code: 3100, cause: err} }
 // request is one request's view: the user's root key and its answers.
 type request struct {
 	h      *Handler
+	w      http.ResponseWriter // for the body's read deadline
 	r      *http.Request
 	root   string // storage key of the user's tree
 	public string // public URL base, placeholders replaced
@@ -369,7 +384,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 	var data any
 	var err error
 	if h.life.acquire() {
-		data, err = h.serve(r)
+		data, err = h.serve(w, r)
 		h.life.done()
 	} else {
 		err = storageFail(errors.New("the handler was closed by a reload"))
@@ -407,7 +422,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 }
 
 // serve runs the operation and returns the success data.
-func (h *Handler) serve(r *http.Request) (any, error) {
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	if repl == nil {
 		repl = caddy.NewReplacer()
@@ -434,7 +449,7 @@ func (h *Handler) serve(r *http.Request) (any, error) {
 	if err != nil || root == "" {
 		return nil, &fspError{code: 3600, cause: fmt.Errorf("storage root %q is not usable", rendered)}
 	}
-	q := &request{h: h, r: r, root: root, public: strings.TrimSuffix(repl.ReplaceKnown(h.PublicURL, ""), "/")}
+	q := &request{h: h, w: w, r: r, root: root, public: strings.TrimSuffix(repl.ReplaceKnown(h.PublicURL, ""), "/")}
 
 	p, err := parseRequestPath(r.URL.EscapedPath())
 	if orig, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok && orig.URL != nil && err == nil {

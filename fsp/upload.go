@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net/http"
 	"path"
 	"strconv"
 	"strings"
@@ -58,13 +59,25 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 	}
 	// A slot before the body is read: the body and the fetched file are
 	// what an upload holds in memory.
-	select {
-	case q.h.uploads <- struct{}{}:
-		defer func() { <-q.h.uploads }()
-	case <-ctx.Done():
+	release, ok := q.h.slots.acquire(ctx, q.root)
+	if !ok {
 		return nil, uploadFail(uploadErr("the client went away while the upload waited for its turn"))
 	}
+	defer release()
+	// The body is cut when it arrives too slowly: its read deadline is
+	// moved to now, which ends the read waiting for the next bytes.
+	rc := http.NewResponseController(q.w)
+	body := newRateReader(q.r.Body, q.h.MinUploadRate, func() { _ = rc.SetReadDeadline(time.Now()) })
+	defer body.stop()
+	q.r.Body = struct {
+		io.Reader
+		io.Closer
+	}{body, q.r.Body}
 	source, strat, direct, err := q.readUploadRequest()
+	body.stop()
+	if body.cut.Load() {
+		return nil, uploadFail(uploadErr("the upload arrived too slowly"))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -237,6 +237,12 @@ func s3Backend(t testing.TB) backend {
 }
 
 func startVersitygw(bin string) error {
+	// A server left over from an interrupted run would answer in place of
+	// this one, with that run's buckets.
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", versityPort), 100*time.Millisecond); err == nil {
+		c.Close()
+		return fmt.Errorf("port %d is already in use (a versitygw left over from an interrupted run?)", versityPort)
+	}
 	dir := filepath.Join(tmpDir, "versity")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -962,8 +968,8 @@ func TestProviderLoadErrors(t *testing.T) {
 }
 
 // TestProviderBoundsConcurrentUploads: with max_uploads 2, no more than two
-// uploads fetch (and hold their files in memory) at once; the others wait
-// their turn and then succeed.
+// uploads (of six users) fetch (and hold their files in memory) at once;
+// the others wait their turn and then succeed.
 func TestProviderBoundsConcurrentUploads(t *testing.T) {
 	src := newSources(t)
 	release := make(chan struct{})
@@ -1006,7 +1012,7 @@ func TestProviderBoundsConcurrentUploads(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = send(t, privatePort, call{method: "POST", target: fmt.Sprintf("/up%d.png", i), body: upload(held.URL+"/cat.png", ""), auth: "-"})
+			results[i] = send(t, privatePort, call{method: "POST", target: fmt.Sprintf("/up%d.png", i), uid: fmt.Sprintf("u%d", i), body: upload(held.URL+"/cat.png", ""), auth: "-"})
 		}()
 	}
 	waitFor := func(want int) {
