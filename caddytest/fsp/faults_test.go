@@ -167,6 +167,24 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 			keep: [][]string{{root + "a/pic.png"}},
 		})
 		rows = append(rows, faultRow{
+			name:     fmt.Sprintf("upload ask, file write %s", kind),
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/other.png", img)},
+			op:       withStrategy(direct("/a/new.png", img2), "ask"),
+			fault:    kind, method: "PUT", suffix: "/a/new.png",
+			wantCode: -1,
+			keep:     [][]string{{root + "a/other.png"}},
+		})
+		rows = append(rows, faultRow{
+			name:     fmt.Sprintf("upload replace, file write %s", kind),
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/r.png", img)},
+			op:       withStrategy(direct("/a/r.png", img2), "replace"),
+			fault:    kind, method: "PUT", suffix: "/a/r.png",
+			wantCode: -1,
+			keep:     [][]string{{root + "a/r.png"}},
+		})
+		rows = append(rows, faultRow{
 			name:     fmt.Sprintf("upload keep, file write %s", kind),
 			backends: "s3",
 			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/k.png", img)},
