@@ -13,9 +13,9 @@ import (
 )
 
 // drip sends a multipart upload of a large declared size as uid, one
-// byte every 200 ms, and returns the answer once Caddy gives one (or an
-// error if none comes within limit).
-func drip(port int, uid, target string, limit time.Duration) (int, fspBody, error) {
+// byte every 200 ms (none at all with stall), and returns the answer once
+// Caddy gives one (or an error if none comes within limit).
+func drip(port int, uid, target string, stall bool, limit time.Duration) (int, fspBody, error) {
 	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 5*time.Second)
 	if err != nil {
 		return 0, fspBody{}, err
@@ -34,6 +34,9 @@ func drip(port int, uid, target string, limit time.Duration) (int, fspBody, erro
 			case <-answered:
 				return
 			case <-t.C:
+				if stall {
+					continue
+				}
 				if _, err := conn.Write([]byte("a")); err != nil {
 					return
 				}
@@ -75,7 +78,7 @@ func TestProviderUploadSlotsFair(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			status, body, err := drip(privatePort, "dripper", fmt.Sprintf("/drip%d.txt", i), 30*time.Second)
+			status, body, err := drip(privatePort, "dripper", fmt.Sprintf("/drip%d.txt", i), false, 30*time.Second)
 			mu.Lock()
 			order = append(order, "drip")
 			mu.Unlock()
@@ -96,5 +99,25 @@ func TestProviderUploadSlotsFair(t *testing.T) {
 	wg.Wait()
 	if order[0] != "victim" {
 		t.Errorf("answers in the order %v: the other user waited for the drips", order)
+	}
+}
+
+// TestProviderStalledUploadCut: a direct upload whose body stops arriving
+// altogether is cut once the minimum rate is missed (its read is
+// interrupted, not left waiting for bytes that never come).
+func TestProviderStalledUploadCut(t *testing.T) {
+	load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			local %s
+			public_url http://localhost/files
+			allow_anonymous
+		}
+	}
+}
+`, privatePort, t.TempDir()))
+	status, body, err := drip(privatePort, "u1", "/stalled.txt", true, 20*time.Second)
+	if err != nil || status != 422 || body.Code != 3450 || body.Details != "The file could not be uploaded: the upload arrived too slowly" {
+		t.Errorf("stalled upload: %d %+v %v; want 3450, arrived too slowly", status, body, err)
 	}
 }
