@@ -292,6 +292,11 @@ func (s *s3Storage) Rmdir(ctx context.Context, dir string) error {
 }
 
 func (s *s3Storage) Write(ctx context.Context, k string, data []byte, contentType string, exclusive bool) error {
+	return s.put(ctx, k, bytes.NewReader(data), int64(len(data)), contentType, exclusive)
+}
+
+// put stores size bytes from r at k in one request.
+func (s *s3Storage) put(ctx context.Context, k string, r io.Reader, size int64, contentType string, exclusive bool) error {
 	opts := minio.PutObjectOptions{ContentType: contentType, DisableMultipart: true}
 	if !inlineType(contentType) {
 		// A bucket website or CDN serves the object with these headers:
@@ -301,7 +306,7 @@ func (s *s3Storage) Write(ctx context.Context, k string, data []byte, contentTyp
 	if exclusive {
 		opts.SetMatchETagExcept("*")
 	}
-	_, err := s.client.PutObject(ctx, s.bucket, s.key(k), bytes.NewReader(data), int64(len(data)), opts)
+	_, err := s.client.PutObject(ctx, s.bucket, s.key(k), r, size, opts)
 	return mapS3Err(err)
 }
 
@@ -356,12 +361,11 @@ func (s *s3Storage) Move(ctx context.Context, from, to string, exclusive bool) e
 			obj.Close()
 			return mapS3Err(err)
 		}
-		data, err := io.ReadAll(obj)
+		// Streamed from the source to the conditional write: the file
+		// is never held in memory whole.
+		err = s.put(ctx, to, obj, info.Size, info.ContentType, true)
 		obj.Close()
 		if err != nil {
-			return mapS3Err(err)
-		}
-		if err := s.Write(ctx, to, data, info.ContentType, true); err != nil {
 			return err
 		}
 	} else {
