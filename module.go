@@ -95,8 +95,9 @@ type Bridge struct {
 	AuthPath string `json:"auth_path,omitempty"`
 
 	// Largest request body forwarded, in bytes (the Caddyfile takes sizes
-	// such as 10MiB or 500KB), as content_service's max_body; bodies are
-	// read into memory before they are forwarded. Default: 10 MiB.
+	// such as 10MiB or 500KB), as content_service's max_body. A body is
+	// read whole before it is forwarded: its first 1 MiB in memory, the
+	// rest in an unlinked temporary file. Default: 10 MiB.
 	MaxBody int64 `json:"max_body,omitempty"`
 
 	// Longest time an exchange may take, from reading the request body

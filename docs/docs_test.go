@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -238,4 +239,102 @@ func TestRelativeLinksResolve(t *testing.T) {
 
 func itoa(n int) string {
 	return strconv.Itoa(n)
+}
+
+// TestBridgeJSONReference: docs/design_bridge.md's JSON section shows a
+// Caddyfile with every subdirective of the README's syntax block and the
+// JSON it adapts to; both are checked, so neither can drift from the code.
+func TestBridgeJSONReference(t *testing.T) {
+	data, err := os.ReadFile("design_bridge.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(data)
+	start := strings.Index(section, "\n## JSON\n")
+	if start < 0 {
+		t.Fatal(`design_bridge.md has no "## JSON" section`)
+	}
+	section = section[start:]
+	if end := strings.Index(section[1:], "\n## "); end >= 0 {
+		section = section[:end+1]
+	}
+	var caddyBlock, jsonBlock string
+	for _, s := range snippets(t, "design_bridge.md") {
+		if strings.Contains(section, s.text) && caddyBlock == "" {
+			caddyBlock = s.text
+		}
+	}
+	if i := strings.Index(section, "```json\n"); i >= 0 {
+		rest := section[i+len("```json\n"):]
+		jsonBlock = rest[:strings.Index(rest, "```")]
+	}
+	if caddyBlock == "" || jsonBlock == "" {
+		t.Fatal("the JSON section lacks its caddy-d block or its json block")
+	}
+
+	// Every subdirective of the README's syntax block is set (but the one
+	// that cannot stand beside uid).
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var syntax string
+	for _, s := range snippets(t, "../README.md") {
+		if strings.HasPrefix(s.text, "design_bridge {") {
+			syntax = s.text
+			break
+		}
+	}
+	if syntax == "" {
+		t.Fatalf("README.md has no design_bridge syntax block (%d bytes read)", len(readme))
+	}
+	for _, line := range strings.Split(syntax, "\n")[1:] {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || fields[0] == "}" || fields[0] == "insecure_caller_uid" {
+			continue
+		}
+		if !regexp.MustCompile(`(?m)^\t` + regexp.QuoteMeta(fields[0]) + `\b`).MatchString(caddyBlock) {
+			t.Errorf("design_bridge.md's JSON example does not set %s", fields[0])
+		}
+	}
+
+	cfg := ":80 {\n\t" + strings.ReplaceAll(strings.TrimSuffix(caddyBlock, "\n"), "\n", "\n\t") + "\n}\n"
+	out, _, err := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}.Adapt([]byte(cfg), nil)
+	if err != nil {
+		t.Fatalf("the JSON section's Caddyfile does not adapt: %v", err)
+	}
+	var adapted any
+	if err := json.Unmarshal(out, &adapted); err != nil {
+		t.Fatal(err)
+	}
+	handler := findHandler(adapted, "design_bridge")
+	var documented any
+	if err := json.Unmarshal([]byte(jsonBlock), &documented); err != nil {
+		t.Fatalf("the documented JSON does not parse: %v", err)
+	}
+	if !reflect.DeepEqual(handler, documented) {
+		got, _ := json.MarshalIndent(handler, "", "\t")
+		t.Errorf("the documented JSON is not what the Caddyfile adapts to; adapted:\n%s", got)
+	}
+}
+
+func findHandler(v any, name string) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if v["handler"] == name {
+			return v
+		}
+		for _, child := range v {
+			if h := findHandler(child, name); h != nil {
+				return h
+			}
+		}
+	case []any:
+		for _, child := range v {
+			if h := findHandler(child, name); h != nil {
+				return h
+			}
+		}
+	}
+	return nil
 }
