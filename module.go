@@ -120,6 +120,7 @@ type Bridge struct {
 	// from it. Off when absent. Identical exports in flight at the same
 	// time share one upstream call whether or not the cache is on.
 	Cache *ExportCache `json:"cache,omitempty"`
+
 	// Limits POSTs to the auth path per client address (Caddy's client IP,
 	// which honours trusted_proxies; an IPv6 client by its /64). Over the
 	// limit: 429 with Retry-After. Default: 30 per minute; {"off": true}
