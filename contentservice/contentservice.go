@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/designcheck"
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 )
 
@@ -47,6 +48,7 @@ const (
 //	POST /loginV2/refresh         editor token -> fresh editor token
 //	POST /v1/message/html         design JSON -> HTML
 //	POST /v1/message/plain-text   design JSON -> plain text
+//	POST /v1/{message,page,row}/check  checks + design JSON -> findings
 //
 // and, for any other path, a 404 JSON error (or, with pass_thru, the next
 // handler). Every string value may hold placeholders such as
@@ -85,6 +87,10 @@ type Handler struct {
 	// NoLoginFailureLimit turns LoginFailureLimit off.
 	NoLoginFailureLimit bool `json:"no_login_failure_limit,omitempty"`
 
+	// Fetch bounds the fetching of the images a design points at (the
+	// Check API's image weights). Default: see FetchConfig.
+	Fetch *FetchConfig `json:"fetch,omitempty"`
+
 	// svc is what Provision built from the fields above.
 	svc *service
 }
@@ -102,6 +108,8 @@ type service struct {
 	failures   *addrlimit.Limiter // failed logins per client address; nil when off
 	passThru   bool
 	logger     *zap.Logger
+	fetch      fetchSettings
+	weigher    *designcheck.HTTPWeigher // nil when fetch is off
 
 	// bodyBufs recycles request body buffers (*[]byte): the decoder copies
 	// what it keeps, so a body's buffer is free once the answer is written.
@@ -284,6 +292,9 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 		}
 		s.failures = addrlimit.New(n, window, 0)
 	}
+	if err := s.setupFetch(cfg.Fetch); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -351,7 +362,7 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		r.Body = http.NoBody
 	}
 	switch r.URL.Path {
-	case PathLogin, PathRefresh, PathHTML, PathPlainText:
+	case PathLogin, PathRefresh, PathHTML, PathPlainText, PathMessageCheck, PathPageCheck, PathRowCheck:
 	default:
 		if s.passThru {
 			return next.ServeHTTP(w, r)
@@ -386,9 +397,13 @@ func (s *service) serve(w *errorWriter, r *http.Request) {
 		s.serveExport(w, r, formatText)
 		return
 	}
+	if coll, ok := checkCollection(r.URL.Path); ok {
+		s.serveCheck(w, r, coll)
+		return
+	}
 	w.Header().Set("X-Request-Id", requestID(r))
 	writeError(w, http.StatusNotFound, http.StatusNotFound, "Not found",
-		"this content service serves POST "+PathLogin+", "+PathRefresh+", "+PathHTML+" and "+PathPlainText)
+		"this content service serves POST "+PathLogin+", "+PathRefresh+", "+PathHTML+", "+PathPlainText+" and /v1/{message,page,row}/check")
 }
 
 // The endpoints' paths (match the request path exactly; use handle_path
