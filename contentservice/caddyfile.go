@@ -43,6 +43,14 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //			cache_ttl     <duration>
 //			max_images    <n>
 //		}
+//		browser off | {
+//			path       <chromium>
+//			tabs       <n>
+//			timeout    <duration>
+//			files_dir  <folder>
+//			files_ttl  <duration>
+//			public_url <url>
+//		}
 //	}
 //
 // signing_key and at least one app are required. app may be repeated, and
@@ -156,6 +164,15 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			h.Fetch = cfg
+		case "browser":
+			if err := once(name); err != nil {
+				return err
+			}
+			cfg, err := unmarshalBrowser(d)
+			if err != nil {
+				return err
+			}
+			h.Browser = cfg
 		case "pass_thru":
 			if err := once(name); err != nil {
 				return err

@@ -24,9 +24,11 @@ const (
 	PathRowCheck     = "/v1/row/check"
 )
 
-// CodeInvalidCheck is a check request that is JSON but cannot be run: no
-// template (or row), an unknown check, a bad option or language.
-const CodeInvalidCheck = 4102
+// CodeInvalidRequest is a request that is JSON but cannot be served: a
+// check request without template (or row), with an unknown check, a bad
+// option or language; a PDF or image request without html or with a bad
+// size.
+const CodeInvalidRequest = 4102
 
 // checkCollection maps a check path to its collection.
 func checkCollection(path string) (designcheck.Collection, bool) {
@@ -59,7 +61,7 @@ func (s *service) serveCheck(w http.ResponseWriter, r *http.Request, coll design
 			if typeErr.Field != "" {
 				details = fmt.Sprintf("%s must not be %s", typeErr.Field, typeErr.Value)
 			}
-			writeError(w, http.StatusBadRequest, CodeInvalidCheck, "Invalid check request", details)
+			writeError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid check request", details)
 			return
 		}
 		writeError(w, http.StatusBadRequest, CodeNotJSON, "Body is not JSON", "the body must be a JSON object")
@@ -67,7 +69,7 @@ func (s *service) serveCheck(w http.ResponseWriter, r *http.Request, coll design
 	}
 	specs, langs, err := req.Validate(coll)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, CodeInvalidCheck, "Invalid check request", err.Error())
+		writeError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid check request", err.Error())
 		return
 	}
 	d, failure := s.checkedDesign(&req, coll)
@@ -118,12 +120,12 @@ func (s *service) checkedDesign(req *designcheck.Request, coll designcheck.Colle
 		}
 	}
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil, &renderFailure{status: http.StatusBadRequest, code: CodeInvalidCheck,
+		return nil, &renderFailure{status: http.StatusBadRequest, code: CodeInvalidRequest,
 			message: "Invalid check request", details: member + " is required"}
 	}
 	if coll == designcheck.Row {
 		if raw[0] != '{' {
-			return nil, &renderFailure{status: http.StatusBadRequest, code: CodeInvalidCheck,
+			return nil, &renderFailure{status: http.StatusBadRequest, code: CodeInvalidRequest,
 				message: "Invalid check request", details: "row must be an object"}
 		}
 		wrapped := make([]byte, 0, len(raw)+24)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/designcheck"
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
+	"github.com/designbridge/caddy-designbridge/internal/browserpool"
+	"github.com/designbridge/caddy-designbridge/internal/retire"
 )
 
 func init() {
@@ -49,6 +52,8 @@ const (
 //	POST /v1/message/html         design JSON -> HTML
 //	POST /v1/message/plain-text   design JSON -> plain text
 //	POST /v1/{message,page,row}/check  checks + design JSON -> findings
+//	POST /v1/{message,page}/pdf   HTML -> a link to a PDF (GET /v1/files/…)
+//	POST /v1/{message,page}/image HTML -> PNG or JPEG
 //
 // and, for any other path, a 404 JSON error (or, with pass_thru, the next
 // handler). Every string value may hold placeholders such as
@@ -88,8 +93,13 @@ type Handler struct {
 	NoLoginFailureLimit bool `json:"no_login_failure_limit,omitempty"`
 
 	// Fetch bounds the fetching of the images a design points at (the
-	// Check API's image weights). Default: see FetchConfig.
+	// Check API's image weights, the images of PDF and image exports).
+	// Default: see FetchConfig.
 	Fetch *FetchConfig `json:"fetch,omitempty"`
+
+	// Browser configures the PDF and image exports (headless Chromium).
+	// Default: on, with /usr/bin/chromium; see BrowserConfig.
+	Browser *BrowserConfig `json:"browser,omitempty"`
 
 	// svc is what Provision built from the fields above.
 	svc *service
@@ -110,6 +120,12 @@ type service struct {
 	logger     *zap.Logger
 	fetch      fetchSettings
 	weigher    *designcheck.HTTPWeigher // nil when fetch is off
+
+	// PDF and image exports; browser is nil when they are off.
+	browser          *browserpool.Pool
+	browserTransport *retire.Transport
+	files            *fileStore
+	publicURL        string
 
 	// bodyBufs recycles request body buffers (*[]byte): the decoder copies
 	// what it keeps, so a body's buffer is free once the answer is written.
@@ -295,6 +311,12 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 	if err := s.setupFetch(cfg.Fetch); err != nil {
 		return nil, err
 	}
+	if err := s.setupBrowser(cfg.Browser); err != nil {
+		if s.weigher != nil {
+			s.weigher.Close()
+		}
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -362,8 +384,12 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		r.Body = http.NoBody
 	}
 	switch r.URL.Path {
-	case PathLogin, PathRefresh, PathHTML, PathPlainText, PathMessageCheck, PathPageCheck, PathRowCheck:
+	case PathLogin, PathRefresh, PathHTML, PathPlainText, PathMessageCheck, PathPageCheck, PathRowCheck,
+		PathMessagePDF, PathPagePDF, PathMessageImage, PathPageImage:
 	default:
+		if strings.HasPrefix(r.URL.Path, PathFiles) {
+			break
+		}
 		if s.passThru {
 			return next.ServeHTTP(w, r)
 		}
@@ -401,9 +427,20 @@ func (s *service) serve(w *errorWriter, r *http.Request) {
 		s.serveCheck(w, r, coll)
 		return
 	}
+	switch {
+	case r.URL.Path == PathMessagePDF || r.URL.Path == PathPagePDF:
+		s.servePDF(w, r)
+		return
+	case r.URL.Path == PathMessageImage || r.URL.Path == PathPageImage:
+		s.serveImage(w, r)
+		return
+	case strings.HasPrefix(r.URL.Path, PathFiles):
+		s.serveFile(w, r)
+		return
+	}
 	w.Header().Set("X-Request-Id", requestID(r))
 	writeError(w, http.StatusNotFound, http.StatusNotFound, "Not found",
-		"this content service serves POST "+PathLogin+", "+PathRefresh+", "+PathHTML+", "+PathPlainText+" and /v1/{message,page,row}/check")
+		"this content service serves POST "+PathLogin+", "+PathRefresh+", "+PathHTML+", "+PathPlainText+", /v1/{message,page,row}/check and /v1/{message,page}/{pdf,image}")
 }
 
 // The endpoints' paths (match the request path exactly; use handle_path

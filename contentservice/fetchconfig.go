@@ -60,7 +60,11 @@ type FetchConfig struct {
 
 // fetchSettings is a FetchConfig with its defaults applied.
 type fetchSettings struct {
+	off          bool
+	allowPrivate bool
+	timeout      time.Duration
 	totalTimeout time.Duration
+	maxSize      int64
 	maxImages    int
 }
 
@@ -95,7 +99,8 @@ func (s *service) setupFetch(cfg *FetchConfig) error {
 	if maxSize == 0 {
 		maxSize = DefaultFetchMaxSize
 	}
-	s.fetch = fetchSettings{totalTimeout: total, maxImages: cfg.MaxImages}
+	s.fetch = fetchSettings{off: cfg.Off, allowPrivate: cfg.AllowPrivate, timeout: timeout,
+		totalTimeout: total, maxSize: maxSize, maxImages: cfg.MaxImages}
 	if s.fetch.maxImages == 0 {
 		s.fetch.maxImages = DefaultFetchMaxImages
 	}
@@ -114,9 +119,17 @@ func (s *service) setupFetch(cfg *FetchConfig) error {
 // Interface guard
 var _ caddy.CleanerUpper = (*Handler)(nil)
 
-// Cleanup releases the service's outgoing connections.
+// Cleanup stops the browser (waiting for it and everything it started)
+// and releases the service's outgoing connections.
 func (h *Handler) Cleanup() error {
-	if h.svc != nil && h.svc.weigher != nil {
+	if h.svc == nil {
+		return nil
+	}
+	if h.svc.browser != nil {
+		h.svc.browser.Close()
+		h.svc.browserTransport.Retire()
+	}
+	if h.svc.weigher != nil {
 		h.svc.weigher.Close()
 	}
 	return nil
