@@ -217,3 +217,44 @@ func itoa(n int) string {
 	}
 	return string(b[i:])
 }
+
+// TestTabsBound: six jobs at once on a pool of two tabs never render more
+// than two pages at a time (each page's image is held 300 ms, so the
+// image host sees how many pages load together), and all six finish.
+func TestTabsBound(t *testing.T) {
+	var now, peak atomic.Int64
+	red := redPNG()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := now.Add(1)
+		defer now.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(red)
+	}))
+	defer srv.Close()
+	p := newPool(t, true, 30*time.Second)
+	errs := make(chan error, 6)
+	for i := range 6 {
+		go func() {
+			_, err := p.Image(context.Background(), `<img src="`+srv.URL+`/`+itoa(i)+`.png">`, ImageOptions{Width: 100, MaxHeight: 500})
+			errs <- err
+		}()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if peak.Load() > 2 || peak.Load() < 1 {
+		t.Errorf("%d pages loaded at once, bound 2", peak.Load())
+	}
+	if p.InUse() != 0 {
+		t.Errorf("%d tabs still held", p.InUse())
+	}
+}
