@@ -137,6 +137,8 @@ func (s *service) servePDF(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, CodeInternal, "Internal error", "request id "+id)
 		return
 	}
+	// The link expires: no cache may keep this answer.
+	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]any{"body": map[string]string{
 		"url":              s.fileURL(r, name),
 		"filename":         name,
@@ -202,6 +204,7 @@ func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
 		ctype = "image/jpeg"
 	}
 	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(data)

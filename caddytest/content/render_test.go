@@ -184,7 +184,7 @@ func TestImageExport(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := postJSON(t, renderSite+"/v1/page/image", tc.body)
-			if r.status != http.StatusOK || r.header.Get("Content-Type") != tc.ct {
+			if r.status != http.StatusOK || r.header.Get("Content-Type") != tc.ct || r.header.Get("Cache-Control") != "no-store" {
 				t.Fatalf("status %d %s: %.200s", r.status, r.header.Get("Content-Type"), r.body)
 			}
 			var img image.Image
