@@ -51,6 +51,7 @@ const (
 //	POST /loginV2/refresh         editor token -> fresh editor token
 //	POST /v1/message/html         design JSON -> HTML
 //	POST /v1/message/plain-text   design JSON -> plain text
+//	POST /v1/{page,popup}/html, /v1/{page,popup}/plain-text  the same
 //	POST /v1/{message,page,row}/check  checks + design JSON -> findings
 //	POST /v1/{message,page}/pdf   HTML -> a link to a PDF (GET /v1/files/…)
 //	POST /v1/{message,page}/image HTML -> PNG or JPEG
@@ -384,7 +385,8 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		r.Body = http.NoBody
 	}
 	switch r.URL.Path {
-	case PathLogin, PathRefresh, PathHTML, PathPlainText, PathMessageCheck, PathPageCheck, PathRowCheck,
+	case PathLogin, PathRefresh, PathHTML, PathPlainText, PathPageHTML, PathPagePlainText, PathPopupHTML, PathPopupPlainText,
+		PathMessageCheck, PathPageCheck, PathRowCheck,
 		PathMessagePDF, PathPagePDF, PathMessageImage, PathPageImage:
 	default:
 		if strings.HasPrefix(r.URL.Path, PathFiles) {
@@ -416,10 +418,10 @@ func (s *service) serve(w *errorWriter, r *http.Request) {
 			s.serveRefresh(w, r)
 		}
 		return
-	case PathHTML:
+	case PathHTML, PathPageHTML, PathPopupHTML:
 		s.serveExport(w, r, formatHTML)
 		return
-	case PathPlainText:
+	case PathPlainText, PathPagePlainText, PathPopupPlainText:
 		s.serveExport(w, r, formatText)
 		return
 	}
@@ -440,7 +442,7 @@ func (s *service) serve(w *errorWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Request-Id", requestID(r))
 	writeError(w, http.StatusNotFound, http.StatusNotFound, "Not found",
-		"this content service serves POST "+PathLogin+", "+PathRefresh+", "+PathHTML+", "+PathPlainText+", /v1/{message,page,row}/check and /v1/{message,page}/{pdf,image}")
+		"this content service serves POST "+PathLogin+", "+PathRefresh+", "+PathHTML+", "+PathPlainText+", /v1/{page,popup}/{html,plain-text}, /v1/{message,page,row}/check and /v1/{message,page}/{pdf,image}")
 }
 
 // The endpoints' paths (match the request path exactly; use handle_path
@@ -450,6 +452,14 @@ const (
 	PathRefresh   = "/loginV2/refresh"
 	PathHTML      = "/v1/message/html"
 	PathPlainText = "/v1/message/plain-text"
+
+	// Page and popup designs render with the same layout: the fidelity
+	// instrument (caddytest/fidelity) holds it to the vendor's page and
+	// popup exports.
+	PathPageHTML       = "/v1/page/html"
+	PathPagePlainText  = "/v1/page/plain-text"
+	PathPopupHTML      = "/v1/popup/html"
+	PathPopupPlainText = "/v1/popup/plain-text"
 )
 
 // Interface guards
