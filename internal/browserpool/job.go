@@ -31,6 +31,10 @@ func withExecutor(ctx context.Context, e cdp.Executor) context.Context {
 	return cdp.WithExecutor(ctx, e)
 }
 
+// MaxFullHeight bounds the page of a Full PDF, in CSS pixels; taller
+// content is cut there.
+const MaxFullHeight = 16384
+
 // PDFOptions is the paper of a PDF job; Full prints one page as tall as
 // the content, Width pixels wide.
 type PDFOptions struct {
@@ -57,7 +61,8 @@ func (p *Pool) PDF(ctx context.Context, html string, opt PDFOptions) ([]byte, er
 			if err != nil {
 				return err
 			}
-			w, h := float64(opt.Width)/96, math.Ceil(content.Height+1)/96
+			// One page as tall as the content, up to MaxFullHeight.
+			w, h := float64(opt.Width)/96, math.Ceil(min(content.Height+1, MaxFullHeight))/96
 			pr = pr.WithPaperWidth(w).WithPaperHeight(h).WithMarginTop(0).WithMarginBottom(0).
 				WithMarginLeft(0).WithMarginRight(0).WithPageRanges("1")
 		} else {

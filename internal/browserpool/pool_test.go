@@ -135,6 +135,35 @@ func TestScriptsAndOtherRequestsRefused(t *testing.T) {
 	}
 }
 
+// TestNoFileAccess: an image, frame or background on file: shows
+// nothing (the pool refuses file: requests, and Chromium refuses them to
+// a page of an http origin, which the document has).
+func TestNoFileAccess(t *testing.T) {
+	p := newPool(t, true, 20*time.Second)
+	path := t.TempDir() + "/red.png"
+	if err := os.WriteFile(path, redPNG(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	html := `<body style="margin:0"><img src="file://` + path + `" width="40" height="40">` +
+		`<iframe src="file://` + path + `" width="60" height="60"></iframe><div style="background:url('file://` + path + `');width:40px;height:40px"></div></body>`
+	shot, err := p.Image(context.Background(), html, ImageOptions{Width: 200, Height: 200, MaxHeight: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red, _ := redPixels(t, shot); red != 0 {
+		t.Errorf("%d red pixels: a file: URL was read", red)
+	}
+	// The same picture over HTTP is shown: the test can fail.
+	srv, _ := imageHost(t)
+	shot, err = p.Image(context.Background(), `<body style="margin:0"><img src="`+srv.URL+`/red.png" width="40" height="40"></body>`, ImageOptions{Width: 200, Height: 200, MaxHeight: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red, _ := redPixels(t, shot); red < 1500 {
+		t.Errorf("%d red pixels over HTTP", red)
+	}
+}
+
 func TestPrivateImageNotFetched(t *testing.T) {
 	srv, hits := imageHost(t)
 	p := newPool(t, false, 20*time.Second)
