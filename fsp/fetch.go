@@ -1,38 +1,19 @@
 package fsp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"image"
-	_ "image/gif" // decoders for the raster check and thumbnails
-	_ "image/jpeg"
-	_ "image/png"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"path"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/designbridge/caddy-designbridge/internal/retire"
 )
-
-// defaultAllowedTypes are the sniffed types an upload may have unless the
-// Caddyfile names others: images and the common document types.
-// image/svg+xml is not among them: it is sniffed as text/xml and may carry
-// script.
-func defaultAllowedTypes() []string {
-	return []string{
-		"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/x-icon",
-		"application/pdf", "application/zip", "text/plain",
-	}
-}
 
 // errUpload is an upload refused for its source or content (3450); the
 // wrapped text is for the log, the client sees the table's text plus a
@@ -54,11 +35,12 @@ type fetcher struct {
 	client    *http.Client
 	transport *retire.Transport // the client's, retired by close
 	maxSize   int64
+	minRate   int64 // bytes per second; 0: no minimum
 }
 
 // newFetcher returns a fetcher that dials only addresses allow accepts
 // (every address when allow is nil).
-func newFetcher(maxSize int64, timeout time.Duration, allow func(netip.Addr) bool) *fetcher {
+func newFetcher(maxSize int64, timeout time.Duration, minRate int64, allow func(netip.Addr) bool) *fetcher {
 	dialer := &net.Dialer{Timeout: timeout}
 	if allow != nil {
 		// Checked on the address actually dialled, after DNS: every
@@ -96,7 +78,7 @@ func newFetcher(maxSize int64, timeout time.Duration, allow func(netip.Addr) boo
 			return nil
 		},
 	}
-	return &fetcher{client: client, transport: transport, maxSize: maxSize}
+	return &fetcher{client: client, transport: transport, maxSize: maxSize, minRate: minRate}
 }
 
 // publicAddr reports whether ip is a public unicast address.
@@ -132,6 +114,8 @@ func (f *fetcher) close() { f.transport.Retire() }
 
 // fetch downloads source, at most maxSize bytes.
 func (f *fetcher) fetch(ctx context.Context, source string) ([]byte, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	u, err := url.Parse(source)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, uploadErr("source must be an http or https URL")
@@ -158,19 +142,44 @@ func (f *fetcher) fetch(ctx context.Context, source string) ([]byte, error) {
 	if res.ContentLength > f.maxSize {
 		return nil, uploadErr("source is larger than %d bytes", f.maxSize)
 	}
-	return readLimited(res.Body, f.maxSize)
+	if f.minRate <= 0 {
+		return readLimited(res.Body, f.maxSize)
+	}
+	body := newRateReader(res.Body, f.minRate, cancel)
+	defer body.stop()
+	return readLimited(body, f.maxSize)
 }
 
-// readLimited reads r whole, refusing more than max bytes or nothing.
+// readLimited reads r whole, refusing more than max bytes or nothing. It
+// reads into chunks and copies them once into a slice of the exact size,
+// so an upload of n bytes holds at most 2n (not the 3n of a doubling
+// buffer) while it arrives.
 func readLimited(r io.Reader, max int64) ([]byte, error) {
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
-	if err != nil {
-		var netErr net.Error
-		if errors.As(err, &netErr) && netErr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
-			return nil, uploadErr("source took too long")
+	const chunk = 64 << 10
+	var chunks [][]byte
+	var n int64
+	lr := io.LimitReader(r, max+1)
+	for {
+		buf := make([]byte, chunk)
+		m, err := io.ReadFull(lr, buf)
+		if m > 0 {
+			chunks = append(chunks, buf[:m])
+			n += int64(m)
 		}
-		return nil, uploadErr("source could not be read")
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			var ue *uploadError
+			if errors.As(err, &ue) {
+				return nil, err
+			}
+			var netErr net.Error
+			if errors.As(err, &netErr) && netErr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+				return nil, uploadErr("source took too long")
+			}
+			return nil, uploadErr("source could not be read")
+		}
 	}
 	if n > max {
 		return nil, uploadErr("source is larger than %d bytes", max)
@@ -178,61 +187,9 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 	if n == 0 {
 		return nil, uploadErr("source is empty")
 	}
-	return buf.Bytes(), nil
-}
-
-// extensionTypes are the types a file name's extension claims; content
-// sniffed as another type is refused, so a ".png" must be a PNG.
-var extensionTypes = map[string]string{
-	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-	".webp": "image/webp", ".bmp": "image/bmp", ".ico": "image/x-icon", ".pdf": "application/pdf",
-	".txt": "text/plain", ".zip": "application/zip", ".docx": "application/zip",
-	".xlsx": "application/zip", ".pptx": "application/zip",
-}
-
-// typeForName is the Content-Type a stored file is listed with.
-func typeForName(name string) string {
-	ext := strings.ToLower(path.Ext(name))
-	switch ext {
-	case ".docx", ".xlsx", ".pptx":
-		// the container is zip; the listing names the document type
-	default:
-		if t, ok := extensionTypes[ext]; ok {
-			return t
-		}
+	out := make([]byte, 0, n)
+	for _, c := range chunks {
+		out = append(out, c...)
 	}
-	if t := mime.TypeByExtension(ext); t != "" {
-		return t
-	}
-	return "application/octet-stream"
-}
-
-// checkContent sniffs data and checks it against the allowed types and
-// the type the name's extension claims. It returns the sniffed media type.
-func checkContent(name string, data []byte, allowed []string) (string, error) {
-	sniffed, _, _ := mime.ParseMediaType(http.DetectContentType(data))
-	ok := false
-	for _, t := range allowed {
-		if t == sniffed {
-			ok = true
-			break
-		}
-	}
-	if !ok {
-		return "", uploadErr("content type %s is not allowed", sniffed)
-	}
-	if claimed, known := extensionTypes[strings.ToLower(path.Ext(name))]; known && claimed != sniffed {
-		return "", uploadErr("the content is %s, not the %s its name claims", sniffed, claimed)
-	}
-	if isRaster(sniffed) {
-		// The signature alone is not an image: the header must decode.
-		if _, _, err := image.DecodeConfig(bytes.NewReader(data)); err != nil {
-			return "", uploadErr("the %s image is damaged", sniffed)
-		}
-	}
-	return sniffed, nil
-}
-
-func isRaster(mediaType string) bool {
-	return mediaType == "image/png" || mediaType == "image/jpeg" || mediaType == "image/gif"
+	return out, nil
 }

@@ -9,10 +9,13 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"path"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +84,7 @@ func TestFetchChecksEveryDial(t *testing.T) {
 			_, _ = w.Write(png)
 		}
 	}))
-	f := newFetcher(1<<20, 2*time.Second, onlyFirstLoopback)
+	f := newFetcher(1<<20, 2*time.Second, 0, onlyFirstLoopback)
 	defer f.close()
 	ctx := context.Background()
 	if _, err := f.fetch(ctx, public+"/x.png"); err != nil {
@@ -96,10 +99,35 @@ func TestFetchChecksEveryDial(t *testing.T) {
 	}
 	// Without a policy the same redirect is followed: the test above fails
 	// for the policy, not for an unreachable server.
-	open := newFetcher(1<<20, 2*time.Second, nil)
+	open := newFetcher(1<<20, 2*time.Second, 0, nil)
 	defer open.close()
 	if _, err := open.fetch(ctx, public+"/redirect"); err != nil {
 		t.Errorf("redirect without a policy: %v", err)
+	}
+}
+
+// TestFetchMinRate: a source that keeps sending, but more slowly than the
+// minimum rate, is cut once the grace period is over, long before the
+// total time limit.
+func TestFetchMinRate(t *testing.T) {
+	srv := listen(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < 600; i++ { // 50 bytes a second for up to a minute
+			if _, err := w.Write(make([]byte, 10)); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}))
+	f := newFetcher(1<<20, time.Minute, 1000, nil)
+	defer f.close()
+	_, err := f.fetch(context.Background(), srv+"/")
+	if err == nil || !strings.Contains(err.Error(), "arrived too slowly") {
+		t.Errorf("a source at 50 B/s with a minimum of 1000 B/s: %v", err)
 	}
 }
 
@@ -127,7 +155,7 @@ func TestFetchLimits(t *testing.T) {
 		case "/empty":
 		}
 	}))
-	f := newFetcher(1024, 300*time.Millisecond, nil)
+	f := newFetcher(1024, 300*time.Millisecond, 0, nil)
 	defer f.close()
 	for _, c := range []struct{ path, want string }{
 		{"/exact", ""},
@@ -187,13 +215,28 @@ func TestCheckContent(t *testing.T) {
 		{"a.pdf", []byte("%PDF-1.7\n"), "application/pdf"},
 		{"notes.txt", []byte("hello\n"), "text/plain"},
 		{"report.docx", []byte("PK\x03\x04rest"), "application/zip"},
-		{"noext", pngData, "image/png"},
+		{"noext", pngData, "needs an extension"},
+		{"a.", pngData, "needs an extension"},
+		{"a.htm", pngData, "never stored"},
+		{"a.html", []byte("just text"), "never stored"},
+		{"a.xhtml", []byte("just text"), "never stored"},
+		{"a.svg", []byte("just text <svg onload=alert(1)>"), "never stored"},
+		{"a.xml", []byte("just text"), "never stored"},
+		{"a.js", []byte("alert(1)"), "never stored"},
+		{"a.mjs", []byte("alert(1)"), "never stored"},
+		{"a.shtml", []byte("just text"), "stored"},
+		{"a.xsl", []byte("just text"), "stored"},
+		{"page.txt", []byte("<html><script>alert(1)</script>"), "can run script"},
+		{"page.txt", []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`), "can run script"},
+		{"page.csv", []byte("<!DOCTYPE html><p>x"), "can run script"},
+		{"a.mp4", []byte("\x00\x00\x00\x18ftypmp42"), "not allowed"},
 		{"a.png", []byte("plain text"), "not the image/png"},
 		{"a.jpg", pngData, "not the image/jpeg"},
 		{"a.png", pngData[:20], "damaged"},
-		{"a.html", []byte("<html><script>alert(1)</script>"), "not allowed"},
-		{"a.svg", []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>`), "not allowed"},
-		{"a.bin", []byte{0, 1, 2, 3, 0xff}, "not allowed"},
+		{"a.html", []byte("<html><script>alert(1)</script>"), "never stored"},
+		{"a.svg", []byte(`<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>`), "never stored"},
+		{"a.bin", []byte{0, 1, 2, 3, 0xff}, "not stored"},
+		{"a.txt", []byte{0, 1, 2, 3, 0xff}, "not the text/plain"},
 	} {
 		got, err := checkContent(c.name, c.data, defaultAllowedTypes())
 		if err != nil {
@@ -203,6 +246,68 @@ func TestCheckContent(t *testing.T) {
 			t.Errorf("checkContent(%s) = %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+func TestCheckAllowType(t *testing.T) {
+	for _, c := range []struct{ typ, want string }{
+		{"image/png", ""},
+		{"video/mp4", ""},
+		{"png", "type/subtype"},
+		{"Image/PNG", "type/subtype"},
+		{"image/", "type/subtype"},
+		{"text/plain; charset=utf-8", "type/subtype"},
+		{"text/html", "script"},
+		{"image/svg+xml", "script"},
+		{"text/xml", "script"},
+		{"application/atom+xml", "script"},
+		{"text/javascript", "script"},
+		{"application/x-tar", "no file name extension"},
+	} {
+		err := checkAllowType(c.typ)
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("checkAllowType(%q) = %v, want %q", c.typ, err, c.want)
+		}
+	}
+}
+
+// FuzzCheckContent: whatever the name and bytes, an accepted upload has an
+// extension fsp lists, content that sniffs as that extension's type, and
+// neither the name's served type nor the content is one a browser runs.
+func FuzzCheckContent(f *testing.F) {
+	for _, seed := range []struct {
+		name string
+		data []byte
+	}{
+		{"a.png", testImage(f, "png", 2, 2)},
+		{"a.txt", []byte("hello")},
+		{"a.html", []byte("<html>")},
+		{"a.svg", []byte("text")},
+		{"a.txt", []byte("<?xml version=\"1.0\"?><svg/>")},
+		{"a.PDF", []byte("%PDF-1.4")},
+		{"x.htm", testImage(f, "png", 2, 2)},
+	} {
+		f.Add(seed.name, seed.data)
+	}
+	allow := append(defaultAllowedTypes(), "video/mp4", "video/webm", "audio/mpeg", "audio/wave")
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		sniffed, err := checkContent(name, data, allow)
+		if err != nil {
+			return
+		}
+		ext := strings.ToLower(path.Ext(name))
+		ft, ok := fileTypes[ext]
+		if !ok {
+			t.Fatalf("%q accepted with an unlisted extension", name)
+		}
+		direct, _, _ := mime.ParseMediaType(http.DetectContentType(data))
+		if sniffed != ft.sniffed || direct != sniffed {
+			t.Fatalf("%q: content %s (%s) accepted for %s", name, sniffed, direct, ft.sniffed)
+		}
+		served, _, _ := mime.ParseMediaType(mime.TypeByExtension(ext))
+		if activeType(direct) || activeType(served) || activeType(typeForName(name)) {
+			t.Fatalf("%q: an active type was accepted (%s, %s)", name, direct, served)
+		}
+	})
 }
 
 func TestThumbnail(t *testing.T) {
@@ -217,7 +322,7 @@ func TestThumbnail(t *testing.T) {
 		{"png", 50, 60, 50, 60},
 		{"png", 200, 200, 200, 200},
 	} {
-		out, err := makeThumbnail(testImage(t, c.format, c.w, c.h))
+		out, err := makeThumbnail(testImage(t, c.format, c.w, c.h), defaultMaxImageMemory)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,6 +330,103 @@ func TestThumbnail(t *testing.T) {
 		if err != nil || cfg.Width != c.wantW || cfg.Height != c.wantH {
 			t.Errorf("%s %dx%d: thumbnail %dx%d (%v), want %dx%d", c.format, c.w, c.h, cfg.Width, cfg.Height, err, c.wantW, c.wantH)
 		}
+	}
+}
+
+// TestThumbnailKinds: every decoded type the scaler is fed (paletted,
+// 16-bit, interlaced, gray, YCbCr) gives a thumbnail of the right size and
+// colour.
+func TestThumbnailKinds(t *testing.T) {
+	nrgba64 := image.NewNRGBA64(image.Rect(0, 0, 300, 100))
+	gray16 := image.NewGray16(image.Rect(0, 0, 300, 100))
+	paletted := image.NewPaletted(image.Rect(0, 0, 300, 100), color.Palette{color.NRGBA{200, 10, 10, 255}})
+	for i := 0; i < len(nrgba64.Pix); i += 8 {
+		copy(nrgba64.Pix[i:], []byte{200, 0, 10, 0, 10, 0, 255, 255})
+	}
+	for i := 0; i < len(gray16.Pix); i += 2 {
+		copy(gray16.Pix[i:], []byte{200, 0})
+	}
+	encode := func(img image.Image) []byte {
+		var b bytes.Buffer
+		if err := png.Encode(&b, img); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	var jb bytes.Buffer
+	_ = jpeg.Encode(&jb, paletted, &jpeg.Options{Quality: 95})
+	for _, c := range []struct {
+		name string
+		data []byte
+		want color.NRGBA
+	}{
+		{"nrgba64", encode(nrgba64), color.NRGBA{200, 10, 10, 255}},
+		{"gray16", encode(gray16), color.NRGBA{200, 200, 200, 255}},
+		{"paletted", encode(paletted), color.NRGBA{200, 10, 10, 255}},
+		{"interlaced 16-bit", pngOfZeros(300, 100, 16, 6, true), color.NRGBA{0, 0, 0, 0}},
+		{"interlaced gray", pngOfZeros(300, 100, 8, 0, true), color.NRGBA{0, 0, 0, 255}},
+		{"jpeg", jb.Bytes(), color.NRGBA{200, 10, 10, 255}},
+	} {
+		out, err := makeThumbnail(c.data, defaultMaxImageMemory)
+		if err != nil || out == nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		img, err := png.Decode(bytes.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := img.Bounds(); b.Dx() != 200 || b.Dy() != 66 {
+			t.Errorf("%s: %v", c.name, b)
+		}
+		got := color.NRGBAModel.Convert(img.At(100, 33)).(color.NRGBA)
+		near := func(a, b uint8) bool { return a-b < 8 || b-a < 8 }
+		if !near(got.R, c.want.R) || !near(got.G, c.want.G) || !near(got.B, c.want.B) || got.A != c.want.A {
+			t.Errorf("%s: colour %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestThumbnailBudget: the memory a thumbnail takes is worked out from the
+// header before anything is decoded; an image over the budget is not
+// decoded at all, however small its file.
+func TestThumbnailBudget(t *testing.T) {
+	bomb := pngOfZeros(6320, 6320, 16, 6, true) // the issue's 310 KB bomb
+	for _, c := range []struct {
+		name     string
+		data     []byte
+		min, max int64 // bounds of the worked-out cost
+	}{
+		{"interlaced 16-bit RGBA 6320²", bomb, 6320 * 6320 * 20, 1 << 40},
+		{"plain 16-bit RGBA 6320²", pngOfZeros(6320, 6320, 16, 6, false), 6320 * 6320 * 12, 6320 * 6320 * 16},
+		{"8-bit RGBA 2000²", pngOfZeros(2000, 2000, 8, 6, false), 2000 * 2000 * 4, 64 << 20},
+		{"interlaced gray 2000²", pngOfZeros(2000, 2000, 8, 0, true), 2000 * 2000 * 2, 64 << 20},
+		{"1 pixel wide, 3,000,000 high", pngOfZeros(1, 3_000_000, 8, 0, false), 3_000_000 * 32, 1 << 40},
+	} {
+		cost, err := thumbCost(c.data)
+		if err != nil || cost < c.min || cost > c.max {
+			t.Errorf("%s: cost %d (%v), want %d..%d", c.name, cost, err, c.min, c.max)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := makeThumbnail(bomb, defaultMaxImageMemory)
+	runtime.ReadMemStats(&after)
+	if out != nil || err != nil {
+		t.Errorf("the bomb got a thumbnail (%d bytes, %v)", len(out), err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("refusing the bomb allocated %d bytes", n)
+	}
+	// Just under the budget it is decoded, within it.
+	fits := pngOfZeros(2000, 2000, 8, 6, false)
+	runtime.ReadMemStats(&before)
+	if out, err := makeThumbnail(fits, defaultMaxImageMemory); out == nil || err != nil {
+		t.Fatalf("no thumbnail for an image within the budget: %v", err)
+	}
+	runtime.ReadMemStats(&after)
+	cost, _ := thumbCost(fits)
+	if n := int64(after.TotalAlloc - before.TotalAlloc); n > cost {
+		t.Errorf("the thumbnail allocated %d bytes, more than the %d worked out", n, cost)
 	}
 }
 
@@ -237,7 +439,7 @@ func TestClosedFetcherLeavesNoConnection(t *testing.T) {
 	}))
 	defer src.Close()
 	for _, closed := range []bool{false, true} {
-		f := newFetcher(1<<20, 2*time.Second, nil)
+		f := newFetcher(1<<20, 2*time.Second, 0, nil)
 		if closed {
 			f.close()
 		}

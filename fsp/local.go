@@ -154,6 +154,46 @@ func (s *localStorage) Write(_ context.Context, key string, data []byte, _ strin
 	return mapLocalErr(s.root.Rename(tmp, key))
 }
 
+// WriteFirstFree writes one temporary file and links it under each key in
+// turn until a link succeeds: the bytes are written and synced once.
+func (s *localStorage) WriteFirstFree(_ context.Context, keys []string, data []byte, _ string) (chosen int, err error) {
+	if len(keys) == 0 {
+		return 0, fs.ErrExist
+	}
+	tmp, err := s.tempName(keys[0])
+	if err != nil {
+		return 0, err
+	}
+	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, mapLocalErr(err)
+	}
+	defer func() {
+		if rmErr := s.root.Remove(tmp); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) && err == nil {
+			err = rmErr
+		}
+	}()
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return 0, err
+	}
+	for i, key := range keys {
+		err := mapLocalErr(s.root.Link(tmp, key))
+		if err == nil {
+			return i, nil
+		}
+		if !isExist(err) {
+			return 0, err
+		}
+	}
+	return 0, fs.ErrExist
+}
+
 func (s *localStorage) tempName(key string) (string, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {

@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 	"github.com/designbridge/caddy-designbridge/internal/retire"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -38,12 +39,17 @@ type S3Config struct {
 	SecretKey string `json:"secret_key,omitempty"`
 	// Insecure talks plain HTTP to the endpoint (a server on loopback).
 	Insecure bool `json:"insecure,omitempty"`
+	// Timeout bounds the wait for the server's answer to one S3 request
+	// (default 30s); a request is tried up to four times.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
 }
 
 func (c *S3Config) validate() error {
 	switch {
-	case c.Endpoint == "" || strings.Contains(c.Endpoint, "://"):
-		return errors.New("endpoint must be host:port, without scheme")
+	case c.Endpoint == "":
+		return errors.New("endpoint is required: the server's host:port")
+	case strings.Contains(c.Endpoint, "://") || (!confvalue.HasPlaceholder(c.Endpoint) && strings.ContainsAny(c.Endpoint, "/?#@ ")):
+		return fmt.Errorf("endpoint %q must be host:port, without scheme or path (a bucket goes in bucket, a key prefix in prefix)", c.Endpoint)
 	case c.Bucket == "":
 		return errors.New("bucket is required")
 	}
@@ -77,6 +83,19 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 			}
 			c.Insecure = true
 			continue
+		case "timeout":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			dur, err := caddy.ParseDuration(d.Val())
+			if err != nil || dur <= 0 {
+				return d.Errf("fsp: s3: timeout %q: a positive duration such as 30s", d.Val())
+			}
+			c.Timeout = caddy.Duration(dur)
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			continue
 		default:
 			return d.Errf("fsp: s3: unrecognized subdirective %q", sub)
 		}
@@ -99,23 +118,27 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 type s3Storage struct {
 	client    *minio.Client
 	transport *retire.Transport
+	endpoint  string
 	bucket    string
 	prefix    string
 }
 
-func newS3Storage(_ caddy.Context, c S3Config, repl *caddy.Replacer) (*s3Storage, error) {
-	inner, err := minio.DefaultTransport(!c.Insecure)
+func newS3Storage(c resolvedS3) (*s3Storage, error) {
+	inner, err := minio.DefaultTransport(!c.insecure)
 	if err != nil {
 		return nil, err
 	}
+	// A server that takes the request and never answers fails it here,
+	// not when the client gives up.
+	inner.ResponseHeaderTimeout = c.timeout
 	transport := retire.New(inner)
-	region := c.Region
+	region := c.region
 	if region == "" {
 		region = "us-east-1"
 	}
-	client, err := minio.New(repl.ReplaceKnown(c.Endpoint, ""), &minio.Options{
-		Creds:        credentials.NewStaticV4(repl.ReplaceKnown(c.AccessKey, ""), repl.ReplaceKnown(c.SecretKey, ""), ""),
-		Secure:       !c.Insecure,
+	client, err := minio.New(c.endpoint, &minio.Options{
+		Creds:        credentials.NewStaticV4(c.accessKey, c.secretKey, ""),
+		Secure:       !c.insecure,
 		Region:       region,
 		BucketLookup: minio.BucketLookupPath,
 		Transport:    transport,
@@ -125,7 +148,7 @@ func newS3Storage(_ caddy.Context, c S3Config, repl *caddy.Replacer) (*s3Storage
 	if err != nil {
 		return nil, err
 	}
-	return &s3Storage{client: client, transport: transport, bucket: c.Bucket, prefix: strings.Trim(c.Prefix, "/")}, nil
+	return &s3Storage{client: client, transport: transport, endpoint: c.endpoint, bucket: c.bucket, prefix: strings.Trim(c.prefix, "/")}, nil
 }
 
 func (s *s3Storage) Close() error {
@@ -269,12 +292,45 @@ func (s *s3Storage) Rmdir(ctx context.Context, dir string) error {
 }
 
 func (s *s3Storage) Write(ctx context.Context, k string, data []byte, contentType string, exclusive bool) error {
+	return s.put(ctx, k, bytes.NewReader(data), int64(len(data)), contentType, exclusive)
+}
+
+// put stores size bytes from r at k in one request.
+func (s *s3Storage) put(ctx context.Context, k string, r io.Reader, size int64, contentType string, exclusive bool) error {
 	opts := minio.PutObjectOptions{ContentType: contentType, DisableMultipart: true}
+	if !inlineType(contentType) {
+		// A bucket website or CDN serves the object with these headers:
+		// what is not an image, PDF or text is downloaded, never shown.
+		opts.ContentDisposition = "attachment"
+	}
 	if exclusive {
 		opts.SetMatchETagExcept("*")
 	}
-	_, err := s.client.PutObject(ctx, s.bucket, s.key(k), bytes.NewReader(data), int64(len(data)), opts)
+	_, err := s.client.PutObject(ctx, s.bucket, s.key(k), r, size, opts)
 	return mapS3Err(err)
+}
+
+// WriteFirstFree looks at each key (HEAD) and writes, conditionally, only
+// to one that is free: the bytes go up once unless another writer takes
+// the key between the look and the write.
+func (s *s3Storage) WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string) (int, error) {
+	for i, k := range keys {
+		_, err := s.client.StatObject(ctx, s.bucket, s.key(k), minio.StatObjectOptions{})
+		if err == nil {
+			continue
+		}
+		if err = mapS3Err(err); !isNotExist(err) {
+			return 0, err
+		}
+		err = s.Write(ctx, k, data, contentType, true)
+		if err == nil {
+			return i, nil
+		}
+		if !isExist(err) {
+			return 0, err
+		}
+	}
+	return 0, fs.ErrExist
 }
 
 func (s *s3Storage) Remove(ctx context.Context, k string) error {
@@ -287,8 +343,13 @@ func (s *s3Storage) Remove(ctx context.Context, k string) error {
 
 // Move copies, then deletes the source. S3 has no rename: between the two
 // steps both exist (never neither). An exclusive move goes through a
-// conditional write, so concurrent moves to one name cannot both win; if
-// the source cannot be deleted, the copy is taken back.
+// conditional write, so concurrent moves to one name cannot both win.
+//
+// The source's delete may take effect while its answer is lost (a 500, a
+// timeout, a reset connection): the source is looked at before anything is
+// undone. Gone: the move is done. Still there: an exclusive move takes the
+// copy back (nothing changed); a replace leaves both. Unknown: both are
+// left, never neither.
 func (s *s3Storage) Move(ctx context.Context, from, to string, exclusive bool) error {
 	if exclusive {
 		obj, err := s.client.GetObject(ctx, s.bucket, s.key(from), minio.GetObjectOptions{})
@@ -300,25 +361,37 @@ func (s *s3Storage) Move(ctx context.Context, from, to string, exclusive bool) e
 			obj.Close()
 			return mapS3Err(err)
 		}
-		data, err := io.ReadAll(obj)
+		// Streamed from the source to the conditional write: the file
+		// is never held in memory whole.
+		err = s.put(ctx, to, obj, info.Size, info.ContentType, true)
 		obj.Close()
+		if err != nil {
+			return err
+		}
+	} else {
+		_, err := s.client.CopyObject(ctx,
+			minio.CopyDestOptions{Bucket: s.bucket, Object: s.key(to)},
+			minio.CopySrcOptions{Bucket: s.bucket, Object: s.key(from)})
 		if err != nil {
 			return mapS3Err(err)
 		}
-		if err := s.Write(ctx, to, data, info.ContentType, true); err != nil {
-			return err
-		}
-		if err := s.client.RemoveObject(ctx, s.bucket, s.key(from), minio.RemoveObjectOptions{}); err != nil {
-			_ = s.client.RemoveObject(context.WithoutCancel(ctx), s.bucket, s.key(to), minio.RemoveObjectOptions{})
-			return mapS3Err(err)
-		}
+	}
+	// The copy exists: from here on, the client going away changes nothing.
+	ctx = context.WithoutCancel(ctx)
+	delErr := s.client.RemoveObject(ctx, s.bucket, s.key(from), minio.RemoveObjectOptions{})
+	if delErr == nil {
 		return nil
 	}
-	_, err := s.client.CopyObject(ctx,
-		minio.CopyDestOptions{Bucket: s.bucket, Object: s.key(to)},
-		minio.CopySrcOptions{Bucket: s.bucket, Object: s.key(from)})
-	if err != nil {
-		return mapS3Err(err)
+	_, statErr := s.client.StatObject(ctx, s.bucket, s.key(from), minio.StatObjectOptions{})
+	switch {
+	case isNotExist(mapS3Err(statErr)):
+		return nil // the delete took effect; only its answer was lost
+	case statErr != nil:
+		return fmt.Errorf("%w; the source %s and its copy %s may both exist", delErr, from, to)
+	case exclusive:
+		if err := s.client.RemoveObject(ctx, s.bucket, s.key(to), minio.RemoveObjectOptions{}); err != nil {
+			return fmt.Errorf("%w; taking the copy %s back: %v (both exist)", delErr, to, err)
+		}
 	}
-	return mapS3Err(s.client.RemoveObject(context.WithoutCancel(ctx), s.bucket, s.key(from), minio.RemoveObjectOptions{}))
+	return delErr
 }

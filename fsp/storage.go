@@ -29,6 +29,11 @@ type Storage interface {
 	// With exclusive, an existing key is left alone and fs.ErrExist
 	// returned, even against a concurrent writer.
 	Write(ctx context.Context, key string, data []byte, contentType string, exclusive bool) error
+	// WriteFirstFree stores data under the first of keys that is free,
+	// writing the bytes once however many keys are taken (a lost race
+	// for a key may cost one more write on object storage), and returns
+	// its index; fs.ErrExist when every key is taken.
+	WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string) (int, error)
 	// Remove deletes the file at key.
 	Remove(ctx context.Context, key string) error
 	// Move renames the file from to to. With exclusive an existing to is

@@ -2,8 +2,12 @@ package fsp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"image"
+	"image/color"
+	stddraw "image/draw"
 	"image/png"
+	"path"
 
 	"golang.org/x/image/draw"
 )
@@ -11,42 +15,199 @@ import (
 // thumbSize is the box a thumbnail fits in.
 const thumbSize = 200
 
-// maxThumbPixels bounds the image a thumbnail is made from: decoding
-// allocates width×height×4 bytes whatever the file's size.
-const maxThumbPixels = 40_000_000
+// defaultMaxImageMemory is how much memory making one thumbnail may take
+// by default (decoded image, conversions and the scaler's buffer).
+const defaultMaxImageMemory = 64 << 20
 
-// thumbKey is the storage name of the thumbnail of the file called name:
+// thumbName is the storage name of the thumbnail of the file called name:
 // beside it, hidden from listings by the leading dot.
 func thumbName(name string) string { return ".thumb." + name + ".png" }
 
-// makeThumbnail returns a PNG fitting thumbSize×thumbSize, or nil when data
-// is too large to decode (the file is stored without a thumbnail).
-func makeThumbnail(data []byte) ([]byte, error) {
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+// thumbKeyFor is the storage key of the thumbnail of the file at key;
+// false when the file's name is too long to leave room for it (such a
+// file has no thumbnail).
+func thumbKeyFor(key string) (string, bool) {
+	name := thumbName(path.Base(key))
+	return joinKey(path.Dir(key), name), len(name) <= maxNameLen
+}
+
+// thumbDims is the size of the thumbnail of a w×h image: it fits the box
+// and is never enlarged.
+func thumbDims(w, h int) (int, int) {
+	if w <= thumbSize && h <= thumbSize {
+		return w, h
+	}
+	if w >= h {
+		return thumbSize, max(1, int(int64(h)*thumbSize/int64(w)))
+	}
+	return max(1, int(int64(w)*thumbSize/int64(h))), thumbSize
+}
+
+// thumbCost is the memory making the thumbnail of data takes at its peak,
+// worked out from the header alone: the decoded image as Go's decoder
+// allocates it (bytes per pixel of the type it decodes to, twice for an
+// interlaced PNG whose passes are decoded apart, the coefficients of a
+// progressive JPEG), a conversion to 8 bits per channel when the scaler has
+// no fast path for the decoded type, and the scaler's intermediate buffer.
+// Whatever the file's size, nothing is decoded when this is over budget.
+func thumbCost(data []byte) (int64, error) {
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return 0, err
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return 1 << 62, nil
+	}
+	w, h := int64(cfg.Width), int64(cfg.Height)
+	px := w * h // both below 2^32: no overflow
+	var perPixel, fixed int64
+	convert := false
+	switch format {
+	case "png":
+		depth, colorType, interlaced := data[24], data[25], data[28] == 1
+		switch {
+		case colorType == 3: // paletted: image.Paletted
+			perPixel, convert = 1, true
+		case depth == 16: // NRGBA64, RGBA64 or (with tRNS) Gray16→NRGBA64
+			perPixel, convert = 8, true
+		default: // Gray, RGBA, NRGBA (a gray with tRNS becomes NRGBA)
+			perPixel = 4
+		}
+		if interlaced {
+			perPixel *= 2
+		}
+	case "jpeg":
+		comps := int64(3)
+		switch cfg.ColorModel {
+		case color.GrayModel:
+			comps = 1
+		case color.CMYKModel:
+			comps = 4
+		}
+		perPixel = comps
+		if comps == 4 { // YCbCr and black planes, then CMYK
+			perPixel, convert = 8, true
+		}
+		if jpegProgressive(data) {
+			// Coefficients of every block, int32 per sample, kept
+			// until the last scan; blocks cover whole 16×16 MCUs.
+			bw, bh := (w+15)/16*16, (h+15)/16*16
+			fixed += bw * bh * comps * 4
+		}
+	case "gif":
+		perPixel, convert = 1, true
+	default:
+		return 1 << 62, nil
+	}
+	if convert {
+		perPixel += 4
+	}
+	dw, dh := thumbDims(cfg.Width, cfg.Height)
+	// The kernel scaler's first pass: dw×h pixels of [4]float64; the
+	// thumbnail; the decoder's two rows; zlib and encoder state.
+	fixed += int64(dw)*h*32 + int64(dw)*int64(dh)*4 + 2*w*8 + 2<<20
+	return px*perPixel + fixed, nil
+}
+
+// jpegProgressive reports whether a JPEG's frame header is progressive
+// (SOF2), walking the marker segments before the first scan.
+func jpegProgressive(data []byte) bool {
+	i := 2 // after SOI
+	for i+4 <= len(data) {
+		if data[i] != 0xff {
+			return false
+		}
+		marker := data[i+1]
+		if marker == 0xff { // fill byte
+			i++
+			continue
+		}
+		switch {
+		case marker == 0xc2 || marker == 0xc6 || marker == 0xca || marker == 0xce:
+			return true
+		case marker >= 0xc0 && marker <= 0xcf && marker != 0xc4 && marker != 0xc8 && marker != 0xcc:
+			return false // another frame type
+		case marker == 0xda: // start of scan before any frame header
+			return false
+		}
+		i += 2 + int(binary.BigEndian.Uint16(data[i+2:]))
+	}
+	return false
+}
+
+// makeThumbnail returns a PNG fitting thumbSize×thumbSize, or nil when
+// making it would take more than budget bytes (the file is stored without
+// a thumbnail).
+func makeThumbnail(data []byte, budget int64) ([]byte, error) {
+	cost, err := thumbCost(data)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxThumbPixels {
+	if cost > budget {
 		return nil, nil
 	}
 	src, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
+	src = scalable(src)
 	b := src.Bounds()
-	w, h := b.Dx(), b.Dy()
-	if w > thumbSize || h > thumbSize {
-		if w >= h {
-			w, h = thumbSize, max(1, h*thumbSize/w)
-		} else {
-			w, h = max(1, w*thumbSize/h), thumbSize
-		}
-	}
-	dst := image.NewNRGBA(image.Rect(0, 0, w, h))
+	w, h := thumbDims(b.Dx(), b.Dy())
+	// *image.RGBA destination and one of the source types below: the
+	// scaler's fast paths, which read the pixel arrays directly.
+	dst := image.NewRGBA(image.Rect(0, 0, w, h))
 	draw.CatmullRom.Scale(dst, dst.Bounds(), src, b, draw.Src, nil)
 	var out bytes.Buffer
 	if err := png.Encode(&out, dst); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil
+}
+
+// scalable returns img as a type the scaler reads directly (Gray, RGBA,
+// NRGBA, YCbCr), converting the others with loops over their pixel arrays
+// (16-bit channels keep their high byte).
+func scalable(img image.Image) image.Image {
+	switch src := img.(type) {
+	case *image.Gray, *image.RGBA, *image.NRGBA, *image.YCbCr:
+		return img
+	case *image.NRGBA64:
+		dst := image.NewNRGBA(src.Rect)
+		for i := range len(dst.Pix) {
+			dst.Pix[i] = src.Pix[2*i]
+		}
+		return dst
+	case *image.RGBA64:
+		dst := image.NewRGBA(src.Rect)
+		for i := range len(dst.Pix) {
+			dst.Pix[i] = src.Pix[2*i]
+		}
+		return dst
+	case *image.Gray16:
+		dst := image.NewGray(src.Rect)
+		for i := range len(dst.Pix) {
+			dst.Pix[i] = src.Pix[2*i]
+		}
+		return dst
+	case *image.Paletted:
+		var lut [256][4]uint8
+		for i, c := range src.Palette {
+			n := color.NRGBAModel.Convert(c).(color.NRGBA)
+			lut[i] = [4]uint8{n.R, n.G, n.B, n.A}
+		}
+		dst := image.NewNRGBA(src.Rect)
+		w := src.Rect.Dx()
+		for y := range src.Rect.Dy() {
+			row := src.Pix[y*src.Stride : y*src.Stride+w]
+			out := dst.Pix[y*dst.Stride : y*dst.Stride+4*w]
+			for x, idx := range row {
+				copy(out[4*x:4*x+4], lut[idx][:])
+			}
+		}
+		return dst
+	}
+	// Rare types (CMYK JPEG): the standard library's conversion.
+	dst := image.NewRGBA(img.Bounds())
+	stddraw.Draw(dst, dst.Rect, img, img.Bounds().Min, stddraw.Src)
+	return dst
 }

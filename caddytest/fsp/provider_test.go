@@ -63,6 +63,11 @@ type backend struct {
 	read func(t testing.TB, key string) []byte
 	// write stores data at key directly (benchmark set-up).
 	write func(t testing.TB, key string, data []byte)
+	// head returns the stored Content-Type and Content-Disposition of
+	// key (nil where the storage keeps no such metadata).
+	head func(t testing.TB, key string) (contentType, disposition string)
+	// bucket is the S3 bucket ("" for local).
+	bucket string
 	// publicBase is the public_url base.
 	publicBase string
 	// files is the folder served at /files.
@@ -177,25 +182,33 @@ func s3Backend(t testing.TB) backend {
 	if err := client.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	storage := func(bucket string) string {
+	storage := func(port int, bucket string) string {
 		return fmt.Sprintf(`s3 {
 				endpoint 127.0.0.1:%d
 				bucket %s
 				access_key {env.FSP_TEST_S3_ACCESS}
 				secret_key {env.FSP_TEST_S3_SECRET}
 				insecure
-			}`, versityPort, bucket)
+			}`, port, bucket)
 	}
 	return backend{
 		name:       "s3",
-		storage:    storage(bucket),
-		broken:     storage("no-such-bucket"),
+		bucket:     bucket,
+		storage:    storage(versityPort, bucket),
+		broken:     storage(deadPort, bucket), // nothing listens there
 		publicBase: "https://cdn.example.test/" + bucket,
 		files:      t.TempDir(),
 		write: func(t testing.TB, key string, data []byte) {
 			if _, err := client.PutObject(ctx, bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{}); err != nil {
 				t.Fatal(err)
 			}
+		},
+		head: func(t testing.TB, key string) (string, string) {
+			info, err := client.StatObject(ctx, bucket, key, minio.StatObjectOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return info.ContentType, info.Metadata.Get("Content-Disposition")
 		},
 		keys: func(t testing.TB) []string {
 			var keys []string
@@ -224,6 +237,12 @@ func s3Backend(t testing.TB) backend {
 }
 
 func startVersitygw(bin string) error {
+	// A server left over from an interrupted run would answer in place of
+	// this one, with that run's buckets.
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", versityPort), 100*time.Millisecond); err == nil {
+		c.Close()
+		return fmt.Errorf("port %d is already in use (a versitygw left over from an interrupted run?)", versityPort)
+	}
 	dir := filepath.Join(tmpDir, "versity")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -439,6 +458,12 @@ func upload(source, strategy string) string {
 	return fmt.Sprintf(`{"source":%q,"conflict_strategy":%q}`, source, strategy)
 }
 
+// direct is a multipart upload of content to target.
+func direct(target, content string) call {
+	return call{method: "POST", target: target, headers: []string{"Content-Type: multipart/form-data; boundary=XyZ"},
+		body: "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f\"\r\n\r\n" + content + "\r\n--XyZ--\r\n"}
+}
+
 func moveBody(newPath, strategy string) string {
 	return fmt.Sprintf(`{"new_path":%q,"conflict_strategy":%q}`, newPath, strategy)
 }
@@ -509,6 +534,26 @@ func steps(src *sources) []step {
 		{name: "upload claims png, is text", call: call{method: "POST", target: "/photos/fake.png", body: upload(u("/fake.png"), "")}, wantCode: 3450},
 		{name: "upload png signature, damaged", call: call{method: "POST", target: "/photos/damaged.png", body: upload(u("/damaged.png"), "")}, wantCode: 3450},
 		{name: "upload html not allowed", call: call{method: "POST", target: "/photos/page.txt", body: upload(u("/page.html"), "")}, wantCode: 3450},
+		{name: "refuse .svg whatever its content", call: direct("/photos/x.svg", "plain words, then <svg onload=alert(1)>"), wantCode: 3450},
+		{name: "refuse .html whatever its content", call: direct("/photos/x.html", "plain words"), wantCode: 3450},
+		{name: "refuse .xhtml whatever its content", call: direct("/photos/x.xhtml", "plain words"), wantCode: 3450},
+		{name: "refuse .xml whatever its content", call: direct("/photos/x.xml", "plain words"), wantCode: 3450},
+		{name: "refuse .js whatever its content", call: direct("/photos/x.js", "plain words"), wantCode: 3450},
+		{name: "refuse a real png named .htm", call: direct("/photos/x.htm", string(src.png2)), wantCode: 3450},
+		{name: "refuse a png without extension", call: direct("/photos/picture", string(src.png2)), wantCode: 3450},
+		{name: "refuse xml content named .txt", call: direct("/photos/x.txt", `<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>`), wantCode: 3450},
+		{name: "refuse html content named .csv", call: direct("/photos/x.csv", "<!DOCTYPE html><script>alert(1)</script>"), wantCode: 3450},
+		{name: "a document is stored as an attachment", call: direct("/photos/report.docx", "PK\x03\x04 a zip container"), check: func(t *testing.T, e *env, raw json.RawMessage) {
+			m := decodeData(t, raw).Meta
+			wantFile(t, m, "/photos/report.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", -1, false)
+			if e.b.head != nil {
+				ct, disp := e.b.head(t, keyOf(t, e, m.PublicURL))
+				if ct != m.MimeType || disp != "attachment" {
+					t.Errorf("stored with Content-Type %q, Content-Disposition %q; want %q, attachment", ct, disp, m.MimeType)
+				}
+			}
+		}},
+		{name: "delete the document", call: call{method: "DELETE", target: "/photos/report.docx"}},
 		{name: "upload empty source", call: call{method: "POST", target: "/photos/empty.png", body: upload(u("/empty.png"), "")}, wantCode: 3450},
 		{name: "upload too large", call: call{method: "POST", target: "/photos/huge.png", body: upload(u("/huge.png"), "")}, wantCode: 3450},
 		{name: "upload source never ends", call: call{method: "POST", target: "/photos/slow.png", body: upload(u("/slow.png"), "")}, wantCode: 3450},
@@ -881,7 +926,23 @@ func TestProviderNeedsAuthentication(t *testing.T) {
 // TestProviderLoadErrors: invalid fsp configurations are refused at load
 // time with an error naming the offending token.
 func TestProviderLoadErrors(t *testing.T) {
+	aFile := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(aFile, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FSP_TEST_EMPTY", "")
+	t.Setenv("FSP_TEST_ENDPOINT_WITH_PATH", "127.0.0.1:1/files")
 	for _, c := range []struct{ name, block, want string }{
+		{"folder through a file", "local " + aFile + "/store\n\t\tpublic_url http://x", `local "` + aFile + `/store": the folder cannot be opened or created`},
+		{"folder from an empty placeholder", "local {env.FSP_TEST_EMPTY}\n\t\tpublic_url http://x", `local "{env.FSP_TEST_EMPTY}"`},
+		{"media type without subtype", "local /tmp/x\n\t\tpublic_url http://x\n\t\tallow_types png", `"png" is not a media type: write type/subtype`},
+		{"script type allowed", "local /tmp/x\n\t\tpublic_url http://x\n\t\tallow_types image/svg+xml", "image/svg+xml can carry script"},
+		{"public_url without scheme", "local /tmp/x\n\t\tpublic_url example.com/files", `public_url "example.com/files": write an absolute URL with its scheme`},
+		{"public_url from an empty placeholder", "local /tmp/x\n\t\tpublic_url {env.FSP_TEST_EMPTY}/files", "public_url: the placeholder {env.FSP_TEST_EMPTY} is empty"},
+		{"root from an empty placeholder", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot {env.FSP_TEST_EMPTY}/{http.request.header.X-BEE-Uid}", "root: the placeholder {env.FSP_TEST_EMPTY} is empty"},
+		{"s3 endpoint with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:9230/files\n\t\t\tbucket b\n\t\t}", `endpoint "127.0.0.1:9230/files" must be host:port, without scheme or path`},
+		{"s3 endpoint placeholder with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint {env.FSP_TEST_ENDPOINT_WITH_PATH}\n\t\t\tbucket b\n\t\t}", `endpoint "127.0.0.1:1/files": write host:port only`},
+		{"s3 key from an empty placeholder", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t\tbucket b\n\t\t\taccess_key {env.FSP_TEST_EMPTY}\n\t\t\tsecret_key s\n\t\t}", "access_key: evaluated placeholder {env.FSP_TEST_EMPTY} is empty"},
 		{"unknown subdirective", "local /tmp/x\n\t\tpublic_url http://x\n\t\tfolder /tmp", `unrecognized subdirective "folder"`},
 		{"two storages", "local /tmp/x\n\t\ts3 {\n\t\t\tbucket b\n\t\t}", "storage already specified"},
 		{"no storage", "public_url http://x", "exactly one storage"},
@@ -907,8 +968,8 @@ func TestProviderLoadErrors(t *testing.T) {
 }
 
 // TestProviderBoundsConcurrentUploads: with max_uploads 2, no more than two
-// uploads fetch (and hold their files in memory) at once; the others wait
-// their turn and then succeed.
+// uploads (of six users) fetch (and hold their files in memory) at once;
+// the others wait their turn and then succeed.
 func TestProviderBoundsConcurrentUploads(t *testing.T) {
 	src := newSources(t)
 	release := make(chan struct{})
@@ -951,7 +1012,7 @@ func TestProviderBoundsConcurrentUploads(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = send(t, privatePort, call{method: "POST", target: fmt.Sprintf("/up%d.png", i), body: upload(held.URL+"/cat.png", ""), auth: "-"})
+			results[i] = send(t, privatePort, call{method: "POST", target: fmt.Sprintf("/up%d.png", i), uid: fmt.Sprintf("u%d", i), body: upload(held.URL+"/cat.png", ""), auth: "-"})
 		}()
 	}
 	waitFor := func(want int) {

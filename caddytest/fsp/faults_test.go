@@ -1,0 +1,313 @@
+package fsp
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// faultKind is what the fault proxy does to a request it was told about,
+// always after the request reached the S3 server (so it took effect): the
+// answer is a 500, never comes (the client's timeout ends the wait), or
+// the connection is reset.
+type faultKind string
+
+const (
+	fault500   faultKind = "500"
+	faultHang  faultKind = "hang"
+	faultReset faultKind = "reset"
+)
+
+// faultProxy is a proxy in front of the real S3 server that injects
+// faults into the requests matching a method and a key suffix.
+type faultProxy struct {
+	*httptest.Server
+	mu     sync.Mutex
+	method string
+	suffix string
+	kind   faultKind
+	hits   int
+	// putBytes counts the bytes of every PUT's body: what was written.
+	putBytes int64
+}
+
+func newFaultProxy(t *testing.T, target string) *faultProxy {
+	t.Helper()
+	p := &faultProxy{}
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && r.ContentLength > 0 {
+			p.mu.Lock()
+			p.putBytes += r.ContentLength
+			p.mu.Unlock()
+		}
+		out := r.Clone(r.Context())
+		out.RequestURI = ""
+		out.URL.Scheme, out.URL.Host = "http", target
+		out.Host = r.Host // the signature covers the Host the client used
+		res, err := transport.RoundTrip(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		key, _ := url.PathUnescape(r.URL.EscapedPath())
+		p.mu.Lock()
+		kind := faultKind("")
+		if p.kind != "" && r.Method == p.method && strings.HasSuffix(key, p.suffix) {
+			kind = p.kind
+			p.hits++
+		}
+		p.mu.Unlock()
+		switch kind {
+		case fault500:
+			_, _ = io.Copy(io.Discard, res.Body)
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>injected</Message></Error>`)
+			return
+		case faultHang:
+			select {
+			case <-r.Context().Done():
+			case <-time.After(20 * time.Second):
+			}
+			return
+		case faultReset:
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				if tcp, ok := conn.(*net.TCPConn); ok {
+					_ = tcp.SetLinger(0) // RST, not FIN
+				}
+				conn.Close()
+			}
+			return
+		}
+		for k, v := range res.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(res.StatusCode)
+		_, _ = io.Copy(w, res.Body)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// inject sets the fault for the next requests (kind "" for none) and
+// returns how many requests the previous fault hit.
+func (p *faultProxy) inject(method, suffix string, kind faultKind) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hits := p.hits
+	p.method, p.suffix, p.kind, p.hits = method, suffix, kind, 0
+	return hits
+}
+
+// faultRow is one operation under one fault. Afterwards, for every group
+// of keys in keep, one of them must exist: the old state or the new.
+type faultRow struct {
+	name     string
+	backends string // "s3", "local" or "" for both
+	setup    []call
+	op       call
+	fault    faultKind
+	method   string // the S3 request the fault hits
+	suffix   string // …whose key ends so
+	wantCode int    // the answer (0: success)
+	keep     [][]string
+}
+
+// TestProviderFaultsLoseNothing runs operations while the storage fails
+// at each step that could lose a file: on S3, the fault proxy answers 500,
+// hangs past the timeout, or resets the connection after the server acted;
+// locally (and on S3), names too long for their thumbnail's name. Each row
+// checks that the old or the new state exists afterwards, never neither,
+// and the answer the client gets.
+func TestProviderFaultsLoseNothing(t *testing.T) {
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	src := newSources(t)
+	img := string(src.png)
+	img2 := string(src.png2)
+	long := strings.Repeat("n", 246) + ".png" // 250 bytes: its thumbnail's name would be 261
+	root := "c1/u1/"
+	var rows []faultRow
+	for _, kind := range []faultKind{fault500, faultHang, faultReset} {
+		for _, strat := range []string{"keep", "ask", ""} {
+			rows = append(rows, faultRow{
+				name:     fmt.Sprintf("move %q, source delete %s", strat, kind),
+				backends: "s3",
+				setup:    []call{{method: "POST", target: "/a/"}, {method: "POST", target: "/b/"}, direct("/a/src.png", img)},
+				op:       call{method: "PATCH", target: "/a/src.png", body: moveBody("/b/", strat)},
+				fault:    kind, method: "DELETE", suffix: "/a/src.png",
+				keep: [][]string{{root + "a/src.png", root + "b/src.png"}},
+			})
+		}
+		rows = append(rows, faultRow{
+			name:     fmt.Sprintf("move replace, source delete %s", kind),
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}, {method: "POST", target: "/b/"}, direct("/a/src.png", img), direct("/b/src.png", img2)},
+			op:       call{method: "PATCH", target: "/a/src.png", body: moveBody("/b/", "replace")},
+			fault:    kind, method: "DELETE", suffix: "/a/src.png",
+			keep: [][]string{{root + "a/src.png", root + "b/src.png"}},
+		})
+		rows = append(rows, faultRow{
+			name:     fmt.Sprintf("upload replace, thumbnail write %s", kind),
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/pic.png", img)},
+			op:       withStrategy(direct("/a/pic.png", img2), "replace"),
+			fault:    kind, method: "PUT", suffix: "/a/.thumb.pic.png.png",
+			keep: [][]string{{root + "a/pic.png"}},
+		})
+		rows = append(rows, faultRow{
+			name:     fmt.Sprintf("upload ask, file write %s", kind),
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/other.png", img)},
+			op:       withStrategy(direct("/a/new.png", img2), "ask"),
+			fault:    kind, method: "PUT", suffix: "/a/new.png",
+			wantCode: -1,
+			keep:     [][]string{{root + "a/other.png"}},
+		})
+		rows = append(rows, faultRow{
+			name:     fmt.Sprintf("upload replace, file write %s", kind),
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/r.png", img)},
+			op:       withStrategy(direct("/a/r.png", img2), "replace"),
+			fault:    kind, method: "PUT", suffix: "/a/r.png",
+			wantCode: -1,
+			keep:     [][]string{{root + "a/r.png"}},
+		})
+		rows = append(rows, faultRow{
+			name:     fmt.Sprintf("upload keep, file write %s", kind),
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/k.png", img)},
+			op:       withStrategy(direct("/a/k.png", img2), "keep"),
+			fault:    kind, method: "PUT", suffix: "/a/k_1.png",
+			wantCode: -1, // the new file's write failed: 3100, or success if a retry made it
+			keep:     [][]string{{root + "a/k.png"}},
+		})
+		rows = append(rows, faultRow{
+			name:     fmt.Sprintf("delete, file delete %s", kind),
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/d.png", img), direct("/a/other.png", img)},
+			op:       call{method: "DELETE", target: "/a/d.png"},
+			fault:    kind, method: "DELETE", suffix: "/a/d.png",
+			wantCode: -1,
+			keep:     [][]string{{root + "a/other.png"}},
+		})
+		rows = append(rows, faultRow{
+			name:     fmt.Sprintf("create folder, marker write %s", kind),
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/f.png", img)},
+			op:       call{method: "POST", target: "/a/new/"},
+			fault:    kind, method: "PUT", suffix: "/a/new/",
+			wantCode: -1,
+			keep:     [][]string{{root + "a/f.png"}},
+		})
+	}
+	rows = append(rows,
+		// Local only: versitygw's posix store cannot overwrite such a key.
+		faultRow{
+			name:     "upload replace, name too long for its thumbnail",
+			backends: "local",
+			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/"+long, img)},
+			op:       withStrategy(direct("/a/"+long, img2), "replace"),
+			keep:     [][]string{{root + "a/" + long}},
+		},
+		faultRow{
+			name:     "upload keep, name too long for its thumbnail",
+			backends: "local",
+			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/"+long, img)},
+			op:       withStrategy(direct("/a/"+long, img2), "keep"),
+			keep:     [][]string{{root + "a/" + long}, {root + "a/" + strings.Repeat("n", 246) + "_1.png"}},
+		},
+	)
+
+	for _, bk := range backends {
+		t.Run(bk.name, func(t *testing.T) {
+			b := bk.make(t)
+			storage := b.storage
+			var proxy *faultProxy
+			if bk.name == "s3" {
+				proxy = newFaultProxy(t, fmt.Sprintf("127.0.0.1:%d", versityPort))
+				storage = fmt.Sprintf("s3 {\n\t\t\tendpoint %s\n\t\t\tbucket %s\n\t\t\taccess_key {env.FSP_TEST_S3_ACCESS}\n\t\t\tsecret_key {env.FSP_TEST_S3_SECRET}\n\t\t\tinsecure\n\t\t\ttimeout 1s\n\t\t}",
+					strings.TrimPrefix(proxy.URL, "http://"), b.bucket)
+			}
+			load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			%s
+			public_url http://localhost/files
+			allow_anonymous
+		}
+	}
+}
+`, privatePort, storage))
+			for i, row := range rows {
+				if row.backends != "" && row.backends != bk.name {
+					continue
+				}
+				t.Run(row.name, func(t *testing.T) {
+					uid := fmt.Sprintf("f%d", i) // a tree of its own
+					at := func(keys []string) []string {
+						out := make([]string, len(keys))
+						for j, k := range keys {
+							out[j] = "c1/" + uid + "/" + strings.TrimPrefix(k, root)
+						}
+						return out
+					}
+					for _, c := range row.setup {
+						c.uid, c.auth = uid, "-"
+						if res := send(t, privatePort, c); res.Status != 200 {
+							t.Fatalf("setup %s %s: %d %s", c.method, c.target, res.Status, res.Body)
+						}
+					}
+					if row.fault != "" {
+						proxy.inject(row.method, row.suffix, row.fault)
+					}
+					op := row.op
+					op.uid, op.auth = uid, "-"
+					res := send(t, privatePort, op)
+					if row.fault != "" {
+						if hits := proxy.inject("", "", ""); hits == 0 {
+							t.Fatalf("the fault hit no request (%s …%s)", row.method, row.suffix)
+						}
+					}
+					got := decodeFSP(res.Body).Code
+					switch {
+					case row.wantCode == 0 && res.Status != 200:
+						t.Errorf("answer %d %s, want success", res.Status, res.Body)
+					case row.wantCode > 0 && got != row.wantCode:
+						t.Errorf("answer %d %s, want %d", res.Status, res.Body, row.wantCode)
+					}
+					stored := map[string]bool{}
+					for _, k := range b.keys(t) {
+						stored[k] = true
+					}
+					for _, group := range row.keep {
+						found := false
+						for _, k := range at(group) {
+							found = found || stored[k]
+						}
+						if !found {
+							t.Errorf("lost: none of %v exists (answer %d %s)", at(group), res.Status, res.Body)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// withStrategy adds a conflict_strategy field to a multipart upload.
+func withStrategy(c call, strategy string) call {
+	c.body = strings.Replace(c.body, "--XyZ--", "--XyZ\r\nContent-Disposition: form-data; name=\"conflict_strategy\"\r\n\r\n"+strategy+"\r\n--XyZ--", 1)
+	return c
+}

@@ -1,0 +1,178 @@
+package fsp
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+)
+
+// UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
+//
+//	fsp [<matcher>] {
+//	    local <folder>
+//	    s3 {
+//	        endpoint   <host:port>
+//	        bucket     <name>
+//	        prefix     <key prefix>
+//	        region     <region>
+//	        access_key <id>
+//	        secret_key <secret>
+//	        insecure
+//	        timeout    <duration>
+//	    }
+//	    root          <template>
+//	    public_url    <base URL>
+//	    shared        <name> <storage path>
+//	    max_size      <size>
+//	    fetch_timeout <duration>
+//	    max_uploads   <number>
+//	    max_image_memory <size>
+//	    min_upload_rate  <size per second>
+//	    allow_types   <media type>...
+//	    allow_private
+//	    allow_anonymous
+//	}
+func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // consume directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		sub := d.Val()
+		switch sub {
+		case "local":
+			if h.Local != nil || h.S3 != nil {
+				return d.Errf("fsp: storage already specified")
+			}
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			h.Local = &LocalConfig{Folder: d.Val()}
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "s3":
+			if h.Local != nil || h.S3 != nil {
+				return d.Errf("fsp: storage already specified")
+			}
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			h.S3 = new(S3Config)
+			if err := h.S3.unmarshal(d); err != nil {
+				return err
+			}
+		case "root", "public_url":
+			target := &h.Root
+			if sub == "public_url" {
+				target = &h.PublicURL
+			}
+			if *target != "" {
+				return d.Errf("fsp: %s already specified", sub)
+			}
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			*target = d.Val()
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "shared":
+			args := d.RemainingArgs()
+			if len(args) != 2 {
+				return d.ArgErr()
+			}
+			h.Shared = append(h.Shared, SharedFolder{Name: args[0], Key: args[1]})
+		case "max_size":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			size, err := confvalue.Size(d.Val())
+			if err != nil || size > 1<<32 {
+				return d.Errf("fsp: max_size %q: a size such as 20MB, at most 4GiB", d.Val())
+			}
+			h.MaxSize = size
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "min_upload_rate":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			size, err := confvalue.Size(strings.TrimSuffix(d.Val(), "/s"))
+			if err != nil {
+				return d.Errf("fsp: min_upload_rate %q: a size per second such as 10KiB/s", d.Val())
+			}
+			h.MinUploadRate = size
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "max_image_memory":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			size, err := confvalue.Size(d.Val())
+			if err != nil || size <= 0 {
+				return d.Errf("fsp: max_image_memory %q: a size such as 64MiB", d.Val())
+			}
+			h.MaxImageMemory = size
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "fetch_timeout":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			dur, err := caddy.ParseDuration(d.Val())
+			if err != nil || dur <= 0 {
+				return d.Errf("fsp: fetch_timeout %q: a positive duration such as 30s", d.Val())
+			}
+			h.FetchTimeout = caddy.Duration(dur)
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "max_uploads":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			n, err := strconv.Atoi(d.Val())
+			if err != nil || n <= 0 {
+				return d.Errf("fsp: max_uploads %q: a positive number", d.Val())
+			}
+			h.MaxUploads = n
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "allow_types":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.ArgErr()
+			}
+			h.AllowTypes = append(h.AllowTypes, args...)
+		case "allow_private", "allow_anonymous":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			if sub == "allow_private" {
+				h.AllowPrivate = true
+			} else {
+				h.AllowAnonymous = true
+			}
+		default:
+			return d.Errf("fsp: unrecognized subdirective %q", sub)
+		}
+	}
+	return nil
+}
+
+func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	fh := new(Handler)
+	err := fh.UnmarshalCaddyfile(h.Dispenser)
+	return fh, err
+}

@@ -1,0 +1,205 @@
+package fsp
+
+import (
+	"context"
+	"net/url"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// meta is one resource's description on the wire.
+type meta struct {
+	MimeType     string         `json:"mime-type"`
+	Name         string         `json:"name"`
+	Path         string         `json:"path"`
+	LastModified int64          `json:"last-modified"`
+	Size         int64          `json:"size"`
+	Permissions  string         `json:"permissions"`
+	ItemCount    *int           `json:"item-count,omitempty"`
+	PublicURL    string         `json:"public-url,omitempty"`
+	Thumbnail    string         `json:"thumbnail,omitempty"`
+	Extra        map[string]any `json:"extra"`
+}
+
+// place is where an API path lives in the storage.
+type place struct {
+	key      string
+	readOnly bool
+	shared   *SharedFolder // the shared folder itself when p is its top
+}
+
+func (q *request) locate(p fspPath) place {
+	if len(p.segs) > 0 {
+		for i := range q.h.Shared {
+			s := &q.h.Shared[i]
+			if s.Name == p.segs[0] {
+				key := joinKey(append([]string{strings.Trim(s.Key, "/")}, p.segs[1:]...)...)
+				pl := place{key: key, readOnly: true}
+				if len(p.segs) == 1 {
+					pl.shared = s
+				}
+				return pl
+			}
+		}
+	}
+	return place{key: joinKey(q.root, p.rel())}
+}
+
+func (q *request) isShared(name string) bool {
+	for _, s := range q.h.Shared {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func perm(readOnly bool) string {
+	if readOnly {
+		return "ro"
+	}
+	return "rw"
+}
+
+// publicURL is the URL-encoded public URL of storage key.
+func (q *request) publicURL(key string) string {
+	segs := strings.Split(key, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return q.public + "/" + strings.Join(segs, "/")
+}
+
+// unixMilli is t in Unix milliseconds, 0 when t is unknown (a user's root
+// folder before anything is stored, an S3 prefix without a marker).
+func unixMilli(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func (q *request) dirMeta(p fspPath, e Entry, readOnly bool) meta {
+	count := e.ItemCount
+	return meta{
+		MimeType: "application/directory", Name: p.name(), Path: p.String(),
+		LastModified: unixMilli(e.ModTime), Permissions: perm(readOnly),
+		ItemCount: &count, Extra: map[string]any{},
+	}
+}
+
+func (q *request) fileMeta0(p fspPath, key string, e Entry, readOnly, thumb bool) meta {
+	m := meta{
+		MimeType: typeForName(p.name()), Name: p.name(), Path: p.String(),
+		LastModified: unixMilli(e.ModTime), Size: e.Size, Permissions: perm(readOnly),
+		PublicURL: q.publicURL(key), Extra: map[string]any{},
+	}
+	if thumb {
+		m.Thumbnail = q.publicURL(joinKey(path.Dir(key), thumbName(p.name())))
+	}
+	if !readOnly {
+		m.Extra["can-move"] = true
+	}
+	return m
+}
+
+// statDir describes directory p; the user's root and shared folders always
+// exist (they are made on first write).
+func (q *request) statDir(ctx context.Context, p fspPath, pl place) (Entry, error) {
+	e, err := q.h.storage.Stat(ctx, pl.key, true)
+	if err == nil {
+		return e, nil
+	}
+	if isNotExist(err) {
+		if len(p.segs) == 0 || pl.shared != nil {
+			return Entry{Dir: true}, nil
+		}
+		return Entry{}, fail(3200, "")
+	}
+	return Entry{}, storageFail(err)
+}
+
+func (q *request) list(ctx context.Context, p fspPath, dirsOnly bool) (any, error) {
+	pl := q.locate(p)
+	self, err := q.statDir(ctx, p, pl)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := q.h.storage.List(ctx, pl.key)
+	if err != nil && !(isNotExist(err) && (len(p.segs) == 0 || pl.shared != nil)) {
+		if isNotExist(err) {
+			return nil, fail(3200, "")
+		}
+		return nil, storageFail(err)
+	}
+	hidden := map[string]bool{}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name, ".") {
+			hidden[e.Name] = true
+		}
+	}
+	items := make([]meta, 0, len(entries)+len(q.h.Shared))
+	top := len(p.segs) == 0
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name, ".") || !validName(e.Name) || (top && q.isShared(e.Name)) {
+			continue
+		}
+		if e.Dir {
+			items = append(items, q.dirMeta(p.child(e.Name, true), e, pl.readOnly))
+		} else if !dirsOnly {
+			items = append(items, q.fileMeta0(p.child(e.Name, false), joinKey(pl.key, e.Name), e, pl.readOnly, hidden[thumbName(e.Name)]))
+		}
+	}
+	if top {
+		for _, s := range q.h.Shared {
+			sp := p.child(s.Name, true)
+			e, err := q.statDir(ctx, sp, q.locate(sp))
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, q.dirMeta(sp, e, true))
+		}
+	}
+	sort.Slice(items, func(i, j int) bool {
+		di, dj := items[i].MimeType == "application/directory", items[j].MimeType == "application/directory"
+		if di != dj {
+			return di
+		}
+		return items[i].Name < items[j].Name
+	})
+	self.ItemCount = len(items)
+	return map[string]any{"meta": q.dirMeta(p, self, pl.readOnly), "items": items}, nil
+}
+
+func (q *request) fileMeta(ctx context.Context, p fspPath) (any, error) {
+	m, err := q.statFile(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"meta": m}, nil
+}
+
+// statFile is the meta of file p, with its thumbnail if there is one.
+func (q *request) statFile(ctx context.Context, p fspPath) (meta, error) {
+	pl := q.locate(p)
+	e, err := q.h.storage.Stat(ctx, pl.key, false)
+	if isNotExist(err) {
+		return meta{}, fail(3200, "")
+	} else if err != nil {
+		return meta{}, storageFail(err)
+	}
+	thumb := false
+	if tk, ok := thumbKeyFor(pl.key); ok {
+		_, terr := q.h.storage.Stat(ctx, tk, false)
+		if terr != nil && !isNotExist(terr) {
+			// The file is there: answer it, without its thumbnail.
+			q.h.logger.Warn("looking for a thumbnail", append([]zap.Field{zap.String("key", tk), zap.Error(terr)}, q.h.storageLog...)...)
+		}
+		thumb = terr == nil
+	}
+	return q.fileMeta0(p, pl.key, e, pl.readOnly, thumb), nil
+}

@@ -1,0 +1,103 @@
+package fsp
+
+import (
+	"context"
+	"errors"
+
+	"go.uber.org/zap"
+)
+
+func (q *request) remove(ctx context.Context, p fspPath) error {
+	pl := q.locate(p)
+	if pl.readOnly {
+		return fail(3300, "")
+	}
+	if err := q.h.storage.Remove(ctx, pl.key); isNotExist(err) {
+		return fail(3200, "")
+	} else if err != nil {
+		return storageFail(err)
+	}
+	q.dropThumb(ctx, pl.key)
+	return nil
+}
+
+// dropThumb removes the thumbnail of the file at key, if any; a failure
+// only leaves an unlisted file behind, so it is logged, not answered.
+func (q *request) dropThumb(ctx context.Context, key string) {
+	tk, ok := thumbKeyFor(key)
+	if !ok {
+		return
+	}
+	if err := q.h.storage.Remove(ctx, tk); err != nil && !isNotExist(err) {
+		q.h.logger.Warn("removing a thumbnail", zap.String("key", tk), zap.Error(err))
+	}
+}
+
+func (q *request) move(ctx context.Context, p fspPath) (any, error) {
+	var body struct {
+		NewPath          *string `json:"new_path"`
+		ConflictStrategy string  `json:"conflict_strategy"`
+	}
+	if err := decodeJSON(q.r.Body, &body); err != nil {
+		return nil, err
+	}
+	if body.NewPath == nil {
+		return nil, fail(3500, "new_path is required")
+	}
+	dest, err := parseDirPath(*body.NewPath)
+	if errors.Is(err, errOutside) {
+		return nil, fail(3300, "The path leaves your folder")
+	} else if err != nil {
+		return nil, fail(3500, "new_path must be a folder path such as /photos/")
+	}
+	strat, err := parseStrategy(body.ConflictStrategy)
+	if err != nil {
+		return nil, err
+	}
+	src := q.locate(p)
+	dpl := q.locate(dest)
+	if src.readOnly || dpl.readOnly {
+		return nil, fail(3300, "")
+	}
+	if _, err := q.h.storage.Stat(ctx, src.key, false); isNotExist(err) {
+		return nil, fail(3200, "")
+	} else if err != nil {
+		return nil, storageFail(err)
+	}
+	if _, err := q.statDir(ctx, dest, dpl); err != nil {
+		return nil, err
+	}
+	if dest.String() == p.parent().String() {
+		return q.fileMeta(ctx, p) // already there
+	}
+	if len(dest.segs) == 0 {
+		if err := q.h.storage.Mkdir(ctx, dpl.key, true); err != nil {
+			return nil, storageFail(err)
+		}
+	}
+	oldThumb, hadThumb := thumbKeyFor(src.key)
+	if hadThumb {
+		_, err := q.h.storage.Stat(ctx, oldThumb, false)
+		hadThumb = err == nil
+	}
+	target := dest.child(p.name(), false)
+	final, err := q.place(ctx, target, func(candidate fspPath, exclusive bool) error {
+		return q.h.storage.Move(ctx, src.key, q.locate(candidate).key, exclusive)
+	}, strat)
+	if err != nil {
+		return nil, err
+	}
+	fk := q.locate(final).key
+	newThumb, newOK := thumbKeyFor(fk)
+	switch {
+	case hadThumb && newOK:
+		if err := q.h.storage.Move(ctx, oldThumb, newThumb, false); err != nil && !isNotExist(err) {
+			q.h.logger.Warn("moving a thumbnail", zap.String("key", oldThumb), zap.Error(err))
+		}
+	case hadThumb: // the new name leaves no room for one
+		q.dropThumb(ctx, src.key)
+	case strat == strategyReplace:
+		q.dropThumb(ctx, fk)
+	}
+	return q.fileMeta(ctx, final)
+}

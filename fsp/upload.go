@@ -1,0 +1,312 @@
+package fsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// strategy is a conflict_strategy.
+type strategy string
+
+const (
+	strategyAsk     strategy = "ask"
+	strategyKeep    strategy = "keep"
+	strategyReplace strategy = "replace"
+)
+
+func parseStrategy(text string) (strategy, error) {
+	switch text {
+	case "", "ask":
+		return strategyAsk, nil
+	case "keep":
+		return strategyKeep, nil
+	case "replace":
+		return strategyReplace, nil
+	}
+	return "", fail(3500, `conflict_strategy must be "ask", "keep" or "replace"`)
+}
+
+// keepName is the n-th free-name candidate: pizza.jpg, pizza_1.jpg, …
+func keepName(name string, n int) string {
+	if n == 0 {
+		return name
+	}
+	ext := path.Ext(name)
+	if ext == name {
+		ext = ""
+	}
+	return strings.TrimSuffix(name, ext) + "_" + strconv.Itoa(n) + ext
+}
+
+func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
+	pl := q.locate(p)
+	if pl.readOnly {
+		return nil, fail(3300, "")
+	}
+	// Refuse a name fsp would never store before reading anything.
+	if err := checkName(p.name(), q.h.AllowTypes); err != nil {
+		return nil, uploadFail(err)
+	}
+	// A slot before the body is read: the body and the fetched file are
+	// what an upload holds in memory.
+	release, ok := q.h.slots.acquire(ctx, q.root)
+	if !ok {
+		return nil, uploadFail(uploadErr("the client went away while the upload waited for its turn"))
+	}
+	defer release()
+	// The body is cut when it arrives too slowly: its read deadline is
+	// moved to now, which ends the read waiting for the next bytes.
+	rc := http.NewResponseController(q.w)
+	body := newRateReader(q.r.Body, q.h.MinUploadRate, func() { _ = rc.SetReadDeadline(time.Now()) })
+	defer body.stop()
+	q.r.Body = struct {
+		io.Reader
+		io.Closer
+	}{body, q.r.Body}
+	source, strat, direct, err := q.readUploadRequest()
+	body.stop()
+	if body.cut.Load() {
+		return nil, uploadFail(uploadErr("the upload arrived too slowly"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	autoCreate, err := q.ensureParent(ctx, p, false)
+	if err != nil {
+		return nil, err
+	}
+	if strat == strategyAsk {
+		// Answer a known conflict before fetching anything.
+		if _, err := q.h.storage.Stat(ctx, pl.key, false); err == nil {
+			return nil, fail(3400, "")
+		} else if !isNotExist(err) {
+			return nil, storageFail(err)
+		}
+	}
+	data := direct
+	if data == nil {
+		fetchCtx, cancel := context.WithTimeout(ctx, time.Duration(q.h.FetchTimeout))
+		data, err = q.h.fetcher.fetch(fetchCtx, source)
+		cancel()
+		if err != nil {
+			return nil, uploadFail(err)
+		}
+	}
+	sniffed, err := checkContent(p.name(), data, q.h.AllowTypes)
+	if err != nil {
+		return nil, uploadFail(err)
+	}
+	var thumb []byte
+	if isRaster(sniffed) {
+		if thumb, err = makeThumbnail(data, q.h.MaxImageMemory); err != nil {
+			return nil, uploadFail(uploadErr("the image could not be decoded"))
+		}
+	}
+	if autoCreate {
+		if _, err := q.ensureParent(ctx, p, true); err != nil {
+			return nil, err
+		}
+	}
+	var final fspPath
+	if strat == strategyKeep {
+		final, err = q.writeKeep(ctx, p, data)
+	} else {
+		final, err = q.place(ctx, p, func(candidate fspPath, exclusive bool) error {
+			return q.h.storage.Write(ctx, q.locate(candidate).key, data, typeForName(candidate.name()), exclusive)
+		}, strat)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fk := q.locate(final).key
+	// The file is in place: whatever happens to its thumbnail, it stays.
+	// A thumbnail that cannot be written (a name too long for it, a
+	// storage failure) only leaves the file without one.
+	tk, ok := thumbKeyFor(fk)
+	if !ok {
+		thumb = nil
+	}
+	if thumb != nil {
+		if err := q.h.storage.Write(ctx, tk, thumb, "image/png", false); err != nil {
+			q.h.logger.Warn("storing a file without its thumbnail", append([]zap.Field{zap.String("key", tk), zap.Error(err)}, q.h.storageLog...)...)
+			q.dropThumb(ctx, fk) // the replaced file's, which no longer matches
+		}
+	} else if strat == strategyReplace {
+		q.dropThumb(ctx, fk) // the replaced file's thumbnail
+	}
+	m, err := q.statFile(ctx, final)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"meta": m}, nil
+}
+
+func uploadFail(err error) error {
+	var ue *uploadError
+	if errors.As(err, &ue) {
+		return &fspError{code: 3450, details: "The file could not be uploaded: " + ue.reason, cause: err}
+	}
+	return &fspError{code: 3450, cause: err}
+}
+
+// place writes (or moves) into p following the strategy and returns where
+// the file ended up. put is called with exclusive=false only for replace.
+func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) error, strat strategy) (fspPath, error) {
+	switch strat {
+	case strategyReplace:
+		if err := put(p, false); err != nil {
+			return fspPath{}, storageError(err)
+		}
+		return p, nil
+	case strategyKeep:
+		for _, candidate := range keepCandidates(p) {
+			// A name seen taken is skipped without moving anything (on
+			// S3 each attempt copies the whole file).
+			if _, err := q.h.storage.Stat(ctx, q.locate(candidate).key, false); err == nil {
+				continue
+			}
+			err := put(candidate, true)
+			if err == nil {
+				return candidate, nil
+			}
+			if !isExist(err) {
+				return fspPath{}, storageError(err)
+			}
+			if ctx.Err() != nil {
+				return fspPath{}, storageFail(ctx.Err())
+			}
+		}
+		return fspPath{}, fail(3400, "No free name was found")
+	default:
+		if err := put(p, true); isExist(err) {
+			return fspPath{}, fail(3400, "")
+		} else if err != nil {
+			return fspPath{}, storageError(err)
+		}
+		return p, nil
+	}
+}
+
+// keepCandidates are the names a keep upload or move of p may take, in
+// order: p, p_1, p_2, …
+func keepCandidates(p fspPath) []fspPath {
+	var out []fspPath
+	for n := 0; n < maxKeepAttempts; n++ {
+		c := p.parent().child(keepName(p.name(), n), false)
+		if !validName(c.name()) {
+			break
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// writeKeep stores data under the first free name of keepCandidates,
+// writing the bytes once.
+func (q *request) writeKeep(ctx context.Context, p fspPath, data []byte) (fspPath, error) {
+	candidates := keepCandidates(p)
+	keys := make([]string, len(candidates))
+	for i, c := range candidates {
+		keys[i] = q.locate(c).key
+	}
+	i, err := q.h.storage.WriteFirstFree(ctx, keys, data, typeForName(p.name()))
+	if isExist(err) {
+		return fspPath{}, fail(3400, "No free name was found")
+	} else if err != nil {
+		return fspPath{}, storageError(err)
+	}
+	return candidates[i], nil
+}
+
+// storageError maps an error of a write or move.
+func storageError(err error) error {
+	if isNotExist(err) {
+		return fail(3200, "")
+	}
+	return storageFail(err)
+}
+
+// readUploadRequest reads the upload's JSON body ({"source", "conflict_strategy"})
+// or, for multipart/form-data, the file bytes themselves.
+func (q *request) readUploadRequest() (source string, strat strategy, direct []byte, err error) {
+	r := q.r
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mediaType == "multipart/form-data" {
+		return q.readMultipart()
+	}
+	var body struct {
+		Source           *string `json:"source"`
+		ConflictStrategy string  `json:"conflict_strategy"`
+	}
+	if err := decodeJSON(r.Body, &body); err != nil {
+		return "", "", nil, err
+	}
+	if body.Source == nil || *body.Source == "" {
+		return "", "", nil, fail(3500, "source is required")
+	}
+	strat, err = parseStrategy(body.ConflictStrategy)
+	return *body.Source, strat, nil, err
+}
+
+func (q *request) readMultipart() (string, strategy, []byte, error) {
+	mr, err := q.r.MultipartReader()
+	if err != nil {
+		return "", "", nil, fail(3500, "The multipart body could not be read")
+	}
+	var data []byte
+	strat := strategyAsk
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", "", nil, fail(3500, "The multipart body could not be read")
+		}
+		switch part.FormName() {
+		case "file":
+			if data != nil {
+				return "", "", nil, fail(3500, "Only one file per upload")
+			}
+			if data, err = readLimited(part, q.h.MaxSize); err != nil {
+				return "", "", nil, uploadFail(err)
+			}
+		case "conflict_strategy":
+			text, err := io.ReadAll(io.LimitReader(part, 64))
+			if err != nil {
+				return "", "", nil, fail(3500, "The multipart body could not be read")
+			}
+			if strat, err = parseStrategy(string(text)); err != nil {
+				return "", "", nil, err
+			}
+		}
+	}
+	if data == nil {
+		return "", "", nil, fail(3500, "The field file is required")
+	}
+	return "", strat, data, nil
+}
+
+func decodeJSON(body io.Reader, v any) error {
+	raw, err := io.ReadAll(io.LimitReader(body, maxJSONBody+1))
+	if err != nil {
+		return fail(3500, "The request body could not be read")
+	}
+	if len(raw) > maxJSONBody {
+		return fail(3500, "The request body is too large")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fail(3500, "The request body is not the expected JSON")
+	}
+	return nil
+}
