@@ -41,7 +41,8 @@ type BrowserConfig struct {
 	// Timeout). Default: 2.
 	Tabs int `json:"tabs,omitempty"`
 
-	// Timeout bounds one render, waiting for a tab included. Default: 30s.
+	// Timeout bounds one render, and apart from it the wait for a tab.
+	// Default: 30s.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 
 	// FilesDir holds the PDFs until they expire. Default: a folder in

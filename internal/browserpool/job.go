@@ -104,11 +104,14 @@ func (p *Pool) Image(ctx context.Context, html string, opt ImageOptions) ([]byte
 }
 
 // run loads html in a fresh tab width pixels wide, then runs act on it,
-// all within the job timeout and ctx.
+// within the job timeout and ctx.
 func (p *Pool) run(ctx context.Context, html string, width int64, act func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.JobTimeout)
-	defer cancel()
-	if err := p.acquire(ctx); err != nil {
+	// Waiting for a tab takes at most one job timeout, and the render
+	// another; starting the browser is not counted (chromedp bounds it).
+	wait, cancelWait := context.WithTimeout(ctx, p.cfg.JobTimeout)
+	err := p.acquire(wait)
+	cancelWait()
+	if err != nil {
 		return err
 	}
 	defer p.release()
@@ -116,6 +119,8 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.JobTimeout)
+	defer cancel()
 
 	// A fresh tab. Nothing a job loads can leave state for the next: no
 	// script runs, and the answers the pool fulfils carry no cookie.

@@ -25,7 +25,7 @@ import (
 type Config struct {
 	ExecPath   string        // the Chromium binary
 	Tabs       int           // jobs rendering at once (others wait)
-	JobTimeout time.Duration // one job, waiting for a tab included
+	JobTimeout time.Duration // one render; waiting for a tab, the same again
 	Fetch      Fetcher       // fetches the HTML's images
 	MaxImages  int           // images fetched per job; the others fail
 	Logger     *zap.Logger
