@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
@@ -265,5 +267,33 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("err %v, want a RequestError with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// countingWeigher counts the URLs it is asked for.
+type countingWeigher struct{ n atomic.Int64 }
+
+func (c *countingWeigher) Weigh(context.Context, string) (int64, error) {
+	c.n.Add(1)
+	return 1, nil
+}
+
+// TestMaxImages: a design with more distinct images than MaxImages gets
+// the others reported, never fetched.
+func TestMaxImages(t *testing.T) {
+	var mods []string
+	for i := range 30 {
+		mods = append(mods, `{"type":"mailup-bee-newsletter-modules-image","uuid":"i`+strconv.Itoa(i)+
+			`","descriptor":{"image":{"src":"https://img.example/`+strconv.Itoa(i)+`.png","alt":"x","href":"x"}}}`)
+	}
+	d, err := design.Decode([]byte(`{"page":{"rows":[{"uuid":"r","columns":[{"modules":[` + strings.Join(mods, ",") + `]}]}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, langs, _ := (&Request{Checks: []Spec{{Category: OverageImageWeight}}}).Validate(Message)
+	w := &countingWeigher{}
+	r := Run(context.Background(), d, Message, specs, langs, Options{Weigher: w, MaxImages: 5})[0].Checks[0]
+	if w.n.Load() != 5 || *r.Errored != 25 || *r.Evaluated != 30 || r.ErroredTargets[0].Reason != "too many distinct images in one request" {
+		t.Errorf("%d fetched, %d errored of %d (%+v)", w.n.Load(), *r.Errored, *r.Evaluated, r.ErroredTargets[0])
 	}
 }
