@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -285,5 +286,30 @@ func TestTabsBound(t *testing.T) {
 	}
 	if p.InUse() != 0 {
 		t.Errorf("%d tabs still held", p.InUse())
+	}
+}
+
+// TestHungBrowserReplaced: a browser that stops answering (SIGSTOP) makes
+// the job time out, and is killed and replaced; the next job renders.
+func TestHungBrowserReplaced(t *testing.T) {
+	p := newPool(t, false, 2*time.Second)
+	if _, err := p.Image(context.Background(), `<p>one</p>`, ImageOptions{Width: 100, MaxHeight: 500}); err != nil {
+		t.Fatal(err)
+	}
+	proc := chromedp.FromContext(p.current.ctx).Browser.Process()
+	if err := proc.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Image(context.Background(), `<p>two</p>`, ImageOptions{Width: 100, MaxHeight: 500}); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("job on a stopped browser: %v, want ErrTimeout", err)
+	}
+	if _, err := p.Image(context.Background(), `<p>three</p>`, ImageOptions{Width: 100, MaxHeight: 500}); err != nil {
+		t.Fatalf("after the hang: %v", err)
+	}
+	if pid := chromedp.FromContext(p.current.ctx).Browser.Process().Pid; pid == proc.Pid {
+		t.Fatal("the stopped browser is still in use")
+	}
+	if processAlive(proc.Pid) {
+		t.Errorf("the stopped browser %d was not killed", proc.Pid)
 	}
 }
