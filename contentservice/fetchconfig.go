@@ -23,8 +23,9 @@ const (
 	fetchCacheEntries = 4096
 )
 
-// FetchConfig bounds how the service fetches the images a design points
-// at (the Check API's image weights). It never connects to a private,
+// FetchConfig bounds how the service fetches the images a design or an
+// HTML export points at (the Check API's image weights, the images of PDF
+// and image exports). It never connects to a private,
 // loopback or link-local address (checked on the address dialled, after
 // DNS and on every redirect) unless AllowPrivate is set.
 type FetchConfig struct {
@@ -40,9 +41,9 @@ type FetchConfig struct {
 	// weighed by then are reported as not fetched. Default: 30s.
 	TotalTimeout caddy.Duration `json:"total_timeout,omitempty"`
 
-	// MaxSize is the most bytes read of an image whose size a HEAD
-	// request does not tell (the Caddyfile takes sizes such as 20MiB).
-	// Default: 20 MiB.
+	// MaxSize is the most bytes read of an image: one shown in a render,
+	// or weighed by a check when a HEAD request does not tell its size
+	// (the Caddyfile takes sizes such as 20MiB). Default: 20 MiB.
 	MaxSize int64 `json:"max_size,omitempty"`
 
 	// CacheTTL is how long an image's weight is remembered (a failure:
@@ -53,8 +54,8 @@ type FetchConfig struct {
 	// the others are reported as not fetched. Default: 200.
 	MaxImages int `json:"max_images,omitempty"`
 
-	// Off turns image fetching off: every image is reported as not
-	// weighed (the Caddyfile's "fetch off").
+	// Off turns image fetching off: checks report every image as not
+	// weighed, renders show none (the Caddyfile's "fetch off").
 	Off bool `json:"off,omitempty"`
 }
 
