@@ -149,6 +149,10 @@ func (s *service) checkedDesign(req *designcheck.Request, coll designcheck.Colle
 			}
 			f.details = at + ": " + pathErr.Msg
 		}
+		if f.code == CodeNotJSON {
+			// Only a template given as a string can be "not JSON" here.
+			f.message = "The " + member + " is not JSON"
+		}
 		return nil, f
 	}
 	return d, nil

@@ -318,6 +318,7 @@ func TestCheckErrors(t *testing.T) {
 		{"row not a row", "POST", "/v1/row/check", "", `{` + alt + `,"row":{"columns":[{"modules":"no"}]}}`, 400, 4101, "row.columns[0]"},
 		{"too large", "POST", "/v1/message/check", "", `{` + alt + `,"template":"` + strings.Repeat("a", 256<<10) + `"}`, 413, 4130, ""},
 		{"media type", "POST", "/v1/message/check", "text/plain", `{}`, 415, 4150, ""},
+		{"template string not JSON", "POST", "/v1/message/check", "", `{` + alt + `,"template":"{nope"}`, 400, 4100, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			headers := bearer(apiToken)
