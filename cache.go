@@ -72,6 +72,12 @@ func hasNoCache(cc string) bool {
 	return false
 }
 
+// cacheablePath reports whether answers to an export path may be kept:
+// not those of PDF and image renders (.../pdf, .../image).
+func cacheablePath(p string) bool {
+	return !strings.HasSuffix(p, "/pdf") && !strings.HasSuffix(p, "/image")
+}
+
 // keyHeaders are the request headers an answer may vary by and still be
 // kept: Accept is in the key, and the bridge sends every export with the
 // same Content-Type and no Accept-Encoding.

@@ -82,9 +82,15 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		body.Close()
 		return caddyhttp.Error(http.StatusInternalServerError, fmt.Errorf("design_bridge: reading the buffered body: %v", err))
 	}
-	bypass := b.cache != nil && hasNoCache(r.Header.Get("Cache-Control"))
-	if b.cache != nil && !bypass {
-		if a, ok := b.cache.get(key); ok {
+	// PDF and image answers are never kept: a PDF link expires, an image
+	// is large, and neither is worth a second render's saving.
+	cache := b.cache
+	if !cacheablePath(r.URL.Path) {
+		cache = nil
+	}
+	bypass := cache != nil && hasNoCache(r.Header.Get("Cache-Control"))
+	if cache != nil && !bypass {
+		if a, ok := cache.get(key); ok {
 			body.Close()
 			b.metrics.cache.WithLabelValues("hit").Inc()
 			a.writeTo(w, "design_bridge; hit")
@@ -112,8 +118,8 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		}
 		if err == nil && a.status != 0 {
 			b.metrics.exports.WithLabelValues(r.URL.Path, strconv.Itoa(a.status)).Inc()
-			if b.cache != nil && a.unshared == "" {
-				b.cache.put(key, a) // a fresh answer, bypass or not
+			if cache != nil && a.unshared == "" {
+				cache.put(key, a) // a fresh answer, bypass or not
 			}
 		}
 		return a, err
@@ -132,9 +138,9 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 	switch {
 	case joined:
 		b.metrics.cache.WithLabelValues("coalesced").Inc()
-	case bypass || (unshared && b.cache != nil):
+	case bypass || (unshared && cache != nil):
 		b.metrics.cache.WithLabelValues("bypass").Inc()
-	case b.cache != nil:
+	case cache != nil:
 		b.metrics.cache.WithLabelValues("miss").Inc()
 	}
 	if err != nil {
@@ -147,7 +153,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		return nil // the call wrote nothing
 	}
 	status := ""
-	if b.cache != nil {
+	if cache != nil {
 		status = "design_bridge; fwd=miss"
 		switch {
 		case bypass:

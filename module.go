@@ -43,9 +43,14 @@ const (
 	DefaultTimeout        = 30 * time.Second
 )
 
-// DefaultExportPaths are the content service's export endpoints that the
-// editor's host page calls.
-var DefaultExportPaths = []string{"/v1/message/html", "/v1/message/plain-text", "/v1/message/pdf", "/v1/message/image"}
+// DefaultExportPaths are the content service's endpoints that the
+// editor's host page calls: exports, PDF and image renders, and checks.
+var DefaultExportPaths = []string{
+	"/v1/message/html", "/v1/message/plain-text", "/v1/message/pdf", "/v1/message/image",
+	"/v1/page/html", "/v1/page/plain-text", "/v1/popup/html", "/v1/popup/plain-text",
+	"/v1/page/pdf", "/v1/page/image",
+	"/v1/message/check", "/v1/page/check", "/v1/row/check",
+}
 
 // Bridge (http.handlers.design_bridge) lets a page served by Caddy use a
 // content service and LoginV2 without the browser ever holding the

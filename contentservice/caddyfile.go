@@ -35,6 +35,22 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		rate_limit <requests> [per] <duration>
 //		pass_thru
 //		login_failure_limit <failures> [per] <duration> | off
+//		fetch off | {
+//			allow_private
+//			timeout       <duration>
+//			total_timeout <duration>
+//			max_size      <size>
+//			cache_ttl     <duration>
+//			max_images    <n>
+//		}
+//		browser off | {
+//			path       <chromium>
+//			tabs       <n>
+//			timeout    <duration>
+//			files_dir  <folder>
+//			files_ttl  <duration>
+//			public_url <url>
+//		}
 //	}
 //
 // signing_key and at least one app are required. app may be repeated, and
@@ -139,6 +155,24 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 					return d.Errf("login_failure_limit: %v", err)
 				}
 			}
+		case "fetch":
+			if err := once(name); err != nil {
+				return err
+			}
+			cfg, err := unmarshalFetch(d)
+			if err != nil {
+				return err
+			}
+			h.Fetch = cfg
+		case "browser":
+			if err := once(name); err != nil {
+				return err
+			}
+			cfg, err := unmarshalBrowser(d)
+			if err != nil {
+				return err
+			}
+			h.Browser = cfg
 		case "pass_thru":
 			if err := once(name); err != nil {
 				return err

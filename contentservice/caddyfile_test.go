@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -112,6 +115,20 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{name: "rate_limit bad window", input: "content_service {\n rate_limit 5 fortnight\n}", err: `"fortnight" is not a duration`},
 		{name: "rate_limit negative window", input: "content_service {\n rate_limit 5 -1m\n}", err: "must be positive"},
 		{name: "rate_limit twice", input: "content_service {\n rate_limit 5 1m\n rate_limit 6 1m\n}", err: "rate_limit given twice"},
+		{
+			name:  "fetch block",
+			input: "content_service {\n fetch {\n allow_private\n timeout 3s\n total_timeout 20s\n max_size 2MiB\n cache_ttl 1m\n max_images 50\n }\n}",
+			want: Handler{Fetch: &FetchConfig{AllowPrivate: true, Timeout: caddy.Duration(3 * time.Second), TotalTimeout: caddy.Duration(20 * time.Second),
+				MaxSize: 2 << 20, CacheTTL: caddy.Duration(time.Minute), MaxImages: 50}},
+		},
+		{name: "fetch off", input: "content_service {\n fetch off\n}", want: Handler{Fetch: &FetchConfig{Off: true}}},
+		{name: "fetch bad argument", input: "content_service {\n fetch on\n}", err: `fetch: the only argument is off (got "on")`},
+		{name: "fetch bad timeout", input: "content_service {\n fetch {\n timeout soon\n }\n}", err: `fetch: timeout "soon"`},
+		{name: "fetch zero max_size", input: "content_service {\n fetch {\n max_size 0\n }\n}", err: `fetch: max_size "0"`},
+		{name: "fetch bad max_images", input: "content_service {\n fetch {\n max_images lots\n }\n}", err: `fetch: max_images "lots"`},
+		{name: "fetch unknown", input: "content_service {\n fetch {\n proxy x\n }\n}", err: `fetch: unrecognized subdirective "proxy"`},
+		{name: "fetch allow_private value", input: "content_service {\n fetch {\n allow_private yes\n }\n}", err: "yes"},
+		{name: "fetch twice", input: "content_service {\n fetch off\n fetch off\n}", err: "fetch given twice"},
 		{name: "pass_thru with value", input: "content_service {\n pass_thru yes\n}", err: "yes"},
 		{name: "pass_thru twice", input: "content_service {\n pass_thru\n pass_thru\n}", err: "pass_thru given twice"},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,7 +16,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/designcheck"
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
+	"github.com/designbridge/caddy-designbridge/internal/browserpool"
+	"github.com/designbridge/caddy-designbridge/internal/retire"
 )
 
 func init() {
@@ -47,6 +51,10 @@ const (
 //	POST /loginV2/refresh         editor token -> fresh editor token
 //	POST /v1/message/html         design JSON -> HTML
 //	POST /v1/message/plain-text   design JSON -> plain text
+//	POST /v1/{page,popup}/html, /v1/{page,popup}/plain-text  the same
+//	POST /v1/{message,page,row}/check  checks + design JSON -> findings
+//	POST /v1/{message,page}/pdf   HTML -> a link to a PDF (GET /v1/files/…)
+//	POST /v1/{message,page}/image HTML -> PNG or JPEG
 //
 // and, for any other path, a 404 JSON error (or, with pass_thru, the next
 // handler). Every string value may hold placeholders such as
@@ -85,6 +93,15 @@ type Handler struct {
 	// NoLoginFailureLimit turns LoginFailureLimit off.
 	NoLoginFailureLimit bool `json:"no_login_failure_limit,omitempty"`
 
+	// Fetch bounds the fetching of the images a design points at (the
+	// Check API's image weights, the images of PDF and image exports).
+	// Default: see FetchConfig.
+	Fetch *FetchConfig `json:"fetch,omitempty"`
+
+	// Browser configures the PDF and image exports (headless Chromium).
+	// Default: on, with /usr/bin/chromium; see BrowserConfig.
+	Browser *BrowserConfig `json:"browser,omitempty"`
+
 	// svc is what Provision built from the fields above.
 	svc *service
 }
@@ -102,6 +119,14 @@ type service struct {
 	failures   *addrlimit.Limiter // failed logins per client address; nil when off
 	passThru   bool
 	logger     *zap.Logger
+	fetch      fetchSettings
+	weigher    *designcheck.HTTPWeigher // nil when fetch is off
+
+	// PDF and image exports; browser is nil when they are off.
+	browser          *browserpool.Pool
+	browserTransport *retire.Transport
+	files            *fileStore
+	publicURL        string
 
 	// bodyBufs recycles request body buffers (*[]byte): the decoder copies
 	// what it keeps, so a body's buffer is free once the answer is written.
@@ -284,6 +309,15 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 		}
 		s.failures = addrlimit.New(n, window, 0)
 	}
+	if err := s.setupFetch(cfg.Fetch); err != nil {
+		return nil, err
+	}
+	if err := s.setupBrowser(cfg.Browser); err != nil {
+		if s.weigher != nil {
+			s.weigher.Close()
+		}
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -351,8 +385,13 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		r.Body = http.NoBody
 	}
 	switch r.URL.Path {
-	case PathLogin, PathRefresh, PathHTML, PathPlainText:
+	case PathLogin, PathRefresh, PathHTML, PathPlainText, PathPageHTML, PathPagePlainText, PathPopupHTML, PathPopupPlainText,
+		PathMessageCheck, PathPageCheck, PathRowCheck,
+		PathMessagePDF, PathPagePDF, PathMessageImage, PathPageImage:
 	default:
+		if strings.HasPrefix(r.URL.Path, PathFiles) {
+			break
+		}
 		if s.passThru {
 			return next.ServeHTTP(w, r)
 		}
@@ -379,16 +418,31 @@ func (s *service) serve(w *errorWriter, r *http.Request) {
 			s.serveRefresh(w, r)
 		}
 		return
-	case PathHTML:
+	case PathHTML, PathPageHTML, PathPopupHTML:
 		s.serveExport(w, r, formatHTML)
 		return
-	case PathPlainText:
+	case PathPlainText, PathPagePlainText, PathPopupPlainText:
 		s.serveExport(w, r, formatText)
+		return
+	}
+	if coll, ok := checkCollection(r.URL.Path); ok {
+		s.serveCheck(w, r, coll)
+		return
+	}
+	switch {
+	case r.URL.Path == PathMessagePDF || r.URL.Path == PathPagePDF:
+		s.servePDF(w, r)
+		return
+	case r.URL.Path == PathMessageImage || r.URL.Path == PathPageImage:
+		s.serveImage(w, r)
+		return
+	case strings.HasPrefix(r.URL.Path, PathFiles):
+		s.serveFile(w, r)
 		return
 	}
 	w.Header().Set("X-Request-Id", requestID(r))
 	writeError(w, http.StatusNotFound, http.StatusNotFound, "Not found",
-		"this content service serves POST "+PathLogin+", "+PathRefresh+", "+PathHTML+" and "+PathPlainText)
+		"this content service serves POST "+PathLogin+", "+PathRefresh+", "+PathHTML+", "+PathPlainText+", /v1/{page,popup}/{html,plain-text}, /v1/{message,page,row}/check and /v1/{message,page}/{pdf,image}")
 }
 
 // The endpoints' paths (match the request path exactly; use handle_path
@@ -398,6 +452,14 @@ const (
 	PathRefresh   = "/loginV2/refresh"
 	PathHTML      = "/v1/message/html"
 	PathPlainText = "/v1/message/plain-text"
+
+	// Page and popup designs render with the same layout: the fidelity
+	// instrument (caddytest/fidelity) holds it to the vendor's page and
+	// popup exports.
+	PathPageHTML       = "/v1/page/html"
+	PathPagePlainText  = "/v1/page/plain-text"
+	PathPopupHTML      = "/v1/popup/html"
+	PathPopupPlainText = "/v1/popup/plain-text"
 )
 
 // Interface guards

@@ -111,7 +111,7 @@ func TestExportErrors(t *testing.T) {
 		{"media type malformed", 0, "", PathHTML, map[string]string{"Content-Type": "application/json;;=="}, minimalDesign, 415, CodeMediaType, ""},
 		{"GET", 0, http.MethodGet, PathHTML, nil, ``, 405, 405, "POST"},
 		{"PUT plain text", 0, http.MethodPut, PathPlainText, nil, minimalDesign, 405, 405, "POST"},
-		{"unknown path", 0, "", "/v1/message/pdf", nil, minimalDesign, 404, 404, PathHTML},
+		{"unknown path", 0, "", "/v1/message/amp", nil, minimalDesign, 404, 404, PathHTML},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

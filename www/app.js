@@ -5,6 +5,7 @@
 import config from "./config.js";
 import { htmlFromResponseText, plainTextFromResponseText } from "./htmlresult.js";
 import { withAbsoluteImageURLs } from "./absolute-urls.js";
+import { checkItems, checkRequestBody } from "./checks.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -21,6 +22,10 @@ const ui = {
   htmlText: $("result-html"),
   copy: $("copy-html"),
   download: $("download-html"),
+  downloadPdf: $("download-pdf"),
+  downloadImage: $("download-image"),
+  checksSummary: $("checks-summary"),
+  checkList: $("check-list"),
   desktopFrame: $("preview-desktop"),
   mobileFrame: $("preview-mobile"),
   textResult: $("text-result"),
@@ -38,6 +43,8 @@ async function main() {
   ui.getText.addEventListener("click", getPlainText);
   ui.copy.addEventListener("click", copyHtml);
   ui.download.addEventListener("click", downloadHtml);
+  ui.downloadPdf.addEventListener("click", downloadPdf);
+  ui.downloadImage.addEventListener("click", downloadImage);
   ui.editorErrorDismiss.addEventListener("click", () => {
     ui.editorError.hidden = true;
     document.getElementById("editor-title").focus();
@@ -121,9 +128,10 @@ function designBody() {
   return withAbsoluteImageURLs(text, document.baseURI);
 }
 
-// POSTs the latest design; returns the response text, or null after telling
-// the user that the conversion failed (the previous result stays).
-async function exportDesign(path, what, button) {
+// POSTs the latest design (or body); returns the response text, or null
+// after telling the user that the conversion failed (the previous result
+// stays).
+async function exportDesign(path, what, button, body = designBody(), read = "text") {
   let response;
   let text;
   button.disabled = true;
@@ -131,9 +139,9 @@ async function exportDesign(path, what, button) {
     response = await fetch(path, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: designBody(),
+      body,
     });
-    text = await response.text();
+    text = read === "blob" && response.ok ? await response.blob() : await response.text();
   } catch (err) {
     // The button is enabled again first: focus cannot land on a disabled
     // one, and would stay on <body>, where disabling it left it.
@@ -167,6 +175,89 @@ async function getDesignHtml() {
   ui.placeholder.hidden = true;
   ui.htmlTitle.focus();
   announce(`Design HTML ready: ${currentHtml.length.toLocaleString("en")} characters.`);
+  runChecks();
+}
+
+// Lists the pre-send checks' findings for the design just exported.
+async function runChecks() {
+  ui.checkList.replaceChildren();
+  ui.checksSummary.textContent = "Checking…";
+  let text;
+  try {
+    const response = await fetch(config.checkPath, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: checkRequestBody(designBody()),
+    });
+    text = await response.text();
+    if (!response.ok) {
+      ui.checksSummary.textContent = `The checks failed (HTTP ${response.status}).${errorMessage(text)}`;
+      return;
+    }
+  } catch (err) {
+    ui.checksSummary.textContent = `The checks failed: ${err.message}`;
+    return;
+  }
+  const items = checkItems(text);
+  const findings = items.filter((item) => item.level !== "note").length;
+  ui.checksSummary.textContent = findings === 0
+    ? "No warnings."
+    : `${findings} finding${findings === 1 ? "" : "s"}.`;
+  ui.checkList.replaceChildren(...items.map((item) => {
+    const li = document.createElement("li");
+    li.className = item.level;
+    li.textContent = item.text;
+    return li;
+  }));
+}
+
+// Asks the content service for a PDF of the current HTML and opens its
+// link, which the service serves as a download.
+async function downloadPdf() {
+  const body = JSON.stringify({ html: currentHtml, page_size: "A4", page_orientation: "portrait" });
+  const text = await exportDesign(config.pdfPath, "PDF", ui.downloadPdf, body);
+  if (text === null) {
+    return;
+  }
+  let url;
+  let name;
+  try {
+    const answer = JSON.parse(text).body;
+    url = new URL(answer.url, document.baseURI);
+    name = typeof answer.filename === "string" && answer.filename ? answer.filename : "design.pdf";
+  } catch {
+    announce("PDF: the answer held no link.");
+    return;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    announce("PDF: the answer held no web link.");
+    return;
+  }
+  // The service names the file (Content-Disposition), as the answer does.
+  saveLink(url.href, name);
+  announce(`Downloading ${name}.`);
+}
+
+// Asks the content service for a PNG of the current HTML, 640 px wide.
+async function downloadImage() {
+  const body = JSON.stringify({ html: currentHtml, width: 640, file_type: "png" });
+  const blob = await exportDesign(config.imagePath, "image", ui.downloadImage, body, "blob");
+  if (blob === null) {
+    return;
+  }
+  const url = URL.createObjectURL(blob);
+  saveLink(url, "design.png");
+  setTimeout(() => URL.revokeObjectURL(url), 30_000);
+  announce("Downloading design.png.");
+}
+
+function saveLink(href, name) {
+  const link = document.createElement("a");
+  link.href = href;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
 }
 
 async function getPlainText() {
@@ -193,12 +284,7 @@ async function copyHtml() {
 function downloadHtml() {
   const blob = new Blob([currentHtml], { type: "text/html;charset=utf-8" });
   const url = URL.createObjectURL(blob);
-  const link = document.createElement("a");
-  link.href = url;
-  link.download = "design.html";
-  document.body.append(link);
-  link.click();
-  link.remove();
+  saveLink(url, "design.html");
   // The download has started by now; keep the URL a little longer anyway.
   setTimeout(() => URL.revokeObjectURL(url), 30_000);
   announce("Downloading design.html.");

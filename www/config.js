@@ -20,6 +20,9 @@ export default {
   authPath: "/proxy/bee-auth",
   htmlPath: "/v1/message/html",
   plainTextPath: "/v1/message/plain-text",
+  pdfPath: "/v1/message/pdf",
+  imagePath: "/v1/message/image",
+  checkPath: "/v1/message/check",
 
   // Starter designs offered by the stand-in editor (files under designs/).
   starterDesigns: [

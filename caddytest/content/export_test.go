@@ -184,7 +184,7 @@ func TestExportErrors(t *testing.T) {
 		{"media type form", "POST", mainSite + "/v1/message/plain-text", map[string]string{"Content-Type": "multipart/form-data; boundary=x"}, `{}`, 415, 4150, ""},
 		{"GET", "GET", mainSite + "/v1/message/html", nil, "", 405, 405, ""},
 		{"PUT", "PUT", mainSite + "/v1/message/plain-text", nil, "{}", 405, 405, ""},
-		{"unknown path", "POST", mainSite + "/v1/message/pdf", nil, "{}", 404, 404, "/v1/message/html"},
+		{"unknown path", "POST", mainSite + "/v1/message/amp", nil, "{}", 404, 404, "/v1/message/html"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

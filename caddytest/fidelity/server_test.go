@@ -1,8 +1,11 @@
 package fidelity
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +14,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
+
+	_ "github.com/designbridge/caddy-designbridge/contentservice"
 )
 
 // siteRoot is where tests put the pages they load; the Caddy config names
@@ -33,8 +38,40 @@ func pageDir(t *testing.T) (dir, urlPath string) {
 	return dir, "/" + filepath.Base(dir) + "/"
 }
 
+// The content service the designs are rendered by, as an integrator's
+// server would ask it: /v1/message/html, /v1/page/html, /v1/popup/html.
+const (
+	contentPort  = httpPort + 1
+	contentToken = "fidelity-api-token-0123456789"
+)
+
+// exportHTML asks the package's content service for the HTML of design
+// in collection.
+func exportHTML(t *testing.T, collection string, design []byte) []byte {
+	t.Helper()
+	url := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(contentPort)) + "/v1/" + collection + "/html"
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(design))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+contentToken)
+	req.Header.Set("Content-Type", "application/json")
+	client := &http.Client{Timeout: 30 * time.Second}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %d %v %.200s", url, res.StatusCode, err, body)
+	}
+	return body
+}
+
 // startCaddy loads a Caddyfile into the package's in-process Caddy that
-// serves siteRoot on 127.0.0.1:9700 and returns the base URL.
+// serves siteRoot on 127.0.0.1:9700 (and the content service on 9701) and
+// returns the base URL.
 func startCaddy(t *testing.T) string {
 	t.Helper()
 	if err := os.MkdirAll(siteRoot, 0o755); err != nil {
@@ -53,7 +90,18 @@ http://127.0.0.1:%d {
 	root * %q
 	file_server
 }
-`, adminPort, httpPort, httpsPort, httpPort, siteRoot)
+
+http://127.0.0.1:%d {
+	content_service {
+		signing_key fidelity-signing-key-0123456789abcdef
+		app fidelity {
+			secret fidelity-secret
+			token %s
+		}
+		browser off
+	}
+}
+`, adminPort, httpPort, httpsPort, httpPort, siteRoot, contentPort, contentToken)
 	tester := adminapi.NewTester(t, caddytest.Config{
 		AdminPort:          adminPort,
 		LoadRequestTimeout: 10 * time.Second,

@@ -1,0 +1,191 @@
+package contentservice
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/designbridge/caddy-designbridge/internal/browserpool"
+	"github.com/designbridge/caddy-designbridge/internal/safefetch"
+)
+
+// Defaults of BrowserConfig.
+const (
+	DefaultChromium       = "/usr/bin/chromium"
+	DefaultBrowserTabs    = 2
+	DefaultBrowserTimeout = 30 * time.Second
+	DefaultFilesTTL       = 24 * time.Hour
+	// maxImagesPerRender bounds the images one PDF or image job fetches.
+	maxImagesPerRender = 200
+)
+
+// BrowserConfig configures the PDF and image exports, which headless
+// Chromium renders (started with the first such export).
+type BrowserConfig struct {
+	// Off turns the PDF and image endpoints off: they answer 501, and
+	// Chromium need not be installed.
+	Off bool `json:"off,omitempty"`
+
+	// Path is the Chromium binary. Default: /usr/bin/chromium. Missing is
+	// a load error unless Off.
+	Path string `json:"path,omitempty"`
+
+	// Tabs bounds the renders running at once; others wait (within
+	// Timeout). Default: 2.
+	Tabs int `json:"tabs,omitempty"`
+
+	// Timeout bounds one render, and apart from it the wait for a tab.
+	// Default: 30s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+
+	// FilesDir holds the PDFs until they expire. Default: a folder in
+	// Caddy's data directory.
+	FilesDir string `json:"files_dir,omitempty"`
+
+	// FilesTTL is how long a PDF stays downloadable. Default: 24h.
+	FilesTTL caddy.Duration `json:"files_ttl,omitempty"`
+
+	// PublicURL is the base URL the PDF links start with (where clients
+	// reach this service, e.g. through design_bridge); "/v1/files/…" is
+	// appended. Default: the scheme and host of the request.
+	PublicURL string `json:"public_url,omitempty"`
+}
+
+// setupBrowser resolves cfg (nil for the defaults) into the service.
+func (s *service) setupBrowser(cfg *BrowserConfig) error {
+	if cfg == nil {
+		cfg = &BrowserConfig{}
+	}
+	if cfg.Off {
+		return nil
+	}
+	path := cfg.Path
+	if path == "" {
+		path = DefaultChromium
+	}
+	if err := browserpool.Check(path); err != nil {
+		return fmt.Errorf("browser: %v", err)
+	}
+	tabs, timeout, ttl := cfg.Tabs, time.Duration(cfg.Timeout), time.Duration(cfg.FilesTTL)
+	switch {
+	case tabs < 0:
+		return fmt.Errorf("browser: tabs must be positive")
+	case timeout < 0:
+		return fmt.Errorf("browser: timeout must be positive")
+	case ttl < 0:
+		return fmt.Errorf("browser: files_ttl must be positive")
+	}
+	if tabs == 0 {
+		tabs = DefaultBrowserTabs
+	}
+	if timeout == 0 {
+		timeout = DefaultBrowserTimeout
+	}
+	if ttl == 0 {
+		ttl = DefaultFilesTTL
+	}
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("browser: public_url %q must be an http(s) URL without query or fragment", cfg.PublicURL)
+		}
+	}
+	dir := cfg.FilesDir
+	if dir == "" {
+		dir = filepath.Join(caddy.AppDataDir(), "content_service", "files")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("browser: files_dir: %v", err)
+	}
+	client, transport := safefetch.NewClient(s.fetch.timeout, s.fetch.allowPrivate)
+	var fetcher browserpool.Fetcher = &browserpool.HTTPFetcher{Client: client, MaxSize: s.fetch.maxSize}
+	if s.fetch.off {
+		fetcher = noImages{}
+	}
+	pool, err := browserpool.New(browserpool.Config{
+		ExecPath: path, Tabs: tabs, JobTimeout: timeout,
+		Fetch:     fetcher,
+		MaxImages: maxImagesPerRender, Logger: s.logger,
+	})
+	if err != nil {
+		transport.Retire()
+		return fmt.Errorf("browser: %v", err)
+	}
+	s.browser = pool
+	s.browserTransport = transport
+	s.files = &fileStore{dir: dir, ttl: ttl}
+	s.publicURL = strings.TrimSuffix(cfg.PublicURL, "/")
+	return nil
+}
+
+// unmarshalBrowser reads the browser block; the dispenser is on
+// "browser".
+//
+//	browser off
+//	browser {
+//		path       <chromium>
+//		tabs       <n>
+//		timeout    <duration>
+//		files_dir  <folder>
+//		files_ttl  <duration>
+//		public_url <url>
+//	}
+func unmarshalBrowser(d *caddyfile.Dispenser) (*BrowserConfig, error) {
+	cfg := new(BrowserConfig)
+	if d.NextArg() {
+		if d.Val() != "off" || d.NextArg() {
+			return nil, d.Errf("browser: the only argument is off (got %q)", d.Val())
+		}
+		cfg.Off = true
+		return cfg, nil
+	}
+	seen := map[string]bool{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		name := d.Val()
+		if seen[name] {
+			return nil, d.Errf("browser: %s given twice", name)
+		}
+		seen[name] = true
+		if !d.NextArg() {
+			return nil, d.ArgErr()
+		}
+		val := d.Val()
+		if d.NextArg() {
+			return nil, d.ArgErr()
+		}
+		switch name {
+		case "path":
+			cfg.Path = val
+		case "files_dir":
+			cfg.FilesDir = val
+		case "public_url":
+			cfg.PublicURL = val
+		case "tabs":
+			n, err := strconv.Atoi(val)
+			if err != nil || n <= 0 {
+				return nil, d.Errf("browser: tabs %q: a positive number", val)
+			}
+			cfg.Tabs = n
+		case "timeout", "files_ttl":
+			dur, err := caddy.ParseDuration(val)
+			if err != nil || dur <= 0 {
+				return nil, d.Errf("browser: %s %q: a positive duration such as 30s", name, val)
+			}
+			if name == "timeout" {
+				cfg.Timeout = caddy.Duration(dur)
+			} else {
+				cfg.FilesTTL = caddy.Duration(dur)
+			}
+		default:
+			return nil, d.Errf("browser: unrecognized subdirective %q", name)
+		}
+	}
+	return cfg, nil
+}

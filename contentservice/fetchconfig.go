@@ -1,0 +1,211 @@
+package contentservice
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/designbridge/caddy-designbridge/designcheck"
+	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+)
+
+// Defaults of FetchConfig.
+const (
+	DefaultFetchTimeout      = 10 * time.Second
+	DefaultFetchTotalTimeout = 30 * time.Second
+	DefaultFetchMaxSize      = 20 << 20
+	DefaultFetchCacheTTL     = 10 * time.Minute
+	DefaultFetchMaxImages    = 200
+	// fetchCacheEntries bounds the image weights remembered.
+	fetchCacheEntries = 4096
+)
+
+// FetchConfig bounds how the service fetches the images a design or an
+// HTML export points at (the Check API's image weights, the images of PDF
+// and image exports). It never connects to a private,
+// loopback or link-local address (checked on the address dialled, after
+// DNS and on every redirect) unless AllowPrivate is set.
+type FetchConfig struct {
+	// AllowPrivate lets image URLs reach private, loopback and link-local
+	// addresses: for designs whose images live on an internal host. Off
+	// by default: a design is untrusted input.
+	AllowPrivate bool `json:"allow_private,omitempty"`
+
+	// Timeout bounds one image, redirects included. Default: 10s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+
+	// TotalTimeout bounds all the fetches of one request; images not
+	// weighed by then are reported as not fetched. Default: 30s.
+	TotalTimeout caddy.Duration `json:"total_timeout,omitempty"`
+
+	// MaxSize is the most bytes read of an image: one shown in a render,
+	// or weighed by a check when a HEAD request does not tell its size
+	// (the Caddyfile takes sizes such as 20MiB). Default: 20 MiB.
+	MaxSize int64 `json:"max_size,omitempty"`
+
+	// CacheTTL is how long an image's weight is remembered (a failure:
+	// a tenth of it). Default: 10m.
+	CacheTTL caddy.Duration `json:"cache_ttl,omitempty"`
+
+	// MaxImages bounds the distinct image URLs fetched for one request;
+	// the others are reported as not fetched. Default: 200.
+	MaxImages int `json:"max_images,omitempty"`
+
+	// Off turns image fetching off: checks report every image as not
+	// weighed, renders show none (the Caddyfile's "fetch off").
+	Off bool `json:"off,omitempty"`
+}
+
+// fetchSettings is a FetchConfig with its defaults applied.
+type fetchSettings struct {
+	off          bool
+	allowPrivate bool
+	timeout      time.Duration
+	totalTimeout time.Duration
+	maxSize      int64
+	maxImages    int
+}
+
+// setupFetch resolves cfg (nil for the defaults) into the service.
+func (s *service) setupFetch(cfg *FetchConfig) error {
+	if cfg == nil {
+		cfg = &FetchConfig{}
+	}
+	timeout, total, ttl := time.Duration(cfg.Timeout), time.Duration(cfg.TotalTimeout), time.Duration(cfg.CacheTTL)
+	switch {
+	case timeout < 0:
+		return fmt.Errorf("fetch: timeout must be positive")
+	case total < 0:
+		return fmt.Errorf("fetch: total_timeout must be positive")
+	case ttl < 0:
+		return fmt.Errorf("fetch: cache_ttl must not be negative")
+	case cfg.MaxSize < 0:
+		return fmt.Errorf("fetch: max_size must be positive")
+	case cfg.MaxImages < 0:
+		return fmt.Errorf("fetch: max_images must be positive")
+	}
+	if timeout == 0 {
+		timeout = DefaultFetchTimeout
+	}
+	if total == 0 {
+		total = DefaultFetchTotalTimeout
+	}
+	if ttl == 0 {
+		ttl = DefaultFetchCacheTTL
+	}
+	maxSize := cfg.MaxSize
+	if maxSize == 0 {
+		maxSize = DefaultFetchMaxSize
+	}
+	s.fetch = fetchSettings{off: cfg.Off, allowPrivate: cfg.AllowPrivate, timeout: timeout,
+		totalTimeout: total, maxSize: maxSize, maxImages: cfg.MaxImages}
+	if s.fetch.maxImages == 0 {
+		s.fetch.maxImages = DefaultFetchMaxImages
+	}
+	if !cfg.Off {
+		s.weigher = designcheck.NewHTTPWeigher(designcheck.WeigherConfig{
+			Timeout: timeout, MaxSize: maxSize, AllowPrivate: cfg.AllowPrivate,
+			CacheTTL: ttl, MaxCached: fetchCacheEntries,
+		})
+	}
+	if cfg.AllowPrivate && s.logger != nil {
+		s.logger.Warn("fetch allow_private: design image URLs may reach private, loopback and link-local addresses")
+	}
+	return nil
+}
+
+// Interface guard
+var _ caddy.CleanerUpper = (*Handler)(nil)
+
+// Cleanup stops the browser (waiting for it and everything it started)
+// and releases the service's outgoing connections.
+func (h *Handler) Cleanup() error {
+	if h.svc == nil {
+		return nil
+	}
+	if h.svc.browser != nil {
+		h.svc.browser.Close()
+		h.svc.browserTransport.Retire()
+	}
+	if h.svc.weigher != nil {
+		h.svc.weigher.Close()
+	}
+	return nil
+}
+
+// unmarshalFetch reads the fetch block; the dispenser is on "fetch".
+//
+//	fetch off
+//	fetch {
+//		allow_private
+//		timeout       <duration>
+//		total_timeout <duration>
+//		max_size      <size>
+//		cache_ttl     <duration>
+//		max_images    <n>
+//	}
+func unmarshalFetch(d *caddyfile.Dispenser) (*FetchConfig, error) {
+	cfg := new(FetchConfig)
+	if d.NextArg() {
+		if d.Val() != "off" || d.NextArg() {
+			return nil, d.Errf("fetch: the only argument is off (got %q)", d.Val())
+		}
+		cfg.Off = true
+		return cfg, nil
+	}
+	seen := map[string]bool{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		name := d.Val()
+		if seen[name] {
+			return nil, d.Errf("fetch: %s given twice", name)
+		}
+		seen[name] = true
+		if name == "allow_private" {
+			if d.NextArg() {
+				return nil, d.ArgErr()
+			}
+			cfg.AllowPrivate = true
+			continue
+		}
+		if !d.NextArg() {
+			return nil, d.ArgErr()
+		}
+		val := d.Val()
+		if d.NextArg() {
+			return nil, d.ArgErr()
+		}
+		switch name {
+		case "timeout", "total_timeout", "cache_ttl":
+			dur, err := caddy.ParseDuration(val)
+			if err != nil || dur <= 0 {
+				return nil, d.Errf("fetch: %s %q: a positive duration such as 10s", name, val)
+			}
+			switch name {
+			case "timeout":
+				cfg.Timeout = caddy.Duration(dur)
+			case "total_timeout":
+				cfg.TotalTimeout = caddy.Duration(dur)
+			default:
+				cfg.CacheTTL = caddy.Duration(dur)
+			}
+		case "max_size":
+			size, err := confvalue.Size(val)
+			if err != nil || size <= 0 {
+				return nil, d.Errf("fetch: max_size %q: a positive size such as 20MiB", val)
+			}
+			cfg.MaxSize = size
+		case "max_images":
+			n, err := strconv.Atoi(val)
+			if err != nil || n <= 0 {
+				return nil, d.Errf("fetch: max_images %q: a positive number", val)
+			}
+			cfg.MaxImages = n
+		default:
+			return nil, d.Errf("fetch: unrecognized subdirective %q", name)
+		}
+	}
+	return cfg, nil
+}

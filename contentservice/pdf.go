@@ -1,0 +1,366 @@
+package contentservice
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/designbridge/caddy-designbridge/internal/browserpool"
+)
+
+// The PDF and image exports' paths, and where the PDFs are served.
+const (
+	PathMessagePDF   = "/v1/message/pdf"
+	PathPagePDF      = "/v1/page/pdf"
+	PathMessageImage = "/v1/message/image"
+	PathPageImage    = "/v1/page/image"
+	PathFiles        = "/v1/files/"
+)
+
+// Codes of the PDF and image exports.
+const (
+	CodeNotImplemented = 501  // the endpoints are turned off
+	CodeRenderTimeout  = 5040 // the render took longer than browser.timeout
+)
+
+// Bounds of an image export, in CSS pixels.
+const (
+	maxImageWidth  = 4096
+	maxImageHeight = 16384
+	fullPDFWidth   = 900 // the vendor's "Full" page width
+	pdfViewport    = 800
+	maxStoredFiles = 1000
+)
+
+// paperSizes are the PDF page sizes, in inches, portrait.
+var paperSizes = map[string][2]float64{
+	"letter": {8.5, 11},
+	"a4":     {8.27, 11.69},
+	"a3":     {11.69, 16.54},
+}
+
+// canonicalSize is the page size as the answer spells it.
+var canonicalSize = map[string]string{"letter": "Letter", "a4": "A4", "a3": "A3", "full": "Full"}
+
+// renderRequest is the body of a PDF or image export.
+type renderRequest struct {
+	HTML            *string         `json:"html"`
+	PageSize        string          `json:"page_size"`
+	PageOrientation string          `json:"page_orientation"`
+	Width           *int64          `json:"width"`
+	Height          *int64          `json:"height"`
+	Size            json.RawMessage `json:"size"`
+	FileType        string          `json:"file_type"`
+}
+
+// admitRender admits and decodes a PDF or image request; ok false after
+// answering the failure.
+func (s *service) admitRender(w http.ResponseWriter, r *http.Request) (string, *renderRequest, func(), bool) {
+	if s.browser == nil {
+		w.Header().Set("X-Request-Id", requestID(r))
+		writeError(w, http.StatusNotImplemented, CodeNotImplemented, "Not implemented",
+			"PDF and image exports are turned off on this content service")
+		return "", nil, func() {}, false
+	}
+	id, body, release, ok := s.admitJSON(w, r)
+	if !ok {
+		return id, nil, release, false
+	}
+	var req renderRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			details := "the body must be a JSON object with html"
+			if typeErr.Field != "" {
+				details = fmt.Sprintf("%s must not be %s", typeErr.Field, typeErr.Value)
+			}
+			writeError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid request", details)
+		} else {
+			writeError(w, http.StatusBadRequest, CodeNotJSON, "Body is not JSON", "the body must be a JSON object")
+		}
+		return id, nil, release, false
+	}
+	if req.HTML == nil || strings.TrimSpace(*req.HTML) == "" {
+		writeError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid request", "html is required (the document to render)")
+		return id, nil, release, false
+	}
+	return id, &req, release, true
+}
+
+// servePDF answers POST /v1/{message,page}/pdf: the HTML printed to a PDF,
+// kept for browser.files_ttl, and a link to it.
+func (s *service) servePDF(w http.ResponseWriter, r *http.Request) {
+	id, req, release, ok := s.admitRender(w, r)
+	defer release()
+	if !ok {
+		return
+	}
+	size := strings.ToLower(strings.TrimSpace(req.PageSize))
+	orient := strings.ToLower(strings.TrimSpace(req.PageOrientation))
+	if _, known := canonicalSize[size]; !known {
+		writeError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid request", "page_size must be Letter, A4, A3 or Full")
+		return
+	}
+	if orient != "portrait" && orient != "landscape" {
+		writeError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid request", "page_orientation must be portrait or landscape")
+		return
+	}
+	opt := browserpool.PDFOptions{Landscape: orient == "landscape", Width: pdfViewport}
+	if size == "full" {
+		opt.Full, opt.Width = true, fullPDFWidth
+	} else {
+		paper := paperSizes[size]
+		opt.WidthIn, opt.HeightIn = paper[0], paper[1]
+	}
+	data, err := s.browser.PDF(r.Context(), *req.HTML, opt)
+	if err != nil {
+		s.renderError(w, r, id, err)
+		return
+	}
+	name, err := s.files.put(data)
+	if err != nil {
+		s.logger.Error("storing a PDF failed", zap.String("request_id", id), zap.Error(err))
+		writeError(w, http.StatusInternalServerError, CodeInternal, "Internal error", "request id "+id)
+		return
+	}
+	// The link expires: no cache may keep this answer.
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]any{"body": map[string]string{
+		"url":              s.fileURL(r, name),
+		"filename":         name,
+		"content_type":     "application/pdf",
+		"page_size":        canonicalSize[size],
+		"page_orientation": orient,
+	}})
+}
+
+// serveImage answers POST /v1/{message,page}/image with the image itself.
+func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
+	id, req, release, ok := s.admitRender(w, r)
+	defer release()
+	if !ok {
+		return
+	}
+	opt := browserpool.ImageOptions{MaxHeight: maxImageHeight}
+	switch strings.ToLower(strings.TrimSpace(req.FileType)) {
+	case "png":
+	case "jpg", "jpeg":
+		opt.JPEG = true
+	default:
+		writeError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid request", "file_type must be png or jpg")
+		return
+	}
+	switch {
+	case req.Width != nil:
+		opt.Width = *req.Width
+		if req.Height != nil {
+			opt.Height = *req.Height
+			if opt.Height < 1 || opt.Height > maxImageHeight {
+				writeError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid request",
+					fmt.Sprintf("height must be 1 to %d pixels", maxImageHeight))
+				return
+			}
+		}
+	case len(req.Size) > 0:
+		// size: the width, as a number or a string; the height follows
+		// the content.
+		text := strings.Trim(string(req.Size), `" `)
+		n, err := strconv.ParseInt(strings.TrimSuffix(text, "px"), 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid request", "size must be a width in pixels")
+			return
+		}
+		opt.Width = n
+	default:
+		writeError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid request", "width (and height) or size is required")
+		return
+	}
+	if opt.Width < 1 || opt.Width > maxImageWidth {
+		writeError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid request",
+			fmt.Sprintf("width must be 1 to %d pixels", maxImageWidth))
+		return
+	}
+	data, err := s.browser.Image(r.Context(), *req.HTML, opt)
+	if err != nil {
+		s.renderError(w, r, id, err)
+		return
+	}
+	ctype := "image/png"
+	if opt.JPEG {
+		ctype = "image/jpeg"
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
+}
+
+// renderError answers a failed render: a timeout as 504, anything else as
+// a logged 500.
+func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string, err error) {
+	if errors.Is(err, browserpool.ErrTimeout) {
+		writeError(w, http.StatusGatewayTimeout, CodeRenderTimeout, "Rendering timed out",
+			"the render took longer than this service allows")
+		return
+	}
+	s.logger.Error("rendering in the browser failed",
+		zap.String("request_id", id), zap.String("path", r.URL.Path), zap.Error(err))
+	writeError(w, http.StatusInternalServerError, CodeInternal, "Internal error", "request id "+id)
+}
+
+// fileURL is the absolute URL of a stored file: under browser.public_url,
+// else where the request came in (with the prefix a handle_path took).
+func (s *service) fileURL(r *http.Request, name string) string {
+	if s.publicURL != "" {
+		return s.publicURL + PathFiles + name
+	}
+	prefix := ""
+	if orig, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok {
+		prefix = strings.TrimSuffix(orig.URL.Path, r.URL.Path)
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + prefix + PathFiles + name
+}
+
+// storedName is a stored file's name: 128 random bits, so that the link
+// itself is the permission to read it.
+var storedName = regexp.MustCompile(`^[0-9a-f]{32}\.pdf$`)
+
+// serveFile answers GET /v1/files/<name>: a stored PDF until it expires.
+func (s *service) serveFile(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Request-Id", requestID(r))
+	if s.files == nil {
+		writeError(w, http.StatusNotFound, http.StatusNotFound, "Not found", "no such file")
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, http.StatusMethodNotAllowed, "Method not allowed", "use GET")
+		return
+	}
+	name := strings.TrimPrefix(r.URL.Path, PathFiles)
+	if !storedName.MatchString(name) {
+		writeError(w, http.StatusNotFound, http.StatusNotFound, "Not found", "no such file")
+		return
+	}
+	f, mod, err := s.files.open(name)
+	if err != nil {
+		writeError(w, http.StatusNotFound, http.StatusNotFound, "Not found", "no such file, or it expired")
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "sandbox")
+	w.Header().Set("Cache-Control", "private, max-age="+strconv.Itoa(int(time.Until(mod.Add(s.files.ttl)).Seconds())))
+	http.ServeContent(w, r, name, mod, f)
+}
+
+// fileStore keeps rendered PDFs in a folder for ttl. Expired files are
+// removed when a file is stored (no background work), and at most
+// maxStoredFiles are kept, the oldest going first.
+type fileStore struct {
+	dir string
+	ttl time.Duration
+}
+
+func (fs *fileStore) put(data []byte) (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	name := hex.EncodeToString(b[:]) + ".pdf"
+	tmp, err := os.CreateTemp(fs.dir, ".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(fs.dir, name))
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return "", err
+	}
+	fs.sweep()
+	return name, nil
+}
+
+// open returns a stored file that has not expired, with its time.
+func (fs *fileStore) open(name string) (*os.File, time.Time, error) {
+	path := filepath.Join(fs.dir, name)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	info, err := f.Stat()
+	if err != nil || time.Since(info.ModTime()) > fs.ttl {
+		f.Close()
+		_ = os.Remove(path)
+		return nil, time.Time{}, os.ErrNotExist
+	}
+	return f, info.ModTime(), nil
+}
+
+// sweep removes expired files, and the oldest beyond maxStoredFiles.
+func (fs *fileStore) sweep() {
+	entries, err := os.ReadDir(fs.dir)
+	if err != nil {
+		return
+	}
+	type file struct {
+		name string
+		mod  time.Time
+	}
+	var live []file
+	for _, e := range entries {
+		if !storedName.MatchString(e.Name()) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if time.Since(info.ModTime()) > fs.ttl {
+			_ = os.Remove(filepath.Join(fs.dir, e.Name()))
+			continue
+		}
+		live = append(live, file{e.Name(), info.ModTime()})
+	}
+	if len(live) <= maxStoredFiles {
+		return
+	}
+	sort.Slice(live, func(i, j int) bool { return live[i].mod.Before(live[j].mod) })
+	for _, f := range live[:len(live)-maxStoredFiles] {
+		_ = os.Remove(filepath.Join(fs.dir, f.name))
+	}
+}
+
+// noImages is the fetcher of a service whose fetch is off.
+type noImages struct{}
+
+func (noImages) Fetch(context.Context, string) ([]byte, string, error) {
+	return nil, "", errors.New("fetching is off")
+}

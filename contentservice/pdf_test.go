@@ -1,0 +1,53 @@
+package contentservice
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestFileStore: a stored PDF opens until it expires; expired files go
+// when another is stored; names are unguessable and unique.
+func TestFileStore(t *testing.T) {
+	dir := t.TempDir()
+	fs := &fileStore{dir: dir, ttl: time.Hour}
+	a, err := fs.put([]byte("%PDF-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := fs.put([]byte("%PDF-b"))
+	if a == b || !storedName.MatchString(a) {
+		t.Fatalf("names %q %q", a, b)
+	}
+	f, _, err := fs.open(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	// a is two hours old: expired, refused and removed.
+	old := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, a), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := fs.open(a); err == nil {
+		t.Error("an expired file opened")
+	}
+	if _, err := os.Stat(filepath.Join(dir, a)); !os.IsNotExist(err) {
+		t.Error("the expired file is still there")
+	}
+	// b expires too; the next store sweeps it.
+	if err := os.Chtimes(filepath.Join(dir, b), old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.put([]byte("%PDF-c")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, b)); !os.IsNotExist(err) {
+		t.Error("the sweep left an expired file")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("%d files, want the fresh one only", len(entries))
+	}
+}

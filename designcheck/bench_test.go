@@ -1,0 +1,53 @@
+package designcheck
+
+import (
+	"context"
+	"testing"
+
+	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/designtest"
+)
+
+// sizeWeigher answers every image at once, as the weight cache does once
+// warm: the benchmarks measure the checks, not a network.
+type sizeWeigher struct{}
+
+func (sizeWeigher) Weigh(context.Context, string) (int64, error) { return 64 << 10, nil }
+
+// BenchmarkCheck measures decoding a design and running every message
+// check on it (the Check API's work per request, image weights cached),
+// and the widget checks alone.
+func BenchmarkCheck(b *testing.B) {
+	designs := designtest.OwnAndCorpus(b, false)
+	all := Request{}
+	for category := range available[Message] {
+		all.Checks = append(all.Checks, Spec{Category: category})
+	}
+	specs, langs, err := all.Validate(Message)
+	if err != nil {
+		b.Fatal(err)
+	}
+	widgets, _, _ := (&Request{Checks: []Spec{{Category: MissingAltText}, {Category: MissingImageLink}, {Category: MissingCopyLink}}}).Validate(Message)
+	for _, name := range designtest.Names(designs) {
+		data := designs[name]
+		if _, err := design.Decode(data); err != nil {
+			continue
+		}
+		for _, bc := range []struct {
+			name  string
+			specs []Spec
+		}{{"all", specs}, {"widgets", widgets}} {
+			b.Run(name+"/"+bc.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					d, err := design.Decode(data)
+					if err != nil {
+						b.Fatal(err)
+					}
+					Run(context.Background(), d, Message, bc.specs, langs, Options{Weigher: sizeWeigher{}})
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package designcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/designbridge/caddy-designbridge/internal/retire"
+	"github.com/designbridge/caddy-designbridge/internal/safefetch"
+)
+
+// HTTPWeigher weighs images over HTTP: a HEAD request's Content-Length,
+// else the bytes a GET delivers, up to MaxSize. It never connects to a
+// private, loopback or link-local address unless AllowPrivate, and it
+// remembers answers for a while (the same images come back check after
+// check).
+type HTTPWeigher struct {
+	client    *http.Client
+	transport *retire.Transport
+	maxSize   int64
+	ttl       time.Duration
+	failTTL   time.Duration
+	maxCached int
+
+	mu    sync.Mutex
+	cache map[string]cached
+}
+
+type cached struct {
+	size    int64
+	err     error
+	expires time.Time
+}
+
+// WeigherConfig configures an HTTPWeigher.
+type WeigherConfig struct {
+	Timeout      time.Duration // per image, redirects included
+	MaxSize      int64         // bytes counted by a GET before giving up
+	AllowPrivate bool          // allow private, loopback and link-local addresses
+	CacheTTL     time.Duration // how long a weight is remembered (failures: a tenth)
+	MaxCached    int           // URLs remembered at most
+}
+
+// NewHTTPWeigher returns a weigher; Close releases its connections.
+func NewHTTPWeigher(cfg WeigherConfig) *HTTPWeigher {
+	client, tr := safefetch.NewClient(cfg.Timeout, cfg.AllowPrivate)
+	return &HTTPWeigher{
+		client: client, transport: tr, maxSize: cfg.MaxSize,
+		ttl: cfg.CacheTTL, failTTL: cfg.CacheTTL / 10, maxCached: cfg.MaxCached,
+		cache: map[string]cached{},
+	}
+}
+
+// Close retires the weigher's connections (a Caddy module's Cleanup).
+func (h *HTTPWeigher) Close() { h.transport.Retire() }
+
+// Weigh implements Weigher.
+func (h *HTTPWeigher) Weigh(ctx context.Context, src string) (int64, error) {
+	now := time.Now()
+	h.mu.Lock()
+	if c, ok := h.cache[src]; ok && now.Before(c.expires) {
+		h.mu.Unlock()
+		return c.size, c.err
+	}
+	h.mu.Unlock()
+
+	size, err := h.weigh(ctx, src)
+	if ctx.Err() != nil {
+		// The caller gave up: nothing was learnt about the image.
+		return size, err
+	}
+	ttl := h.ttl
+	if err != nil {
+		ttl = h.failTTL
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.cache) >= h.maxCached {
+		for k, c := range h.cache {
+			if !now.Before(c.expires) {
+				delete(h.cache, k)
+			}
+		}
+		for k := range h.cache {
+			if len(h.cache) < h.maxCached {
+				break
+			}
+			delete(h.cache, k) // map order: an arbitrary victim
+		}
+	}
+	if h.maxCached > 0 && ttl > 0 {
+		h.cache[src] = cached{size: size, err: err, expires: now.Add(ttl)}
+	}
+	return size, err
+}
+
+// weighError is a reason an image could not be weighed.
+type weighError struct{ reason string }
+
+func (e *weighError) Error() string { return e.reason }
+
+func weighErr(format string, args ...any) error {
+	return &weighError{reason: fmt.Sprintf(format, args...)}
+}
+
+func (h *HTTPWeigher) weigh(ctx context.Context, src string) (int64, error) {
+	u, err := url.Parse(src)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return 0, weighErr("not an http or https URL")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u.String(), nil)
+	if err != nil {
+		return 0, weighErr("not an http or https URL")
+	}
+	res, err := h.client.Do(req)
+	if err != nil {
+		return 0, describe(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode/100 == 2 && res.ContentLength >= 0 {
+		return res.ContentLength, nil
+	}
+	if res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusGone {
+		return 0, weighErr("the image answered %d", res.StatusCode)
+	}
+	// No length, or HEAD not served: count what a GET delivers.
+	req.Method = http.MethodGet
+	res, err = h.client.Do(req)
+	if err != nil {
+		return 0, describe(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode/100 != 2 {
+		return 0, weighErr("the image answered %d", res.StatusCode)
+	}
+	if res.ContentLength > h.maxSize {
+		return 0, weighErr("larger than %d bytes", h.maxSize)
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(res.Body, h.maxSize+1))
+	if err != nil {
+		return 0, describe(err)
+	}
+	if n > h.maxSize {
+		return 0, weighErr("larger than %d bytes", h.maxSize)
+	}
+	return n, nil
+}
+
+// describe turns a client error into a reason fit for the answer.
+func describe(err error) error {
+	var netErr net.Error
+	switch {
+	case errors.Is(err, safefetch.ErrAddressRefused):
+		return weighErr("address not allowed")
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return weighErr("timed out")
+	case errors.Is(err, context.Canceled):
+		return weighErr("request cancelled")
+	}
+	return weighErr("could not be fetched")
+}

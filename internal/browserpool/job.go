@@ -1,0 +1,202 @@
+package browserpool
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"math"
+	"strings"
+	"sync/atomic"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// Fetcher fetches an image the HTML shows. It must refuse what the
+// service refuses (private addresses) and bound size and time.
+type Fetcher interface {
+	Fetch(ctx context.Context, url string) (body []byte, contentType string, err error)
+}
+
+// docURL is where the tab loads the HTML from: the pool answers it from
+// memory (.invalid names never resolve), so the page has an origin of no
+// value and relative URLs go nowhere.
+const docURL = "http://content-service.invalid/document"
+
+func withExecutor(ctx context.Context, e cdp.Executor) context.Context {
+	return cdp.WithExecutor(ctx, e)
+}
+
+// MaxFullHeight bounds the page of a Full PDF, in CSS pixels; taller
+// content is cut there.
+const MaxFullHeight = 16384
+
+// PDFOptions is the paper of a PDF job; Full prints one page as tall as
+// the content, Width pixels wide.
+type PDFOptions struct {
+	WidthIn, HeightIn float64 // paper in inches (portrait); ignored when Full
+	Landscape         bool
+	Full              bool
+	Width             int64 // viewport width in CSS pixels
+}
+
+// ImageOptions is the shot of an image job: Width pixels wide, Height
+// pixels tall (0: as tall as the content, up to MaxHeight).
+type ImageOptions struct {
+	Width, Height, MaxHeight int64
+	JPEG                     bool
+}
+
+// PDF renders html to a PDF.
+func (p *Pool) PDF(ctx context.Context, html string, opt PDFOptions) ([]byte, error) {
+	var out []byte
+	err := p.run(ctx, html, opt.Width, func(ctx context.Context) error {
+		pr := page.PrintToPDF().WithPrintBackground(true).WithPreferCSSPageSize(false)
+		if opt.Full {
+			_, _, _, _, _, content, err := page.GetLayoutMetrics().Do(ctx)
+			if err != nil {
+				return err
+			}
+			// One page as tall as the content, up to MaxFullHeight.
+			w, h := float64(opt.Width)/96, math.Ceil(min(content.Height+1, MaxFullHeight))/96
+			pr = pr.WithPaperWidth(w).WithPaperHeight(h).WithMarginTop(0).WithMarginBottom(0).
+				WithMarginLeft(0).WithMarginRight(0).WithPageRanges("1")
+		} else {
+			pr = pr.WithPaperWidth(opt.WidthIn).WithPaperHeight(opt.HeightIn).WithLandscape(opt.Landscape).
+				WithMarginTop(0.4).WithMarginBottom(0.4).WithMarginLeft(0.4).WithMarginRight(0.4)
+		}
+		data, _, err := pr.Do(ctx)
+		out = data
+		return err
+	})
+	return out, err
+}
+
+// Image renders html to a PNG or JPEG.
+func (p *Pool) Image(ctx context.Context, html string, opt ImageOptions) ([]byte, error) {
+	var out []byte
+	err := p.run(ctx, html, opt.Width, func(ctx context.Context) error {
+		h := opt.Height
+		if h <= 0 {
+			_, _, _, _, _, content, err := page.GetLayoutMetrics().Do(ctx)
+			if err != nil {
+				return err
+			}
+			h = int64(math.Ceil(content.Height))
+		}
+		h = max(1, min(h, opt.MaxHeight))
+		shot := page.CaptureScreenshot().WithCaptureBeyondViewport(true).
+			WithClip(&page.Viewport{X: 0, Y: 0, Width: float64(opt.Width), Height: float64(h), Scale: 1})
+		if opt.JPEG {
+			shot = shot.WithFormat(page.CaptureScreenshotFormatJpeg).WithQuality(90)
+		} else {
+			shot = shot.WithFormat(page.CaptureScreenshotFormatPng)
+		}
+		data, err := shot.Do(ctx)
+		out = data
+		return err
+	})
+	return out, err
+}
+
+// run loads html in a fresh tab width pixels wide, then runs act on it,
+// within the job timeout and ctx.
+func (p *Pool) run(ctx context.Context, html string, width int64, act func(context.Context) error) error {
+	// Waiting for a tab takes at most one job timeout, and the render
+	// another; starting the browser is not counted (chromedp bounds it).
+	wait, cancelWait := context.WithTimeout(ctx, p.cfg.JobTimeout)
+	err := p.acquire(wait)
+	cancelWait()
+	if err != nil {
+		return err
+	}
+	defer p.release()
+	b, err := p.browser()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.JobTimeout)
+	defer cancel()
+
+	// A fresh tab. Nothing a job loads can leave state for the next: no
+	// script runs, and the answers the pool fulfils carry no cookie.
+	// Closing it waits for the browser, so a hung browser is killed
+	// (below) before this runs.
+	tab, closeTab := chromedp.NewContext(b.ctx)
+	defer closeTab()
+	var images atomic.Int64
+	chromedp.ListenTarget(tab, func(ev any) {
+		e, ok := ev.(*fetch.EventRequestPaused)
+		if !ok {
+			return
+		}
+		b.jobs.Add(1)
+		go func() {
+			defer b.jobs.Done()
+			p.answer(tab, ctx, e, html, &images)
+		}()
+	})
+	// The job's deadline and cancellation apply to every call on the tab.
+	jctx, jcancel := context.WithCancel(tab)
+	defer jcancel()
+	defer context.AfterFunc(ctx, jcancel)()
+	err = chromedp.Run(jctx,
+		fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*"}}),
+		emulation.SetScriptExecutionDisabled(true),
+		emulation.SetDeviceMetricsOverride(width, 800, 1, false),
+		chromedp.Navigate(docURL),
+		chromedp.ActionFunc(act),
+	)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		// Timed out: the page, or the browser, hung. A browser that no
+		// longer answers is replaced.
+		if !alive(b) {
+			p.replace(b, "it stopped answering")
+		}
+		return ErrTimeout
+	}
+	if b.ctx.Err() != nil {
+		p.replace(b, "it crashed")
+		return errors.New("the browser crashed; try again")
+	}
+	return err
+}
+
+// answer handles one request of the tab: the document from memory, an
+// image through the Fetcher, anything else refused.
+func (p *Pool) answer(tab, job context.Context, e *fetch.EventRequestPaused, html string, images *atomic.Int64) {
+	c := chromedp.FromContext(tab)
+	if c == nil || c.Target == nil {
+		return
+	}
+	exec := cdp.WithExecutor(job, c.Target)
+	url := e.Request.URL
+	switch {
+	case url == docURL:
+		_ = fetch.FulfillRequest(e.RequestID, 200).
+			WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "text/html; charset=utf-8"}}).
+			WithBody(base64.StdEncoding.EncodeToString([]byte(html))).Do(exec)
+		return
+	case e.ResourceType == network.ResourceTypeImage && isHTTP(url) && images.Add(1) <= int64(p.cfg.MaxImages):
+		body, ctype, err := p.cfg.Fetch.Fetch(job, url)
+		if err == nil {
+			_ = fetch.FulfillRequest(e.RequestID, 200).
+				WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: ctype}}).
+				WithBody(base64.StdEncoding.EncodeToString(body)).Do(exec)
+			return
+		}
+	}
+	_ = fetch.FailRequest(e.RequestID, network.ErrorReasonBlockedByClient).Do(exec)
+}
+
+func isHTTP(u string) bool {
+	l := strings.ToLower(u)
+	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}

@@ -1,0 +1,217 @@
+// Package browserpool renders HTML to PDF and images with headless
+// Chromium through chromedp: one browser process, a bounded number of
+// tabs, a timeout per job, JavaScript off, and no network but the images
+// the HTML shows, which the pool fetches itself with an HTTP client the
+// caller gives (one that refuses private addresses). A browser that
+// crashes or hangs is replaced; Close stops it and waits for everything
+// the pool started.
+package browserpool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+	"go.uber.org/zap"
+)
+
+// Config configures a Pool.
+type Config struct {
+	ExecPath   string        // the Chromium binary
+	Tabs       int           // jobs rendering at once (others wait)
+	JobTimeout time.Duration // one render; waiting for a tab, the same again
+	Fetch      Fetcher       // fetches the HTML's images
+	MaxImages  int           // images fetched per job; the others fail
+	Logger     *zap.Logger
+}
+
+// ErrTimeout is a job that did not finish within its time.
+var ErrTimeout = errors.New("rendering took too long")
+
+// ErrClosed is a job given to a closed pool.
+var ErrClosed = errors.New("the browser pool is closed")
+
+// Pool is a headless Chromium and its tabs.
+type Pool struct {
+	cfg  Config
+	tabs chan struct{}
+
+	mu      sync.Mutex
+	current *instance
+	closed  bool
+	wg      sync.WaitGroup // instances being stopped
+}
+
+// instance is one browser process.
+type instance struct {
+	ctx         context.Context // the browser's chromedp context
+	cancel      context.CancelFunc
+	allocCancel context.CancelFunc
+	dataDir     string
+	jobs        sync.WaitGroup // request handlers of its tabs
+}
+
+// Check reports whether execPath is a file that can be run, for a load
+// error that names the problem before any job.
+func Check(execPath string) error {
+	path, err := exec.LookPath(execPath)
+	if err != nil {
+		return fmt.Errorf("chromium not found at %q: %v (install chromium, set its path, or turn the PDF and image endpoints off)", execPath, err)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.IsDir() {
+		return fmt.Errorf("chromium at %q is not a file", execPath)
+	}
+	return nil
+}
+
+// New returns a pool; the browser starts with the first job.
+func New(cfg Config) (*Pool, error) {
+	if err := Check(cfg.ExecPath); err != nil {
+		return nil, err
+	}
+	if cfg.Tabs <= 0 || cfg.JobTimeout <= 0 || cfg.Fetch == nil {
+		return nil, errors.New("browserpool: Tabs, JobTimeout and Fetch are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	return &Pool{cfg: cfg, tabs: make(chan struct{}, cfg.Tabs)}, nil
+}
+
+// start launches a browser with a fresh profile.
+func (p *Pool) start() (*instance, error) {
+	dir, err := os.MkdirTemp("", "content-service-chromium-")
+	if err != nil {
+		return nil, err
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(p.cfg.ExecPath),
+		chromedp.UserDataDir(dir),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	}
+	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	// No timeout here: the first Run's context owns the process. The
+	// allocator bounds the start itself (it waits 20 s for DevTools).
+	if err := chromedp.Run(ctx); err != nil {
+		cancel()
+		allocCancel()
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting chromium: %v", err)
+	}
+	return &instance{ctx: ctx, cancel: cancel, allocCancel: allocCancel, dataDir: dir}, nil
+}
+
+// browser returns the running browser, starting one when there is none
+// or the last one died.
+func (p *Pool) browser() (*instance, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, ErrClosed
+	}
+	if b := p.current; b != nil {
+		if b.ctx.Err() == nil {
+			return b, nil
+		}
+		p.current = nil
+		p.stopLocked(b)
+	}
+	b, err := p.start()
+	if err != nil {
+		return nil, err
+	}
+	p.current = b
+	return b, nil
+}
+
+// replace retires b if it is still the current browser (it crashed or
+// hung); the next job starts a fresh one.
+func (p *Pool) replace(b *instance, why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.current != b {
+		return
+	}
+	p.cfg.Logger.Warn("replacing the browser", zap.String("reason", why))
+	p.current = nil
+	p.stopLocked(b)
+}
+
+// stopLocked kills b's process and, in the background (tracked by
+// p.wg), waits for its tabs' handlers and removes its profile.
+func (p *Pool) stopLocked(b *instance) {
+	// Killing the process ends every call pending on it, so that the
+	// handlers waited for below return.
+	b.allocCancel()
+	b.cancel()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		b.jobs.Wait()
+		_ = os.RemoveAll(b.dataDir)
+	}()
+}
+
+// alive reports whether b answers within a short time.
+func alive(b *instance) bool {
+	ctx, cancel := context.WithTimeout(b.ctx, 3*time.Second)
+	defer cancel()
+	_, _, _, _, _, err := browser.GetVersion().Do(cdpBrowser(ctx))
+	return err == nil
+}
+
+// cdpBrowser is ctx with the browser itself as the executor.
+func cdpBrowser(ctx context.Context) context.Context {
+	c := chromedp.FromContext(ctx)
+	if c == nil || c.Browser == nil {
+		return ctx
+	}
+	return withExecutor(ctx, c.Browser)
+}
+
+// Close stops the browser and waits for everything the pool started.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.closed = true
+	if b := p.current; b != nil {
+		p.current = nil
+		p.stopLocked(b)
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// acquire waits for a free tab; release gives it back.
+func (p *Pool) acquire(ctx context.Context) error {
+	select {
+	case p.tabs <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ErrTimeout
+	}
+}
+
+func (p *Pool) release() { <-p.tabs }
+
+// InUse is the number of tabs rendering now (for tests of the bound).
+func (p *Pool) InUse() int { return len(p.tabs) }

@@ -1,0 +1,315 @@
+package browserpool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image"
+	"image/color"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/designbridge/caddy-designbridge/internal/safefetch"
+)
+
+const chromium = "/usr/bin/chromium"
+
+func newPool(t *testing.T, allowPrivate bool, timeout time.Duration) *Pool {
+	t.Helper()
+	if err := Check(chromium); err != nil {
+		t.Skip(err)
+	}
+	client, tr := safefetch.NewClient(10*time.Second, allowPrivate)
+	t.Cleanup(tr.Retire)
+	p, err := New(Config{ExecPath: chromium, Tabs: 2, JobTimeout: timeout, Fetch: &HTTPFetcher{Client: client, MaxSize: 1 << 20}, MaxImages: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// redPNG is a 40×40 red square.
+func redPNG() []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 40, 40))
+	for y := range 40 {
+		for x := range 40 {
+			img.Set(x, y, color.RGBA{255, 0, 0, 255})
+		}
+	}
+	var b bytes.Buffer
+	_ = png.Encode(&b, img)
+	return b.Bytes()
+}
+
+func imageHost(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var hits atomic.Int64
+	done := make(chan struct{})
+	red := redPNG()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path == "/hang.png" {
+			select {
+			case <-done:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(red)
+	}))
+	t.Cleanup(func() { close(done); srv.Close() })
+	return srv, &hits
+}
+
+// redPixels counts the pure red pixels of a PNG.
+func redPixels(t *testing.T, data []byte) (int, image.Rectangle) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r>>8 > 240 && g>>8 < 16 && bl>>8 < 16 {
+				n++
+			}
+		}
+	}
+	return n, b
+}
+
+func TestImageAndPDF(t *testing.T) {
+	srv, hits := imageHost(t)
+	p := newPool(t, true, 20*time.Second)
+	html := `<!DOCTYPE html><html><body style="margin:0"><img src="` + srv.URL + `/red.png" width="40" height="40"><p>hello</p></body></html>`
+	shot, err := p.Image(context.Background(), html, ImageOptions{Width: 300, MaxHeight: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	red, bounds := redPixels(t, shot)
+	if bounds.Dx() != 300 || red < 1500 {
+		t.Errorf("image %v with %d red pixels; want 300 wide, the 40×40 image shown", bounds, red)
+	}
+	if hits.Load() != 1 {
+		t.Errorf("%d image requests, want 1", hits.Load())
+	}
+	pdf, err := p.PDF(context.Background(), html, PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+		t.Fatalf("not a PDF: %.20q", pdf)
+	}
+}
+
+// TestScriptsAndOtherRequestsRefused: JavaScript does not run, and only
+// images reach the network.
+func TestScriptsAndOtherRequestsRefused(t *testing.T) {
+	srv, hits := imageHost(t)
+	p := newPool(t, true, 20*time.Second)
+	html := `<html><head><link rel="stylesheet" href="` + srv.URL + `/style.css"><script src="` + srv.URL + `/x.js"></script></head>
+<body style="margin:0;background:#fff"><div id="d" style="width:100px;height:100px;background:#fff"></div>
+<script>document.getElementById('d').style.background='#ff0000'</script>
+<iframe src="file:///etc/passwd"></iframe></body></html>`
+	shot, err := p.Image(context.Background(), html, ImageOptions{Width: 200, Height: 200, MaxHeight: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red, _ := redPixels(t, shot); red != 0 {
+		t.Errorf("%d red pixels: the script ran", red)
+	}
+	if hits.Load() != 0 {
+		t.Errorf("%d requests for a stylesheet and a script, want none", hits.Load())
+	}
+}
+
+// TestNoFileAccess: an image, frame or background on file: shows
+// nothing (the pool refuses file: requests, and Chromium refuses them to
+// a page of an http origin, which the document has).
+func TestNoFileAccess(t *testing.T) {
+	p := newPool(t, true, 20*time.Second)
+	path := t.TempDir() + "/red.png"
+	if err := os.WriteFile(path, redPNG(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	html := `<body style="margin:0"><img src="file://` + path + `" width="40" height="40">` +
+		`<iframe src="file://` + path + `" width="60" height="60"></iframe><div style="background:url('file://` + path + `');width:40px;height:40px"></div></body>`
+	shot, err := p.Image(context.Background(), html, ImageOptions{Width: 200, Height: 200, MaxHeight: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red, _ := redPixels(t, shot); red != 0 {
+		t.Errorf("%d red pixels: a file: URL was read", red)
+	}
+	// The same picture over HTTP is shown: the test can fail.
+	srv, _ := imageHost(t)
+	shot, err = p.Image(context.Background(), `<body style="margin:0"><img src="`+srv.URL+`/red.png" width="40" height="40"></body>`, ImageOptions{Width: 200, Height: 200, MaxHeight: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red, _ := redPixels(t, shot); red < 1500 {
+		t.Errorf("%d red pixels over HTTP", red)
+	}
+}
+
+func TestPrivateImageNotFetched(t *testing.T) {
+	srv, hits := imageHost(t)
+	p := newPool(t, false, 20*time.Second)
+	html := `<img src="` + srv.URL + `/red.png">`
+	if _, err := p.Image(context.Background(), html, ImageOptions{Width: 100, MaxHeight: 500}); err != nil {
+		t.Fatal(err)
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("the loopback image was fetched %d times", hits.Load())
+	}
+}
+
+// TestHungPageTimesOut: a page whose image never arrives times out, and
+// the pool still renders afterwards.
+func TestHungPageTimesOut(t *testing.T) {
+	srv, _ := imageHost(t)
+	p := newPool(t, true, 2*time.Second)
+	_, err := p.Image(context.Background(), `<img src="`+srv.URL+`/hang.png">`, ImageOptions{Width: 100, MaxHeight: 500})
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err %v, want ErrTimeout", err)
+	}
+	if _, err := p.Image(context.Background(), `<p>after</p>`, ImageOptions{Width: 100, MaxHeight: 500}); err != nil {
+		t.Fatalf("after a timeout: %v", err)
+	}
+}
+
+// TestCrashedBrowserReplaced: a killed browser is replaced by the next
+// job; Close leaves no process behind.
+func TestCrashedBrowserReplaced(t *testing.T) {
+	p := newPool(t, false, 20*time.Second)
+	if _, err := p.Image(context.Background(), `<p>one</p>`, ImageOptions{Width: 100, MaxHeight: 500}); err != nil {
+		t.Fatal(err)
+	}
+	proc := chromedp.FromContext(p.current.ctx).Browser.Process()
+	if err := proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		if _, err = p.Image(context.Background(), `<p>two</p>`, ImageOptions{Width: 100, MaxHeight: 500}); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("no render after the crash: %v", err)
+	}
+	second := chromedp.FromContext(p.current.ctx).Browser.Process()
+	if second.Pid == proc.Pid {
+		t.Fatal("the dead browser is still the current one")
+	}
+	dir := p.current.dataDir
+	p.Close()
+	if err := second.Signal(os.Signal(nil)); err == nil && processAlive(second.Pid) {
+		t.Errorf("browser %d still runs after Close", second.Pid)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("profile %s left behind", dir)
+	}
+}
+
+// processAlive reports whether pid names a live (not zombie) process.
+func processAlive(pid int) bool {
+	data, err := os.ReadFile("/proc/" + itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(data))
+	return len(fields) > 2 && fields[2] != "Z"
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for n > 0 || i == len(b) {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
+
+// TestTabsBound: six jobs at once on a pool of two tabs never render more
+// than two pages at a time (each page's image is held 300 ms, so the
+// image host sees how many pages load together), and all six finish.
+func TestTabsBound(t *testing.T) {
+	var now, peak atomic.Int64
+	red := redPNG()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := now.Add(1)
+		defer now.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(red)
+	}))
+	defer srv.Close()
+	p := newPool(t, true, 30*time.Second)
+	errs := make(chan error, 6)
+	for i := range 6 {
+		go func() {
+			_, err := p.Image(context.Background(), `<img src="`+srv.URL+`/`+itoa(i)+`.png">`, ImageOptions{Width: 100, MaxHeight: 500})
+			errs <- err
+		}()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if peak.Load() > 2 || peak.Load() < 1 {
+		t.Errorf("%d pages loaded at once, bound 2", peak.Load())
+	}
+	if p.InUse() != 0 {
+		t.Errorf("%d tabs still held", p.InUse())
+	}
+}
+
+// TestHungBrowserReplaced: a browser that stops answering (SIGSTOP) makes
+// the job time out, and is killed and replaced; the next job renders.
+func TestHungBrowserReplaced(t *testing.T) {
+	p := newPool(t, false, 2*time.Second)
+	if _, err := p.Image(context.Background(), `<p>one</p>`, ImageOptions{Width: 100, MaxHeight: 500}); err != nil {
+		t.Fatal(err)
+	}
+	proc := chromedp.FromContext(p.current.ctx).Browser.Process()
+	if err := proc.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Image(context.Background(), `<p>two</p>`, ImageOptions{Width: 100, MaxHeight: 500}); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("job on a stopped browser: %v, want ErrTimeout", err)
+	}
+	if _, err := p.Image(context.Background(), `<p>three</p>`, ImageOptions{Width: 100, MaxHeight: 500}); err != nil {
+		t.Fatalf("after the hang: %v", err)
+	}
+	if pid := chromedp.FromContext(p.current.ctx).Browser.Process().Pid; pid == proc.Pid {
+		t.Fatal("the stopped browser is still in use")
+	}
+	if processAlive(proc.Pid) {
+		t.Errorf("the stopped browser %d was not killed", proc.Pid)
+	}
+}

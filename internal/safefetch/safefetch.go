@@ -1,0 +1,102 @@
+// Package safefetch makes HTTP clients for fetching URLs that come from
+// untrusted input (a design's image sources): they never connect to a
+// private, loopback or link-local address unless told to, checked on the
+// address actually dialled (after DNS, on every redirect), and they bound
+// time and redirects. It is the same rule fsp applies to upload sources.
+package safefetch
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"github.com/designbridge/caddy-designbridge/internal/retire"
+)
+
+// ErrAddressRefused is returned (wrapped) when a dial is refused for its
+// address.
+var ErrAddressRefused = errors.New("address not allowed")
+
+// MaxRedirects is the most redirects a client follows.
+const MaxRedirects = 5
+
+// NewClient returns a client whose every connection and whole request
+// (redirects included) take at most timeout. Unless allowPrivate is set it
+// dials public unicast addresses only (see Public). The transport is
+// returned too, so that its owner's Cleanup can retire it.
+func NewClient(timeout time.Duration, allowPrivate bool) (*http.Client, *retire.Transport) {
+	dialer := &net.Dialer{Timeout: timeout}
+	if !allowPrivate {
+		dialer.Control = Control
+	}
+	transport := retire.New(&http.Transport{
+		Proxy:                 nil, // a proxy would hide the real destination from Control
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		MaxIdleConns:          8,
+		IdleConnTimeout:       30 * time.Second,
+	})
+	client := &http.Client{
+		Transport: transport,
+		Timeout:   timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= MaxRedirects {
+				return errors.New("too many redirects")
+			}
+			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+				return fmt.Errorf("redirect to scheme %q", req.URL.Scheme)
+			}
+			return nil
+		},
+	}
+	return client, transport
+}
+
+// Control is a net.Dialer Control function that refuses every address
+// Public refuses. It sees the address being dialled, so DNS answers and
+// redirects cannot get around it.
+func Control(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !Public(ip) {
+		return fmt.Errorf("%w: %s", ErrAddressRefused, host)
+	}
+	return nil
+}
+
+// Public reports whether ip is a public unicast address.
+func Public(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
+		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() ||
+		ip.IsUnspecified() {
+		return false
+	}
+	for _, p := range nonPublic {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
+}
+
+// nonPublic are ranges the standard predicates do not cover but that reach
+// no public host: "this network", shared address space (carrier NAT),
+// IETF protocol assignments, benchmarking, reserved, and NAT64 (which
+// could wrap any of the above).
+var nonPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"),
+}

@@ -1,0 +1,69 @@
+package safefetch
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+func TestPublic(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		want bool
+	}{
+		{"93.184.216.34", true},
+		{"2606:2800:220:1::1", true},
+		{"127.0.0.1", false},
+		{"::1", false},
+		{"10.1.2.3", false},
+		{"172.16.0.1", false},
+		{"192.168.1.1", false},
+		{"169.254.169.254", false}, // cloud metadata
+		{"fe80::1", false},
+		{"fc00::1", false},
+		{"0.0.0.0", false},
+		{"100.64.0.1", false},
+		{"::ffff:127.0.0.1", false},
+		{"64:ff9b::7f00:1", false},
+		{"224.0.0.1", false},
+	} {
+		if got := Public(netip.MustParseAddr(tc.addr)); got != tc.want {
+			t.Errorf("Public(%s) = %v, want %v", tc.addr, got, tc.want)
+		}
+	}
+}
+
+// TestClientRefusesLoopback: a loopback server is not reached unless
+// private addresses are allowed, and a redirect to it is refused too.
+func TestClientRefusesLoopback(t *testing.T) {
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+
+	client, tr := NewClient(2*time.Second, false)
+	defer tr.Retire()
+	_, err := client.Get(srv.URL)
+	if !errors.Is(err, ErrAddressRefused) {
+		t.Fatalf("loopback fetch: err %v, want ErrAddressRefused", err)
+	}
+	if hits != 0 {
+		t.Fatalf("the loopback server was reached %d times", hits)
+	}
+
+	open, tr2 := NewClient(2*time.Second, true)
+	defer tr2.Retire()
+	res, err := open.Get(srv.URL)
+	if err != nil {
+		t.Fatalf("allowPrivate: %v", err)
+	}
+	res.Body.Close()
+	if hits != 1 {
+		t.Fatalf("allowPrivate: %d hits, want 1", hits)
+	}
+}
