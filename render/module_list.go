@@ -17,9 +17,11 @@ func (w *emailWriter) moduleList(m *design.Module, c *design.Value) {
 		linkColor:    w.linkColorFor(cs.Get("linkColor"), st.Get("link-color")),
 		pMargin:      true,
 		listItemGap:  gap,
-		listIndent:   cs.Get("liIndent"),
-		listStyle:    cs.Get("listStyleType"),
-		listPosition: cs.Get("listStylePosition"),
+		// Written on every <ul>/<ol> of the text: bounded as colours are
+		// (richStyleDefaults makes them safe).
+		listIndent:   repeatable(cs.Get("liIndent")),
+		listStyle:    repeatable(cs.Get("listStyleType")),
+		listPosition: repeatable(cs.Get("listStylePosition")),
 	}
 	if o.listStyle == "revert" {
 		o.listStyle = ""

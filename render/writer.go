@@ -31,6 +31,8 @@ type emailWriter struct {
 	color     string // default text colour
 	linkColor string
 
+	maxOutput int // bytes of body and mobile rules (see checkSize)
+
 	// Per-row/per-column context.
 	rowLink   string // row link colour override
 	colWidth  float64
@@ -47,6 +49,23 @@ type emailWriter struct {
 const tableAttrs = ` role="presentation" cellpadding="0" cellspacing="0"`
 
 func (w *emailWriter) s(s string) { w.body.WriteString(s) }
+
+// checkSize stops the render once the output so far is over the limit
+// (see outputFull). It is called where the renderer starts an element
+// with attributes, a rich-text tag, a module, a column or a row, so that
+// between two calls it writes at most one such step: a few bounded CSS
+// values and at most one string of the design.
+func (w *emailWriter) checkSize() {
+	if w.body.Len()+w.mobile.Len() > w.maxOutput {
+		w.full()
+	}
+}
+
+// full unwinds the render (HTMLWithLimits recovers it). Kept out of
+// checkSize so that the check itself stays small enough to inline.
+//
+//go:noinline
+func (w *emailWriter) full() { panic(outputFull{}) }
 
 // warnOnce reports a problem once per distinct message, naming the first
 // place it occurs and, when it recurs, how often: a design with thousands
@@ -81,6 +100,7 @@ func (w *emailWriter) int(n int) {
 
 // attr writes ` name="value"` with value escaped.
 func (w *emailWriter) attr(name, value string) {
+	w.checkSize()
 	w.body.WriteByte(' ')
 	w.body.WriteString(name)
 	w.body.WriteString(`="`)
@@ -147,13 +167,29 @@ func appendPx(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'f', -1, 64)
 }
 
+// Bounds on CSS values copied from a design (docs/renderer.md). A value
+// over its bound is dropped, like an unsafe one: cutting it would leave
+// broken CSS, and refusing the design for one junk value would refuse
+// designs an editor produced. Real values are far shorter (the longest
+// in the corpus is a 164-byte background url(), font stacks ~100 bytes).
+const (
+	// maxCSSValue bounds any value: font stacks, borders, url()s.
+	maxCSSValue = 512
+	// maxCSSRepeated bounds colours and the values the renderer repeats
+	// on every element of a block's rich text (link colour on each <a>,
+	// list settings on each <ul>): there, each byte of the value is
+	// copied once per tag of the text, so the bound caps how much a few
+	// bytes of input can grow.
+	maxCSSRepeated = 64
+)
+
 // cssValue returns v if it is safe inside a style attribute or the
 // <style> block: no declaration or rule breaks, no markup, no script
-// URLs or legacy IE expressions. Design values are plain CSS values, so
-// anything else is dropped rather than repaired.
+// URLs or legacy IE expressions, at most maxCSSValue bytes. Design values
+// are plain CSS values, so anything else is dropped rather than repaired.
 func cssValue(v string) string {
 	v = strings.TrimSpace(v)
-	if v == "" {
+	if v == "" || len(v) > maxCSSValue {
 		return ""
 	}
 	for i := 0; i < len(v); i++ {
@@ -222,6 +258,7 @@ func (w *emailWriter) styleAttr(s *style) {
 	if len(b) == 0 {
 		return
 	}
+	w.checkSize()
 	if b[len(b)-1] == ';' {
 		b = b[:len(b)-1]
 	}
@@ -235,13 +272,27 @@ func (w *emailWriter) path() string {
 	return "page.rows[" + strconv.Itoa(w.rowIndex) + "].columns[" + strconv.Itoa(w.colIndex) + "].modules[" + strconv.Itoa(w.modIndex) + "]"
 }
 
-// cssColor returns a usable colour ("" for empty or junk).
-func cssColor(c string) string {
-	c = cssValue(c)
-	if c == "" {
+// cssColor returns a usable colour ("" for empty or junk, and for a
+// value over maxCSSRepeated bytes: no colour notation is that long).
+func cssColor(c string) string { return cssRepeated(c) }
+
+// repeatable is v, or "" when v is over maxCSSRepeated bytes once
+// trimmed (for values made safe later, by style.add).
+func repeatable(v string) string {
+	if len(strings.TrimSpace(v)) > maxCSSRepeated {
 		return ""
 	}
-	return c
+	return v
+}
+
+// cssRepeated is cssValue for a value written on every element of a
+// block's rich text: at most maxCSSRepeated bytes.
+func cssRepeated(v string) string {
+	v = cssValue(v)
+	if len(v) > maxCSSRepeated {
+		return ""
+	}
+	return v
 }
 
 // isTransparent reports whether a colour paints nothing.
