@@ -14,9 +14,9 @@ func (w *emailWriter) moduleList(m *design.Module, c *design.Value) {
 	cs := design.StyleOf(c.Get("computedStyle"))
 	gap, _ := cs.Px("liSpacing")
 	o := &richOpts{
-		linkColor:    w.linkColorFor(cs.Get("linkColor"), st.Get("link-color")),
-		pMargin:      true,
-		listItemGap:  gap,
+		linkColor:   w.linkColorFor(cs.Get("linkColor"), st.Get("link-color")),
+		pMargin:     true,
+		listItemGap: gap,
 		// Written on every <ul>/<ol> of the text: bounded as colours are
 		// (richStyleDefaults makes them safe).
 		listIndent:   repeatable(cs.Get("liIndent")),
