@@ -93,7 +93,7 @@ func (w *emailWriter) document() {
 	w.styleAttr(&tdst)
 	w.s(">")
 	for i := range p.Rows {
-		w.checkSize()
+		w.checkTotal()
 		w.rowIndex = i
 		w.row(&p.Rows[i])
 	}

@@ -120,7 +120,7 @@ func (w *emailWriter) render() (err error) {
 	defer stopWhenFull(&err, w.maxOutput)
 	w.document()
 	// What was written since the last check: the head comes on top.
-	w.checkSize()
+	w.checkTotal()
 	return nil
 }
 

@@ -49,19 +49,29 @@ const tableAttrs = ` role="presentation" cellpadding="0" cellspacing="0"`
 
 func (w *emailWriter) s(s string) { w.body.WriteString(s) }
 
-// checkSize stops the render once the output so far is over the limit
+// checkSize stops the render once the body so far is over the limit
 // (see outputFull). It is called where the renderer starts an element
-// with attributes, a rich-text tag, a module, a column or a row, so that
-// between two calls it writes at most one such step: a few bounded CSS
-// values and at most one string of the design.
+// with attributes or a rich-text tag, so that between two calls it
+// writes at most a few bounded CSS values and one string of the design.
+// It is on every element: it reads the body alone, to stay cheap enough
+// to inline; checkTotal counts the mobile rules as well.
 func (w *emailWriter) checkSize() {
+	if w.body.Len() > w.maxOutput {
+		w.full()
+	}
+}
+
+// checkTotal is checkSize for the body and the mobile rules, called at
+// each row, column and module: only they write mobile rules, a bounded
+// amount each.
+func (w *emailWriter) checkTotal() {
 	if w.body.Len()+w.mobile.Len() > w.maxOutput {
 		w.full()
 	}
 }
 
 // full unwinds the render (HTMLWithLimits recovers it). Kept out of
-// checkSize so that the check itself stays small enough to inline.
+// the checks so that checkSize stays small enough to inline.
 //
 //go:noinline
 func (w *emailWriter) full() { panic(outputFull{}) }
