@@ -3,7 +3,6 @@ package content
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -185,6 +184,6 @@ func procStatusBytes(t *testing.T, field string) int64 {
 		}
 		return kb << 10
 	}
-	t.Fatal(fmt.Sprintf("no %s in /proc/self/status", field))
+	t.Fatalf("no %s in /proc/self/status", field)
 	return 0
 }
