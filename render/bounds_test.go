@@ -1,10 +1,12 @@
 package render
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -222,6 +224,60 @@ func FuzzAmplification(f *testing.F) {
 				if _, err := form.render(d, Limits{MaxOutput: n - 1}); !errors.Is(err, ErrOutputTooLarge) {
 					t.Fatalf("%s: limit %d, one byte under its size: %v", form.name, n-1, err)
 				}
+			}
+		}
+	})
+}
+
+// FuzzAmplificationRepeated holds the same bound where the constant ampC
+// cannot hide a growth: a fragment of design (a row, a column or a block,
+// by level) is repeated up to 255 times, so that a shape renders past
+// the bound unless its own HTML is within about ampK bytes per byte.
+func FuzzAmplificationRepeated(f *testing.F) {
+	f.Add([]byte(`{"columns":[{},{},{},{},{},{},{},{},{},{},{},{}]}`), uint8(255), uint8(0))
+	f.Add([]byte(`{"columns":[{"modules":[]}]}`), uint8(255), uint8(0))
+	f.Add([]byte(`{}`), uint8(12), uint8(1))
+	f.Add([]byte(`{"style":{"background-color":"#123456","border":"1px solid #abcdef"}}`), uint8(12), uint8(1))
+	for _, m := range []string{
+		`{"type":"mailup-bee-newsletter-modules-divider"}`,
+		`{"type":"mailup-bee-newsletter-modules-spacer","descriptor":{"computedStyle":{"hideContentOnMobile":true}}}`,
+		`{"type":"mailup-bee-newsletter-modules-paragraph","descriptor":{"paragraph":{"html":"<a><a><ul><li>","computedStyle":{"linkColor":"` + strings.Repeat("a", 64) + `"}}}}`,
+		`{"type":"mailup-bee-newsletter-modules-button","descriptor":{"button":{"label":"x","href":"https://x"}}}`,
+		`{"type":"mailup-bee-newsletter-modules-social","descriptor":{"iconsList":{"icons":[{"image":{"src":"https://x"}}]}}}`,
+	} {
+		f.Add([]byte(m), uint8(255), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, fragment []byte, copies, level uint8) {
+		if copies == 0 {
+			return
+		}
+		parts := bytes.Repeat(append(append([]byte{}, fragment...), ','), int(copies))
+		parts = parts[:len(parts)-1]
+		var doc []byte
+		switch level % 3 {
+		case 0:
+			doc = slices.Concat([]byte(`{"page":{"rows":[`), parts, []byte(`]}}`))
+		case 1:
+			doc = slices.Concat([]byte(`{"page":{"rows":[{"columns":[`), parts, []byte(`]}]}}`))
+		default:
+			doc = slices.Concat([]byte(`{"page":{"rows":[{"columns":[{"modules":[`), parts, []byte(`]}]}]}}`))
+		}
+		d, err := design.Decode(doc)
+		if err != nil {
+			return
+		}
+		bound := ampK*len(doc) + ampC
+		for _, form := range []struct {
+			name   string
+			render func(d *design.Design, lim Limits) (*Output, error)
+		}{{"HTML", HTMLWithLimits}, {"text", PlainTextWithLimits}} {
+			_, err := form.render(d, Limits{MaxOutput: bound})
+			var pe *design.PathError
+			if errors.As(err, &pe) {
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s: %d bytes of JSON over %d bytes of output: %v", form.name, len(doc), bound, err)
 			}
 		}
 	})
