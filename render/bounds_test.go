@@ -46,7 +46,7 @@ func renderBoth(t testing.TB, data []byte, lim Limits) (html, text []byte, htmlE
 
 // TestAmplification renders the amplification designs without an output
 // limit that would hide the growth: each output stays within the
-// amplification bound. Unbounded, long-values rendered 120 KB of JSON to
+// amplification bound. Unbounded, long-values renders 120 KB of JSON to
 // 131 MB of HTML (a 32 KiB link colour on 2,000 links) and deep-nesting
 // to 100 MB of plain text (indentation growing with each nested list).
 func TestAmplification(t *testing.T) {
