@@ -50,11 +50,12 @@ const tableAttrs = ` role="presentation" cellpadding="0" cellspacing="0"`
 func (w *emailWriter) s(s string) { w.body.WriteString(s) }
 
 // checkSize stops the render once the body so far is over the limit
-// (see outputFull). It is called where the renderer starts an element
-// with attributes or a rich-text tag, so that between two calls it
-// writes at most a few bounded CSS values and one string of the design.
-// It is on every element: it reads the body alone, to stay cheap enough
-// to inline; checkTotal counts the mobile rules as well.
+// (see outputFull). It is called where the renderer writes a style
+// attribute, a rich-text tag or an item of a block's list (icons, menu
+// items, table rows, form fields), so that between two calls it writes
+// at most a few bounded CSS values and one string of the design. It is
+// on most elements: it reads the body alone, to stay cheap enough to
+// inline; checkTotal counts the mobile rules as well.
 func (w *emailWriter) checkSize() {
 	if w.body.Len() > w.maxOutput {
 		w.full()
@@ -109,7 +110,6 @@ func (w *emailWriter) int(n int) {
 
 // attr writes ` name="value"` with value escaped.
 func (w *emailWriter) attr(name, value string) {
-	w.checkSize()
 	w.body.WriteByte(' ')
 	w.body.WriteString(name)
 	w.body.WriteString(`="`)
