@@ -32,6 +32,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //			editor_tokens
 //		}
 //		max_body   <size>
+//		max_output <size>
 //		rate_limit <requests> [per] <duration>
 //		pass_thru
 //		login_failure_limit <failures> [per] <duration> | off
@@ -104,6 +105,21 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("max_body: %v", err)
 			}
 			h.MaxBody = size
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "max_output":
+			if err := once(name); err != nil {
+				return err
+			}
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			size, err := confvalue.Size(d.Val())
+			if err != nil {
+				return d.Errf("max_output: %v", err)
+			}
+			h.MaxOutput = size
 			if d.NextArg() {
 				return d.ArgErr()
 			}

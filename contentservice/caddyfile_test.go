@@ -35,6 +35,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 					secret s2
 				}
 				max_body 1MiB
+				max_output 16MiB
 				rate_limit 60 1m
 				pass_thru
 			}`,
@@ -45,6 +46,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 					{ClientID: "other", ClientSecret: "s2"},
 				},
 				MaxBody:   1 << 20,
+				MaxOutput: 16 << 20,
 				RateLimit: &RateLimit{Requests: "60", Window: "1m"},
 				PassThru:  true,
 			},
@@ -108,6 +110,11 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{name: "max_body placeholder", input: "content_service {\n max_body {env.MAX}\n}", err: `max_body: "{env.MAX}" is not a size`},
 		{name: "max_body two values", input: "content_service {\n max_body 1MiB 2MiB\n}", err: "2MiB"},
 		{name: "max_body twice", input: "content_service {\n max_body 1MiB\n max_body 2MiB\n}", err: "max_body given twice"},
+		{name: "max_output without value", input: "content_service {\n max_output\n}", err: "max_output"},
+		{name: "max_output bad", input: "content_service {\n max_output lots\n}", err: `max_output: "lots" is not a size`},
+		{name: "max_output zero", input: "content_service {\n max_output 0\n}", err: "max_output"},
+		{name: "max_output two values", input: "content_service {\n max_output 1MiB 2MiB\n}", err: "2MiB"},
+		{name: "max_output twice", input: "content_service {\n max_output 1MiB\n max_output 2MiB\n}", err: "max_output given twice"},
 		{name: "rate_limit one arg", input: "content_service {\n rate_limit 5\n}", err: "want <requests> [per] <duration>, got 1"},
 		{name: "rate_limit four args", input: "content_service {\n rate_limit 5 per 1m x\n}", err: "got 4"},
 		{name: "rate_limit bad count", input: "content_service {\n rate_limit many 1m\n}", err: `"many" is not a positive number`},

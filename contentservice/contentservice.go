@@ -3,6 +3,7 @@ package contentservice
 import (
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 	"github.com/designbridge/caddy-designbridge/internal/browserpool"
 	"github.com/designbridge/caddy-designbridge/internal/retire"
+	"github.com/designbridge/caddy-designbridge/render"
 )
 
 func init() {
@@ -73,6 +75,13 @@ type Handler struct {
 	// such as 4MiB or 500KB), as design_bridge's max_body. Default: 4 MiB.
 	MaxBody int64 `json:"max_body,omitempty"`
 
+	// Largest rendered document, in bytes (the Caddyfile takes sizes such
+	// as 8MiB): a few bytes of design may stand for many bytes of HTML,
+	// so the body's bound alone does not bound the answer. The renderer
+	// stops as soon as the document crosses it, and the export is
+	// answered 413 (code 4130). Default: 8 MiB (render.DefaultMaxOutput).
+	MaxOutput int64 `json:"max_output,omitempty"`
+
 	// RateLimit, when set, bounds export requests per API token (editor
 	// tokens share their application's budget). Unset means no limit.
 	RateLimit *RateLimit `json:"rate_limit,omitempty"`
@@ -115,6 +124,7 @@ type service struct {
 	apiTokens  []apiToken
 	maxBody    int64
 	limits     design.Limits      // the decoder's bounds
+	output     render.Limits      // the renderer's bounds
 	limiter    *limiter           // export requests per token; nil when off
 	failures   *addrlimit.Limiter // failed logins per client address; nil when off
 	passThru   bool
@@ -288,6 +298,19 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 	// max_body is the one size bound; the decoder's other bounds (depth,
 	// counts, string sizes) keep their defaults.
 	s.limits = design.Limits{MaxBytes: int(s.maxBody)}
+
+	switch {
+	case cfg.MaxOutput < 0:
+		return nil, fmt.Errorf("max_output must not be negative")
+	case cfg.MaxOutput > math.MaxInt32:
+		// A bound no answer should reach, and one every platform's int
+		// holds.
+		return nil, fmt.Errorf("max_output: %d bytes, more than the largest accepted (%d)", cfg.MaxOutput, math.MaxInt32)
+	}
+	s.output = render.Limits{MaxOutput: render.DefaultMaxOutput}
+	if cfg.MaxOutput > 0 {
+		s.output.MaxOutput = int(cfg.MaxOutput)
+	}
 
 	if cfg.RateLimit != nil {
 		n, window, err := cfg.RateLimit.resolve(repl)

@@ -26,7 +26,7 @@ const (
 	CodeTokenExpired     = 4010 // expired editor token (apps with editor_tokens)
 	CodeNotJSON          = 4100 // body is not JSON
 	CodeNotDesign        = 4101 // JSON but not a design
-	CodeBodyTooLarge     = 4130 // body over max_body (or a design bound)
+	CodeBodyTooLarge     = 4130 // body over max_body, a design bound or max_output
 	CodeMediaType        = 4150 // media type other than JSON
 	CodeInternal         = 4200 // internal failure
 	CodeRateLimited      = 4290 // rate limit exceeded
@@ -39,13 +39,13 @@ type exportFormat struct {
 	rawType  string // the raw form's media type, for Accept matching
 	rawCType string // the raw form's Content-Type
 	jsonKey  string // member of "body" in the JSON form
-	// render is render.HTML or render.PlainText.
-	render func(*design.Design) (*render.Output, error)
+	// render is render.HTMLWithLimits or render.PlainTextWithLimits.
+	render func(*design.Design, render.Limits) (*render.Output, error)
 }
 
 var (
-	formatHTML = exportFormat{rawType: "text/html", rawCType: "text/html; charset=utf-8", jsonKey: "html", render: render.HTML}
-	formatText = exportFormat{rawType: "text/plain", rawCType: "text/plain; charset=utf-8", jsonKey: "text", render: render.PlainText}
+	formatHTML = exportFormat{rawType: "text/html", rawCType: "text/html; charset=utf-8", jsonKey: "html", render: render.HTMLWithLimits}
+	formatText = exportFormat{rawType: "text/plain", rawCType: "text/plain; charset=utf-8", jsonKey: "text", render: render.PlainTextWithLimits}
 )
 
 // serveExport answers POST /v1/message/html and /v1/message/plain-text.
@@ -265,13 +265,19 @@ func (s *service) renderSafely(body []byte, f exportFormat) (out *render.Output,
 	if err != nil {
 		return nil, classifyDecodeError(err)
 	}
-	out, err = f.render(d)
+	out, err = f.render(d, s.output)
 	var pathErr *design.PathError
 	switch {
 	case errors.As(err, &pathErr):
 		// The renderer refuses a block it cannot read as Decode refuses
 		// a malformed design: the client's fault.
 		return nil, classifyDecodeError(err)
+	case errors.Is(err, render.ErrOutputTooLarge):
+		// Over max_output: as a body over max_body, the design is too
+		// large for this service (export.md's 413).
+		return nil, &renderFailure{status: http.StatusRequestEntityTooLarge, code: CodeBodyTooLarge,
+			message: "Rendered document too large",
+			details: fmt.Sprintf("the design renders to more than %d bytes (max_output)", s.output.MaxOutput)}
 	case err != nil:
 		return nil, &renderFailure{status: http.StatusInternalServerError, internal: err.Error()}
 	}

@@ -89,7 +89,7 @@ func TestExportErrors(t *testing.T) {
 	deep := `{"page":` + strings.Repeat("[", design.DefaultMaxDepth+1) + strings.Repeat("]", design.DefaultMaxDepth+1) + `}`
 	tests := []struct {
 		name    string
-		maxBody int64
+		maxBody int64 // and max_output, when negative
 		method  string
 		path    string
 		headers map[string]string
@@ -106,6 +106,9 @@ func TestExportErrors(t *testing.T) {
 			400, CodeNotDesign, "page.rows[0].columns[0].modules[0]: descriptor.button.label must be a string, not array"},
 		{"design over a bound", 0, "", PathHTML, nil, deep, 413, CodeBodyTooLarge, "nesting deeper"},
 		{"body over max_body", 10, "", PathHTML, nil, minimalDesign, 413, CodeBodyTooLarge, "10 bytes"},
+		{"HTML over max_output", -1000, "", PathHTML, nil, minimalDesign, 413, CodeBodyTooLarge, "more than 1000 bytes (max_output)"},
+		{"text over max_output", -10, "", PathPlainText, nil, `{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-text","descriptor":{"text":{"html":"<p>eleven char</p>"}}}]}]}]}}`,
+			413, CodeBodyTooLarge, "more than 10 bytes (max_output)"},
 		{"media type text/plain", 0, "", PathHTML, map[string]string{"Content-Type": "text/plain"}, minimalDesign, 415, CodeMediaType, "application/json"},
 		{"media type form", 0, "", PathPlainText, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, minimalDesign, 415, CodeMediaType, ""},
 		{"media type malformed", 0, "", PathHTML, map[string]string{"Content-Type": "application/json;;=="}, minimalDesign, 415, CodeMediaType, ""},
@@ -115,7 +118,13 @@ func TestExportErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, _ := newTestService(t, func(h *Handler) { h.MaxBody = tt.maxBody })
+			h, _ := newTestService(t, func(h *Handler) {
+				if tt.maxBody < 0 {
+					h.MaxOutput = -tt.maxBody
+				} else {
+					h.MaxBody = tt.maxBody
+				}
+			})
 			headers := map[string]string{"Authorization": "Bearer " + testAPIToken}
 			for k, v := range tt.headers {
 				headers[k] = v
@@ -176,12 +185,12 @@ func TestClassifyDecodeError(t *testing.T) {
 func TestInternalFailure(t *testing.T) {
 	tests := []struct {
 		name   string
-		render func(*design.Design) (*render.Output, error)
+		render func(*design.Design, render.Limits) (*render.Output, error)
 		logged string // in the log entry's error field
 	}{
-		{"panic", func(*design.Design) (*render.Output, error) { panic("index out of range in renderer") }, "panic: index out of range in renderer"},
-		{"error", func(*design.Design) (*render.Output, error) { return nil, errors.New("boom") }, "boom"},
-		{"no output", func(*design.Design) (*render.Output, error) { return nil, nil }, "renderer returned no output"},
+		{"panic", func(*design.Design, render.Limits) (*render.Output, error) { panic("index out of range in renderer") }, "panic: index out of range in renderer"},
+		{"error", func(*design.Design, render.Limits) (*render.Output, error) { return nil, errors.New("boom") }, "boom"},
+		{"no output", func(*design.Design, render.Limits) (*render.Output, error) { return nil, nil }, "renderer returned no output"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -50,6 +50,8 @@ func TestProvisionErrors(t *testing.T) {
 			h.Apps = append(h.Apps, App{ClientID: "b", ClientSecret: "x", Tokens: []string{"t"}})
 		}, "also configured for app"},
 		{"negative max_body", func(h *Handler) { h.MaxBody = -1 }, "max_body must not be negative"},
+		{"negative max_output", func(h *Handler) { h.MaxOutput = -1 }, "max_output must not be negative"},
+		{"max_output over 2 GiB", func(h *Handler) { h.MaxOutput = 1 << 40 }, "max_output: 1099511627776 bytes, more than the largest accepted"},
 		{"bad rate count", func(h *Handler) { h.RateLimit = &RateLimit{Requests: "-1", Window: "1m"} }, "rate_limit"},
 		{"bad rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: "5", Window: "soon"} }, "rate_limit"},
 		{"zero rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: "5", Window: "0s"} }, "rate_limit"},
@@ -171,6 +173,9 @@ func TestDefaultMaxBody(t *testing.T) {
 	h, _ := newTestService(t, nil)
 	if h.maxBody != 4<<20 || h.limits.MaxBytes != 4<<20 {
 		t.Errorf("default max body %d, decoder limit %d, want 4 MiB", h.maxBody, h.limits.MaxBytes)
+	}
+	if h.output.MaxOutput != 8<<20 {
+		t.Errorf("default max output %d, want 8 MiB", h.output.MaxOutput)
 	}
 }
 

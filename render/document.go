@@ -12,8 +12,8 @@ import (
 // defaultFont is the fallback stack when a design names no font.
 const defaultFont = "Arial, 'Helvetica Neue', Helvetica, sans-serif"
 
-func newEmailWriter(d *design.Design) *emailWriter {
-	w := &emailWriter{d: d}
+func newEmailWriter(d *design.Design, maxOutput int) *emailWriter {
+	w := &emailWriter{d: d, maxOutput: maxOutput}
 	b := &d.Page.Body
 	w.font = defaultFont
 	if f := cssValue(b.FontFamily); f != "" && !strings.EqualFold(f, "inherit") {
@@ -93,6 +93,7 @@ func (w *emailWriter) document() {
 	w.styleAttr(&tdst)
 	w.s(">")
 	for i := range p.Rows {
+		w.checkTotal()
 		w.rowIndex = i
 		w.row(&p.Rows[i])
 	}

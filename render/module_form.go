@@ -115,6 +115,7 @@ func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
 					w.s("<br>")
 				}
 				for i, o := range fld.Options {
+					w.checkSize()
 					if i > 0 {
 						w.s(" &nbsp; ")
 					}
@@ -145,6 +146,7 @@ func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
 	line := formLines(f)
 	stackRule := false
 	for i := 0; i < len(fields); {
+		w.checkSize()
 		n := 1
 		if l, ok := line[fields[i].ID]; ok {
 			for i+n < len(fields) {
@@ -167,6 +169,7 @@ func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
 		}
 		w.s("<tr><td>")
 		for _, fld := range fields[i : i+n] {
+			w.checkSize()
 			w.s(`<div class="ff" style="display:inline-block;vertical-align:top;box-sizing:border-box;padding:3px;width:`)
 			w.s(formatPx(100 / float64(n)))
 			w.s(`%">`)

@@ -43,6 +43,7 @@ func (w *emailWriter) moduleIcons(m *design.Module, c *design.Value) {
 	w.s(tableAttrs)
 	w.s(`><tr><![endif]-->`)
 	for i := range icons.Len() {
+		w.checkSize()
 		ic := icons.Index(i)
 		iw := iconH
 		nw, okW := ic.Get("width").Px()

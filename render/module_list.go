@@ -14,12 +14,14 @@ func (w *emailWriter) moduleList(m *design.Module, c *design.Value) {
 	cs := design.StyleOf(c.Get("computedStyle"))
 	gap, _ := cs.Px("liSpacing")
 	o := &richOpts{
-		linkColor:    w.linkColorFor(cs.Get("linkColor"), st.Get("link-color")),
-		pMargin:      true,
-		listItemGap:  gap,
-		listIndent:   cs.Get("liIndent"),
-		listStyle:    cs.Get("listStyleType"),
-		listPosition: cs.Get("listStylePosition"),
+		linkColor:   w.linkColorFor(cs.Get("linkColor"), st.Get("link-color")),
+		pMargin:     true,
+		listItemGap: gap,
+		// Written on every <ul>/<ol> of the text: bounded as colours are
+		// (richStyleDefaults makes them safe).
+		listIndent:   repeatable(cs.Get("liIndent")),
+		listStyle:    repeatable(cs.Get("listStyleType")),
+		listPosition: repeatable(cs.Get("listStylePosition")),
 	}
 	if o.listStyle == "revert" {
 		o.listStyle = ""

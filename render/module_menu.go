@@ -67,6 +67,7 @@ func (w *emailWriter) moduleMenu(m *design.Module, c *design.Value) {
 	}
 	sep := m.Computed.Get("separator")
 	for i := range items.Len() {
+		w.checkSize()
 		it := items.Index(i)
 		if i > 0 && sep != "" && !vertical {
 			w.s(`<span class="sep" aria-hidden="true">`)

@@ -36,6 +36,7 @@ func (w *emailWriter) moduleSocial(m *design.Module, c *design.Value) {
 	w.s(tableAttrs)
 	w.s(`><tr><![endif]-->`)
 	for i := range icons.Len() {
+		w.checkSize()
 		ic := icons.Index(i)
 		img := ic.Get("image")
 		iw := size

@@ -55,6 +55,7 @@ func (w *emailWriter) moduleTable(m *design.Module, t *design.Value) {
 	if headers.Len() > 0 {
 		w.s("<thead>")
 		for i := range headers.Len() {
+			w.checkSize()
 			cells := headers.Index(i).Get("cells")
 			w.s("<tr>")
 			for j := range cells.Len() {
@@ -71,6 +72,7 @@ func (w *emailWriter) moduleTable(m *design.Module, t *design.Value) {
 	rows := content.Get("rows")
 	w.s("<tbody>")
 	for i := range rows.Len() {
+		w.checkSize()
 		cells := rows.Index(i).Get("cells")
 		w.s("<tr")
 		if i%2 == 1 && !isTransparent(alt) {

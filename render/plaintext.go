@@ -23,7 +23,24 @@ type textWriter struct {
 	space  bool   // a space is owed before the next text on the same line
 	prefix string // list bullet owed at the start of the next text
 	links  []*openLink
+
+	maxOutput int // bytes; 0 (fragmentText) means unbounded
 }
+
+// checkSize stops the render once the text is over the limit, like
+// emailWriter.checkSize: at each tag, block and row, so that between
+// two checks at most one string of the design is written.
+func (w *textWriter) checkSize() {
+	if w.maxOutput > 0 && w.b.Len() > w.maxOutput {
+		panic(outputFull{})
+	}
+}
+
+// maxListIndent is the deepest list level indented further: deeper items
+// keep its indentation. A nested list in real designs is two or three
+// levels deep; without a cap, n nested lists of a few bytes each would
+// indent their items by 2n spaces, n² bytes in all.
+const maxListIndent = 8
 
 // openLink is an <a> (or a linked image or button) whose label is being
 // written; start is the label's offset in the output, -1 until the label's
@@ -227,6 +244,7 @@ func (w *textWriter) fragment(src string) {
 		linkDepth int    // 1 while an <a> of this fragment is open
 	)
 	for {
+		w.checkSize()
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
@@ -286,7 +304,7 @@ func (w *textWriter) fragment(src string) {
 			case atom.Li:
 				items++
 				w.lineBreak()
-				w.prefix = strings.Repeat("  ", max(lists-1, 0)) + "- "
+				w.prefix = strings.Repeat("  ", min(max(lists-1, 0), maxListIndent-1)) + "- "
 			case atom.Td, atom.Th, atom.Tr, atom.Div, atom.Section, atom.Article, atom.Header, atom.Footer,
 				atom.Nav, atom.Aside, atom.Main, atom.Center, atom.Dt, atom.Dd, atom.Address, atom.Figcaption,
 				atom.Fieldset, atom.Form, atom.Details, atom.Summary, atom.Caption:
@@ -364,13 +382,15 @@ func fragmentText(src string) string {
 //
 // Blocks hidden on desktop are left out: they are the mobile twins of
 // blocks that are shown on desktop, and would repeat them.
-func plainText(d *design.Design) (*Output, error) {
+func plainText(d *design.Design, maxOutput int) (out *Output, err error) {
 	if d == nil {
 		return nil, errors.New("render: nil design")
 	}
-	var w textWriter
+	defer stopWhenFull(&err, maxOutput)
+	w := textWriter{maxOutput: maxOutput}
 	var warn textWarnings
 	for ri := range d.Page.Rows {
+		w.checkSize()
 		r := &d.Page.Rows[ri]
 		if r.HideOnDesktop {
 			continue
@@ -384,6 +404,7 @@ func plainText(d *design.Design) (*Output, error) {
 		for ci := range r.Columns {
 			c := &r.Columns[ci]
 			for mi := range c.Modules {
+				w.checkSize()
 				m := &c.Modules[mi]
 				if m.HideOnDesktop {
 					continue
@@ -410,6 +431,10 @@ func plainText(d *design.Design) (*Output, error) {
 			w.word(s)
 			w.paragraphBreak()
 		}
+	}
+	w.checkSize()
+	if w.b.Len() >= maxOutput {
+		return nil, tooLarge(maxOutput) // with the final newline, over
 	}
 	return &Output{Body: []byte(w.String()), Warnings: warn.list()}, nil
 }

@@ -4,6 +4,7 @@ package render
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/designbridge/caddy-designbridge/design"
 )
@@ -30,40 +31,113 @@ func (o *Output) Release() {
 	o.pooled, o.Body = nil, nil
 }
 
-// HTML renders d as one complete email HTML document: a hybrid (fluid)
-// layout of role="presentation" tables and inline-block columns, with
-// ghost tables for Outlook on Windows and one @media block for mobile.
-// Unknown module types render as nothing and are listed in Warnings.
-// The output is deterministic.
+// Limits bound what a render produces, so that no design can make it use
+// unbounded memory: a few bytes of design can stand for many bytes of
+// HTML (a colour repeated on every link, a row of empty columns).
+type Limits struct {
+	// MaxOutput is the largest document, in bytes, a render may produce;
+	// 0 means DefaultMaxOutput. Past it the render stops at once and
+	// fails with ErrOutputTooLarge.
+	MaxOutput int
+}
+
+// DefaultMaxOutput is the output bound when Limits.MaxOutput is 0: twice
+// a content service's default largest body, and some 25 times the largest
+// document a real design in the corpus renders to.
+const DefaultMaxOutput = 8 << 20
+
+// ErrOutputTooLarge is returned (wrapped, with the limit) when a render
+// would produce more than Limits.MaxOutput bytes.
+var ErrOutputTooLarge = errors.New("render: output over the limit")
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxOutput <= 0 {
+		l.MaxOutput = DefaultMaxOutput
+	}
+	return l
+}
+
+// outputFull is the panic value that unwinds a render whose output has
+// crossed the limit (emailWriter.full, textWriter.checkSize): stopping
+// every loop of every block at once, without threading an error through
+// each of them.
+type outputFull struct{}
+
+// stopWhenFull turns the outputFull panic into ErrOutputTooLarge in *err
+// and lets any other panic go on. Deferred by the renders.
+func stopWhenFull(err *error, max int) {
+	if v := recover(); v != nil {
+		if _, ok := v.(outputFull); !ok {
+			panic(v)
+		}
+		*err = tooLarge(max)
+	}
+}
+
+func tooLarge(max int) error {
+	return fmt.Errorf("%w: more than %d bytes", ErrOutputTooLarge, max)
+}
+
+// HTML is HTMLWithLimits with the default limits.
+func HTML(d *design.Design) (*Output, error) { return HTMLWithLimits(d, Limits{}) }
+
+// HTMLWithLimits renders d as one complete email HTML document: a hybrid
+// (fluid) layout of role="presentation" tables and inline-block columns,
+// with ghost tables for Outlook on Windows and one @media block for
+// mobile. Unknown module types render as nothing and are listed in
+// Warnings. The output is deterministic.
 //
 // A design whose blocks hold members of the wrong type (a button label
 // that is an object, …) is refused with a *design.PathError naming the
-// block, as Decode refuses a malformed design.
-func HTML(d *design.Design) (*Output, error) {
+// block, as Decode refuses a malformed design. A document over
+// lim.MaxOutput is refused with ErrOutputTooLarge, as soon as the output
+// crosses the bound.
+func HTMLWithLimits(d *design.Design, lim Limits) (*Output, error) {
 	if d == nil {
 		return nil, errors.New("render: nil design")
 	}
 	if err := check(d); err != nil {
 		return nil, err
 	}
-	w := newEmailWriter(d)
-	w.document()
+	lim = lim.withDefaults()
+	w := newEmailWriter(d, lim.MaxOutput)
+	if err := w.render(); err != nil {
+		w.recycle()
+		return nil, err
+	}
 	w.finishWarnings()
 	body, pooled := w.assemble()
 	w.recycle()
+	if len(body) > lim.MaxOutput {
+		// The head (title, font links) was the last straw.
+		return nil, tooLarge(lim.MaxOutput)
+	}
 	return &Output{Body: body, Warnings: w.warnings, pooled: pooled}, nil
 }
 
-// PlainText renders d as plain text in reading order (export.md
+// render writes the body, or fails with ErrOutputTooLarge.
+func (w *emailWriter) render() (err error) {
+	defer stopWhenFull(&err, w.maxOutput)
+	w.document()
+	// What was written since the last check: the head comes on top.
+	w.checkTotal()
+	return nil
+}
+
+// PlainText is PlainTextWithLimits with the default limits.
+func PlainText(d *design.Design) (*Output, error) { return PlainTextWithLimits(d, Limits{}) }
+
+// PlainTextWithLimits renders d as plain text in reading order (export.md
 // "/v1/message/plain-text"): links as "label (url)", images by alt text,
 // paragraphs separated by blank lines. The implementation is plainText in
-// plaintext.go. It refuses what HTML refuses, with the same error.
-func PlainText(d *design.Design) (*Output, error) {
+// plaintext.go. It refuses what HTMLWithLimits refuses, with the same
+// errors.
+func PlainTextWithLimits(d *design.Design, lim Limits) (*Output, error) {
 	if d == nil {
 		return nil, errors.New("render: nil design")
 	}
 	if err := check(d); err != nil {
 		return nil, err
 	}
-	return plainText(d)
+	return plainText(d, lim.withDefaults().MaxOutput)
 }

@@ -311,6 +311,7 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 
 // column writes one column's box and its modules.
 func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, multi bool, index int) {
+	w.checkTotal()
 	w.columnSeq++
 	st := c.Style
 	s := w.style()
@@ -356,6 +357,7 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, mul
 // module renders one block by its kind (kinds.go), handling visibility;
 // an unknown kind renders as nothing, with a warning.
 func (w *emailWriter) module(m *design.Module) {
+	w.checkTotal()
 	k, ok := kinds[m.EffectiveKind()]
 	if !ok {
 		if m.Kind == design.KindAddon {

@@ -145,6 +145,7 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 // closeTags writes the end tags of open, innermost (last) first.
 func (w *emailWriter) closeTags(open []atom.Atom) {
 	for i := len(open) - 1; i >= 0; i-- {
+		w.checkSize()
 		w.s("</")
 		w.s(open[i].String())
 		w.s(">")
@@ -154,6 +155,7 @@ func (w *emailWriter) closeTags(open []atom.Atom) {
 // startTag writes the start tag t (of an allowed element) with its
 // allowed attributes and its style made safe.
 func (w *emailWriter) startTag(t *richToken, o *richOpts, paras *int) {
+	w.checkSize()
 	a := t.a
 	w.s("<")
 	w.s(a.String())

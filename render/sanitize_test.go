@@ -12,7 +12,7 @@ import (
 )
 
 func rich(src string, o *richOpts) string {
-	w := &emailWriter{d: &design.Design{}}
+	w := &emailWriter{d: &design.Design{}, maxOutput: DefaultMaxOutput}
 	w.rich(src, o)
 	return w.body.String()
 }

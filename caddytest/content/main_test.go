@@ -43,6 +43,7 @@ const (
 	sharedSite   = "http://localhost:9305" // pass_thru, then respond
 	prefixSite   = "http://localhost:9306" // mounted under /cs with handle_path
 	failureSite  = "http://localhost:9307" // login_failure_limit 3 per 1m
+	smallOutSite = "http://localhost:9308" // max_output 64KiB
 )
 
 func TestMain(m *testing.M) {
@@ -143,6 +144,13 @@ var config = globalOptions + `
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		login_failure_limit 3 per 1m
+	}
+}
+
+:9308 {
+	content_service {
+		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
+		max_output 64KiB
 	}
 }
 `

@@ -1,11 +1,13 @@
 // Command designrender renders a design JSON file to email HTML (or, with
 // -text, plain text), for trying the renderer without a server.
 //
-//	go run ./cmd/designrender [-text] [-o out.html] design.json
+//	go run ./cmd/designrender [-text] [-max-output 8MiB] [-o out.html] design.json
 //
 // Warnings (unknown module types, forms shown as a static preview) go to
-// stderr. Exit status: 0 success, 1 the file is not a renderable design,
-// 2 usage or I/O error.
+// stderr. -max-output bounds the rendered document as content_service's
+// max_output does, with the same default. Exit status: 0 success, 1 the
+// file is not a renderable design (or renders past -max-output), 2 usage
+// or I/O error.
 package main
 
 import (
@@ -13,7 +15,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/render"
@@ -26,8 +31,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	text := fs.Bool("text", false, "render plain text instead of HTML")
 	out := fs.String("o", "", "write the result to this file instead of stdout")
+	lim := render.Limits{MaxOutput: render.DefaultMaxOutput}
+	fs.Func("max-output", "largest rendered document, e.g. 8MiB or 1048576 (default 8MiB)", func(v string) error {
+		n, err := humanize.ParseBytes(v)
+		if err != nil || n == 0 || n > math.MaxInt32 {
+			return fmt.Errorf("%q: want a size from 1 byte to 2 GiB, e.g. 8MiB", v)
+		}
+		lim.MaxOutput = int(n)
+		return nil
+	})
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: designrender [-text] [-o out] design.json   (- reads stdin)")
+		fmt.Fprintln(stderr, "usage: designrender [-text] [-max-output size] [-o out] design.json   (- reads stdin)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -48,7 +62,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "designrender:", err)
 		return 2
 	}
-	res, err := decodeAndRender(data, *text)
+	res, err := decodeAndRender(data, *text, lim)
 	if err != nil {
 		// The renderer refuses a block it cannot read with a PathError,
 		// as Decode refuses a malformed design.
@@ -56,6 +70,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		switch {
 		case errors.As(err, &pe):
 			fmt.Fprintln(stderr, "designrender: not a design:", pe)
+		case errors.Is(err, render.ErrOutputTooLarge):
+			fmt.Fprintln(stderr, "designrender:", err, "(see -max-output)")
 		default:
 			fmt.Fprintln(stderr, "designrender:", err)
 		}
@@ -77,13 +93,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func decodeAndRender(data []byte, text bool) (*render.Output, error) {
+func decodeAndRender(data []byte, text bool, lim render.Limits) (*render.Output, error) {
 	d, err := design.Decode(data)
 	if err != nil {
 		return nil, err
 	}
 	if text {
-		return render.PlainText(d)
+		return render.PlainTextWithLimits(d, lim)
 	}
-	return render.HTML(d)
+	return render.HTMLWithLimits(d, lim)
 }

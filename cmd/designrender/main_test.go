@@ -22,6 +22,8 @@ func TestRun(t *testing.T) {
 		{"type":"mailup-bee-newsletter-modules-mystery","descriptor":{}}]}]}]}}`)
 	notDesign := write("nodesign.json", `{"page":{"rows":{}}}`)
 	notJSON := write("nojson.json", `{`)
+	// 2,000 rows of 12 empty columns: 100 KB of JSON, 9 MB of HTML.
+	big := write("big.json", `{"page":{"rows":[`+strings.TrimSuffix(strings.Repeat(`{"columns":[`+strings.TrimSuffix(strings.Repeat(`{},`, 12), ",")+`]},`, 2000), ",")+`]}}`)
 	out := filepath.Join(dir, "out.html")
 
 	tests := []struct {
@@ -39,6 +41,12 @@ func TestRun(t *testing.T) {
 		{"not JSON", []string{notJSON}, 1, "", "not JSON", ""},
 		{"missing file", []string{filepath.Join(dir, "nope.json")}, 2, "", "no such file", ""},
 		{"usage", nil, 2, "", "usage:", ""},
+		{"over the default max-output", []string{big}, 1, "", "render: output over the limit: more than 8388608 bytes (see -max-output)", ""},
+		{"over max-output", []string{"-max-output", "1KiB", good}, 1, "", "more than 1024 bytes", ""},
+		{"text over max-output", []string{"-text", "-max-output", "5", good}, 1, "", "more than 5 bytes", ""},
+		{"under a raised max-output", []string{"-max-output", "16MiB", big}, 0, "<!DOCTYPE html>", "", ""},
+		{"bad max-output", []string{"-max-output", "lots", good}, 2, "", `"lots": want a size`, ""},
+		{"zero max-output", []string{"-max-output", "0", good}, 2, "", `"0": want a size`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

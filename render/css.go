@@ -1,0 +1,338 @@
+package render
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// CSS values taken from a design, made safe and bounded, and the style
+// attributes built from them.
+
+// Bounds on CSS values copied from a design (docs/renderer.md). A value
+// over its bound is dropped, like an unsafe one: cutting it would leave
+// broken CSS, and refusing the design for one junk value would refuse
+// designs an editor produced. Real values are far shorter (the longest
+// in the corpus is a 164-byte background url(), font stacks ~100 bytes).
+const (
+	// maxCSSValue bounds any value: font stacks, borders, url()s.
+	maxCSSValue = 512
+	// maxCSSRepeated bounds colours and the values the renderer repeats
+	// on every element of a block's rich text (link colour on each <a>,
+	// list settings on each <ul>): there, each byte of the value is
+	// copied once per tag of the text, so the bound caps how much a few
+	// bytes of input can grow.
+	maxCSSRepeated = 64
+)
+
+// cssValue returns v if it is safe inside a style attribute or the
+// <style> block: no declaration or rule breaks, no markup, no script
+// URLs or legacy IE expressions, at most maxCSSValue bytes. Design values
+// are plain CSS values, so anything else is dropped rather than repaired.
+func cssValue(v string) string {
+	v = strings.TrimSpace(v)
+	if v == "" || len(v) > maxCSSValue {
+		return ""
+	}
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case ';', '{', '}', '<', '>', '\\', '\n', '\r':
+			return ""
+		}
+	}
+	if strings.Contains(v, "(") {
+		l := strings.ToLower(v)
+		if strings.Contains(l, "expression") || strings.Contains(l, "javascript:") || strings.Contains(l, "vbscript:") {
+			return ""
+		}
+	}
+	return v
+}
+
+// style accumulates declarations for a style attribute.
+type style struct{ b []byte }
+
+// style returns an empty style, with room for most style attributes
+// (growing from nothing would allocate 8, 16, 32… bytes in turn).
+func (w *emailWriter) style() style { return style{b: make([]byte, 0, 192)} }
+
+func (s *style) add(prop, value string) {
+	value = cssValue(value)
+	if value == "" {
+		return
+	}
+	s.b = append(s.b, prop...)
+	s.b = append(s.b, ':')
+	s.b = append(s.b, value...)
+	s.b = append(s.b, ';')
+}
+
+// addPx adds a pixel length.
+func (s *style) addPx(prop string, px float64) {
+	s.b = append(s.b, prop...)
+	s.b = append(s.b, ':')
+	s.b = appendPx(s.b, px)
+	s.b = append(s.b, "px;"...)
+}
+
+// raw adds pre-formed, trusted declarations.
+func (s *style) raw(decl string) {
+	s.b = append(s.b, decl...)
+}
+
+// copyProps copies the listed properties from a design style.
+func (s *style) copyProps(st design.Style, props ...string) {
+	for _, p := range props {
+		s.add(p, st.Get(p))
+	}
+}
+
+func (s *style) String() string {
+	if len(s.b) > 0 && s.b[len(s.b)-1] == ';' {
+		return string(s.b[:len(s.b)-1])
+	}
+	return string(s.b)
+}
+
+// cssColor returns a usable colour ("" for empty or junk, and for a
+// value over maxCSSRepeated bytes: no colour notation is that long).
+func cssColor(c string) string { return cssRepeated(c) }
+
+// repeatable is v, or "" when v is over maxCSSRepeated bytes once
+// trimmed (for values made safe later, by style.add).
+func repeatable(v string) string {
+	if len(strings.TrimSpace(v)) > maxCSSRepeated {
+		return ""
+	}
+	return v
+}
+
+// cssRepeated is cssValue for a value written on every element of a
+// block's rich text: at most maxCSSRepeated bytes.
+func cssRepeated(v string) string {
+	v = cssValue(v)
+	if len(v) > maxCSSRepeated {
+		return ""
+	}
+	return v
+}
+
+// isTransparent reports whether a colour paints nothing.
+func isTransparent(c string) bool {
+	return c == "" || strings.EqualFold(c, "transparent") || strings.EqualFold(c, "none")
+}
+
+// padding reads padding-top/right/bottom/left (tolerating the
+// "padding-buttom" misspelling and a "padding" shorthand) in pixels.
+func padding(st design.Style) (top, right, bottom, left float64) {
+	// One pass over the style for the six names (the last occurrence of
+	// a name wins, as with Get): styles are read for every block.
+	var sh, t, r, b, bt, l *design.Value
+	if st.V != nil && st.V.Kind == design.Object {
+		for i := range st.V.Members {
+			m := &st.V.Members[i]
+			if len(m.Key) < len("padding") || m.Key[:len("padding")] != "padding" {
+				continue
+			}
+			switch m.Key {
+			case "padding":
+				sh = &m.Value
+			case "padding-top":
+				t = &m.Value
+			case "padding-right":
+				r = &m.Value
+			case "padding-bottom":
+				b = &m.Value
+			case "padding-buttom": // a misspelling some designs carry
+				bt = &m.Value
+			case "padding-left":
+				l = &m.Value
+			}
+		}
+	}
+	if v := strings.TrimSpace(sh.Text()); v != "" {
+		top, right, bottom, left = shorthand(v)
+	}
+	if v, ok := t.Px(); ok {
+		top = v
+	}
+	if v, ok := r.Px(); ok {
+		right = v
+	}
+	if v, ok := b.Px(); ok {
+		bottom = v
+	} else if v, ok := bt.Px(); ok {
+		bottom = v
+	}
+	if v, ok := l.Px(); ok {
+		left = v
+	}
+	return max(top, 0), max(right, 0), max(bottom, 0), max(left, 0)
+}
+
+// shorthand parses a 1–4 value px shorthand like "0 5px 0 0".
+func shorthand(s string) (top, right, bottom, left float64) {
+	var v [4]float64
+	count := 0
+	for rest := s; ; count++ {
+		var p string
+		if p, rest = nextField(rest); p == "" {
+			break
+		}
+		if count < len(v) {
+			n, unit, ok := design.ParseLength(p)
+			if !ok || (unit != "" && unit != "px") {
+				n = 0
+			}
+			v[count] = n
+		}
+	}
+	switch count {
+	case 1:
+		return v[0], v[0], v[0], v[0]
+	case 2:
+		return v[0], v[1], v[0], v[1]
+	case 3:
+		return v[0], v[1], v[2], v[1]
+	case 4:
+		return v[0], v[1], v[2], v[3]
+	}
+	return 0, 0, 0, 0
+}
+
+// addPadding adds the padding declarations in the shortest shorthand.
+func (s *style) addPadding(top, right, bottom, left float64) {
+	if top == 0 && right == 0 && bottom == 0 && left == 0 {
+		return
+	}
+	vals := []float64{top, right, bottom, left}
+	switch {
+	case right == left && top == bottom && top == right:
+		vals = vals[:1]
+	case right == left && top == bottom:
+		vals = vals[:2]
+	case right == left:
+		vals = vals[:3]
+	}
+	s.b = append(s.b, "padding:"...)
+	for i, v := range vals {
+		if i > 0 {
+			s.b = append(s.b, ' ')
+		}
+		s.b = appendPx(s.b, v)
+		if v != 0 {
+			s.b = append(s.b, "px"...)
+		}
+	}
+	s.b = append(s.b, ';')
+}
+
+// borderWidth is the width in px of a border like "1px solid #ccc"
+// (0 for none/transparent-free junk).
+func borderWidth(b string) float64 {
+	first := firstField(b)
+	if first == "" {
+		return 0
+	}
+	if strings.EqualFold(first, "none") || first == "0" {
+		return 0
+	}
+	n, unit, ok := design.ParseLength(first)
+	if !ok || (unit != "px" && unit != "") {
+		switch strings.ToLower(first) {
+		case "thin":
+			return 1
+		case "medium":
+			return 3
+		case "thick":
+			return 5
+		}
+		return 0
+	}
+	return n
+}
+
+// firstField is strings.Fields(s)[0] (or ""), without the slice.
+func firstField(s string) string {
+	f, _ := nextField(s)
+	return f
+}
+
+// nextField returns the first space-separated field of s (as
+// strings.Fields splits) and what follows it.
+func nextField(s string) (field, rest string) {
+	start := -1
+	for i, r := range s {
+		switch {
+		case !unicode.IsSpace(r):
+			if start < 0 {
+				start = i
+			}
+		case start >= 0:
+			return s[start:i], s[i:]
+		}
+	}
+	if start < 0 {
+		return "", ""
+	}
+	return s[start:], ""
+}
+
+// addBorders copies border-* sides, skipping invisible ones to keep markup
+// lean; it returns the horizontal and vertical border widths.
+func (s *style) addBorders(st design.Style) (horiz, vert float64) {
+	sides := [4]string{st.Get("border-top"), st.Get("border-right"), st.Get("border-bottom"), st.Get("border-left")}
+	if all := st.Get("border"); all != "" {
+		for i := range sides {
+			if sides[i] == "" {
+				sides[i] = all
+			}
+		}
+	}
+	if sides[0] != "" && sides[0] == sides[1] && sides[1] == sides[2] && sides[2] == sides[3] {
+		if borderVisible(sides[0]) {
+			s.add("border", sides[0])
+			bw := borderWidth(sides[0])
+			return 2 * bw, 2 * bw
+		}
+		return 0, 0
+	}
+	names := [4]string{"border-top", "border-right", "border-bottom", "border-left"}
+	for i, v := range sides {
+		if !borderVisible(v) {
+			continue
+		}
+		s.add(names[i], v)
+		if i == 1 || i == 3 {
+			horiz += borderWidth(v)
+		} else {
+			vert += borderWidth(v)
+		}
+	}
+	return horiz, vert
+}
+
+// borderVisible reports whether a border declaration draws anything.
+func borderVisible(b string) bool {
+	if b == "" || borderWidth(b) == 0 {
+		return false
+	}
+	l := strings.ToLower(b)
+	return !strings.Contains(l, "transparent") && !strings.Contains(l, "none")
+}
+
+// textAlign normalises a text alignment.
+func textAlign(a string) string {
+	switch strings.ToLower(strings.TrimSpace(a)) {
+	case "left":
+		return "left"
+	case "right":
+		return "right"
+	case "center", "-webkit-center", "middle":
+		return "center"
+	case "justify":
+		return "justify"
+	}
+	return ""
+}
