@@ -17,8 +17,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/designbridge/caddy-designbridge/internal/conntest"
 	"github.com/designbridge/caddy-designbridge/internal/retire"
+	"github.com/designbridge/caddy-designbridge/testutil/conntest"
 )
 
 func TestMaskingReader(t *testing.T) {

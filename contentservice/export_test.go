@@ -16,8 +16,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
 	"github.com/designbridge/caddy-designbridge/render"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 func bearer(tok string) map[string]string {
