@@ -18,13 +18,13 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
 )
 
 // export forwards the request body unchanged to the content service.
 func (b *Bridge) export(w http.ResponseWriter, r *http.Request, deadline time.Time) error {
 	if b.bearer == "" {
-		return b.fail(w, r, http.StatusInternalServerError, codeNotConfigured, "Content service token not configured",
+		return b.fail(w, r, http.StatusInternalServerError, contract.CodeNotConfigured, "Content service token not configured",
 			"set token (default {env.CS_API_TOKEN}) in the design_bridge block")
 	}
 	// The body is read whole before anything goes upstream: a slow or
@@ -138,9 +138,6 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		b.metrics.cache.WithLabelValues("miss").Inc()
 	}
 	if err != nil {
-		if joined {
-			jsonerror.Adopt(r, err) // the body handle_errors sees was set on the first request
-		}
 		return err
 	}
 	if a.status == 0 {
@@ -206,7 +203,7 @@ func (a *answerRecorder) reset() {
 
 // answerTooLarge answers an export whose answer passed maxSharedAnswer.
 func (b *Bridge) answerTooLarge(w http.ResponseWriter, r *http.Request) error {
-	return b.fail(w, r, http.StatusBadGateway, codeBadGateway, "Upstream answer too large",
+	return b.fail(w, r, http.StatusBadGateway, contract.CodeBadGateway, "Upstream answer too large",
 		fmt.Sprintf("%s answered more than %d bytes", b.upstreamName(r), maxSharedAnswer))
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/design"
@@ -238,7 +239,7 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 				return nil, fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
 			}
 			confvalue.WarnIfLiteralSecret(logger, fmt.Sprintf("app %s token #%d", id, j+1), raw)
-			tok, err := configuredToken(value)
+			tok, err := contract.Token(value)
 			if err != nil {
 				return nil, fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
 			}
@@ -357,14 +358,13 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			return next.ServeHTTP(w, r)
 		}
 	}
-	ew := &errorWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, r: r}
-	s.serve(ew, r)
-	return ew.err
+	s.serve(w, r)
+	return nil
 }
 
-// serve dispatches the service's endpoints; errors are answered through
-// w (see respondError).
-func (s *service) serve(w *errorWriter, r *http.Request) {
+// serve dispatches the service's endpoints; each writes its own answer,
+// errors included (see respondError).
+func (s *service) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case PathLogin, PathRefresh:
 		w.Header().Set("X-Request-Id", requestID(r))

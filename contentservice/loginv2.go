@@ -17,16 +17,17 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
-	"github.com/designbridge/caddy-designbridge/internal/loginv2"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
 )
 
-// LoginV2 error codes (loginv2.md).
+// LoginV2 error codes (docs/contracts.md); internal/contract holds the
+// table.
 const (
-	CodeLoginMediaType     = 5001 // Content-Type not JSON
-	CodeLoginCredentials   = 5002 // client_id/client_secret unknown or not matching
-	CodeLoginDisabled      = 5003 // application disabled
-	CodeLoginUID           = 5005 // uid missing, not a string, or with other characters
-	CodeRefreshExpired     = 5101 // refresh_until has passed
+	CodeLoginMediaType     = contract.CodeLoginMediaType
+	CodeLoginCredentials   = contract.CodeLoginCredentials
+	CodeLoginDisabled      = contract.CodeLoginDisabled
+	CodeLoginUID           = contract.CodeLoginUID
+	CodeRefreshExpired     = contract.CodeRefreshExpired
 	maxLoginBody           = 64 << 10
 	tokenIssuer            = "content_service"
 	tokenAudience          = "editor"
@@ -75,7 +76,7 @@ func (s *service) serveLogin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if !isJSONMediaType(r.Header.Get("Content-Type")) {
+	if !contract.IsJSON(r.Header.Get("Content-Type")) {
 		writeLoginError(w, http.StatusUnsupportedMediaType, CodeLoginMediaType, "Content-Type must be application/json")
 		return
 	}
@@ -209,7 +210,7 @@ func (s *service) parseEditorToken(raw string) (*editorClaims, error) {
 		return nil, err
 	}
 	if claims.Issuer != tokenIssuer || len(claims.Audience) != 1 || claims.Audience[0] != tokenAudience ||
-		claims.ExpiresAt == nil || claims.RefreshUntil == 0 || claims.AppRef == "" || !loginv2.ValidUID(claims.Subject) {
+		claims.ExpiresAt == nil || claims.RefreshUntil == 0 || claims.AppRef == "" || !contract.ValidUID(claims.Subject) {
 		return nil, errTokenClaims
 	}
 	return &claims, nil
@@ -239,5 +240,5 @@ func parseUID(raw json.RawMessage) (string, bool) {
 	if err := json.Unmarshal(raw, &uid); err != nil {
 		return "", false
 	}
-	return uid, loginv2.ValidUID(uid)
+	return uid, contract.ValidUID(uid)
 }

@@ -6,7 +6,7 @@ package fsperr
 import (
 	"net/http"
 
-	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
 )
 
 // Row is one row of the FSP error table of the contract.
@@ -71,5 +71,5 @@ func Answer(code int, details string) (Body, int) {
 func Write(w http.ResponseWriter, r *http.Request, body Body, status int) error {
 	// Error answers are never cached.
 	w.Header().Set("Cache-Control", "no-store")
-	return jsonerror.Write(w, r, status, body)
+	return contract.Write(w, r, status, body)
 }
