@@ -14,8 +14,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
 
-	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 	"github.com/designbridge/caddy-designbridge/internal/contract"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
 const (
@@ -64,8 +64,8 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	_ = http.NewResponseController(w).SetReadDeadline(deadline)
 	if isAuth {
 		if b.authLimiter != nil {
-			if ok, wait := b.authLimiter.Allow(clientKey(r), time.Now()); !ok {
-				secs := addrlimit.RetryAfter(wait)
+			if ok, wait := b.authLimiter.Allow(ratelimit.ClientKey(r), time.Now()); !ok {
+				secs := ratelimit.RetryAfter(wait)
 				w.Header().Set("Retry-After", strconv.Itoa(secs))
 				return b.fail(w, r, http.StatusTooManyRequests, contract.CodeRateLimited, "Too many requests",
 					fmt.Sprintf("auth_rate_limit reached for this client; retry after %d s", secs))
@@ -74,15 +74,6 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 		return b.login(w, r, deadline)
 	}
 	return b.export(w, r, deadline)
-}
-
-// clientKey is the rate-limit key of the client: Caddy's client IP (which
-// honours the server's trusted_proxies), else the connection's address.
-func clientKey(r *http.Request) string {
-	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
-		return addrlimit.Key(ip)
-	}
-	return addrlimit.Key(r.RemoteAddr)
 }
 
 // readBody reads the request body, up to limit bytes (past spoolAbove into

@@ -18,7 +18,7 @@ import (
 	"github.com/designbridge/caddy-designbridge/internal/contract"
 	"github.com/designbridge/caddy-designbridge/internal/retire"
 
-	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
 func init() {
@@ -145,7 +145,7 @@ type Bridge struct {
 	cache        *exportCache // nil when Cache is
 	flight       *flightGroup // identical exports in flight
 	metrics      *bridgeMetrics
-	authLimiter  *addrlimit.Limiter // nil when auth_rate_limit is off
+	authLimiter  *ratelimit.Limiter // nil when auth_rate_limit is off
 	authLimitKey *authLimitKey      // its key in authLimiters
 }
 

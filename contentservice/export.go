@@ -16,6 +16,7 @@ import (
 
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/internal/contract"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 	"github.com/designbridge/caddy-designbridge/render"
 )
 
@@ -72,8 +73,8 @@ func (s *service) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 		return
 	}
 	if s.limiter != nil {
-		if allowed, wait := s.limiter.allow(key, time.Now()); !allowed {
-			secs := retryAfterSeconds(wait)
+		if allowed, wait := s.limiter.Allow(strconv.Itoa(key), time.Now()); !allowed {
+			secs := ratelimit.RetryAfter(wait)
 			s.logRefusal(w, r, "export rate-limited", "rate_limit reached", zap.String("client_id", s.keyApp(key)), zap.Int("retry_after_s", secs))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeError(w, http.StatusTooManyRequests, CodeRateLimited, "Rate limit exceeded",

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/caddyserver/caddy/v2"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -375,7 +376,7 @@ func TestExportWarnings(t *testing.T) {
 // checks the bucket arithmetic against a given clock.)
 func TestRateLimit(t *testing.T) {
 	h, _ := newTestService(t, func(h *Handler) {
-		h.RateLimit = &RateLimit{Requests: "2", Window: "1m"}
+		h.RateLimit = &RateLimit{Requests: 2, Window: caddy.Duration(time.Minute)}
 	})
 	call := func(h *service, tok string) *httptestResult {
 		w := do(t, h, request{path: PathHTML, headers: bearer(tok), body: minimalDesign})
@@ -404,7 +405,7 @@ func TestRateLimit(t *testing.T) {
 	// A short window, waited out, lets the next request through.
 	const window = 20 * time.Millisecond
 	short, _ := newTestService(t, func(h *Handler) {
-		h.RateLimit = &RateLimit{Requests: "1", Window: window.String()}
+		h.RateLimit = &RateLimit{Requests: 1, Window: caddy.Duration(window)}
 	})
 	if r := call(short, testAPIToken); r.status != 200 {
 		t.Fatalf("first request: %d", r.status)

@@ -11,13 +11,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/golang-jwt/jwt/v5"
 
 	"go.uber.org/zap"
 
-	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 	"github.com/designbridge/caddy-designbridge/internal/contract"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
 // LoginV2 error codes (docs/contracts.md); internal/contract holds the
@@ -65,10 +64,10 @@ type editorClaims struct {
 
 // serveLogin answers POST /loginV2.
 func (s *service) serveLogin(w http.ResponseWriter, r *http.Request) {
-	client := clientKey(r)
+	client := ratelimit.ClientKey(r)
 	if s.failures != nil {
 		if blocked, wait := s.failures.Blocked(client, time.Now()); blocked {
-			secs := addrlimit.RetryAfter(wait)
+			secs := ratelimit.RetryAfter(wait)
 			s.logRefusal(w, r, "login refused", "too many failed logins from this address", zap.Int("retry_after_s", secs))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeLoginError(w, http.StatusTooManyRequests, http.StatusTooManyRequests,
@@ -219,16 +218,6 @@ func (s *service) parseEditorToken(raw string) (*editorClaims, error) {
 // tokenExpired reports whether an editor token's exp has passed.
 func tokenExpired(c *editorClaims) bool {
 	return !time.Now().Before(c.ExpiresAt.Time)
-}
-
-// clientKey is the failure-limit key of the client: Caddy's client IP
-// (which honours the server's trusted_proxies), else the connection's
-// address.
-func clientKey(r *http.Request) string {
-	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
-		return addrlimit.Key(ip)
-	}
-	return addrlimit.Key(r.RemoteAddr)
 }
 
 // parseUID reads the uid member: a JSON string of letters, digits, _ and -.
