@@ -25,7 +25,7 @@ func init() {
 	caddy.RegisterModule(Handler{})
 }
 
-// Limits and lifetimes fixed by the contracts (export.md, loginv2.md).
+// Limits and lifetimes fixed by the contracts (docs/contracts.md).
 const (
 	// DefaultMaxBody is the export body limit when max_body is not set.
 	DefaultMaxBody = 4 << 20

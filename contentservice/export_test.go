@@ -353,7 +353,7 @@ func TestWarningsHeader(t *testing.T) {
 }
 
 // TestExportWarnings: an export of a design with an unknown module type
-// succeeds and names the type in X-Design-Warnings (export.md).
+// succeeds and names the type in X-Design-Warnings (docs/contracts.md, "The export API").
 func TestExportWarnings(t *testing.T) {
 	h, _ := newTestService(t, nil)
 	unknown := `{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-hologram"}]}]}]}}`

@@ -54,7 +54,7 @@ func HTML(d *design.Design) (*Output, error) {
 	return &Output{Body: body, Warnings: w.warnings, pooled: pooled}, nil
 }
 
-// PlainText renders d as plain text in reading order (export.md
+// PlainText renders d as plain text in reading order (docs/contracts.md,
 // "/v1/message/plain-text"): links as "label (url)", images by alt text,
 // paragraphs separated by blank lines. The implementation is plainText in
 // plaintext.go. It refuses what HTML refuses, with the same error.
