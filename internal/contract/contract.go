@@ -60,14 +60,12 @@ const (
 	CodeRefreshExpired   = 5101 // LoginV2: refresh_until has passed
 )
 
-// IsJSON reports whether a Content-Type names JSON: application/json or a
-// +json type such as application/ld+json, with or without parameters.
+// IsJSON reports whether a Content-Type is application/json, with or
+// without parameters: what the editor and the page send. Other types,
+// +json ones included (a JSON Patch is no design), are refused.
 func IsJSON(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+	return err == nil && mt == "application/json"
 }
 
 // Token is the bearer token a configured value names: the value with
