@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/internal/contract"
@@ -80,7 +79,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 	key, err := exportKey(r.URL.Path, acceptKey(r.Header.Values("Accept")), body)
 	if err != nil {
 		body.Close()
-		return caddyhttp.Error(http.StatusInternalServerError, fmt.Errorf("design_bridge: reading the buffered body: %v", err))
+		return b.internalError(w, r, fmt.Errorf("reading the buffered body: %w", err))
 	}
 	bypass := b.cache != nil && hasNoCache(r.Header.Get("Cache-Control"))
 	if b.cache != nil && !bypass {

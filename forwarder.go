@@ -96,7 +96,7 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 	case r.ContentLength > spoolAbove:
 		// Straight to the file: not even spoolAbove of it in memory.
 		if err := body.spool(); err != nil {
-			return nil, false, caddyhttp.Error(http.StatusInternalServerError, fmt.Errorf("design_bridge: a temporary file for the body: %v", err))
+			return nil, false, b.internalError(w, r, fmt.Errorf("a temporary file for the body: %w", err))
 		}
 	case r.ContentLength > 0:
 		body.mem.Grow(int(r.ContentLength) + 1) // +1: the read that sees EOF needs no growth
@@ -227,6 +227,14 @@ func (b *Bridge) fail(w http.ResponseWriter, r *http.Request, status, code int, 
 	return b.failCause(w, r, status, code, message, details, nil)
 }
 
+// internalError answers 500 with code 4200 for a failure of the bridge
+// itself (a temporary file, a buffered body that cannot be read back): the
+// cause goes to the log only.
+func (b *Bridge) internalError(w http.ResponseWriter, r *http.Request, cause error) error {
+	return b.failCause(w, r, http.StatusInternalServerError, contract.CodeInternal, "Internal error",
+		"design_bridge failed; the ERROR log line \"request failed\" says why", cause)
+}
+
 // failCause is fail for an error with a cause the operator needs (refused
 // connection, TLS or DNS failure): the cause goes to the log, never to the
 // browser.
@@ -243,7 +251,10 @@ func (b *Bridge) failCause(w http.ResponseWriter, r *http.Request, status, code 
 		// mask anyway, in case an upstream's answer ever ends up in one.
 		c := []byte(cause.Error())
 		maskSecrets(c, b.secrets)
-		fields = append(fields, zap.String("upstream", b.upstreamURL(r)), zap.String("cause", string(c)))
+		fields = append(fields, zap.String("cause", string(c)))
+		if status == http.StatusBadGateway || status == http.StatusGatewayTimeout {
+			fields = append(fields, zap.String("upstream", b.upstreamURL(r)))
+		}
 	}
 	if status >= 500 {
 		b.logger.Error("request failed", fields...)

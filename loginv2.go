@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/internal/contract"
@@ -36,7 +35,7 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Tim
 	if err != nil {
 		var refused *uidError
 		if !errors.As(err, &refused) {
-			return caddyhttp.Error(http.StatusInternalServerError, err)
+			return b.internalError(w, r, err)
 		}
 		return b.fail(w, r, refused.status, refused.code, refused.message, refused.details)
 	}
@@ -46,7 +45,7 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Tim
 		UID          string `json:"uid"`
 	}{b.clientID, b.clientSecret, uid})
 	if err != nil {
-		return caddyhttp.Error(http.StatusInternalServerError, err)
+		return b.internalError(w, r, err)
 	}
 
 	ctx, cancel := context.WithDeadline(r.Context(), deadline)
