@@ -6,7 +6,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
 // The auth path's limit when auth_rate_limit is not set: generous for
@@ -40,8 +40,8 @@ type AuthRateLimit struct {
 // uses them.
 var authLimiters = caddy.NewUsagePool()
 
-// pooledLimiter is an addrlimit.Limiter in authLimiters.
-type pooledLimiter struct{ *addrlimit.Limiter }
+// pooledLimiter is an ratelimit.Limiter in authLimiters.
+type pooledLimiter struct{ *ratelimit.Limiter }
 
 func (pooledLimiter) Destruct() error { return nil }
 
@@ -65,7 +65,7 @@ func (b *Bridge) provisionAuthLimit() error {
 	}
 	key := authLimitKey{b.authURL.String(), b.AuthPath, rl.Requests, time.Duration(rl.Window)}
 	v, _, err := authLimiters.LoadOrNew(key, func() (caddy.Destructor, error) {
-		return pooledLimiter{addrlimit.New(rl.Requests, time.Duration(rl.Window), 0)}, nil
+		return pooledLimiter{ratelimit.New(rl.Requests, time.Duration(rl.Window), 0)}, nil
 	})
 	if err != nil {
 		return fmt.Errorf("auth_rate_limit: %v", err)

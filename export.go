@@ -15,16 +15,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
 )
 
 // export forwards the request body unchanged to the content service.
 func (b *Bridge) export(w http.ResponseWriter, r *http.Request, deadline time.Time) error {
 	if b.bearer == "" {
-		return b.fail(w, r, http.StatusInternalServerError, codeNotConfigured, "Content service token not configured",
+		return b.fail(w, r, http.StatusInternalServerError, contract.CodeNotConfigured, "Content service token not configured",
 			"set token (default {env.CS_API_TOKEN}) in the design_bridge block")
 	}
 	// The body is read whole before anything goes upstream: a slow or
@@ -80,7 +79,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 	key, err := exportKey(r.URL.Path, acceptKey(r.Header.Values("Accept")), body)
 	if err != nil {
 		body.Close()
-		return caddyhttp.Error(http.StatusInternalServerError, fmt.Errorf("design_bridge: reading the buffered body: %v", err))
+		return b.internalError(w, r, fmt.Errorf("reading the buffered body: %w", err))
 	}
 	// PDF and image answers are never kept: a PDF link expires, an image
 	// is large, and neither is worth a second render's saving.
@@ -144,9 +143,6 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		b.metrics.cache.WithLabelValues("miss").Inc()
 	}
 	if err != nil {
-		if joined {
-			jsonerror.Adopt(r, err) // the body handle_errors sees was set on the first request
-		}
 		return err
 	}
 	if a.status == 0 {
@@ -212,7 +208,7 @@ func (a *answerRecorder) reset() {
 
 // answerTooLarge answers an export whose answer passed maxSharedAnswer.
 func (b *Bridge) answerTooLarge(w http.ResponseWriter, r *http.Request) error {
-	return b.fail(w, r, http.StatusBadGateway, codeBadGateway, "Upstream answer too large",
+	return b.fail(w, r, http.StatusBadGateway, contract.CodeBadGateway, "Upstream answer too large",
 		fmt.Sprintf("%s answered more than %d bytes", b.upstreamName(r), maxSharedAnswer))
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"os"
 	"strconv"
@@ -15,29 +14,15 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
 
-	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
-	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
-// Error codes of the bodies design_bridge itself writes (the content
-// service's error shape: {"code", "message", "details"}).
 const (
-	codeBadRequestJSON = 4100
-	codeCrossSite      = 4031
-	codeMethod         = 4050
-	codeReadTimeout    = 4080
-	codeTooLarge       = 4130
-	codeMediaType      = 4150
-	codeRateLimited    = 4290
-	codeNotConfigured  = 5000
-	codeBadGateway     = 5020
-	codeGatewayTimeout = 5040
-	codeInvalidUID     = 5005 // LoginV2's code for a bad uid
-	codeAuthMediaType  = 5001 // LoginV2's code for a body that is not JSON
-	maxAuthBody        = 64 << 10
-	maxAuthAnswer      = 1 << 20 // held back to mask; a larger one passes as it streams
-	defaultUID         = "demo-user"
-	minMaskedSecret    = 8
+	maxAuthBody     = 64 << 10
+	maxAuthAnswer   = 1 << 20 // held back to mask; a larger one passes as it streams
+	defaultUID      = "demo-user"
+	minMaskedSecret = 8
 )
 
 // ServeHTTP forwards POSTs to the export paths and the auth path and hands
@@ -55,18 +40,18 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		return b.fail(w, r, http.StatusMethodNotAllowed, codeMethod, "Method not allowed", "only POST is accepted on "+r.URL.Path)
+		return b.fail(w, r, http.StatusMethodNotAllowed, contract.CodeMethod, "Method not allowed", "only POST is accepted on "+r.URL.Path)
 	}
 	if reason := b.crossSite(r); reason != "" {
-		return b.fail(w, r, http.StatusForbidden, codeCrossSite, "Cross-site request refused", reason)
+		return b.fail(w, r, http.StatusForbidden, contract.CodeCrossSite, "Cross-site request refused", reason)
 	}
 	// Only JSON: a form (text/plain, urlencoded, multipart) or a bodiless
 	// "simple" request could come from another site without a CORS
 	// preflight, which this handler never grants.
-	if !isJSONRequest(r.Header.Get("Content-Type")) {
-		code := codeMediaType
+	if !contract.IsJSON(r.Header.Get("Content-Type")) {
+		code := contract.CodeMediaType
 		if isAuth {
-			code = codeAuthMediaType
+			code = contract.CodeLoginMediaType
 		}
 		return b.fail(w, r, http.StatusUnsupportedMediaType, code, "Unsupported media type",
 			"send the body with Content-Type: application/json")
@@ -79,32 +64,16 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	_ = http.NewResponseController(w).SetReadDeadline(deadline)
 	if isAuth {
 		if b.authLimiter != nil {
-			if ok, wait := b.authLimiter.Allow(clientKey(r), time.Now()); !ok {
-				secs := addrlimit.RetryAfter(wait)
+			if ok, wait := b.authLimiter.Allow(ratelimit.ClientKey(r), time.Now()); !ok {
+				secs := ratelimit.RetryAfter(wait)
 				w.Header().Set("Retry-After", strconv.Itoa(secs))
-				return b.fail(w, r, http.StatusTooManyRequests, codeRateLimited, "Too many requests",
+				return b.fail(w, r, http.StatusTooManyRequests, contract.CodeRateLimited, "Too many requests",
 					fmt.Sprintf("auth_rate_limit reached for this client; retry after %d s", secs))
 			}
 		}
 		return b.login(w, r, deadline)
 	}
 	return b.export(w, r, deadline)
-}
-
-// isJSONRequest reports whether a request's Content-Type is
-// application/json, with or without parameters.
-func isJSONRequest(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json"
-}
-
-// clientKey is the rate-limit key of the client: Caddy's client IP (which
-// honours the server's trusted_proxies), else the connection's address.
-func clientKey(r *http.Request) string {
-	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
-		return addrlimit.Key(ip)
-	}
-	return addrlimit.Key(r.RemoteAddr)
 }
 
 // readBody reads the request body, up to limit bytes (past spoolAbove into
@@ -127,7 +96,7 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 	case r.ContentLength > spoolAbove:
 		// Straight to the file: not even spoolAbove of it in memory.
 		if err := body.spool(); err != nil {
-			return nil, false, caddyhttp.Error(http.StatusInternalServerError, fmt.Errorf("design_bridge: a temporary file for the body: %v", err))
+			return nil, false, b.internalError(w, r, fmt.Errorf("a temporary file for the body: %w", err))
 		}
 	case r.ContentLength > 0:
 		body.mem.Grow(int(r.ContentLength) + 1) // +1: the read that sees EOF needs no growth
@@ -142,14 +111,14 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 		return nil, false, b.tooLarge(w, r, limit)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
-		return nil, false, b.fail(w, r, http.StatusRequestTimeout, codeReadTimeout, "Request body too slow",
+		return nil, false, b.fail(w, r, http.StatusRequestTimeout, contract.CodeReadTimeout, "Request body too slow",
 			fmt.Sprintf("the body did not arrive within %s (timeout)", time.Duration(b.Timeout)))
 	case err != nil:
 		if r.Context().Err() != nil {
 			return nil, false, caddyhttp.Error(499, err)
 		}
 		w.Header().Set("Connection", "close")
-		return nil, false, b.fail(w, r, http.StatusBadRequest, codeBadRequestJSON, "Unreadable body", "reading the request body failed")
+		return nil, false, b.fail(w, r, http.StatusBadRequest, contract.CodeNotJSON, "Unreadable body", "reading the request body failed")
 	}
 	// The body is in: the deadline now only stands in the way of net/http
 	// noticing a client that goes away.
@@ -189,7 +158,7 @@ func (b *Bridge) tooLarge(w http.ResponseWriter, r *http.Request, limit int64) e
 	if r.URL.Path == b.AuthPath {
 		what = "the auth path's limit"
 	}
-	return b.fail(w, r, http.StatusRequestEntityTooLarge, codeTooLarge, "Request body too large",
+	return b.fail(w, r, http.StatusRequestEntityTooLarge, contract.CodeBodyTooLarge, "Request body too large",
 		fmt.Sprintf("the body is limited to %d bytes (%s)", limit, what))
 }
 
@@ -221,10 +190,10 @@ func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, ctx context.
 		return caddyhttp.Error(499, r.Context().Err())
 	}
 	if status == http.StatusGatewayTimeout {
-		return b.failCause(w, r, status, codeGatewayTimeout, "Upstream timeout",
+		return b.failCause(w, r, status, contract.CodeGatewayTimeout, "Upstream timeout",
 			fmt.Sprintf("%s did not answer within %s (timeout)", b.upstreamName(r), time.Duration(b.Timeout)), err)
 	}
-	return b.failCause(w, r, http.StatusBadGateway, codeBadGateway, "Upstream unreachable",
+	return b.failCause(w, r, http.StatusBadGateway, contract.CodeBadGateway, "Upstream unreachable",
 		fmt.Sprintf("%s could not be reached or failed to answer", b.upstreamName(r)), err)
 }
 
@@ -251,26 +220,26 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// errorBody is the error object of design_bridge's own answers.
-type errorBody struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Details string `json:"details"`
-}
-
 // fail answers with the error object {"code", "message", "details"},
-// through jsonerror: a handle_errors route that matches the request gets
-// the error, else the body is written here.
+// written here (the error policy in CONTRIBUTING.md): handle_errors never
+// sees it, and nothing is returned to Caddy.
 func (b *Bridge) fail(w http.ResponseWriter, r *http.Request, status, code int, message, details string) error {
 	return b.failCause(w, r, status, code, message, details, nil)
 }
 
+// internalError answers 500 with code 4200 for a failure of the bridge
+// itself (a temporary file, a buffered body that cannot be read back): the
+// cause goes to the log only.
+func (b *Bridge) internalError(w http.ResponseWriter, r *http.Request, cause error) error {
+	return b.failCause(w, r, http.StatusInternalServerError, contract.CodeInternal, "Internal error",
+		"design_bridge failed; the ERROR log line \"request failed\" says why", cause)
+}
+
 // failCause is fail for an error with a cause the operator needs (refused
-// connection, TLS or DNS failure): the cause goes to the log and to the
-// error handed to handle_errors, never to the browser.
+// connection, TLS or DNS failure): the cause goes to the log, never to the
+// browser.
 func (b *Bridge) failCause(w http.ResponseWriter, r *http.Request, status, code int, message, details string, cause error) error {
 	fields := []zap.Field{zap.Int("status", status), zap.String("path", r.URL.Path), zap.String("error", details)}
-	err := fmt.Errorf("design_bridge: %s: %s", message, details)
 	if cause != nil {
 		// Caddy's HandlerError adds its id, trace and status; the
 		// operator needs the error it carries.
@@ -282,13 +251,17 @@ func (b *Bridge) failCause(w http.ResponseWriter, r *http.Request, status, code 
 		// mask anyway, in case an upstream's answer ever ends up in one.
 		c := []byte(cause.Error())
 		maskSecrets(c, b.secrets)
-		fields = append(fields, zap.String("upstream", b.upstreamURL(r)), zap.String("cause", string(c)))
-		err = fmt.Errorf("%w: %s", err, c)
+		fields = append(fields, zap.String("cause", string(c)))
+		if status == http.StatusBadGateway || status == http.StatusGatewayTimeout {
+			fields = append(fields, zap.String("upstream", b.upstreamURL(r)))
+		}
 	}
 	if status >= 500 {
 		b.logger.Error("request failed", fields...)
 	} else {
 		b.logger.Debug("request refused", fields...)
 	}
-	return jsonerror.Respond(w, r, status, errorBody{code, message, details}, err)
+	// A write that fails is a client gone: nothing is left to tell it.
+	_ = contract.Write(w, r, status, contract.Error{Code: code, Message: message, Details: details})
+	return nil
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/designbridge/caddy-designbridge/internal/conntest"
 	"github.com/designbridge/caddy-designbridge/internal/retire"
+	"github.com/designbridge/caddy-designbridge/testutil/conntest"
 )
 
 func TestMaskingReader(t *testing.T) {
@@ -76,26 +76,6 @@ func TestMaskingReaderPassesErrors(t *testing.T) {
 	}
 }
 
-func TestIsJSONRequest(t *testing.T) {
-	for ct, want := range map[string]bool{
-		"application/json":                  true,
-		"application/json; charset=UTF-8":   true,
-		"Application/JSON":                  true,
-		"":                                  false,
-		"text/plain":                        false,
-		"text/plain;charset=UTF-8":          false,
-		"application/x-www-form-urlencoded": false,
-		"multipart/form-data; boundary=x":   false,
-		"application/json-seq":              false,
-		"application/problem+json":          false,
-		"application/json; =broken":         false,
-	} {
-		if got := isJSONRequest(ct); got != want {
-			t.Errorf("isJSONRequest(%q) = %v, want %v", ct, got, want)
-		}
-	}
-}
-
 func TestScrubHeader(t *testing.T) {
 	tr := &upstreamTransport{secrets: [][]byte{[]byte("s3cr3t-token"), []byte("short")}}
 	h := http.Header{
@@ -135,24 +115,6 @@ func TestUnwrapMasked(t *testing.T) {
 		got, wrapped := unwrapMasked([]byte(tc.in), secrets)
 		if string(got) != tc.want || wrapped != tc.wrapped {
 			t.Errorf("%s: got %q %v, want %q %v", tc.name, got, wrapped, tc.want, tc.wrapped)
-		}
-	}
-}
-
-func TestBareToken(t *testing.T) {
-	for in, want := range map[string]string{
-		"abc":             "abc",
-		"Bearer abc":      "abc",
-		"bearer abc":      "abc",
-		"BEARER  abc ":    "abc",
-		" Bearer abc":     "abc",
-		"Bearerabc":       "Bearerabc",
-		"Bearer ":         "",
-		"":                "",
-		"Bearer Bearer x": "Bearer x",
-	} {
-		if got := bareToken(in); got != want {
-			t.Errorf("bareToken(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

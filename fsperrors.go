@@ -28,16 +28,6 @@ func init() {
 	httpcaddyfile.RegisterDirectiveOrder("fsp_error", httpcaddyfile.Before, "respond")
 }
 
-// fspTableRow is one row of the FSP error table of the contract.
-type fspTableRow = fsperr.Row
-
-// fspTable returns the FSP error table of the contract; internal/fsperr
-// holds the only copy, which the fsp handler uses too.
-func fspTable() []fspTableRow { return fsperr.Table() }
-
-// fspTableLookup returns the table row of code, if code is in the table.
-func fspTableLookup(code int) (fspTableRow, bool) { return fsperr.Lookup(code) }
-
 // The range of codes the contract leaves to the provider's own rules.
 const (
 	fspCustomCodeMin = 3900
@@ -86,7 +76,7 @@ func fspParseCode(text string) (int, error) {
 			text, fspCustomCodeMin, fspCustomCodeMax)
 	}
 	code, _ := strconv.Atoi(text) // cannot fail: four digits
-	if _, ok := fspTableLookup(code); ok || fspIsCustomCode(code) {
+	if _, ok := fsperr.Lookup(code); ok || fspIsCustomCode(code) {
 		return code, nil
 	}
 	return 0, fmt.Errorf("code %q is neither in the FSP table (%s) nor a custom code %d–%d",
@@ -119,7 +109,7 @@ func fspAllDigits(text string) bool {
 
 func fspTableCodeList() string {
 	var codes []string
-	for _, row := range fspTable() {
+	for _, row := range fsperr.Table() {
 		codes = append(codes, strconv.Itoa(row.Code))
 	}
 	return strings.Join(codes, ", ")
@@ -211,7 +201,7 @@ func fspCheckLiterals(codeText, statusText, message string) error {
 	if !codeKnown {
 		return nil
 	}
-	if row, ok := fspTableLookup(code); ok {
+	if row, ok := fsperr.Lookup(code); ok {
 		if statusText != "" {
 			return fmt.Errorf("status %q: code %d is in the FSP table with status %d; only custom codes %d–%d take a status",
 				statusText, code, row.Status, fspCustomCodeMin, fspCustomCodeMax)
@@ -295,14 +285,6 @@ func parseFSPErrorCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler
 	return fe, err
 }
 
-// fspBody is the wire form of an FSP error: exactly these three members
-// (the same fields as fsperr.Body, which writes it).
-type fspBody struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Details string `json:"details"`
-}
-
 // ServeHTTP writes the FSP error response; it never calls next.
 func (fe FSPError) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
@@ -319,14 +301,14 @@ func (fe FSPError) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp
 				zap.String("method", r.Method),
 				zap.String("uri", r.RequestURI))
 		}
-		row, _ := fspTableLookup(3001)
-		body, status = fspBody{Code: row.Code, Message: row.Message, Details: row.Details}, row.Status
+		row, _ := fsperr.Lookup(3001)
+		body, status = fsperr.Body{Code: row.Code, Message: row.Message, Details: row.Details}, row.Status
 	}
-	return fspWrite(w, r, body, status)
+	return fsperr.Write(w, r, body, status)
 }
 
 // resolve decides code, status, message and details for this request.
-func (fe FSPError) resolve(r *http.Request, repl *caddy.Replacer) (fspBody, int, error) {
+func (fe FSPError) resolve(r *http.Request, repl *caddy.Replacer) (fsperr.Body, int, error) {
 	codeText := strings.TrimSpace(repl.ReplaceAll(string(fe.Code), ""))
 	statusText := strings.TrimSpace(repl.ReplaceAll(string(fe.StatusCode), ""))
 	message := repl.ReplaceKnown(fe.Message, "")
@@ -349,21 +331,21 @@ func (fe FSPError) resolve(r *http.Request, repl *caddy.Replacer) (fspBody, int,
 			}
 		} else if handled, ok := r.Context().Value(caddyhttp.ErrorCtxKey).(error); ok && handled != nil {
 			if statusText != "" {
-				return fspBody{}, 0, fmt.Errorf("status %q given, but the code is mapped from the handled error", statusText)
+				return fsperr.Body{}, 0, fmt.Errorf("status %q given, but the code is mapped from the handled error", statusText)
 			}
 			codeText, source = strconv.Itoa(fspCodeForStatus(fspHandledStatus(handled))), "handled error"
 		} else {
-			return fspBody{}, 0, errors.New("no code: none configured, no variable fsp_code, and no error is being handled")
+			return fsperr.Body{}, 0, errors.New("no code: none configured, no variable fsp_code, and no error is being handled")
 		}
 	}
 
 	code, err := fspParseCode(codeText)
 	if err != nil {
-		return fspBody{}, 0, fmt.Errorf("%s: %w", source, err)
+		return fsperr.Body{}, 0, fmt.Errorf("%s: %w", source, err)
 	}
-	if row, ok := fspTableLookup(code); ok {
+	if row, ok := fsperr.Lookup(code); ok {
 		if statusText != "" {
-			return fspBody{}, 0, fmt.Errorf("%s: status %q given for code %d, which is in the FSP table with status %d",
+			return fsperr.Body{}, 0, fmt.Errorf("%s: status %q given for code %d, which is in the FSP table with status %d",
 				source, statusText, code, row.Status)
 		}
 		if message == "" {
@@ -372,19 +354,19 @@ func (fe FSPError) resolve(r *http.Request, repl *caddy.Replacer) (fspBody, int,
 		if details == "" {
 			details = row.Details
 		}
-		return fspBody{Code: code, Message: message, Details: details}, row.Status, nil
+		return fsperr.Body{Code: code, Message: message, Details: details}, row.Status, nil
 	}
 	if statusText == "" {
-		return fspBody{}, 0, fmt.Errorf("%s: custom code %d has no status", source, code)
+		return fsperr.Body{}, 0, fmt.Errorf("%s: custom code %d has no status", source, code)
 	}
 	status, err := fspParseStatus(statusText)
 	if err != nil {
-		return fspBody{}, 0, fmt.Errorf("%s: custom code %d: %w", source, code, err)
+		return fsperr.Body{}, 0, fmt.Errorf("%s: custom code %d: %w", source, code, err)
 	}
 	if message == "" {
-		return fspBody{}, 0, fmt.Errorf("%s: custom code %d has no message", source, code)
+		return fsperr.Body{}, 0, fmt.Errorf("%s: custom code %d has no message", source, code)
 	}
-	return fspBody{Code: code, Message: message, Details: details}, status, nil
+	return fsperr.Body{Code: code, Message: message, Details: details}, status, nil
 }
 
 // fspHandledStatus is the HTTP status Caddy gives the handled error.
@@ -407,12 +389,6 @@ func fspVar(r *http.Request, name string) string {
 	default:
 		return strings.TrimSpace(fmt.Sprint(value))
 	}
-}
-
-// fspWrite answers with the FSP error body (through the modules' shared
-// JSON writer). Error answers are never cached.
-func fspWrite(w http.ResponseWriter, r *http.Request, body fspBody, status int) error {
-	return fsperr.Write(w, r, fsperr.Body(body), status)
 }
 
 // Interface guards

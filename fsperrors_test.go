@@ -18,6 +18,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	"github.com/designbridge/caddy-designbridge/internal/fsperr"
 )
 
 // fspDocPath is the user documentation that holds the FSP error table.
@@ -83,7 +85,7 @@ func fspServe(t testing.TB, fe FSPError, r *http.Request) *httptest.ResponseReco
 
 // fspDecode checks the response form every FSP error shares and returns
 // the decoded body.
-func fspDecode(t testing.TB, w *httptest.ResponseRecorder) fspBody {
+func fspDecode(t testing.TB, w *httptest.ResponseRecorder) fsperr.Body {
 	t.Helper()
 	if got := w.Header().Get("Content-Type"); got != "application/json" {
 		t.Errorf("Content-Type = %q, want application/json", got)
@@ -99,7 +101,7 @@ func fspDecode(t testing.TB, w *httptest.ResponseRecorder) fspBody {
 
 // fspDecodeBytes decodes an FSP error body, insisting on exactly the three
 // members with their JSON types.
-func fspDecodeBytes(t testing.TB, raw []byte) fspBody {
+func fspDecodeBytes(t testing.TB, raw []byte) fsperr.Body {
 	t.Helper()
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &members); err != nil {
@@ -108,7 +110,7 @@ func fspDecodeBytes(t testing.TB, raw []byte) fspBody {
 	if len(members) != 3 {
 		t.Errorf("body has %d members, want exactly code, message, details: %s", len(members), raw)
 	}
-	var body fspBody
+	var body fsperr.Body
 	for name, dst := range map[string]any{"code": &body.Code, "message": &body.Message, "details": &body.Details} {
 		value, ok := members[name]
 		if !ok {
@@ -146,7 +148,7 @@ func TestFSPTableMatchesDocs(t *testing.T) {
 	}
 	defer file.Close()
 	row := regexp.MustCompile(`^\|\s*(\d{4})\s*\|\s*([^|]+?)\s*\|\s*(\d{3})\s*\|(?:\s*([^|]*?)\s*\|)?`)
-	contract := map[int]fspTableRow{}
+	contract := map[int]fsperr.Row{}
 	scanner := bufio.NewScanner(file)
 	for scanner.Scan() {
 		m := row.FindStringSubmatch(scanner.Text())
@@ -155,7 +157,7 @@ func TestFSPTableMatchesDocs(t *testing.T) {
 		}
 		code, _ := strconv.Atoi(m[1])
 		status, _ := strconv.Atoi(m[3])
-		contract[code] = fspTableRow{Code: code, Message: m[2], Status: status, Details: m[4]}
+		contract[code] = fsperr.Row{Code: code, Message: m[2], Status: status, Details: m[4]}
 	}
 	if err := scanner.Err(); err != nil {
 		t.Fatal(err)
@@ -163,7 +165,7 @@ func TestFSPTableMatchesDocs(t *testing.T) {
 	if len(contract) == 0 {
 		t.Fatalf("no error table rows found in %s", fspDocPath)
 	}
-	ours := fspTable()
+	ours := fsperr.Table()
 	if len(ours) != len(contract) {
 		t.Errorf("fspTable has %d rows, %s %d", len(ours), fspDocPath, len(contract))
 	}
@@ -186,8 +188,8 @@ func TestFSPTableMatchesDocs(t *testing.T) {
 }
 
 func TestFSPEveryTableCode(t *testing.T) {
-	if len(fspWantTable) != len(fspTable()) {
-		t.Fatalf("test covers %d codes, table has %d", len(fspWantTable), len(fspTable()))
+	if len(fspWantTable) != len(fsperr.Table()) {
+		t.Fatalf("test covers %d codes, table has %d", len(fspWantTable), len(fsperr.Table()))
 	}
 	for _, want := range fspWantTable {
 		t.Run(strconv.Itoa(want.code), func(t *testing.T) {
@@ -197,7 +199,7 @@ func TestFSPEveryTableCode(t *testing.T) {
 				t.Errorf("status = %d, want %d", w.Code, want.status)
 			}
 			got := fspDecode(t, w)
-			if got != (fspBody{want.code, want.message, want.details}) {
+			if got != (fsperr.Body{Code: want.code, Message: want.message, Details: want.details}) {
 				t.Errorf("body = %+v, want %+v", got, want)
 			}
 		})
@@ -211,64 +213,64 @@ func TestFSPOverridesAndPlaceholders(t *testing.T) {
 		vars       map[string]any
 		handled    error
 		wantStatus int
-		wantBody   fspBody
+		wantBody   fsperr.Body
 	}{
 		{
 			name:       "message and details override a table code",
 			fe:         FSPError{Code: "3200", Message: "Nope", Details: "Nothing at {http.request.uri.path}"},
 			wantStatus: 404,
-			wantBody:   fspBody{3200, "Nope", "Nothing at /dir/file.png"},
+			wantBody:   fsperr.Body{Code: 3200, Message: "Nope", Details: "Nothing at /dir/file.png"},
 		},
 		{
 			name:       "only details overridden keeps the table message",
 			fe:         FSPError{Code: "3400", Details: "try keep"},
 			wantStatus: 409,
-			wantBody:   fspBody{3400, "Resource Already Exists", "try keep"},
+			wantBody:   fsperr.Body{Code: 3400, Message: "Resource Already Exists", Details: "try keep"},
 		},
 		{
 			name:       "custom code with status and message",
 			fe:         FSPError{Code: "3901", StatusCode: "400", Message: "Upload error", Details: `File names may not contain any of: \ / ? |`},
 			wantStatus: 400,
-			wantBody:   fspBody{3901, "Upload error", `File names may not contain any of: \ / ? |`},
+			wantBody:   fsperr.Body{Code: 3901, Message: "Upload error", Details: `File names may not contain any of: \ / ? |`},
 		},
 		{
 			name:       "lowest custom code",
 			fe:         FSPError{Code: "3900", StatusCode: "599", Message: "m"},
 			wantStatus: 599,
-			wantBody:   fspBody{3900, "m", ""},
+			wantBody:   fsperr.Body{Code: 3900, Message: "m", Details: ""},
 		},
 		{
 			name:       "highest custom code",
 			fe:         FSPError{Code: "3999", StatusCode: "400", Message: "m", Details: "d"},
 			wantStatus: 400,
-			wantBody:   fspBody{3999, "m", "d"},
+			wantBody:   fsperr.Body{Code: 3999, Message: "m", Details: "d"},
 		},
 		{
 			name:       "code, status and message from placeholders",
 			fe:         FSPError{Code: "{http.vars.c}", StatusCode: "{http.vars.s}", Message: "{http.vars.m}", Details: "{http.request.method} refused"},
 			vars:       map[string]any{"c": "3950", "s": "418", "m": "Teapot"},
 			wantStatus: 418,
-			wantBody:   fspBody{3950, "Teapot", "GET refused"},
+			wantBody:   fsperr.Body{Code: 3950, Message: "Teapot", Details: "GET refused"},
 		},
 		{
 			name:       "table code from a placeholder",
 			fe:         FSPError{Code: "{http.vars.c}"},
 			vars:       map[string]any{"c": "3300"},
 			wantStatus: 403,
-			wantBody:   fspBody{3300, "Permission denied", "You are not allowed to change this file or directory"},
+			wantBody:   fsperr.Body{Code: 3300, Message: "Permission denied", Details: "You are not allowed to change this file or directory"},
 		},
 		{
 			name:       "unknown placeholder in details stays as written",
 			fe:         FSPError{Code: "3500", Details: "use {name}"},
 			wantStatus: 400,
-			wantBody:   fspBody{3500, "Request Error", "use {name}"},
+			wantBody:   fsperr.Body{Code: 3500, Message: "Request Error", Details: "use {name}"},
 		},
 		{
 			name:       "variable fsp_code with its companions",
 			fe:         FSPError{},
 			vars:       map[string]any{"fsp_code": "3901", "fsp_status": "400", "fsp_message": "Upload error", "fsp_details": "bad name"},
 			wantStatus: 400,
-			wantBody:   fspBody{3901, "Upload error", "bad name"},
+			wantBody:   fsperr.Body{Code: 3901, Message: "Upload error", Details: "bad name"},
 		},
 		{
 			name:       "variable fsp_code wins over the mapping",
@@ -276,28 +278,28 @@ func TestFSPOverridesAndPlaceholders(t *testing.T) {
 			vars:       map[string]any{"fsp_code": 3300},
 			handled:    caddyhttp.Error(http.StatusNotFound, errors.New("open /srv/x: no such file")),
 			wantStatus: 403,
-			wantBody:   fspBody{3300, "Permission denied", "You are not allowed to change this file or directory"},
+			wantBody:   fsperr.Body{Code: 3300, Message: "Permission denied", Details: "You are not allowed to change this file or directory"},
 		},
 		{
 			name:       "directive's message wins over fsp_message",
 			fe:         FSPError{Message: "Configured"},
 			vars:       map[string]any{"fsp_code": "3920", "fsp_status": "409", "fsp_message": "From var"},
 			wantStatus: 409,
-			wantBody:   fspBody{3920, "Configured", ""},
+			wantBody:   fsperr.Body{Code: 3920, Message: "Configured", Details: ""},
 		},
 		{
 			name:       "placeholder code that is empty falls back to the mapping",
 			fe:         FSPError{Code: "{http.vars.unset}"},
 			handled:    caddyhttp.Error(http.StatusUnauthorized, errors.New("user not found")),
 			wantStatus: 401,
-			wantBody:   fspBody{3650, "Wrong Username or Password", "The file service credentials are missing or wrong"},
+			wantBody:   fsperr.Body{Code: 3650, Message: "Wrong Username or Password", Details: "The file service credentials are missing or wrong"},
 		},
 		{
 			name:       "details may expose the error message when configured to",
 			fe:         FSPError{Details: "{http.error.message}"},
 			handled:    caddyhttp.Error(http.StatusConflict, errors.New("exists")),
 			wantStatus: 409,
-			wantBody:   fspBody{3400, "Resource Already Exists", "exists"},
+			wantBody:   fsperr.Body{Code: 3400, Message: "Resource Already Exists", Details: "exists"},
 		},
 	}
 	for _, tt := range tests {
@@ -335,7 +337,7 @@ func TestFSPHandleErrorsMapping(t *testing.T) {
 			if w.Code != want.status {
 				t.Errorf("status = %d, want %d (the table's for %d)", w.Code, want.status, tt.wantCode)
 			}
-			if got := fspDecode(t, w); got != (fspBody{want.code, want.message, want.details}) {
+			if got := fspDecode(t, w); got != (fsperr.Body{Code: want.code, Message: want.message, Details: want.details}) {
 				t.Errorf("body = %+v, want %+v", got, want)
 			}
 			if strings.Contains(w.Body.String(), "10.1.2.3") || strings.Contains(w.Body.String(), "/var/lib") {
@@ -543,7 +545,7 @@ func FuzzFSPUnmarshalCaddyfile(f *testing.F) {
 			t.Fatalf("status %d is not an error status", w.Code)
 		}
 		body := fspDecodeBytes(t, w.Body.Bytes())
-		if _, inTable := fspTableLookup(body.Code); !inTable && !fspIsCustomCode(body.Code) {
+		if _, inTable := fsperr.Lookup(body.Code); !inTable && !fspIsCustomCode(body.Code) {
 			t.Fatalf("answered code %d", body.Code)
 		}
 	})

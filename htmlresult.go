@@ -6,7 +6,7 @@ import (
 )
 
 // HTMLResult applies the front end's rule for reading an export response
-// (frontend.md, "Get design HTML", step 3) to the response text: if the
+// (docs/contracts.md, "The page's behaviour", Get design HTML) to the response text: if the
 // text parses as a JSON object with a "body" member, the HTML is the first
 // string among body.html, body.result and body; in every other case,
 // including a wrapper none of whose candidates is a string, the text itself

@@ -13,17 +13,16 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
-	"github.com/designbridge/caddy-designbridge/internal/loginv2"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
 )
 
 // login performs LoginV2 with the configured client credentials and hands
 // the upstream's answer back unchanged.
 func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Time) error {
 	if b.clientID == "" || b.clientSecret == "" {
-		return b.fail(w, r, http.StatusInternalServerError, codeNotConfigured, "LoginV2 credentials not configured",
+		return b.fail(w, r, http.StatusInternalServerError, contract.CodeNotConfigured, "LoginV2 credentials not configured",
 			"set client_id and client_secret (defaults {env.CLIENT_ID}, {env.CLIENT_SECRET}) in the design_bridge block")
 	}
 	// Read even when uid is configured (and the body unused), so that the
@@ -36,7 +35,7 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Tim
 	if err != nil {
 		var refused *uidError
 		if !errors.As(err, &refused) {
-			return caddyhttp.Error(http.StatusInternalServerError, err)
+			return b.internalError(w, r, err)
 		}
 		return b.fail(w, r, refused.status, refused.code, refused.message, refused.details)
 	}
@@ -46,7 +45,7 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Tim
 		UID          string `json:"uid"`
 	}{b.clientID, b.clientSecret, uid})
 	if err != nil {
-		return caddyhttp.Error(http.StatusInternalServerError, err)
+		return b.internalError(w, r, err)
 	}
 
 	ctx, cancel := context.WithDeadline(r.Context(), deadline)
@@ -89,13 +88,13 @@ type uidError struct {
 func (e *uidError) Error() string { return e.message + ": " + e.details }
 
 var (
-	errNoUser = &uidError{http.StatusForbidden, codeInvalidUID, "No user",
+	errNoUser = &uidError{http.StatusForbidden, contract.CodeLoginUID, "No user",
 		"the configured uid is empty for this request; is authentication configured before design_bridge?"}
-	errConfiguredUID = &uidError{http.StatusBadRequest, codeInvalidUID, "Invalid uid",
+	errConfiguredUID = &uidError{http.StatusBadRequest, contract.CodeLoginUID, "Invalid uid",
 		"the configured uid must be 1-256 letters, digits, _ or -"}
-	errAuthJSON = &uidError{http.StatusBadRequest, codeBadRequestJSON, "Invalid JSON",
+	errAuthJSON = &uidError{http.StatusBadRequest, contract.CodeNotJSON, "Invalid JSON",
 		"the request body must be a JSON object such as {\"uid\": \"customer-42\"}"}
-	errBodyUID = &uidError{http.StatusBadRequest, codeInvalidUID, "Invalid uid",
+	errBodyUID = &uidError{http.StatusBadRequest, contract.CodeLoginUID, "Invalid uid",
 		"uid must be a string of 1-256 letters, digits, _ or -"}
 )
 
@@ -115,7 +114,7 @@ func (b *Bridge) resolveUID(r *http.Request, raw []byte) (string, error) {
 			// one.
 			return "", errNoUser
 		}
-		if !loginv2.ValidUID(uid) {
+		if !contract.ValidUID(uid) {
 			return "", errConfiguredUID
 		}
 		return uid, nil
@@ -136,7 +135,7 @@ func (b *Bridge) resolveUID(r *http.Request, raw []byte) (string, error) {
 		return defaultUID, nil
 	}
 	var uid string
-	if err := json.Unmarshal(rawUID, &uid); err != nil || firstNonSpace(rawUID) != '"' || !loginv2.ValidUID(uid) {
+	if err := json.Unmarshal(rawUID, &uid); err != nil || firstNonSpace(rawUID) != '"' || !contract.ValidUID(uid) {
 		return "", errBodyUID
 	}
 	return uid, nil

@@ -15,9 +15,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
 	"github.com/designbridge/caddy-designbridge/internal/retire"
 
-	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
 func init() {
@@ -151,7 +152,7 @@ type Bridge struct {
 	cache        *exportCache // nil when Cache is
 	flight       *flightGroup // identical exports in flight
 	metrics      *bridgeMetrics
-	authLimiter  *addrlimit.Limiter // nil when auth_rate_limit is off
+	authLimiter  *ratelimit.Limiter // nil when auth_rate_limit is off
 	authLimitKey *authLimitKey      // its key in authLimiters
 }
 
@@ -241,11 +242,12 @@ func (b *Bridge) resolve() error {
 		if err != nil {
 			return err
 		}
-		if s.field == "token" {
-			v = bareToken(v)
-			if configured && v == "" {
-				return fmt.Errorf("token: holds no token after the \"Bearer\" prefix")
+		if s.field == "token" && (configured || v != "") {
+			tok, err := contract.Token(v)
+			if err != nil {
+				return fmt.Errorf("token: %v", err)
 			}
+			v = tok
 		}
 		*s.dst = v
 		if v == "" {
@@ -403,19 +405,6 @@ func parseUpstreamURL(s string) (*url.URL, error) {
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	return u, nil
-}
-
-// bareToken strips surrounding space and one "Bearer " prefix (any case),
-// so that configured tokens with and without it give the same header.
-func bareToken(s string) string {
-	s = strings.TrimSpace(s)
-	if strings.EqualFold(s, "bearer") {
-		return ""
-	}
-	if len(s) >= 7 && strings.EqualFold(s[:7], "bearer ") {
-		s = strings.TrimSpace(s[7:])
-	}
-	return s
 }
 
 // Interface guards

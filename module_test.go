@@ -160,7 +160,7 @@ func TestResolveAndValidate(t *testing.T) {
 		{name: "client_id placeholder empty", b: Bridge{ClientID: "{env.DB_TEST_UNSET}"}, wantErr: "client_id: evaluated placeholder {env.DB_TEST_UNSET} is empty"},
 		{name: "client_secret placeholder empty", b: Bridge{ClientSecret: "{env.DB_TEST_UNSET}"}, wantErr: "client_secret: evaluated placeholder {env.DB_TEST_UNSET} is empty"},
 		{name: "content_service placeholder empty", b: Bridge{ContentService: "{env.DB_TEST_UNSET}"}, wantErr: "content_service: evaluated placeholder {env.DB_TEST_UNSET} is empty"},
-		{name: "token only the prefix", b: Bridge{Token: "Bearer {env.DB_TEST_SPACE}"}, wantErr: `token: holds no token after the "Bearer" prefix`},
+		{name: "token only the prefix", b: Bridge{Token: "Bearer {env.DB_TEST_SPACE}"}, wantErr: `token: is empty`},
 		{name: "content_service from env", b: Bridge{ContentService: "{env.DB_TEST_URL}", Token: "x"}, check: func(t *testing.T, b *Bridge) {
 			if b.contentURL.String() != "http://127.0.0.1:9" {
 				t.Errorf("content url %s", b.contentURL)

@@ -24,8 +24,8 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
 	"github.com/designbridge/caddy-designbridge/render"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 type corpusDoc struct {

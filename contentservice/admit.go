@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/designbridge/caddy-designbridge/internal/contract"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
 // admitJSON runs what every JSON endpoint of the Content Services API
@@ -31,8 +34,8 @@ func (s *service) admitJSON(w http.ResponseWriter, r *http.Request) (id string, 
 		return id, nil, release, false
 	}
 	if s.limiter != nil {
-		if allowed, wait := s.limiter.allow(key, time.Now()); !allowed {
-			secs := retryAfterSeconds(wait)
+		if allowed, wait := s.limiter.Allow(strconv.Itoa(key), time.Now()); !allowed {
+			secs := ratelimit.RetryAfter(wait)
 			s.logRefusal(w, r, "request rate-limited", "rate_limit reached", zap.String("client_id", s.keyApp(key)), zap.Int("retry_after_s", secs))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeError(w, http.StatusTooManyRequests, CodeRateLimited, "Rate limit exceeded",
@@ -40,7 +43,7 @@ func (s *service) admitJSON(w http.ResponseWriter, r *http.Request) (id string, 
 			return id, nil, release, false
 		}
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !contract.IsJSON(ct) {
 		writeError(w, http.StatusUnsupportedMediaType, CodeMediaType, "Unsupported media type",
 			"the body must be application/json")
 		return id, nil, release, false

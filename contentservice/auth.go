@@ -89,22 +89,3 @@ func (s *service) appByRef(ref string) int {
 	}
 	return -1
 }
-
-// configuredToken is the CS API token a configured value names: the value
-// with an optional "Bearer " prefix (any letter case) removed. An empty
-// token, or one holding whitespace, is refused; the error never quotes it.
-func configuredToken(value string) (string, error) {
-	tok := strings.TrimSpace(value)
-	if strings.EqualFold(tok, "Bearer") {
-		tok = ""
-	} else if scheme, rest, ok := strings.Cut(tok, " "); ok && strings.EqualFold(scheme, "Bearer") {
-		tok = strings.TrimSpace(rest)
-	}
-	if tok == "" {
-		return "", errors.New("is empty")
-	}
-	if strings.ContainsAny(tok, " \t\r\n") {
-		return "", errors.New("holds whitespace; list several tokens as separate arguments")
-	}
-	return tok, nil
-}

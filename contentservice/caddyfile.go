@@ -1,6 +1,9 @@
 package contentservice
 
 import (
+	"fmt"
+
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -134,17 +137,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if len(args) != 2 {
 				return d.Errf("rate_limit: want <requests> [per] <duration>, got %d arguments", len(args))
 			}
-			h.RateLimit = &RateLimit{Requests: args[0], Window: args[1]}
-			if !confvalue.HasPlaceholder(args[0]) {
-				if _, err := parseCount(args[0]); err != nil {
-					return d.Errf("rate_limit: %v", err)
-				}
+			rl, err := parseRateLimit(args)
+			if err != nil {
+				return d.Errf("rate_limit: %v", err)
 			}
-			if !confvalue.HasPlaceholder(args[1]) {
-				if _, err := parseWindow(args[1]); err != nil {
-					return d.Errf("rate_limit: %v", err)
-				}
-			}
+			h.RateLimit = rl
 		case "login_failure_limit":
 			if err := once(name); err != nil {
 				return err
@@ -160,17 +157,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if len(args) != 2 {
 				return d.Errf("login_failure_limit: want <failures> [per] <duration> or off, got %d arguments", len(args))
 			}
-			h.LoginFailureLimit = &RateLimit{Requests: args[0], Window: args[1]}
-			if !confvalue.HasPlaceholder(args[0]) {
-				if _, err := parseCount(args[0]); err != nil {
-					return d.Errf("login_failure_limit: %v", err)
-				}
+			rl, err := parseRateLimit(args)
+			if err != nil {
+				return d.Errf("login_failure_limit: %v", err)
 			}
-			if !confvalue.HasPlaceholder(args[1]) {
-				if _, err := parseWindow(args[1]); err != nil {
-					return d.Errf("login_failure_limit: %v", err)
-				}
-			}
+			h.LoginFailureLimit = rl
 		case "fetch":
 			if err := once(name); err != nil {
 				return err
@@ -261,3 +252,23 @@ func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
 
 // Interface guard
 var _ caddyfile.Unmarshaler = (*Handler)(nil)
+
+// parseRateLimit reads the <requests> <duration> arguments of a rate
+// limit. They are numbers in the JSON config, so a runtime placeholder
+// cannot stand for them; {$VAR} is replaced when the Caddyfile is adapted.
+func parseRateLimit(args []string) (*RateLimit, error) {
+	for _, a := range args {
+		if confvalue.HasPlaceholder(a) {
+			return nil, fmt.Errorf("%q: a runtime placeholder cannot give a number here; use {$VAR}, replaced when the Caddyfile is adapted", a)
+		}
+	}
+	n, err := parseCount(args[0])
+	if err != nil {
+		return nil, err
+	}
+	window, err := parseWindow(args[1])
+	if err != nil {
+		return nil, err
+	}
+	return &RateLimit{Requests: n, Window: caddy.Duration(window)}, nil
+}

@@ -47,19 +47,19 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 				},
 				MaxBody:   1 << 20,
 				MaxOutput: 16 << 20,
-				RateLimit: &RateLimit{Requests: "60", Window: "1m"},
+				RateLimit: &RateLimit{Requests: 60, Window: caddy.Duration(time.Minute)},
 				PassThru:  true,
 			},
 		},
 		{
 			name:  "rate_limit with per",
 			input: "content_service {\n rate_limit 5 per 10s\n}",
-			want:  Handler{RateLimit: &RateLimit{Requests: "5", Window: "10s"}},
+			want:  Handler{RateLimit: &RateLimit{Requests: 5, Window: caddy.Duration(10 * time.Second)}},
 		},
 		{
 			name:  "login_failure_limit",
 			input: "content_service {\n login_failure_limit 5 per 10m\n}",
-			want:  Handler{LoginFailureLimit: &RateLimit{Requests: "5", Window: "10m"}},
+			want:  Handler{LoginFailureLimit: &RateLimit{Requests: 5, Window: caddy.Duration(10 * time.Minute)}},
 		},
 		{
 			name:  "login_failure_limit off",
@@ -75,11 +75,6 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			name:  "login_failure_limit missing window",
 			input: "content_service {\n login_failure_limit 5\n}",
 			err:   "login_failure_limit: want",
-		},
-		{
-			name:  "placeholders in sizes and limits",
-			input: "content_service {\n rate_limit {env.N} {env.W}\n}",
-			want:  Handler{RateLimit: &RateLimit{Requests: "{env.N}", Window: "{env.W}"}},
 		},
 		{
 			name:  "literal key of 32 bytes",
@@ -121,6 +116,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{name: "rate_limit zero count", input: "content_service {\n rate_limit 0 1m\n}", err: `"0" is not a positive number`},
 		{name: "rate_limit bad window", input: "content_service {\n rate_limit 5 fortnight\n}", err: `"fortnight" is not a duration`},
 		{name: "rate_limit negative window", input: "content_service {\n rate_limit 5 -1m\n}", err: "must be positive"},
+		{name: "rate_limit placeholder", input: "content_service {\n rate_limit {env.N} 1m\n}", err: `rate_limit: "{env.N}": a runtime placeholder cannot give a number here; use {$VAR}`},
 		{name: "rate_limit twice", input: "content_service {\n rate_limit 5 1m\n rate_limit 6 1m\n}", err: "rate_limit given twice"},
 		{
 			name:  "fetch block",

@@ -2,6 +2,7 @@ package contentservice
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -14,12 +15,13 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/designcheck"
-	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
 	"github.com/designbridge/caddy-designbridge/internal/browserpool"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 	"github.com/designbridge/caddy-designbridge/internal/retire"
 	"github.com/designbridge/caddy-designbridge/render"
 )
@@ -28,7 +30,7 @@ func init() {
 	caddy.RegisterModule(Handler{})
 }
 
-// Limits and lifetimes fixed by the contracts (export.md, loginv2.md).
+// Limits and lifetimes fixed by the contracts (docs/contracts.md).
 const (
 	// DefaultMaxBody is the export body limit when max_body is not set.
 	DefaultMaxBody = 4 << 20
@@ -125,8 +127,8 @@ type service struct {
 	maxBody    int64
 	limits     design.Limits      // the decoder's bounds
 	output     render.Limits      // the renderer's bounds
-	limiter    *limiter           // export requests per token; nil when off
-	failures   *addrlimit.Limiter // failed logins per client address; nil when off
+	limiter    *ratelimit.Limiter // export requests per token; nil when off
+	failures   *ratelimit.Limiter // failed logins per client address; nil when off
 	passThru   bool
 	logger     *zap.Logger
 	fetch      fetchSettings
@@ -170,16 +172,56 @@ type App struct {
 	EditorTokens bool `json:"editor_tokens,omitempty"`
 }
 
-// RateLimit is a token bucket per API token: Requests requests per
-// Window, with bursts up to Requests.
+// RateLimit is a token bucket: Requests per Window, in bursts of up to
+// Requests. It has design_bridge's auth_rate_limit shape:
+// {"requests": 60, "window": "1m"}; "requests" written as a string of
+// digits ("60", the form of earlier versions) is read too.
 type RateLimit struct {
-	// Requests is the number of requests allowed per Window (a positive
-	// integer, placeholders allowed).
-	Requests string `json:"requests,omitempty"`
+	// Requests allowed per Window (positive).
+	Requests int `json:"requests,omitempty"`
 
-	// Window is the period, as a Go/Caddy duration such as "1m" or "1h"
-	// (placeholders allowed).
-	Window string `json:"window,omitempty"`
+	// Window is the period over which Requests are allowed (positive).
+	Window caddy.Duration `json:"window,omitempty"`
+}
+
+// UnmarshalJSON reads a RateLimit, with requests as a number or as a
+// string of digits.
+func (rl *RateLimit) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Requests json.RawMessage `json:"requests"`
+		Window   caddy.Duration  `json:"window"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	rl.Requests, rl.Window = 0, raw.Window
+	if len(raw.Requests) == 0 {
+		return nil
+	}
+	var text string
+	if json.Unmarshal(raw.Requests, &text) == nil {
+		n, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			return fmt.Errorf("requests: %q is not a number of requests", text)
+		}
+		rl.Requests = n
+		return nil
+	}
+	if err := json.Unmarshal(raw.Requests, &rl.Requests); err != nil {
+		return fmt.Errorf("requests: %s is not a number of requests", raw.Requests)
+	}
+	return nil
+}
+
+// validate refuses a limit that is not positive.
+func (rl *RateLimit) validate() error {
+	if rl.Requests <= 0 {
+		return fmt.Errorf("requests: %d is not a positive number of requests", rl.Requests)
+	}
+	if rl.Window <= 0 {
+		return fmt.Errorf("window: %s must be positive", time.Duration(rl.Window))
+	}
+	return nil
 }
 
 // resolvedApp is an App after placeholder replacement; secrets are kept
@@ -273,7 +315,7 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 				return nil, fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
 			}
 			confvalue.WarnIfLiteralSecret(logger, fmt.Sprintf("app %s token #%d", id, j+1), raw)
-			tok, err := configuredToken(value)
+			tok, err := contract.Token(value)
 			if err != nil {
 				return nil, fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
 			}
@@ -313,24 +355,24 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 	}
 
 	if cfg.RateLimit != nil {
-		n, window, err := cfg.RateLimit.resolve(repl)
-		if err != nil {
+		if err := cfg.RateLimit.validate(); err != nil {
 			return nil, fmt.Errorf("rate_limit: %v", err)
 		}
 		// One bucket per API token, then one per application for its
-		// editor tokens: a fixed set, so memory stays bounded.
-		s.limiter = newLimiter(len(s.apiTokens)+len(s.apps), n, window)
+		// editor tokens: a fixed set, so nothing is ever evicted.
+		keys := len(s.apiTokens) + len(s.apps)
+		s.limiter = ratelimit.New(cfg.RateLimit.Requests, time.Duration(cfg.RateLimit.Window), keys)
 	}
 
 	if !cfg.NoLoginFailureLimit {
 		n, window := DefaultLoginFailures, DefaultLoginFailureWindow
-		if cfg.LoginFailureLimit != nil {
-			var err error
-			if n, window, err = cfg.LoginFailureLimit.resolve(repl); err != nil {
+		if rl := cfg.LoginFailureLimit; rl != nil {
+			if err := rl.validate(); err != nil {
 				return nil, fmt.Errorf("login_failure_limit: %v", err)
 			}
+			n, window = rl.Requests, time.Duration(rl.Window)
 		}
-		s.failures = addrlimit.New(n, window, 0)
+		s.failures = ratelimit.New(n, window, 0)
 	}
 	if err := s.setupFetch(cfg.Fetch); err != nil {
 		return nil, err
@@ -351,27 +393,6 @@ func (h *Handler) Validate() error {
 		return fmt.Errorf("not provisioned")
 	}
 	return nil
-}
-
-// resolve returns the request count and window of a rate limit.
-func (rl *RateLimit) resolve(repl *caddy.Replacer) (int, time.Duration, error) {
-	reqs, err := confvalue.Required(repl, rl.Requests)
-	if err != nil {
-		return 0, 0, fmt.Errorf("requests: %v", err)
-	}
-	n, err := parseCount(reqs)
-	if err != nil {
-		return 0, 0, err
-	}
-	win, err := confvalue.Required(repl, rl.Window)
-	if err != nil {
-		return 0, 0, fmt.Errorf("window: %v", err)
-	}
-	window, err := parseWindow(win)
-	if err != nil {
-		return 0, 0, err
-	}
-	return n, window, nil
 }
 
 // parseCount reads the positive request count of a rate limit.
@@ -419,14 +440,13 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			return next.ServeHTTP(w, r)
 		}
 	}
-	ew := &errorWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, r: r}
-	s.serve(ew, r)
-	return ew.err
+	s.serve(w, r)
+	return nil
 }
 
-// serve dispatches the service's endpoints; errors are answered through
-// w (see respondError).
-func (s *service) serve(w *errorWriter, r *http.Request) {
+// serve dispatches the service's endpoints; each writes its own answer,
+// errors included (see respondError).
+func (s *service) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case PathLogin, PathRefresh:
 		w.Header().Set("X-Request-Id", requestID(r))

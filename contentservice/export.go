@@ -15,23 +15,26 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 	"github.com/designbridge/caddy-designbridge/render"
 )
 
-// Export error codes (export.md).
+// Export error codes (docs/contracts.md); internal/contract holds the
+// table.
 const (
-	CodeNoAuthorization  = 4001 // no Authorization header
-	CodeMalformedBearer  = 4005 // header present but not "Bearer <token>"
-	CodeForbiddenToken   = 4003 // unknown or revoked token
-	CodeTokenExpired     = 4010 // expired editor token (apps with editor_tokens)
-	CodeNotJSON          = 4100 // body is not JSON
-	CodeNotDesign        = 4101 // JSON but not a design
-	CodeBodyTooLarge     = 4130 // body over max_body, a design bound or max_output
-	CodeMediaType        = 4150 // media type other than JSON
-	CodeInternal         = 4200 // internal failure
-	CodeRateLimited      = 4290 // rate limit exceeded
-	maxWarningHeaders    = 20   // X-Design-Warnings values per response
-	maxWarningHeaderSize = 200  // bytes per value
+	CodeNoAuthorization  = contract.CodeNoAuthorization
+	CodeMalformedBearer  = contract.CodeMalformedBearer
+	CodeForbiddenToken   = contract.CodeForbiddenToken
+	CodeTokenExpired     = contract.CodeTokenExpired
+	CodeNotJSON          = contract.CodeNotJSON
+	CodeNotDesign        = contract.CodeNotDesign
+	CodeBodyTooLarge     = contract.CodeBodyTooLarge
+	CodeMediaType        = contract.CodeMediaType
+	CodeInternal         = contract.CodeInternal
+	CodeRateLimited      = contract.CodeRateLimited
+	maxWarningHeaders    = 20  // X-Design-Warnings values per response
+	maxWarningHeaderSize = 200 // bytes per value
 )
 
 // exportFormat is one of the two export endpoints.
@@ -70,8 +73,8 @@ func (s *service) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 		return
 	}
 	if s.limiter != nil {
-		if allowed, wait := s.limiter.allow(key, time.Now()); !allowed {
-			secs := retryAfterSeconds(wait)
+		if allowed, wait := s.limiter.Allow(strconv.Itoa(key), time.Now()); !allowed {
+			secs := ratelimit.RetryAfter(wait)
 			s.logRefusal(w, r, "export rate-limited", "rate_limit reached", zap.String("client_id", s.keyApp(key)), zap.Int("retry_after_s", secs))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeError(w, http.StatusTooManyRequests, CodeRateLimited, "Rate limit exceeded",
@@ -80,7 +83,7 @@ func (s *service) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 		}
 	}
 
-	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSONMediaType(ct) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !contract.IsJSON(ct) {
 		writeError(w, http.StatusUnsupportedMediaType, CodeMediaType, "Unsupported media type",
 			"the body must be application/json")
 		return

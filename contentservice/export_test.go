@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/caddyserver/caddy/v2"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,8 +17,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
 	"github.com/designbridge/caddy-designbridge/render"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 func bearer(tok string) map[string]string {
@@ -361,7 +362,7 @@ func TestWarningsHeader(t *testing.T) {
 }
 
 // TestExportWarnings: an export of a design with an unknown module type
-// succeeds and names the type in X-Design-Warnings (export.md).
+// succeeds and names the type in X-Design-Warnings (docs/contracts.md, "The export API").
 func TestExportWarnings(t *testing.T) {
 	h, _ := newTestService(t, nil)
 	unknown := `{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-hologram"}]}]}]}}`
@@ -384,7 +385,7 @@ func TestExportWarnings(t *testing.T) {
 // checks the bucket arithmetic against a given clock.)
 func TestRateLimit(t *testing.T) {
 	h, _ := newTestService(t, func(h *Handler) {
-		h.RateLimit = &RateLimit{Requests: "2", Window: "1m"}
+		h.RateLimit = &RateLimit{Requests: 2, Window: caddy.Duration(time.Minute)}
 	})
 	call := func(h *service, tok string) *httptestResult {
 		w := do(t, h, request{path: PathHTML, headers: bearer(tok), body: minimalDesign})
@@ -413,7 +414,7 @@ func TestRateLimit(t *testing.T) {
 	// A short window, waited out, lets the next request through.
 	const window = 20 * time.Millisecond
 	short, _ := newTestService(t, func(h *Handler) {
-		h.RateLimit = &RateLimit{Requests: "1", Window: window.String()}
+		h.RateLimit = &RateLimit{Requests: 1, Window: caddy.Duration(window)}
 	})
 	if r := call(short, testAPIToken); r.status != 200 {
 		t.Fatalf("first request: %d", r.status)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // FuzzExportRequest sends arbitrary headers and bodies through the export

@@ -2,8 +2,10 @@ package contentservice
 
 import (
 	"fmt"
+	"github.com/caddyserver/caddy/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 )
@@ -13,7 +15,7 @@ import (
 // entry holds a token or secret the client sent or the config holds.
 func TestRefusalsAreLogged(t *testing.T) {
 	h, logs := newTestService(t, func(h *Handler) {
-		h.RateLimit = &RateLimit{Requests: "1", Window: "1m"}
+		h.RateLimit = &RateLimit{Requests: 1, Window: caddy.Duration(time.Minute)}
 	})
 	json := map[string]string{"Content-Type": "application/json"}
 	bearer := func(tok string) map[string]string {

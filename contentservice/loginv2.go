@@ -11,22 +11,22 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/golang-jwt/jwt/v5"
 
 	"go.uber.org/zap"
 
-	"github.com/designbridge/caddy-designbridge/internal/addrlimit"
-	"github.com/designbridge/caddy-designbridge/internal/loginv2"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
-// LoginV2 error codes (loginv2.md).
+// LoginV2 error codes (docs/contracts.md); internal/contract holds the
+// table.
 const (
-	CodeLoginMediaType     = 5001 // Content-Type not JSON
-	CodeLoginCredentials   = 5002 // client_id/client_secret unknown or not matching
-	CodeLoginDisabled      = 5003 // application disabled
-	CodeLoginUID           = 5005 // uid missing, not a string, or with other characters
-	CodeRefreshExpired     = 5101 // refresh_until has passed
+	CodeLoginMediaType     = contract.CodeLoginMediaType
+	CodeLoginCredentials   = contract.CodeLoginCredentials
+	CodeLoginDisabled      = contract.CodeLoginDisabled
+	CodeLoginUID           = contract.CodeLoginUID
+	CodeRefreshExpired     = contract.CodeRefreshExpired
 	maxLoginBody           = 64 << 10
 	tokenIssuer            = "content_service"
 	tokenAudience          = "editor"
@@ -64,10 +64,10 @@ type editorClaims struct {
 
 // serveLogin answers POST /loginV2.
 func (s *service) serveLogin(w http.ResponseWriter, r *http.Request) {
-	client := clientKey(r)
+	client := ratelimit.ClientKey(r)
 	if s.failures != nil {
 		if blocked, wait := s.failures.Blocked(client, time.Now()); blocked {
-			secs := addrlimit.RetryAfter(wait)
+			secs := ratelimit.RetryAfter(wait)
 			s.logRefusal(w, r, "login refused", "too many failed logins from this address", zap.Int("retry_after_s", secs))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeLoginError(w, http.StatusTooManyRequests, http.StatusTooManyRequests,
@@ -75,7 +75,7 @@ func (s *service) serveLogin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if !isJSONMediaType(r.Header.Get("Content-Type")) {
+	if !contract.IsJSON(r.Header.Get("Content-Type")) {
 		writeLoginError(w, http.StatusUnsupportedMediaType, CodeLoginMediaType, "Content-Type must be application/json")
 		return
 	}
@@ -209,7 +209,7 @@ func (s *service) parseEditorToken(raw string) (*editorClaims, error) {
 		return nil, err
 	}
 	if claims.Issuer != tokenIssuer || len(claims.Audience) != 1 || claims.Audience[0] != tokenAudience ||
-		claims.ExpiresAt == nil || claims.RefreshUntil == 0 || claims.AppRef == "" || !loginv2.ValidUID(claims.Subject) {
+		claims.ExpiresAt == nil || claims.RefreshUntil == 0 || claims.AppRef == "" || !contract.ValidUID(claims.Subject) {
 		return nil, errTokenClaims
 	}
 	return &claims, nil
@@ -218,16 +218,6 @@ func (s *service) parseEditorToken(raw string) (*editorClaims, error) {
 // tokenExpired reports whether an editor token's exp has passed.
 func tokenExpired(c *editorClaims) bool {
 	return !time.Now().Before(c.ExpiresAt.Time)
-}
-
-// clientKey is the failure-limit key of the client: Caddy's client IP
-// (which honours the server's trusted_proxies), else the connection's
-// address.
-func clientKey(r *http.Request) string {
-	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
-		return addrlimit.Key(ip)
-	}
-	return addrlimit.Key(r.RemoteAddr)
 }
 
 // parseUID reads the uid member: a JSON string of letters, digits, _ and -.
@@ -239,5 +229,5 @@ func parseUID(raw json.RawMessage) (string, bool) {
 	if err := json.Unmarshal(raw, &uid); err != nil {
 		return "", false
 	}
-	return uid, loginv2.ValidUID(uid)
+	return uid, contract.ValidUID(uid)
 }

@@ -3,7 +3,6 @@ package contentservice
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,22 +10,15 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
 )
 
-// exportError is the error object of the export endpoints (export.md).
-type exportError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Details string `json:"details"`
-}
-
-// loginError is the error object of the LoginV2 endpoints (loginv2.md).
-type loginError struct {
-	Code       int    `json:"code"`
-	Message    string `json:"message"`
-	StatusCode int    `json:"status_code"`
-}
+// exportError and loginError are the contract's error objects (one
+// definition each, in internal/contract).
+type (
+	exportError = contract.Error
+	loginError  = contract.LoginError
+)
 
 // writeError answers with the export error object. Where the contract
 // defines no code (404, 405), code is the HTTP status.
@@ -39,30 +31,17 @@ func writeLoginError(w http.ResponseWriter, status, code int, message string) {
 	respondError(w, status, loginError{Code: code, Message: message, StatusCode: status})
 }
 
-// respondError answers an error through the modules' shared writer: the
-// Caddy way (a handle_errors route that matches gets it, with the body in
-// {vars.error_body}) when w is ServeHTTP's errorWriter, else written.
+// respondError writes an error answer itself (the error policy in
+// CONTRIBUTING.md): handle_errors never sees it. A write that fails is a
+// client gone, with nothing left to tell.
 func respondError(w http.ResponseWriter, status int, body any) {
-	if ew, ok := w.(*errorWriter); ok {
-		ew.err = jsonerror.Respond(ew.ResponseWriter, ew.r, status, body, nil)
-		return
-	}
-	_ = jsonerror.Write(w, nil, status, body)
-}
-
-// errorWriter is the response writer ServeHTTP gives the endpoints: it
-// carries the request for respondError and keeps the error that ServeHTTP
-// then returns to Caddy.
-type errorWriter struct {
-	*caddyhttp.ResponseWriterWrapper
-	r   *http.Request
-	err error
+	_ = contract.Write(w, nil, status, body)
 }
 
 // writeJSON answers with v as JSON. Marshalling our own small structs of
 // strings and ints cannot fail.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	_ = jsonerror.Write(w, nil, status, v)
+	_ = contract.Write(w, nil, status, v)
 }
 
 // requestID returns the request's id: Caddy's {http.request.uuid} when the
@@ -84,16 +63,6 @@ func requestID(r *http.Request) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// isJSONMediaType reports whether a Content-Type names JSON
-// (application/json or a +json type such as application/ld+json).
-func isJSONMediaType(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
 // wantsJSON reports whether the Accept header prefers the JSON wrapper to

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // testDocuments returns the documents the corpus tests run on, name →

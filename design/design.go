@@ -1,5 +1,5 @@
 // Package design is the model of the editor's design JSON (the "full JSON"
-// format of Beefree-style editors; docs/design-json.md describes it).
+// format of Beefree-style editors; docs/contracts.md, "Design JSON", describes it).
 // It knows nothing of Caddy.
 //
 // Decode parses a document into an order-preserving Value tree (Design.Root,

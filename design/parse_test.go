@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // BenchmarkParse times the JSON parser alone (no typed view) per corpus

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // sizeWeigher answers every image at once, as the weight cache does once

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // TestOwnDesigns runs every check of every collection on the project's

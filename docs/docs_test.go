@@ -145,7 +145,7 @@ func TestCaddyfileExampleFormattedAndAdapts(t *testing.T) {
 
 var (
 	mdLink  = regexp.MustCompile(`\]\(([^)\s]+)\)`)
-	heading = regexp.MustCompile("^#{1,6}\\s+(.*?)\\s*#*$")
+	heading = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*$`)
 )
 
 // slug is the anchor GitHub gives a heading: lower case, punctuation other

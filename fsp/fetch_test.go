@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/designbridge/caddy-designbridge/internal/conntest"
+	"github.com/designbridge/caddy-designbridge/testutil/conntest"
 )
 
 func TestPublicAddr(t *testing.T) {

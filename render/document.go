@@ -145,7 +145,7 @@ var urlInCSS = strings.NewReplacer("'", "%27", `"`, "%22", "(", "%28", ")", "%29
 
 // lang is the document language: the design's head.meta.lang, else the
 // top-level "language" member, else "und" (BCP 47 "undetermined"). The
-// attribute stays, as accessibility checkers and export.md require, but
+// attribute stays, as accessibility checkers and docs/contracts.md require, but
 // a design that names no language is not claimed to be English.
 func (w *emailWriter) lang() string {
 	for _, l := range [...]string{w.d.Page.Meta.Lang, w.d.Root.Get("language").Text()} {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/inventory"
+	"github.com/designbridge/caddy-designbridge/testutil/inventory"
 )
 
 // checkInventoryInOutput fails t for every text run, link href and image

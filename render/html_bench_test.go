@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 func sortedCorpus(b *testing.B) ([]string, map[string][]byte) {

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // gmailClip is the size above which Gmail clips a message.

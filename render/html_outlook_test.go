@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // clientView returns the markup a client sees after conditional

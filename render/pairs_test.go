@@ -10,7 +10,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // The vendor's JSON+HTML pairs (the corpus's pairs/ folder): the same design as

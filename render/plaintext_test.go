@@ -18,8 +18,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
-	"github.com/designbridge/caddy-designbridge/internal/inventory"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/inventory"
 )
 
 func TestFragmentText(t *testing.T) {
@@ -430,7 +430,7 @@ func checkNoMarkup(t *testing.T, text string) {
 	}
 }
 
-// checkInventoryInText cross-checks with internal/inventory (an independent
+// checkInventoryInText cross-checks with testutil/inventory (an independent
 // reading of the same design): every text run and every link target of the
 // blocks the text part covers appears, block after block in reading order.
 // Within a block the order may differ (the inventory lists a link's

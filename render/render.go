@@ -127,7 +127,7 @@ func (w *emailWriter) render() (err error) {
 // PlainText is PlainTextWithLimits with the default limits.
 func PlainText(d *design.Design) (*Output, error) { return PlainTextWithLimits(d, Limits{}) }
 
-// PlainTextWithLimits renders d as plain text in reading order (export.md
+// PlainTextWithLimits renders d as plain text in reading order (docs/contracts.md,
 // "/v1/message/plain-text"): links as "label (url)", images by alt text,
 // paragraphs separated by blank lines. The implementation is plainText in
 // plaintext.go. It refuses what HTMLWithLimits refuses, with the same

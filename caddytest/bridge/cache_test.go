@@ -280,18 +280,17 @@ func TestSharedCallFailureReachesEveryWaiter(t *testing.T) {
 	}
 }
 
-// TestSharedCallFailureReachesHandleErrors: every request waiting for a
-// failed shared call gets the error's JSON body in {vars.error_body}, not
-// only the one that made the call.
-func TestSharedCallFailureReachesHandleErrors(t *testing.T) {
+// TestSharedCallFailureAnswersEveryWaiter: every request waiting for a
+// failed shared call gets the error's JSON body, not only the one that
+// made the call, and a site's handle_errors replaces none of them.
+func TestSharedCallFailureAnswersEveryWaiter(t *testing.T) {
 	release := make(chan struct{})
 	up, calls := heldUpstream(t, release, func(w http.ResponseWriter) {
 		conn, _, _ := http.NewResponseController(w).Hijack()
 		conn.Close()
 	})
 	load(t, site(bridgeBlock(up), `	handle_errors {
-		header Content-Type application/json
-		respond {vars.error_body} {err.status_code}
+		respond "Oops" {err.status_code}
 	}`))
 	wait := concurrentExports(t, 10, testDesign(t), nil)
 	close(release)

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
-	"github.com/designbridge/caddy-designbridge/internal/conntest"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/conntest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 

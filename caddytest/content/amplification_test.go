@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // amplificationBudget is how far the peak resident memory of the process

@@ -13,16 +13,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // fetchSite lets design images reach loopback (the tests' image server)
 // and gives up on an image after 1 s.
-const fetchSite = "http://localhost:9308"
+const fetchSite = "http://localhost:9312"
 
 func init() {
 	config += `
-:9308 {
+:9312 {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		fetch {

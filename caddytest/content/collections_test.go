@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
 	"github.com/designbridge/caddy-designbridge/render"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // TestPageAndPopupCollections: /v1/page/… and /v1/popup/… answer page and

@@ -10,8 +10,8 @@ import (
 
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
 	"github.com/designbridge/caddy-designbridge/render"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // The project's own designs the single-design tests send.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/certmagic"

@@ -18,8 +18,8 @@ import (
 
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
 	"github.com/designbridge/caddy-designbridge/render"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // Credentials of the content_service configured by this test only.

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
 	"github.com/designbridge/caddy-designbridge/render"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // desktopWidth is above every corpus email's width and breakpoint.

@@ -12,8 +12,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
 	"github.com/designbridge/caddy-designbridge/render"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // benchHTML is a starter design rendered to email HTML; its images point

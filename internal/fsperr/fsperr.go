@@ -1,12 +1,13 @@
-// Package fsperr holds the file-system-provider (FSP) error table of the
-// contract and the writer of its error bodies. Both fsp_error (the root
-// package) and the fsp handler use it, so the table is written down once.
+// Package fsperr holds the file-system-provider (FSP) error body, the
+// contract's error table and the writer of its error bodies. Both
+// fsp_error (the root package) and the fsp handler use it, so the body
+// type and the table are written down once.
 package fsperr
 
 import (
 	"net/http"
 
-	"github.com/designbridge/caddy-designbridge/internal/jsonerror"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
 )
 
 // Row is one row of the FSP error table of the contract.
@@ -17,10 +18,10 @@ type Row struct {
 	Details string
 }
 
-// Table returns the FSP error table of the contract
-// (shared/contracts/fsp.md): code, message, HTTP status and the default
-// details text. It is a function rather than a package variable so that
-// nothing can change it.
+// Table returns the FSP error table of the contract (docs/contracts.md,
+// "The file-system provider (FSP) API"): code, message, HTTP status and
+// the default details text. It is a function rather than a package
+// variable so that nothing can change it.
 func Table() []Row {
 	return []Row{
 		{3001, http.StatusServiceUnavailable, "FSP Error", "The file service failed; please try again later"},
@@ -71,5 +72,5 @@ func Answer(code int, details string) (Body, int) {
 func Write(w http.ResponseWriter, r *http.Request, body Body, status int) error {
 	// Error answers are never cached.
 	w.Header().Set("Cache-Control", "no-store")
-	return jsonerror.Write(w, r, status, body)
+	return contract.Write(w, r, status, body)
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/designbridge/caddy-designbridge/internal/conntest"
+	"github.com/designbridge/caddy-designbridge/testutil/conntest"
 )
 
 // TestRetiredLeavesNoConnection: a live transport keeps its connection

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
-	"github.com/designbridge/caddy-designbridge/internal/designtest"
-	"github.com/designbridge/caddy-designbridge/internal/inventory"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/inventory"
 )
 
 // mjmlDesign wraps rows (a JSON array) in a page with a 600px body.

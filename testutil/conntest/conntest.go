@@ -1,5 +1,6 @@
 // Package conntest starts HTTP test servers that count their open
 // connections, for tests that check a transport leaves none behind.
+// Test-only: no product package imports it.
 package conntest
 
 import (

@@ -1,13 +1,12 @@
-// Package loginv2 holds the rule for LoginV2 uids, shared by design_bridge
-// (which checks a uid before it goes upstream) and content_service (which
-// checks what it receives), so the two accept exactly the same uids.
-package loginv2
+package contract
 
 // MaxUIDLen is the longest uid accepted, in bytes: room for an email-derived
 // or hashed account id, short enough for a path segment on any file system.
 const MaxUIDLen = 256
 
-// ValidUID reports whether s is 1 to MaxUIDLen ASCII letters, digits, '_' or '-'.
+// ValidUID is the LoginV2 uid rule: design_bridge checks a uid before it
+// goes upstream and content_service what it receives, so the two accept
+// exactly the same uids. It reports whether s is 1 to MaxUIDLen ASCII letters, digits, '_' or '-'.
 func ValidUID(s string) bool {
 	if s == "" || len(s) > MaxUIDLen {
 		return false

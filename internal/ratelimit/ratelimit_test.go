@@ -1,4 +1,4 @@
-package addrlimit
+package ratelimit
 
 import (
 	"fmt"
@@ -26,6 +26,30 @@ func TestAllowRefills(t *testing.T) {
 	}
 	if ok, _ := l.Allow("a", now.Add(20*time.Second)); ok {
 		t.Fatal("a refill of one token allowed two requests")
+	}
+}
+
+// TestPartialRefill: half a token allows nothing, a whole one a request,
+// and a clock going backwards neither refills nor breaks the bucket.
+func TestPartialRefill(t *testing.T) {
+	start := time.Unix(1000, 0)
+	l := New(3, 3*time.Second, 0) // one per second
+	for i := range 3 {
+		if ok, _ := l.Allow("a", start); !ok {
+			t.Fatalf("burst request %d refused", i)
+		}
+	}
+	if ok, wait := l.Allow("a", start); ok || wait != time.Second {
+		t.Fatalf("4th: ok=%v wait=%v", ok, wait)
+	}
+	if ok, _ := l.Allow("a", start.Add(500*time.Millisecond)); ok {
+		t.Error("half a token allowed a request")
+	}
+	if ok, _ := l.Allow("a", start.Add(time.Second)); !ok {
+		t.Error("refill did not happen")
+	}
+	if ok, _ := l.Allow("a", start); ok {
+		t.Error("backwards clock refilled")
 	}
 }
 
@@ -73,14 +97,14 @@ func TestKey(t *testing.T) {
 		"[fe80::1%eth0]:1":           "fe80::/64",
 		"not-an-address":             "not-an-address",
 	} {
-		if got := Key(in); got != want {
-			t.Errorf("Key(%q) = %q, want %q", in, got, want)
+		if got := AddrKey(in); got != want {
+			t.Errorf("AddrKey(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
 func TestRetryAfter(t *testing.T) {
-	for wait, want := range map[time.Duration]int{0: 1, time.Millisecond: 1, time.Second: 1, 1500 * time.Millisecond: 2} {
+	for wait, want := range map[time.Duration]int{0: 1, time.Millisecond: 1, time.Second: 1, 1500 * time.Millisecond: 2, 30 * time.Second: 30} {
 		if got := RetryAfter(wait); got != want {
 			t.Errorf("RetryAfter(%v) = %d, want %d", wait, got, want)
 		}

@@ -2,6 +2,7 @@
 // test designs, always present in a clone, and the third-party design
 // corpus, which the project may not ship and which tests read from the
 // folder named by the DESIGN_CORPUS environment variable.
+// Test-only: no product package imports it.
 package designtest
 
 import (

@@ -2,6 +2,7 @@
 // contain, for tests: a second reading of the design, written apart from
 // the renderer (it knows the block kinds on its own), so that tests can
 // hold the renderer's output against it.
+// Test-only: no product package imports it.
 package inventory
 
 import (

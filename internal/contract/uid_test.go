@@ -1,4 +1,4 @@
-package loginv2
+package contract
 
 import (
 	"strings"

@@ -1,0 +1,141 @@
+package bridge
+
+// Tests of loading a config: load errors and warnings that name their
+// field, and the defaults taken from the environment.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
+)
+
+// TestMatcherRefused: a matcher on design_bridge is a load error that says
+// why; wrapping it in route with a matcher is the way to limit it.
+func TestMatcherRefused(t *testing.T) {
+	load(t, site("")) // admin API up, with a valid config that must survive
+	for _, m := range []string{"/v1/*", "@api"} {
+		cfg := strings.Replace(site(""), "\tdesign_bridge {", "\t@api path /v1/*\n\tdesign_bridge "+m+" {", 1)
+		status, body, err := adminapi.Load(adminPort, []byte(cfg), "text/caddyfile", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status == 200 || !strings.Contains(string(body), "design_bridge takes no matcher") || !strings.Contains(string(body), "wrap it: route") || !strings.Contains(string(body), "Caddyfile:") {
+			t.Errorf("matcher %s: load %d %s; want a refusal saying why", m, status, body)
+		}
+	}
+	// The catch-all matcher and an enclosing route are fine.
+	for _, cfg := range []string{
+		strings.Replace(site(""), "\tdesign_bridge {", "\tdesign_bridge * {", 1),
+		strings.Replace(site(""), "\tdesign_bridge {\n\n\t}", "\troute /v1/* {\n\t\tdesign_bridge\n\t}", 1),
+	} {
+		if status, body, err := adminapi.Load(adminPort, []byte(cfg), "text/caddyfile", false); err != nil || status != 200 {
+			t.Errorf("load: %d %s %v\n%s", status, body, err, cfg)
+		}
+	}
+}
+
+// TestEmptyPlaceholderLoadError: a configured secret whose placeholder
+// evaluates to empty (a typo, an unset variable) refuses the config, naming
+// the field and the placeholder; the running config survives.
+func TestEmptyPlaceholderLoadError(t *testing.T) {
+	load(t, site(""))
+	for _, field := range []string{"token", "client_id", "client_secret", "content_service", "auth_url"} {
+		t.Run(field, func(t *testing.T) {
+			cfg := site("\t\t" + field + " {env.DB_TEST_TOKN}")
+			status, body, err := adminapi.Load(adminPort, []byte(cfg), "text/caddyfile", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := field + ": evaluated placeholder {env.DB_TEST_TOKN} is empty"
+			if status == 200 || !strings.Contains(string(body), want) {
+				t.Errorf("load: %d %s; want an error containing %q", status, body, want)
+			}
+		})
+	}
+}
+
+// TestDefaultsFromEnvironment: with no token or client fields, the
+// defaults {env.CS_API_TOKEN}, {env.CLIENT_ID} and {env.CLIENT_SECRET}
+// are used when set.
+func TestDefaultsFromEnvironment(t *testing.T) {
+	t.Setenv("CS_API_TOKEN", tokenEnv)
+	t.Setenv("CLIENT_ID", clientID)
+	t.Setenv("CLIENT_SECRET", clientSecret)
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"access_token":"x"}`)
+	})
+	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\tauth_url %s/loginV2\n\t\tuid u1", up.URL, up.URL)))
+	if res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), nil); res.Status != 200 || up.last(t).Header.Get("Authorization") != "Bearer "+tokenEnv {
+		t.Errorf("export: %d %s, Authorization %q", res.Status, res.Body, up.last(t).Header.Get("Authorization"))
+	}
+	res := post(t, tc, "/proxy/bee-auth", []byte(`{"uid":"u1"}`), nil)
+	var sent map[string]string
+	json.Unmarshal(up.last(t).Body, &sent)
+	if res.Status != 200 || sent["client_id"] != clientID || sent["client_secret"] != clientSecret {
+		t.Errorf("login: %d %s, sent %v", res.Status, res.Body, sent)
+	}
+}
+
+// logEntries returns the design_bridge log entries written to logFile
+// after offset.
+func logEntries(t *testing.T, offset int) []map[string]any {
+	t.Helper()
+	data := readFile(t, logFile)
+	var out []map[string]any
+	for _, line := range bytes.Split(data[min(offset, len(data)):], []byte("\n")) {
+		var e map[string]any
+		if json.Unmarshal(line, &e) == nil && e["logger"] == "http.handlers.design_bridge" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestWarningsNameTheirField: load-time warnings name the field they are
+// about, short-secret and literal-secret warnings cover the real secrets
+// (token, client_secret) and not client_id, and an unset default says
+// which variable was empty.
+func TestWarningsNameTheirField(t *testing.T) {
+	for _, v := range []string{"CLIENT_ID", "CLIENT_SECRET"} {
+		if old, ok := os.LookupEnv(v); ok {
+			t.Cleanup(func() { os.Setenv(v, old) })
+			os.Unsetenv(v)
+		}
+	}
+	offset := len(readFile(t, logFile))
+	load(t, site("\t\tcontent_service http://127.0.0.1:1\n\t\ttoken short1\n\t\tclient_id id"))
+	type warning struct{ msg, field string }
+	got := map[warning]map[string]any{}
+	for _, e := range logEntries(t, offset) {
+		if e["level"] == "warn" {
+			f, _ := e["field"].(string)
+			msg, _ := e["msg"].(string)
+			got[warning{msg, f}] = e
+		}
+	}
+	for _, w := range []warning{
+		{"secret too short to mask in responses", "token"},
+		{"secret configured as a literal", "token"},
+		{"secret not set; requests that need it are refused", "client_secret"},
+	} {
+		if _, ok := got[w]; !ok {
+			t.Errorf("no warning %q for field %s; got %v", w.msg, w.field, got)
+		}
+	}
+	if e := got[warning{"secret not set; requests that need it are refused", "client_secret"}]; e != nil && e["default"] != "{env.CLIENT_SECRET}" {
+		t.Errorf("unset default names %v, want {env.CLIENT_SECRET}", e["default"])
+	}
+	for w := range got {
+		if w.field == "client_id" || w.field == "" {
+			t.Errorf("warning %q about %q; client_id is not a secret and every warning names its field", w.msg, w.field)
+		}
+	}
+}

@@ -1,0 +1,166 @@
+// Package ratelimit is the modules' one keyed rate limiter: a token bucket
+// (golang.org/x/time/rate) per key, in a bounded table. design_bridge
+// limits its auth path per client address with it, content_service its
+// exports per API token and its failed logins per client address.
+package ratelimit
+
+import (
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"golang.org/x/time/rate"
+)
+
+// DefaultMaxKeys bounds the keys a Limiter remembers at once.
+const DefaultMaxKeys = 10000
+
+// Limiter holds one bucket of requests tokens per key, refilled at
+// requests per window; a key not seen before starts full.
+type Limiter struct {
+	mu      sync.Mutex
+	limit   rate.Limit
+	burst   int
+	maxKeys int
+	keys    map[string]*entry
+}
+
+type entry struct {
+	bucket *rate.Limiter
+	seen   time.Time // for evicting the least recently used
+}
+
+// New returns a limiter of requests per window for each key, remembering
+// at most maxKeys keys (DefaultMaxKeys when maxKeys <= 0).
+func New(requests int, window time.Duration, maxKeys int) *Limiter {
+	if maxKeys <= 0 {
+		maxKeys = DefaultMaxKeys
+	}
+	return &Limiter{
+		limit:   rate.Limit(float64(requests) / window.Seconds()),
+		burst:   requests,
+		maxKeys: maxKeys,
+		keys:    make(map[string]*entry),
+	}
+}
+
+// Allow takes a token from key's bucket. When there is none it takes
+// nothing and returns false and the wait until one is available.
+func (l *Limiter) Allow(key string, now time.Time) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucketLocked(key, now)
+	if b.AllowN(now, 1) {
+		return true, 0
+	}
+	return false, l.wait(b.TokensAt(now))
+}
+
+// Blocked reports whether key's bucket is empty, and for how long, without
+// taking a token: the failure limit checks it before a login, and Take
+// charges only a failure.
+func (l *Limiter) Blocked(key string, now time.Time) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if tokens := l.bucketLocked(key, now).TokensAt(now); tokens < 1 {
+		return true, l.wait(tokens)
+	}
+	return false, 0
+}
+
+// Take removes a token from key's bucket, if it holds one.
+func (l *Limiter) Take(key string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.bucketLocked(key, now).AllowN(now, 1)
+}
+
+// wait is how long a bucket holding tokens (< 1) takes to hold one.
+func (l *Limiter) wait(tokens float64) time.Duration {
+	return time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second))
+}
+
+// bucketLocked returns key's bucket, made (full) when the key is new.
+func (l *Limiter) bucketLocked(key string, now time.Time) *rate.Limiter {
+	e := l.keys[key]
+	if e == nil {
+		if len(l.keys) >= l.maxKeys {
+			l.evictLocked(now)
+		}
+		e = &entry{bucket: rate.NewLimiter(l.limit, l.burst)}
+		l.keys[key] = e
+	}
+	if now.After(e.seen) {
+		e.seen = now
+	}
+	return e.bucket
+}
+
+// evictLocked makes room: it forgets every bucket that has refilled (it
+// would start full anyway), else the least recently used one.
+func (l *Limiter) evictLocked(now time.Time) {
+	var oldestKey string
+	var oldest time.Time
+	removed := false
+	for k, e := range l.keys {
+		if e.bucket.TokensAt(now) >= float64(l.burst) {
+			delete(l.keys, k)
+			removed = true
+			continue
+		}
+		if oldestKey == "" || e.seen.Before(oldest) {
+			oldestKey, oldest = k, e.seen
+		}
+	}
+	if !removed && oldestKey != "" {
+		delete(l.keys, oldestKey)
+	}
+}
+
+// Len is the number of keys remembered.
+func (l *Limiter) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.keys)
+}
+
+// ClientKey is the key of the client that sent r: Caddy's client IP
+// (which honours the server's trusted_proxies), else the connection's
+// address, reduced by AddrKey.
+func ClientKey(r *http.Request) string {
+	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
+		return AddrKey(ip)
+	}
+	return AddrKey(r.RemoteAddr)
+}
+
+// AddrKey returns the limiter key of a client address ("ip", "ip:port" or
+// "[ip]:port"): the IPv4 address, or the /64 of an IPv6 address, since
+// one host usually holds a whole /64. An address that does not parse is
+// its own key.
+func AddrKey(addr string) string {
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// RetryAfter is the Retry-After value for a wait: whole seconds, rounded
+// up, at least 1.
+func RetryAfter(wait time.Duration) int {
+	return max(int(math.Ceil(wait.Seconds())), 1)
+}
