@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/designbridge/caddy-designbridge/testutil/conntest"
+
+	"github.com/designbridge/caddy-designbridge/testutil/imagebomb"
 )
 
 func TestPublicAddr(t *testing.T) {
@@ -363,8 +365,8 @@ func TestThumbnailKinds(t *testing.T) {
 		{"nrgba64", encode(nrgba64), color.NRGBA{200, 10, 10, 255}},
 		{"gray16", encode(gray16), color.NRGBA{200, 200, 200, 255}},
 		{"paletted", encode(paletted), color.NRGBA{200, 10, 10, 255}},
-		{"interlaced 16-bit", pngOfZeros(300, 100, 16, 6, true), color.NRGBA{0, 0, 0, 0}},
-		{"interlaced gray", pngOfZeros(300, 100, 8, 0, true), color.NRGBA{0, 0, 0, 255}},
+		{"interlaced 16-bit", imagebomb.PNGOfZeros(300, 100, 16, 6, true), color.NRGBA{0, 0, 0, 0}},
+		{"interlaced gray", imagebomb.PNGOfZeros(300, 100, 8, 0, true), color.NRGBA{0, 0, 0, 255}},
 		{"jpeg", jb.Bytes(), color.NRGBA{200, 10, 10, 255}},
 	} {
 		out, err := makeThumbnail(c.data, defaultMaxImageMemory)
@@ -390,17 +392,17 @@ func TestThumbnailKinds(t *testing.T) {
 // header before anything is decoded; an image over the budget is not
 // decoded at all, however small its file.
 func TestThumbnailBudget(t *testing.T) {
-	bomb := pngOfZeros(6320, 6320, 16, 6, true) // the 310 KB bomb
+	bomb := imagebomb.PNGOfZeros(6320, 6320, 16, 6, true) // the 310 KB bomb
 	for _, c := range []struct {
 		name     string
 		data     []byte
 		min, max int64 // bounds of the worked-out cost
 	}{
 		{"interlaced 16-bit RGBA 6320²", bomb, 6320 * 6320 * 20, 1 << 40},
-		{"plain 16-bit RGBA 6320²", pngOfZeros(6320, 6320, 16, 6, false), 6320 * 6320 * 12, 6320 * 6320 * 16},
-		{"8-bit RGBA 2000²", pngOfZeros(2000, 2000, 8, 6, false), 2000 * 2000 * 4, 64 << 20},
-		{"interlaced gray 2000²", pngOfZeros(2000, 2000, 8, 0, true), 2000 * 2000 * 2, 64 << 20},
-		{"1 pixel wide, 3,000,000 high", pngOfZeros(1, 3_000_000, 8, 0, false), 3_000_000 * 32, 1 << 40},
+		{"plain 16-bit RGBA 6320²", imagebomb.PNGOfZeros(6320, 6320, 16, 6, false), 6320 * 6320 * 12, 6320 * 6320 * 16},
+		{"8-bit RGBA 2000²", imagebomb.PNGOfZeros(2000, 2000, 8, 6, false), 2000 * 2000 * 4, 64 << 20},
+		{"interlaced gray 2000²", imagebomb.PNGOfZeros(2000, 2000, 8, 0, true), 2000 * 2000 * 2, 64 << 20},
+		{"1 pixel wide, 3,000,000 high", imagebomb.PNGOfZeros(1, 3_000_000, 8, 0, false), 3_000_000 * 32, 1 << 40},
 	} {
 		cost, err := thumbCost(c.data)
 		if err != nil || cost < c.min || cost > c.max {
@@ -418,7 +420,7 @@ func TestThumbnailBudget(t *testing.T) {
 		t.Errorf("refusing the bomb allocated %d bytes", n)
 	}
 	// Just under the budget it is decoded, within it.
-	fits := pngOfZeros(2000, 2000, 8, 6, false)
+	fits := imagebomb.PNGOfZeros(2000, 2000, 8, 6, false)
 	runtime.ReadMemStats(&before)
 	if out, err := makeThumbnail(fits, defaultMaxImageMemory); out == nil || err != nil {
 		t.Fatalf("no thumbnail for an image within the budget: %v", err)

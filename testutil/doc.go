@@ -1,4 +1,4 @@
 // Package testutil holds nothing itself: its sub-packages (conntest,
-// designtest, inventory) are helpers for the project's tests and
+// designtest, imagebomb, inventory) are helpers for the project's tests and
 // benchmarks only. No product package imports them.
 package testutil

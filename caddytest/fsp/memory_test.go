@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/designbridge/caddy-designbridge/testutil/imagebomb"
 )
 
 // procStatus reads a "Vm…: N kB" line of /proc/self/status, in bytes.
@@ -44,8 +46,8 @@ func TestProviderBoundsImageMemory(t *testing.T) {
 		maxSize        = 1 << 20
 		maxImageMemory = 64 << 20
 	)
-	bomb := pngOfZeros(6320, 6320, 16, 6, true)
-	fits := pngOfZeros(2000, 2000, 8, 6, false)
+	bomb := imagebomb.PNGOfZeros(6320, 6320, 16, 6, true)
+	fits := imagebomb.PNGOfZeros(2000, 2000, 8, 6, false)
 	load(t, fmt.Sprintf(`:%d {
 	handle_path /fsp/* {
 		fsp {

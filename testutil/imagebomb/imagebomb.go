@@ -1,4 +1,6 @@
-package fsp
+// Package imagebomb makes hostile images for tests (test-only): PNGs whose
+// files are small and whose decoded pixels are not.
+package imagebomb
 
 import (
 	"bytes"
@@ -8,11 +10,11 @@ import (
 	"io"
 )
 
-// pngOfZeros is a valid PNG of w×h all-zero pixels of the given bit depth
+// PNGOfZeros returns a valid PNG of w×h all-zero pixels of the given bit depth
 // and color type (0, 2, 4 or 6), optionally Adam7-interlaced, written
 // without ever holding its pixels: a decompression bomb whose file is
 // about a thousandth of its raw size.
-func pngOfZeros(w, h int, depth, colorType byte, interlaced bool) []byte {
+func PNGOfZeros(w, h int, depth, colorType byte, interlaced bool) []byte {
 	var out bytes.Buffer
 	out.WriteString("\x89PNG\r\n\x1a\n")
 	chunk := func(kind string, data []byte) {
