@@ -22,7 +22,7 @@ func TestAuthRateLimitCaddyfile(t *testing.T) {
 		{"off", "design_bridge {\n auth_rate_limit off\n}", &AuthRateLimit{Off: true}, ""},
 		{"missing window", "design_bridge {\n auth_rate_limit 10\n}", nil, "auth_rate_limit: want <requests> [per] <duration> or off, got 1 arguments"},
 		{"zero requests", "design_bridge {\n auth_rate_limit 0 per 1m\n}", nil, `auth_rate_limit: "0" is not a positive number of requests`},
-		{"bad window", "design_bridge {\n auth_rate_limit 5 per soon\n}", nil, `auth_rate_limit: parsing "soon"`},
+		{"bad window", "design_bridge {\n auth_rate_limit 5 per soon\n}", nil, `auth_rate_limit: "soon" is not a duration`},
 		{"negative window", "design_bridge {\n auth_rate_limit 5 per -1m\n}", nil, `window "-1m" must be positive`},
 		{"twice", "design_bridge {\n auth_rate_limit 5 1m\n auth_rate_limit 5 1m\n}", nil, "specified more than once"},
 	} {

@@ -3,7 +3,6 @@ package designbridge
 // The Caddyfile syntax of design_bridge.
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -11,31 +10,18 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
 // parseAuthRateLimit reads "auth_rate_limit <requests> [per] <duration>"
 // or "auth_rate_limit off"; the dispenser is on the subdirective's name.
 func parseAuthRateLimit(d *caddyfile.Dispenser) (*AuthRateLimit, error) {
-	args := d.RemainingArgs()
-	if len(args) == 1 && args[0] == "off" {
-		return &AuthRateLimit{Off: true}, nil
-	}
-	if len(args) == 3 && args[1] == "per" {
-		args = []string{args[0], args[2]}
-	}
-	if len(args) != 2 {
-		return nil, d.Errf("auth_rate_limit: want <requests> [per] <duration> or off, got %d arguments", len(args))
-	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil || n <= 0 {
-		return nil, d.Errf("auth_rate_limit: %q is not a positive number of requests", args[0])
-	}
-	window, err := caddy.ParseDuration(args[1])
+	n, window, off, err := ratelimit.ParseArgs(d.RemainingArgs(), true)
 	if err != nil {
-		return nil, d.Errf("auth_rate_limit: parsing %q: %v", args[1], err)
+		return nil, d.Errf("auth_rate_limit: %v", err)
 	}
-	if window <= 0 {
-		return nil, d.Errf("auth_rate_limit: window %q must be positive", args[1])
+	if off {
+		return &AuthRateLimit{Off: true}, nil
 	}
 	return &AuthRateLimit{Requests: n, Window: caddy.Duration(window)}, nil
 }

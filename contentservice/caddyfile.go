@@ -1,7 +1,6 @@
 package contentservice
 
 import (
-	"fmt"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -9,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
 func init() {
@@ -130,38 +130,24 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := once(name); err != nil {
 				return err
 			}
-			args := d.RemainingArgs()
-			if len(args) == 3 && args[1] == "per" {
-				args = []string{args[0], args[2]}
-			}
-			if len(args) != 2 {
-				return d.Errf("rate_limit: want <requests> [per] <duration>, got %d arguments", len(args))
-			}
-			rl, err := parseRateLimit(args)
+			n, window, _, err := ratelimit.ParseArgs(d.RemainingArgs(), false)
 			if err != nil {
 				return d.Errf("rate_limit: %v", err)
 			}
-			h.RateLimit = rl
+			h.RateLimit = &RateLimit{Requests: n, Window: caddy.Duration(window)}
 		case "login_failure_limit":
 			if err := once(name); err != nil {
 				return err
 			}
-			args := d.RemainingArgs()
-			if len(args) == 1 && args[0] == "off" {
-				h.NoLoginFailureLimit = true
-				continue
-			}
-			if len(args) == 3 && args[1] == "per" {
-				args = []string{args[0], args[2]}
-			}
-			if len(args) != 2 {
-				return d.Errf("login_failure_limit: want <failures> [per] <duration> or off, got %d arguments", len(args))
-			}
-			rl, err := parseRateLimit(args)
+			n, window, off, err := ratelimit.ParseArgs(d.RemainingArgs(), true)
 			if err != nil {
 				return d.Errf("login_failure_limit: %v", err)
 			}
-			h.LoginFailureLimit = rl
+			if off {
+				h.NoLoginFailureLimit = true
+				continue
+			}
+			h.LoginFailureLimit = &RateLimit{Requests: n, Window: caddy.Duration(window)}
 		case "fetch":
 			if err := once(name); err != nil {
 				return err
@@ -253,22 +239,3 @@ func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
 // Interface guard
 var _ caddyfile.Unmarshaler = (*Handler)(nil)
 
-// parseRateLimit reads the <requests> <duration> arguments of a rate
-// limit. They are numbers in the JSON config, so a runtime placeholder
-// cannot stand for them; {$VAR} is replaced when the Caddyfile is adapted.
-func parseRateLimit(args []string) (*RateLimit, error) {
-	for _, a := range args {
-		if confvalue.HasPlaceholder(a) {
-			return nil, fmt.Errorf("%q: a runtime placeholder cannot give a number here; use {$VAR}, replaced when the Caddyfile is adapted", a)
-		}
-	}
-	n, err := parseCount(args[0])
-	if err != nil {
-		return nil, err
-	}
-	window, err := parseWindow(args[1])
-	if err != nil {
-		return nil, err
-	}
-	return &RateLimit{Requests: n, Window: caddy.Duration(window)}, nil
-}

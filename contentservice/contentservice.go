@@ -395,27 +395,6 @@ func (h *Handler) Validate() error {
 	return nil
 }
 
-// parseCount reads the positive request count of a rate limit.
-func parseCount(s string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q is not a positive number of requests", s)
-	}
-	return n, nil
-}
-
-// parseWindow reads the positive period of a rate limit.
-func parseWindow(s string) (time.Duration, error) {
-	d, err := caddy.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (e.g. 1m, 1h): %v", s, err)
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("%q: the window must be positive", s)
-	}
-	return d, nil
-}
-
 // ServeHTTP dispatches the service's endpoints.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	return h.svc.ServeHTTP(w, r, next)
