@@ -1,7 +1,6 @@
 package contentservice
 
 import (
-
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -238,4 +237,3 @@ func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
 
 // Interface guard
 var _ caddyfile.Unmarshaler = (*Handler)(nil)
-
