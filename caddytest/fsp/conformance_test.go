@@ -49,7 +49,9 @@ type confStep struct {
 	name string
 	call
 	wantCode int
-	check    func(t *testing.T, c *conformance, d dataJSON)
+	// wantDetails is text the error's details must hold.
+	wantDetails string
+	check       func(t *testing.T, c *conformance, d dataJSON)
 }
 
 // conformance is one back end's run.
@@ -135,8 +137,8 @@ func (c *conformance) run(t *testing.T, x confStep) {
 		row, _ := fsperrRow(x.wantCode)
 		got := decodeFSP(res.Body)
 		checkFSP(t, what, res, row.status, fspBody{x.wantCode, row.message, got.Details})
-		if got.Details == "" {
-			t.Errorf("%s: empty details", what)
+		if got.Details == "" || !strings.Contains(got.Details, x.wantDetails) {
+			t.Errorf("%s: details %q, want %q in them", what, got.Details, x.wantDetails)
 		}
 		return
 	}
@@ -250,7 +252,7 @@ func conformanceTable(src *sources) []confStep {
 		confStep{name: "folder name with a trailing space", call: call{method: "POST", target: "/mydir/trailing%20/"}, check: wantMeta("trailing ", "/mydir/trailing /")},
 		confStep{name: "folder name ... ", call: call{method: "POST", target: "/mydir/...%20/"}, check: wantMeta("... ", "/mydir/... /")},
 		confStep{name: "folder name in the pattern", call: call{method: "POST", target: "/mydir/a-b_c.(d)/"}, check: wantMeta("a-b_c.(d)", "/mydir/a-b_c.(d)/")},
-		confStep{name: "folder name with a control character", call: call{method: "POST", target: "/mydir/a%07b/"}, wantCode: 3500},
+		confStep{name: "folder name with a control character", call: call{method: "POST", target: "/mydir/a%07b/"}, wantCode: 3500, wantDetails: "control characters"},
 		confStep{name: "folder name ..", call: call{method: "POST", target: "/mydir/%2E%2E/"}, wantCode: 3300},
 		confStep{name: "upload from a source", call: call{method: "POST", target: "/mydir/from%20source.png", body: upload(u("/cat.png"), "")}, check: func(t *testing.T, c *conformance, d dataJSON) {
 			wantFile(t, d.Meta, "/mydir/from source.png", "image/png", len(c.src.png), true)
@@ -314,7 +316,7 @@ func conformanceTable(src *sources) []confStep {
 		confStep{name: "svg is refused", call: direct("/mydir/x.svg", `<svg xmlns="http://www.w3.org/2000/svg"/>`), wantCode: 3450},
 		confStep{name: "script is refused", call: direct("/mydir/x.js", "alert(1)"), wantCode: 3450},
 		confStep{name: "a video that is not one", call: direct("/mydir/fake.mp4", "plain text"), wantCode: 3450},
-		confStep{name: "too large", call: direct("/mydir/big.png", string(src.png[:100])+strings.Repeat("\x00", 400<<10)), wantCode: 3450},
+		confStep{name: "too large", call: direct("/mydir/big.png", string(src.png[:100])+strings.Repeat("\x00", 400<<10)), wantCode: 3450, wantDetails: "the file is larger than"},
 		confStep{name: "upload into a missing folder", call: direct("/nope/x.png", png), wantCode: 3200},
 		confStep{name: "upload into a read-only folder", call: direct("/logos/x.png", png), wantCode: 3300},
 		confStep{name: "metadata of a missing file", call: call{method: "GET", target: "/mydir/none.png"}, wantCode: 3200},
@@ -322,8 +324,11 @@ func conformanceTable(src *sources) []confStep {
 		confStep{name: "bad json", call: call{method: "POST", target: "/mydir/x.png", body: `{"source":`}, wantCode: 3500},
 		confStep{name: "no credentials", call: call{method: "GET", target: "/", auth: "-"}, wantCode: 3650},
 		confStep{name: "no uid", call: call{method: "GET", target: "/", uid: "-"}, wantCode: 3500},
-		confStep{name: "a name too long", call: direct("/mydir/"+strings.Repeat("é", 130)+".png", png), wantCode: 3500},
-		confStep{name: "a reserved name", call: direct("/mydir/.thumb.x.png", png), wantCode: 3500},
+		confStep{name: "a name too long", call: direct("/mydir/"+strings.Repeat("é", 130)+".png", png), wantCode: 3500, wantDetails: "at most 255 bytes"},
+		confStep{name: "a reserved name", call: direct("/mydir/.thumb.x.png", png), wantCode: 3500, wantDetails: "kept for the file service's own files"},
+		confStep{name: "a backslash", call: direct("/mydir/a%5Cb.png", png), wantCode: 3500},
+		confStep{name: "a NUL", call: direct("/mydir/a%00b.png", png), wantCode: 3500, wantDetails: "control characters"},
+		confStep{name: "a path too long for the storage", call: direct("/mydir/"+strings.Repeat(strings.Repeat("d", 200)+"/", 6)+"x.png", png), wantCode: 3500, wantDetails: "at most 1024 bytes"},
 	)
 	return x
 }

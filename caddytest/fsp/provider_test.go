@@ -150,9 +150,14 @@ func findVersitygw(t testing.TB) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}
+	versityMissing.Store(msg)
 	t.Skip(msg)
 	return ""
 }
+
+// versityMissing holds the skip message once an S3 half was skipped, so
+// that TestMain says so once, outside -v.
+var versityMissing atomic.Value
 
 var (
 	versityOnce sync.Once
