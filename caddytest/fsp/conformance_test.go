@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"image/color"
 	"io"
 	"net/http"
 	"net/url"
@@ -453,5 +454,62 @@ func TestConformance(t *testing.T) {
 		if local.transcript[i] != s3.transcript[i] {
 			t.Errorf("the back ends answer differently:\nlocal %s\ns3    %s", local.transcript[i], s3.transcript[i])
 		}
+	}
+}
+
+// TestProviderCannotHoldCustomError: a storage that cannot hold some
+// characters in a name answers an upload of such a name with the custom
+// 39xx error of the vendor's example (an fsp_error rule in front of fsp,
+// naming the characters), on both back ends; every other name is stored.
+func TestProviderCannotHoldCustomError(t *testing.T) {
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	const port = 9223
+	want := fspBody{3901, "Upload error", "File names may not contain any of: ? *"}
+	png := string(testPNG(10, 10, color.NRGBA{1, 2, 3, 255}))
+	for _, bk := range backends {
+		t.Run(bk.name, func(t *testing.T) {
+			b := bk.make(t)
+			load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		@cannotHold {
+			method POST
+			vars_regexp {http.request.orig_uri} `+"`"+`^[^?]*/[^/?]*(%%3[Ff]|%%2[Aa]|\*)[^/?]*(\?.*)?$`+"`"+`
+		}
+		fsp_error @cannotHold 3901 {
+			status 400
+			message "Upload error"
+			details "File names may not contain any of: ? *"
+		}
+		fsp {
+			%s
+			public_url %s
+			allow_anonymous
+		}
+	}
+}
+`, port, b.storage, b.publicBase))
+			before := b.keys(t)
+			for _, name := range []string{"what?.png", "star*.png", "x?y*z.png"} {
+				c := direct("/"+esc(name), png)
+				c.auth = "-"
+				res := send(t, port, c)
+				checkFSP(t, name, res, 400, want)
+			}
+			if after := b.keys(t); strings.Join(after, "|") != strings.Join(before, "|") {
+				t.Errorf("refused uploads changed the storage: %v", after)
+			}
+			for _, name := range []string{"café.png", "图片.png", "a|b.png", "100%.png", "a%3Fb.png"} {
+				c := direct("/"+esc(name), png)
+				c.auth = "-"
+				res := send(t, port, c)
+				var ok struct {
+					Data dataJSON `json:"data"`
+				}
+				if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Data.Meta.Name != name {
+					t.Errorf("%s: %d %s", name, res.Status, res.Body)
+				}
+			}
+		})
 	}
 }
