@@ -103,7 +103,7 @@ type Handler struct {
 
 	// AllowTypes are the sniffed media types an upload may have (default:
 	// PNG, JPEG, GIF, WebP, BMP, ICO, PDF, ZIP-based documents, plain
-	// text).
+	// text, MP3, WAV, Ogg, MP4, WebM, AVI).
 	AllowTypes []string `json:"allow_types,omitempty"`
 
 	// AllowPrivate lets upload sources be on private, loopback and
