@@ -131,7 +131,11 @@ func checkMetaFields(t *testing.T, what string, raw json.RawMessage) {
 // run sends one exchange and checks it.
 func (c *conformance) run(t *testing.T, x confStep) {
 	t.Helper()
-	res := send(t, providerPort, x.call)
+	port := x.port
+	if port == 0 {
+		port = providerPort
+	}
+	res := send(t, port, x.call)
 	what := fmt.Sprintf("%s: %s %s (%s)", c.b.name, x.method, x.target, x.name)
 	c.transcript = append(c.transcript, fmt.Sprintf("%s → %d %s", x.name, res.Status, c.mask(res.Body)))
 	if x.wantCode != 0 {
@@ -406,7 +410,12 @@ func foreignTable() []confStep {
 			confStep{name: "delete foreign " + name, call: call{method: "DELETE", target: "/moved/" + esc(name)}},
 		)
 	}
-	x = append(x, confStep{name: "delete the emptied foreign folder", call: call{method: "DELETE", target: "/legacy/"}})
+	x = append(x,
+		confStep{name: "delete the emptied foreign folder", call: call{method: "DELETE", target: "/legacy/"}},
+		confStep{name: "a folder holding only names no request can give", call: call{method: "DELETE", target: "/odd/"}, wantCode: 3500, wantDetails: "names the file manager cannot show"},
+		confStep{name: "a folder holding only a thumbnail of nothing", call: call{method: "DELETE", target: "/orphan/"}},
+		confStep{name: "the storage fails", call: call{method: "GET", target: "/", auth: "-", port: brokenPort}, wantCode: 3100},
+	)
 	return x
 }
 
@@ -429,7 +438,7 @@ func TestConformance(t *testing.T) {
 				c.run(t, x)
 			}
 			// Files another system put there.
-			for _, key := range []string{"legacy/Ünïcödé report.pdf", "legacy/a&b (1).png", "legacy/x y.png", "legacy/.DS_Store", "legacy/图.png", "odd/a\\b.png", "ext/only.png"} {
+			for _, key := range []string{"legacy/Ünïcödé report.pdf", "legacy/a&b (1).png", "legacy/x y.png", "legacy/.DS_Store", "legacy/图.png", "odd/a\\b.png", "ext/only.png", "orphan/.thumb.gone.png.png"} {
 				c.put(t, key, src.png2)
 			}
 			if c.b.bucket == "" {

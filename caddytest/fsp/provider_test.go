@@ -393,6 +393,7 @@ type call struct {
 	uid            string // default u1
 	auth           string // Authorization value; default the right one; "-" none
 	headers        []string
+	port           int // the site's port where a table sends to several (default providerPort)
 }
 
 // step is one row of the operation and error table: a request and what
