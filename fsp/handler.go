@@ -68,10 +68,11 @@ type Handler struct {
 	// "{http.request.header.X-BEE-ClientId}/{http.request.header.X-BEE-Uid}".
 	Root string `json:"root,omitempty"`
 
-	// PublicURL (required) is the base of the files' public URLs: a file at storage
-	// key k is at PublicURL/k. For a local folder, the same Caddy serves
-	// it with file_server; for S3, a bucket website or CDN. Placeholders
-	// are replaced.
+	// PublicURL (required) is the base of the files' public URLs: a
+	// file at storage key k is at PublicURL/k, each segment
+	// percent-encoded. For a local folder, the same Caddy serves it with
+	// file_server; for S3, a bucket website or CDN. Placeholders are
+	// replaced.
 	PublicURL string `json:"public_url"`
 
 	// Shared lists read-only folders every user sees at the top of their

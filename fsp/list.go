@@ -86,7 +86,7 @@ func unixMilli(t time.Time) int64 {
 // listable reports whether an entry the storage holds is listed: every
 // name a request can name (so every listed item can be moved and deleted),
 // whoever stored it; not the provider's own files, and not names no
-// request could name (a "\\" or a control character, put there by
+// request could name (a backslash or a control character, put there by
 // another system). Folder counts use the same rule, so they agree with
 // the listings.
 func listable(name string) bool { return checkSegment(name) == nil }
