@@ -143,18 +143,21 @@ func (f *fetcher) fetch(ctx context.Context, source string) ([]byte, error) {
 		return nil, uploadErr("source is larger than %d bytes", f.maxSize)
 	}
 	if f.minRate <= 0 {
-		return readLimited(res.Body, f.maxSize)
+		return readLimited(res.Body, f.maxSize, "source")
 	}
 	body := newRateReader(res.Body, f.minRate, cancel)
 	defer body.stop()
-	return readLimited(body, f.maxSize)
+	return readLimited(body, f.maxSize, "source")
 }
 
 // readLimited reads r whole, refusing more than max bytes or nothing. It
 // reads into chunks and copies them once into a slice of the exact size,
 // so an upload of n bytes holds at most 2n (not the 3n of a doubling
 // buffer) while it arrives.
-func readLimited(r io.Reader, max int64) ([]byte, error) {
+//
+// what names the bytes in the reasons: "source" for a fetch, "the file"
+// for a direct upload.
+func readLimited(r io.Reader, max int64, what string) ([]byte, error) {
 	const chunk = 64 << 10
 	var chunks [][]byte
 	var n int64
@@ -176,16 +179,16 @@ func readLimited(r io.Reader, max int64) ([]byte, error) {
 			}
 			var netErr net.Error
 			if errors.As(err, &netErr) && netErr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
-				return nil, uploadErr("source took too long")
+				return nil, uploadErr("%s took too long", what)
 			}
-			return nil, uploadErr("source could not be read")
+			return nil, uploadErr("%s could not be read", what)
 		}
 	}
 	if n > max {
-		return nil, uploadErr("source is larger than %d bytes", max)
+		return nil, uploadErr("%s is larger than %d bytes", what, max)
 	}
 	if n == 0 {
-		return nil, uploadErr("source is empty")
+		return nil, uploadErr("%s is empty", what)
 	}
 	out := make([]byte, 0, n)
 	for _, c := range chunks {

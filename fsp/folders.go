@@ -3,6 +3,7 @@ package fsp
 import (
 	"context"
 	"errors"
+	"strings"
 )
 
 func (q *request) mkdir(ctx context.Context, p fspPath) (any, error) {
@@ -69,12 +70,59 @@ func (q *request) rmdir(ctx context.Context, p fspPath) error {
 	} else if err != nil {
 		return storageFail(err)
 	}
-	if err := q.h.storage.Rmdir(ctx, pl.key); errors.Is(err, errNotEmpty) {
+	err := q.h.storage.Rmdir(ctx, pl.key)
+	if errors.Is(err, errNotEmpty) {
+		err = q.rmdirUnlisted(ctx, pl.key)
+	}
+	if errors.Is(err, errNotEmpty) {
 		return fail(3500, "Only an empty folder can be deleted")
+	} else if errors.Is(err, errUnlisted) {
+		return fail(3500, "The folder holds files whose names the file manager cannot show (a \\ or a control character); remove them from the storage itself")
 	} else if isNotExist(err) {
 		return fail(3200, "")
 	} else if err != nil {
 		return storageFail(err)
 	}
 	return nil
+}
+
+// errUnlisted: a folder that looks empty holds names no request can give.
+var errUnlisted = errors.New("folder holds unlisted names")
+
+// rmdirUnlisted looks into a folder that the storage found not empty.
+// With listed items it stays errNotEmpty. Thumbnails whose file is gone
+// (left by a failed delete) are removed and the folder with them; names
+// no request could give make errUnlisted, so the user learns why a folder
+// that lists nothing cannot be deleted.
+func (q *request) rmdirUnlisted(ctx context.Context, key string) error {
+	entries, err := q.h.storage.List(ctx, key)
+	if err != nil {
+		return err
+	}
+	files := map[string]bool{}
+	for _, e := range entries {
+		if listable(e.Name) {
+			return errNotEmpty
+		}
+		files[e.Name] = !e.Dir
+	}
+	var orphans []string
+	for _, e := range entries {
+		if e.Dir || !strings.HasPrefix(e.Name, thumbPrefix) {
+			if !strings.HasPrefix(e.Name, tempPrefix) {
+				return errUnlisted
+			}
+			return errNotEmpty // a write in progress
+		}
+		if base := strings.TrimSuffix(strings.TrimPrefix(e.Name, thumbPrefix), ".png"); files[base] {
+			return errNotEmpty
+		}
+		orphans = append(orphans, e.Name)
+	}
+	for _, name := range orphans {
+		if err := q.h.storage.Remove(ctx, joinKey(key, name)); err != nil && !isNotExist(err) {
+			return err
+		}
+	}
+	return q.h.storage.Rmdir(ctx, key)
 }

@@ -50,7 +50,9 @@ const (
 	maxKeepAttempts      = 1000
 )
 
-// Handler serves the FSP API. It always ends the handler chain.
+// Handler serves the FSP API (module ID http.handlers.fsp, Caddyfile
+// directive fsp). It always ends the handler chain. One of Local and S3,
+// and PublicURL, are required.
 type Handler struct {
 	// Local keeps the files in a folder on this machine. Exactly one of
 	// Local and S3 is set.
@@ -66,10 +68,11 @@ type Handler struct {
 	// "{http.request.header.X-BEE-ClientId}/{http.request.header.X-BEE-Uid}".
 	Root string `json:"root,omitempty"`
 
-	// PublicURL is the base of the files' public URLs: a file at storage
-	// key k is at PublicURL/k. For a local folder, the same Caddy serves
-	// it with file_server; for S3, a bucket website or CDN. Placeholders
-	// are replaced.
+	// PublicURL (required) is the base of the files' public URLs: a
+	// file at storage key k is at PublicURL/k, each segment
+	// percent-encoded. For a local folder, the same Caddy serves it with
+	// file_server; for S3, a bucket website or CDN. Placeholders are
+	// replaced.
 	PublicURL string `json:"public_url"`
 
 	// Shared lists read-only folders every user sees at the top of their
@@ -101,7 +104,7 @@ type Handler struct {
 
 	// AllowTypes are the sniffed media types an upload may have (default:
 	// PNG, JPEG, GIF, WebP, BMP, ICO, PDF, ZIP-based documents, plain
-	// text).
+	// text, MP3, WAV, Ogg, MP4, WebM, AVI).
 	AllowTypes []string `json:"allow_types,omitempty"`
 
 	// AllowPrivate lets upload sources be on private, loopback and
@@ -134,6 +137,7 @@ type LocalConfig struct {
 type SharedFolder struct {
 	// Name is the folder's name at the top of each user's tree.
 	Name string `json:"name"`
+
 	// Key is the folder's path inside the storage.
 	Key string `json:"key"`
 }
@@ -257,8 +261,8 @@ func (h *Handler) Validate() error {
 	}
 	seen := map[string]bool{}
 	for _, s := range h.Shared {
-		if !validName(s.Name) {
-			return fmt.Errorf("fsp: shared folder name %q: names match [ a-zA-Z0-9._()-]+", s.Name)
+		if !vendorFolderName(s.Name) {
+			return fmt.Errorf("fsp: shared folder name %q: folder names match [ a-zA-Z0-9._()-]+", s.Name)
 		}
 		if seen[s.Name] {
 			return fmt.Errorf("fsp: shared folder %q given twice", s.Name)
@@ -421,6 +425,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 	return err
 }
 
+// pathFail is the FSP error of a path that did not parse, nil for none.
+func pathFail(err error) error {
+	var ne *nameError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errOutside):
+		return fail(3300, "The path leaves your folder")
+	case errors.As(err, &ne):
+		return fail(3500, ne.details)
+	}
+	return fail(3500, "The path is not a file or folder path of this service")
+}
+
 // serve runs the operation and returns the success data.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
@@ -455,10 +473,11 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 	if orig, ok := r.Context().Value(caddyhttp.OriginalRequestCtxKey).(http.Request); ok && orig.URL != nil && err == nil {
 		err = checkOriginalPath(orig.URL.EscapedPath())
 	}
-	if errors.Is(err, errOutside) {
-		return nil, fail(3300, "The path leaves your folder")
-	} else if err != nil {
-		return nil, fail(3500, "Names may hold letters, digits, spaces and . _ ( ) - only")
+	if err := pathFail(err); err != nil {
+		return nil, err
+	}
+	if len(q.locate(p).key) > maxKeyLen {
+		return nil, fail(3500, fmt.Sprintf("The path is too long: the storage holds paths of at most %d bytes", maxKeyLen))
 	}
 	ctx := r.Context()
 	switch {

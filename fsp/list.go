@@ -83,10 +83,25 @@ func unixMilli(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
+// listable reports whether an entry the storage holds is listed: every
+// name a request can name (so every listed item can be moved and deleted),
+// whoever stored it; not the provider's own files, and not names no
+// request could name (a backslash or a control character, put there by
+// another system). Folder counts use the same rule, so they agree with
+// the listings.
+func listable(name string) bool { return checkSegment(name) == nil }
+
+// rootName is the name of a user's root folder, as in the vendor's example.
+const rootName = "root"
+
 func (q *request) dirMeta(p fspPath, e Entry, readOnly bool) meta {
 	count := e.ItemCount
+	name := p.name()
+	if len(p.segs) == 0 {
+		name = rootName
+	}
 	return meta{
-		MimeType: "application/directory", Name: p.name(), Path: p.String(),
+		MimeType: "application/directory", Name: name, Path: p.String(),
 		LastModified: unixMilli(e.ModTime), Permissions: perm(readOnly),
 		ItemCount: &count, Extra: map[string]any{},
 	}
@@ -138,14 +153,14 @@ func (q *request) list(ctx context.Context, p fspPath, dirsOnly bool) (any, erro
 	}
 	hidden := map[string]bool{}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name, ".") {
+		if reservedName(e.Name) {
 			hidden[e.Name] = true
 		}
 	}
 	items := make([]meta, 0, len(entries)+len(q.h.Shared))
 	top := len(p.segs) == 0
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name, ".") || !validName(e.Name) || (top && q.isShared(e.Name)) {
+		if !listable(e.Name) || (top && q.isShared(e.Name)) {
 			continue
 		}
 		if e.Dir {

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"strings"
 	"syscall"
 )
 
@@ -56,21 +55,24 @@ func (s *localStorage) Stat(_ context.Context, key string, dir bool) (Entry, err
 	return e, nil
 }
 
-// count is the number of visible children of dir, 0 if it cannot be read.
+// count is the number of listed children of dir, counted up to
+// maxDirCount; 0 if it cannot be read.
 func (s *localStorage) count(dir string) int {
 	f, err := s.root.Open(localName(dir))
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return 0
-	}
 	n := 0
-	for _, name := range names {
-		if !strings.HasPrefix(name, ".") {
-			n++
+	for n < maxDirCount {
+		names, err := f.Readdirnames(256)
+		for _, name := range names {
+			if listable(name) && n < maxDirCount {
+				n++
+			}
+		}
+		if err != nil {
+			break
 		}
 	}
 	return n
@@ -93,7 +95,7 @@ func (s *localStorage) List(_ context.Context, dir string) ([]Entry, error) {
 			continue // removed meanwhile
 		}
 		e := Entry{Name: de.Name(), Dir: info.IsDir(), ModTime: info.ModTime()}
-		if e.Dir && !strings.HasPrefix(e.Name, ".") {
+		if e.Dir && listable(e.Name) {
 			e.ItemCount = s.count(joinKey(dir, de.Name()))
 		} else if info.Mode().IsRegular() {
 			e.Size = info.Size()
@@ -232,13 +234,17 @@ func (s *localStorage) Move(_ context.Context, from, to string, exclusive bool) 
 }
 
 // mapLocalErr turns "not a directory" into not-exist (a file where a
-// folder was expected) and keeps the fs sentinels recognisable.
+// folder was expected), "is a directory" into exist, and keeps the fs sentinels recognisable.
 func mapLocalErr(err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("%w: %v", fs.ErrNotExist, err)
+	}
+	if errors.Is(err, syscall.EISDIR) {
+		// A file renamed onto a folder's name: the name is taken.
+		return fmt.Errorf("%w: %v", fs.ErrExist, err)
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package fsp
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.uber.org/zap"
 )
@@ -45,10 +46,14 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 		return nil, fail(3500, "new_path is required")
 	}
 	dest, err := parseDirPath(*body.NewPath)
-	if errors.Is(err, errOutside) {
-		return nil, fail(3300, "The path leaves your folder")
-	} else if err != nil {
+	var ne *nameError
+	if errors.Is(err, errBadPath) && !errors.As(err, &ne) {
 		return nil, fail(3500, "new_path must be a folder path such as /photos/")
+	} else if err != nil {
+		return nil, pathFail(err)
+	}
+	if len(q.locate(dest.child(p.name(), false)).key) > maxKeyLen {
+		return nil, fail(3500, fmt.Sprintf("The path is too long: the storage holds paths of at most %d bytes", maxKeyLen))
 	}
 	strat, err := parseStrategy(body.ConflictStrategy)
 	if err != nil {

@@ -2,8 +2,11 @@ package fsp
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // fspPath is a path of the FSP API, relative to the user's tree: its
@@ -16,26 +19,80 @@ type fspPath struct {
 
 // Errors of path parsing; the handler turns them into FSP codes.
 var (
-	// errBadPath: a segment that is empty, holds a character outside the
-	// allowed set, or an encoded separator (3500).
+	// errBadPath: a path that is not one of the API's forms (relative,
+	// an empty segment, too many segments, a bad percent-encoding) (3500).
 	errBadPath = errors.New("bad path")
 	// errOutside: a "." or ".." segment, which would leave the place it
 	// names (3300: outside the user's tree).
 	errOutside = errors.New("path leaves the user's tree")
 )
 
-// maxPathSegments and maxNameLen bound what one request may name.
+// nameError is a name that cannot be stored (3500); details tell the user
+// why. It wraps errBadPath.
+type nameError struct{ details string }
+
+func (e *nameError) Error() string { return "bad name: " + e.details }
+func (e *nameError) Unwrap() error { return errBadPath }
+
+// maxPathSegments and maxNameLen bound what one request may name;
+// maxNameLen is the name length both back ends hold (a local file
+// system's NAME_MAX; versitygw stores an S3 key's segments as file names).
+// maxKeyLen is S3's limit of a whole key, kept on both back ends so that
+// they answer the same.
 const (
 	maxPathSegments = 32
 	maxNameLen      = 255
+	maxKeyLen       = 1024
 )
 
-// validName reports whether name may be a file or directory name: the
-// contract's set [ a-zA-Z0-9._()-]+, not "." or "..", and not starting with
-// "." (names starting with a dot are the provider's own: thumbnails and
-// temporary files), not ending in a space.
-func validName(name string) bool {
-	if name == "" || len(name) > maxNameLen || name[0] == '.' || name[len(name)-1] == ' ' {
+// Prefixes of the provider's own files, kept beside the users' files and
+// never listed: thumbnails and temporary files of writes in progress.
+const (
+	thumbPrefix = ".thumb."
+	tempPrefix  = ".tmp-"
+)
+
+// reservedName reports whether name is one of the provider's own files.
+func reservedName(name string) bool {
+	return strings.HasPrefix(name, thumbPrefix) || strings.HasPrefix(name, tempPrefix)
+}
+
+// checkSegment returns why name cannot be a file or folder name, nil when it
+// can. A name is kept exactly as given (no Unicode normalisation, see
+// docs/fsp.md), in any script and with any punctuation; refused are only
+// what no storage holds safely or what would change the path's meaning:
+// the empty name, "." and "..", "/" and "\", NUL and the other control
+// characters, bytes that are not UTF-8 (JSON could not answer the same
+// name back), names over maxNameLen bytes and the provider's own prefixes.
+func checkSegment(name string) error {
+	switch {
+	case name == "":
+		return &nameError{"A name may not be empty"}
+	case name == "." || name == "..":
+		return errOutside
+	case len(name) > maxNameLen:
+		return &nameError{fmt.Sprintf("The name is %d bytes long; at most %d bytes (UTF-8) fit", len(name), maxNameLen)}
+	case !utf8.ValidString(name):
+		return &nameError{"The name is not valid UTF-8 text"}
+	case reservedName(name):
+		return &nameError{fmt.Sprintf("Names starting with %s or %s are kept for the file service's own files", thumbPrefix, tempPrefix)}
+	}
+	for _, r := range name {
+		switch {
+		case r == '/' || r == '\\':
+			return &nameError{fmt.Sprintf("A name may not contain %c", r)}
+		case unicode.IsControl(r):
+			return &nameError{fmt.Sprintf("A name may not contain control characters (here U+%04X)", r)}
+		}
+	}
+	return nil
+}
+
+// vendorFolderName reports whether name matches the folder name pattern of
+// the vendor's documentation, [ a-zA-Z0-9._()-]+: shared folders, which
+// the configuration names, keep to it.
+func vendorFolderName(name string) bool {
+	if name == "" || name == "." || name == ".." {
 		return false
 	}
 	for i := 0; i < len(name); i++ {
@@ -47,7 +104,7 @@ func validName(name string) bool {
 			return false
 		}
 	}
-	return true
+	return !reservedName(name)
 }
 
 // parseRequestPath parses the escaped request path (as on the wire, after
@@ -78,11 +135,8 @@ func parseRequestPath(escaped string) (fspPath, error) {
 		if err != nil {
 			return fspPath{}, errBadPath
 		}
-		if name == "." || name == ".." {
-			return fspPath{}, errOutside
-		}
-		if !validName(name) {
-			return fspPath{}, errBadPath
+		if err := checkSegment(name); err != nil {
+			return fspPath{}, err
 		}
 		p.segs = append(p.segs, name)
 	}
@@ -105,11 +159,8 @@ func parseDirPath(text string) (fspPath, error) {
 		return fspPath{}, errBadPath
 	}
 	for _, name := range raw {
-		if name == "." || name == ".." {
-			return fspPath{}, errOutside
-		}
-		if !validName(name) {
-			return fspPath{}, errBadPath
+		if err := checkSegment(name); err != nil {
+			return fspPath{}, err
 		}
 	}
 	p.segs = raw

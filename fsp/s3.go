@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 	"github.com/designbridge/caddy-designbridge/internal/retire"
@@ -26,19 +27,28 @@ import (
 type S3Config struct {
 	// Endpoint is the server's host:port (no scheme).
 	Endpoint string `json:"endpoint"`
+
 	// Bucket holds every user's tree.
 	Bucket string `json:"bucket"`
+
 	// Prefix is put before every key (no leading or trailing slash);
 	// public_url then names the bucket's URL including it.
 	Prefix string `json:"prefix,omitempty"`
+
 	// Region of the bucket (default us-east-1).
 	Region string `json:"region,omitempty"`
-	// AccessKey and SecretKey are the credentials; use {env.…}
-	// placeholders so that they stay out of the config.
+
+	// AccessKey is the access key ID; use an {env.…} placeholder so that
+	// it stays out of the config.
 	AccessKey string `json:"access_key,omitempty"`
+
+	// SecretKey is the secret key; use an {env.…} placeholder so that it
+	// stays out of the config.
 	SecretKey string `json:"secret_key,omitempty"`
+
 	// Insecure talks plain HTTP to the endpoint (a server on loopback).
 	Insecure bool `json:"insecure,omitempty"`
+
 	// Timeout bounds the wait for the server's answer to one S3 request
 	// (default 30s); a request is tried up to four times.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
@@ -195,26 +205,46 @@ func (s *s3Storage) Stat(ctx context.Context, k string, dir bool) (Entry, error)
 	if prefix == "" {
 		return Entry{Dir: true}, nil
 	}
-	info, err := s.client.StatObject(ctx, s.bucket, prefix, minio.StatObjectOptions{})
-	if err == nil {
-		return Entry{Name: path.Base(k), Dir: true, ModTime: info.LastModified}, nil
-	}
-	if err = mapS3Err(err); !isNotExist(err) {
-		return Entry{}, err
-	}
-	// A folder without marker exists while something is inside it. The
-	// lister stops with listCtx when only the first key was read.
-	listCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	obj, found := <-s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: 1})
+	e, found, err := s.dirInfo(ctx, prefix)
 	switch {
+	case err != nil:
+		return Entry{}, err
 	case !found:
 		return Entry{}, fs.ErrNotExist
-	case obj.Err != nil:
-		return Entry{}, mapS3Err(obj.Err)
 	}
-	return Entry{Name: path.Base(k), Dir: true}, nil
+	e.Name, e.Dir = path.Base(k), true
+	return e, nil
 }
+
+// dirInfo describes the folder at prefix ("a/b/") from one listing page
+// of up to maxDirCount keys: found when its marker or anything inside it
+// exists; its last-modified is the newest of its marker and the files
+// directly inside it, its item-count its listed children. A folder of
+// 100,000 keys costs this one request: it is counted as maxDirCount.
+func (s *s3Storage) dirInfo(ctx context.Context, prefix string) (e Entry, found bool, err error) {
+	listCtx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the lister after the first page
+	seen := 0
+	for obj := range s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: maxDirCount}) {
+		if obj.Err != nil {
+			return Entry{}, false, mapS3Err(obj.Err)
+		}
+		found = true
+		if obj.LastModified.After(e.ModTime) {
+			e.ModTime = obj.LastModified
+		}
+		if name := strings.TrimSuffix(strings.TrimPrefix(obj.Key, prefix), "/"); name != "" && listable(name) {
+			e.ItemCount++
+		}
+		if seen++; seen >= maxDirCount {
+			break
+		}
+	}
+	return e, found, nil
+}
+
+// dirWorkers bounds the folder descriptions one listing asks for at once.
+const dirWorkers = 8
 
 func (s *s3Storage) List(ctx context.Context, dir string) ([]Entry, error) {
 	prefix := s.dirPrefix(dir)
@@ -230,10 +260,34 @@ func (s *s3Storage) List(ctx context.Context, dir string) ([]Entry, error) {
 			continue // the folder's own marker
 		}
 		if strings.HasSuffix(name, "/") {
-			entries = append(entries, Entry{Name: strings.TrimSuffix(name, "/"), Dir: true, ModTime: obj.LastModified})
+			entries = append(entries, Entry{Name: strings.TrimSuffix(name, "/"), Dir: true})
 			continue
 		}
 		entries = append(entries, Entry{Name: name, Size: obj.Size, ModTime: obj.LastModified, ContentType: obj.ContentType})
+	}
+	// A folder's time and count come from listing it: a few at once,
+	// all done before List returns.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, dirWorkers)
+	errs := make([]error, len(entries))
+	for i := range entries {
+		if !entries[i].Dir || !listable(entries[i].Name) {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(e *Entry, errp *error) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			info, _, err := s.dirInfo(ctx, prefix+e.Name+"/")
+			e.ModTime, e.ItemCount, *errp = info.ModTime, info.ItemCount, err
+		}(&entries[i], &errs[i])
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	return entries, nil
 }
@@ -271,6 +325,12 @@ func (s *s3Storage) Mkdir(ctx context.Context, dir string, parents bool) error {
 	if _, err := s.Stat(ctx, dir, true); err == nil {
 		return fs.ErrExist
 	} else if !isNotExist(err) {
+		return err
+	}
+	// A file's name is taken, as on a local disk.
+	if _, err := s.client.StatObject(ctx, s.bucket, s.key(dir), minio.StatObjectOptions{}); err == nil {
+		return fs.ErrExist
+	} else if err = mapS3Err(err); !isNotExist(err) {
 		return err
 	}
 	return s.putMarker(ctx, dir, true)
@@ -322,6 +382,11 @@ func (s *s3Storage) WriteFirstFree(ctx context.Context, keys []string, data []by
 		if err = mapS3Err(err); !isNotExist(err) {
 			return 0, err
 		}
+		if _, err := s.Stat(ctx, k, true); err == nil {
+			continue // a folder's name is taken too
+		} else if !isNotExist(err) {
+			return 0, err
+		}
 		err = s.Write(ctx, k, data, contentType, true)
 		if err == nil {
 			return i, nil
@@ -338,7 +403,21 @@ func (s *s3Storage) Remove(ctx context.Context, k string) error {
 	if _, err := s.client.StatObject(ctx, s.bucket, s.key(k), minio.StatObjectOptions{}); err != nil {
 		return mapS3Err(err)
 	}
+	if err := s.keepFolder(ctx, k); err != nil {
+		return err
+	}
 	return mapS3Err(s.client.RemoveObject(ctx, s.bucket, s.key(k), minio.RemoveObjectOptions{}))
+}
+
+// keepFolder writes the marker of the folder holding k, before k leaves
+// it: a folder stays when its last file goes, as on a local disk (where
+// the folder's time changes too).
+func (s *s3Storage) keepFolder(ctx context.Context, k string) error {
+	parent := path.Dir(k)
+	if parent == "." {
+		return nil // the storage's base
+	}
+	return s.putMarker(ctx, parent, false)
 }
 
 // Move copies, then deletes the source. S3 has no rename: between the two
@@ -351,6 +430,9 @@ func (s *s3Storage) Remove(ctx context.Context, k string) error {
 // copy back (nothing changed); a replace leaves both. Unknown: both are
 // left, never neither.
 func (s *s3Storage) Move(ctx context.Context, from, to string, exclusive bool) error {
+	if err := s.keepFolder(ctx, from); err != nil {
+		return err
+	}
 	if exclusive {
 		obj, err := s.client.GetObject(ctx, s.bucket, s.key(from), minio.GetObjectOptions{})
 		if err != nil {

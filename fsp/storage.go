@@ -51,8 +51,14 @@ type Entry struct {
 	Size        int64
 	ModTime     time.Time
 	ContentType string // files: the stored type, "" if unknown
-	ItemCount   int    // directories: visible children, 0 if unknown
+	ItemCount   int    // directories: listed children, up to maxDirCount
 }
+
+// maxDirCount bounds the work of counting a folder's children for its
+// item-count in its parent's listing: one S3 listing page. A folder with
+// more children is counted as maxDirCount there; its own listing counts
+// them all.
+const maxDirCount = 1000
 
 // errNotEmpty is a directory removal refused because of its contents.
 var errNotEmpty = errors.New("directory not empty")

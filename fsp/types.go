@@ -42,18 +42,27 @@ var fileTypes = map[string]fileType{
 	".docx": {"application/zip", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"},
 	".xlsx": {"application/zip", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"},
 	".pptx": {"application/zip", "application/vnd.openxmlformats-officedocument.presentationml.presentation"},
+	".odt":  {"application/zip", "application/vnd.oasis.opendocument.text"},
+	".ods":  {"application/zip", "application/vnd.oasis.opendocument.spreadsheet"},
+	".odp":  {"application/zip", "application/vnd.oasis.opendocument.presentation"},
+	".epub": {"application/zip", "application/epub+zip"},
 	".mp3":  {"audio/mpeg", "audio/mpeg"},
 	".wav":  {"audio/wave", "audio/wav"},
+	".ogg":  {"application/ogg", "audio/ogg"},
 	".mp4":  {"video/mp4", "video/mp4"},
+	".m4a":  {"video/mp4", "audio/mp4"},
 	".webm": {"video/webm", "video/webm"},
+	".avi":  {"video/avi", "video/x-msvideo"},
 }
 
 // defaultAllowedTypes are the sniffed types an upload may have unless the
-// Caddyfile names others: images and the common document types.
+// Caddyfile names others: the file manager's groups image, text, office,
+// zip, pdf, audio and video, as far as a content check can tell them.
 func defaultAllowedTypes() []string {
 	return []string{
 		"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/x-icon",
 		"application/pdf", "application/zip", "text/plain",
+		"audio/mpeg", "audio/wave", "application/ogg", "video/mp4", "video/webm", "video/avi",
 	}
 }
 

@@ -85,8 +85,14 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Answer a known conflict before fetching anything: a folder of
+	// that name (whatever the strategy but keep), or a file (ask).
+	if strat != strategyKeep {
+		if err := q.noFolderAt(ctx, p); err != nil {
+			return nil, err
+		}
+	}
 	if strat == strategyAsk {
-		// Answer a known conflict before fetching anything.
 		if _, err := q.h.storage.Stat(ctx, pl.key, false); err == nil {
 			return nil, fail(3400, "")
 		} else if !isNotExist(err) {
@@ -164,7 +170,13 @@ func uploadFail(err error) error {
 func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) error, strat strategy) (fspPath, error) {
 	switch strat {
 	case strategyReplace:
-		if err := put(p, false); err != nil {
+		// A file never replaces a folder.
+		if err := q.noFolderAt(ctx, p); err != nil {
+			return fspPath{}, err
+		}
+		if err := put(p, false); isExist(err) {
+			return fspPath{}, folderConflict(p)
+		} else if err != nil {
 			return fspPath{}, storageError(err)
 		}
 		return p, nil
@@ -174,6 +186,9 @@ func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) 
 			// S3 each attempt copies the whole file).
 			if _, err := q.h.storage.Stat(ctx, q.locate(candidate).key, false); err == nil {
 				continue
+			}
+			if _, err := q.h.storage.Stat(ctx, q.locate(candidate).key, true); err == nil {
+				continue // a folder's name is taken too
 			}
 			err := put(candidate, true)
 			if err == nil {
@@ -188,6 +203,9 @@ func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) 
 		}
 		return fspPath{}, fail(3400, "No free name was found")
 	default:
+		if err := q.noFolderAt(ctx, p); err != nil {
+			return fspPath{}, err
+		}
 		if err := put(p, true); isExist(err) {
 			return fspPath{}, fail(3400, "")
 		} else if err != nil {
@@ -197,13 +215,30 @@ func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) 
 	}
 }
 
+// noFolderAt answers 3400 when a folder holds the name of file p: a
+// conflict the user can resolve (keep, another name), not a failure.
+func (q *request) noFolderAt(ctx context.Context, p fspPath) error {
+	_, err := q.h.storage.Stat(ctx, q.locate(p).key, true)
+	switch {
+	case err == nil:
+		return folderConflict(p)
+	case isNotExist(err):
+		return nil
+	}
+	return storageFail(err)
+}
+
+func folderConflict(p fspPath) error {
+	return fail(3400, "A folder named "+p.name()+" is already there")
+}
+
 // keepCandidates are the names a keep upload or move of p may take, in
 // order: p, p_1, p_2, …
 func keepCandidates(p fspPath) []fspPath {
 	var out []fspPath
 	for n := 0; n < maxKeepAttempts; n++ {
 		c := p.parent().child(keepName(p.name(), n), false)
-		if !validName(c.name()) {
+		if checkSegment(c.name()) != nil {
 			break
 		}
 		out = append(out, c)
@@ -278,7 +313,7 @@ func (q *request) readMultipart() (string, strategy, []byte, error) {
 			if data != nil {
 				return "", "", nil, fail(3500, "Only one file per upload")
 			}
-			if data, err = readLimited(part, q.h.MaxSize); err != nil {
+			if data, err = readLimited(part, q.h.MaxSize, "the file"); err != nil {
 				return "", "", nil, uploadFail(err)
 			}
 		case "conflict_strategy":

@@ -72,7 +72,22 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	return m.Run()
+	code := m.Run()
+	if msg, _ := versityMissing.Load().(string); msg != "" {
+		notice("caddytest/fsp: the S3 half of the tests was skipped: " + msg)
+	}
+	return code
+}
+
+// notice tells the person running the tests something once, in go test's
+// default output too: a passing package's output is shown only with -v,
+// so the line also goes to the terminal when there is one.
+func notice(line string) {
+	fmt.Fprintln(os.Stderr, line)
+	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+		fmt.Fprintln(tty, line)
+		tty.Close()
+	}
 }
 
 // globalOptions is the global block every Caddyfile of this package starts

@@ -150,9 +150,14 @@ func findVersitygw(t testing.TB) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}
+	versityMissing.Store(msg)
 	t.Skip(msg)
 	return ""
 }
+
+// versityMissing holds the skip message once an S3 half was skipped, so
+// that TestMain says so once, outside -v.
+var versityMissing atomic.Value
 
 var (
 	versityOnce sync.Once
@@ -388,6 +393,7 @@ type call struct {
 	uid            string // default u1
 	auth           string // Authorization value; default the right one; "-" none
 	headers        []string
+	port           int // the site's port where a table sends to several (default providerPort)
 }
 
 // step is one row of the operation and error table: a request and what
@@ -475,7 +481,7 @@ func steps(src *sources) []step {
 	return []step{
 		{name: "list empty root", call: call{method: "GET", target: "/"}, check: func(t *testing.T, _ *env, raw json.RawMessage) {
 			d := decodeData(t, raw)
-			if d.Meta.Path != "/" || d.Meta.MimeType != "application/directory" || names(d.Items) != "logos" || d.Items[0].Permissions != "ro" {
+			if d.Meta.Path != "/" || d.Meta.Name != "root" || d.Meta.MimeType != "application/directory" || names(d.Items) != "logos" || d.Items[0].Permissions != "ro" {
 				t.Errorf("root %s", raw)
 			}
 		}},
@@ -488,9 +494,9 @@ func steps(src *sources) []step {
 		{name: "mkdir existing", call: call{method: "POST", target: "/photos/"}, wantCode: 3400},
 		{name: "mkdir root", call: call{method: "POST", target: "/"}, wantCode: 3400},
 		{name: "mkdir without parent", call: call{method: "POST", target: "/nope/sub/"}, wantCode: 3200},
-		{name: "mkdir bad name", call: call{method: "POST", target: "/bad%7Cname/"}, wantCode: 3500},
-		{name: "mkdir bad name star", call: call{method: "POST", target: "/st*ar/"}, wantCode: 3500},
-		{name: "mkdir hidden name", call: call{method: "POST", target: "/.thumbs/"}, wantCode: 3500},
+		{name: "mkdir control character", call: call{method: "POST", target: "/bad%01name/"}, wantCode: 3500},
+		{name: "mkdir encoded backslash", call: call{method: "POST", target: "/st%5Car/"}, wantCode: 3500},
+		{name: "mkdir reserved name", call: call{method: "POST", target: "/.thumb.s/"}, wantCode: 3500},
 		{name: "mkdir encoded separator", call: call{method: "POST", target: "/photos%2Fsub/"}, wantCode: 3500},
 		{name: "mkdir dot dot", call: call{method: "POST", target: "/photos/../evil/"}, wantCode: 3300},
 		{name: "mkdir encoded dot dot", call: call{method: "POST", target: "/photos/%2E%2E/evil/"}, wantCode: 3300},
@@ -562,7 +568,7 @@ func steps(src *sources) []step {
 		{name: "upload bad json", call: call{method: "POST", target: "/photos/x.png", body: `{"source":`}, wantCode: 3500},
 		{name: "upload no source", call: call{method: "POST", target: "/photos/x.png", body: `{"conflict_strategy":"keep"}`}, wantCode: 3500},
 		{name: "upload bad strategy", call: call{method: "POST", target: "/photos/x.png", body: upload(u("/cat.png"), "merge")}, wantCode: 3500},
-		{name: "upload bad name", call: call{method: "POST", target: "/photos/caf%C3%A9.png", body: upload(u("/cat.png"), "")}, wantCode: 3500},
+		{name: "upload bad name", call: call{method: "POST", target: "/photos/caf%0A.png", body: upload(u("/cat.png"), "")}, wantCode: 3500},
 		{name: "upload encoded separator", call: call{method: "POST", target: "/photos/..%2Fx.png", body: upload(u("/cat.png"), "")}, wantCode: 3500},
 		{name: "upload encoded backslash", call: call{method: "POST", target: "/photos/a%5Cb.png", body: upload(u("/cat.png"), "")}, wantCode: 3500},
 		{name: "upload into shared", call: call{method: "POST", target: "/logos/x.png", body: upload(u("/cat.png"), "")}, wantCode: 3300},
@@ -625,7 +631,7 @@ func steps(src *sources) []step {
 		{name: "move outside the tree", call: call{method: "PATCH", target: "/photos/doc.pdf", body: moveBody("/../u2/", "")}, wantCode: 3300},
 		{name: "move relative path", call: call{method: "PATCH", target: "/photos/doc.pdf", body: moveBody("archive/", "")}, wantCode: 3500},
 		{name: "move to a file path", call: call{method: "PATCH", target: "/photos/doc.pdf", body: moveBody("/archive", "")}, wantCode: 3500},
-		{name: "move bad name in path", call: call{method: "PATCH", target: "/photos/doc.pdf", body: moveBody("/a|b/", "")}, wantCode: 3500},
+		{name: "move bad name in path", call: call{method: "PATCH", target: "/photos/doc.pdf", body: moveBody("/a\\b/", "")}, wantCode: 3500},
 		{name: "move into shared", call: call{method: "PATCH", target: "/photos/doc.pdf", body: moveBody("/logos/", "")}, wantCode: 3300},
 		{name: "move no body", call: call{method: "PATCH", target: "/photos/doc.pdf", body: `{}`}, wantCode: 3500},
 		{name: "delete non-empty folder", call: call{method: "DELETE", target: "/photos/"}, wantCode: 3500},
