@@ -9,10 +9,10 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"syscall"
 	"time"
 
 	"github.com/designbridge/caddy-designbridge/internal/retire"
+	"github.com/designbridge/caddy-designbridge/internal/safefetch"
 )
 
 // errUpload is an upload refused for its source or content (3450); the
@@ -26,9 +26,6 @@ func uploadErr(format string, args ...any) error {
 	return &uploadError{reason: fmt.Sprintf(format, args...)}
 }
 
-// errAddressRefused is returned at dial time for a refused address.
-var errAddressRefused = errors.New("address not allowed")
-
 // fetcher downloads upload sources with bounded size and time, and never
 // connects to a private, loopback or link-local address unless allowed.
 type fetcher struct {
@@ -41,73 +38,8 @@ type fetcher struct {
 // newFetcher returns a fetcher that dials only addresses allow accepts
 // (every address when allow is nil).
 func newFetcher(maxSize int64, timeout time.Duration, minRate int64, allow func(netip.Addr) bool) *fetcher {
-	dialer := &net.Dialer{Timeout: timeout}
-	if allow != nil {
-		// Checked on the address actually dialled, after DNS: every
-		// redirect and every re-resolution goes through here too.
-		dialer.Control = func(_, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			ip, err := netip.ParseAddr(host)
-			if err != nil || !allow(ip) {
-				return fmt.Errorf("%w: %s", errAddressRefused, host)
-			}
-			return nil
-		}
-	}
-	transport := retire.New(&http.Transport{
-		Proxy:                 nil, // a proxy would hide the real destination from Control
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-		MaxIdleConns:          4,
-		IdleConnTimeout:       30 * time.Second,
-	})
-	client := &http.Client{
-		Transport: transport,
-		Timeout:   timeout,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 5 {
-				return errors.New("too many redirects")
-			}
-			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-				return fmt.Errorf("redirect to scheme %q", req.URL.Scheme)
-			}
-			return nil
-		},
-	}
+	client, transport := safefetch.NewClientAllowing(timeout, allow)
 	return &fetcher{client: client, transport: transport, maxSize: maxSize, minRate: minRate}
-}
-
-// publicAddr reports whether ip is a public unicast address.
-func publicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
-		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() ||
-		ip.IsUnspecified() {
-		return false
-	}
-	for _, p := range nonPublicPrefixes {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
-}
-
-// nonPublicPrefixes are ranges the standard predicates do not cover but
-// that reach no public host: shared address space (carrier NAT), "this
-// network", benchmarking, IPv4 reserved, NAT64 of the above is unmapped by
-// the caller only for ::ffff:, so 64:ff9b::/96 is refused whole.
-var nonPublicPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"),
 }
 
 func (f *fetcher) close() { f.transport.Retire() }
@@ -126,7 +58,7 @@ func (f *fetcher) fetch(ctx context.Context, source string) ([]byte, error) {
 	}
 	res, err := f.client.Do(req)
 	if err != nil {
-		if errors.Is(err, errAddressRefused) {
+		if errors.Is(err, safefetch.ErrAddressRefused) {
 			return nil, uploadErr("source address not allowed")
 		}
 		var netErr net.Error

@@ -25,6 +25,7 @@ import (
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 	"github.com/designbridge/caddy-designbridge/internal/fsperr"
+	"github.com/designbridge/caddy-designbridge/internal/safefetch"
 )
 
 func init() {
@@ -218,7 +219,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.logger.Warn("no authentication handler is in front of fsp: every request will be refused with 3650; " +
 			"put basic_auth before fsp (see docs/fsp.md), or set allow_anonymous when authentication happens outside Caddy")
 	}
-	allow := publicAddr
+	allow := safefetch.Public
 	if h.AllowPrivate {
 		allow = nil
 	}

@@ -2,7 +2,8 @@
 // untrusted input (a design's image sources): they never connect to a
 // private, loopback or link-local address unless told to, checked on the
 // address actually dialled (after DNS, on every redirect), and they bound
-// time and redirects. It is the same rule fsp applies to upload sources.
+// time and redirects. fsp fetches upload sources and content_service design
+// images through it.
 package safefetch
 
 import (
@@ -29,9 +30,29 @@ const MaxRedirects = 5
 // dials public unicast addresses only (see Public). The transport is
 // returned too, so that its owner's Cleanup can retire it.
 func NewClient(timeout time.Duration, allowPrivate bool) (*http.Client, *retire.Transport) {
+	if allowPrivate {
+		return NewClientAllowing(timeout, nil)
+	}
+	return NewClientAllowing(timeout, Public)
+}
+
+// NewClientAllowing is NewClient dialling only the addresses allow accepts
+// (every address when allow is nil), checked on the address actually
+// dialled: after DNS, on every redirect.
+func NewClientAllowing(timeout time.Duration, allow func(netip.Addr) bool) (*http.Client, *retire.Transport) {
 	dialer := &net.Dialer{Timeout: timeout}
-	if !allowPrivate {
-		dialer.Control = Control
+	if allow != nil {
+		dialer.Control = func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			ip, err := netip.ParseAddr(host)
+			if err != nil || !allow(ip) {
+				return fmt.Errorf("%w: %s", ErrAddressRefused, host)
+			}
+			return nil
+		}
 	}
 	transport := retire.New(&http.Transport{
 		Proxy:                 nil, // a proxy would hide the real destination from Control
@@ -55,21 +76,6 @@ func NewClient(timeout time.Duration, allowPrivate bool) (*http.Client, *retire.
 		},
 	}
 	return client, transport
-}
-
-// Control is a net.Dialer Control function that refuses every address
-// Public refuses. It sees the address being dialled, so DNS answers and
-// redirects cannot get around it.
-func Control(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil || !Public(ip) {
-		return fmt.Errorf("%w: %s", ErrAddressRefused, host)
-	}
-	return nil
 }
 
 // Public reports whether ip is a public unicast address.
