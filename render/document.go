@@ -229,8 +229,8 @@ func (w *emailWriter) assemble() ([]byte, *[]byte) {
 		out.WriteString(strconv.Itoa(mw))
 		out.WriteString(`px!important}`)
 	}
-	if w.hasHamburger {
-		out.WriteString(`.hb .sep{display:none!important}.hb .mi{display:block!important;padding:4px 0!important}`)
+	for _, k := range w.mobileCSSKinds {
+		out.WriteString(kinds[k].mobileCSS)
 	}
 	out.Write(w.mobile.Bytes())
 	out.WriteString(`}</style><!--[if mso]><style>sup,sub{font-size:100%!important}sup{mso-text-raise:10%}sub{mso-text-raise:-10%}</style><![endif]--></head>`)

@@ -30,6 +30,11 @@ type kind struct {
 	// (a divider, a spacer).
 	text func(w *textWriter, c *design.Value)
 
+	// mobileCSS is the kind's rules for the document's @media block,
+	// written once when some block of the kind asks for them
+	// (emailWriter.useMobileCSS): what its blocks' classes mean on phones.
+	mobileCSS string
+
 	// textOmitted, when set, is the warning plain text gives for every
 	// block of the kind: the block has text but plain text leaves it out.
 	textOmitted string

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"strconv"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -54,7 +53,7 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 		// The line height is written in px (Outlook needs it so), which
 		// would keep the desktop size's line on phones: the mobile font
 		// size gets its own, in the same proportion.
-		w.mobileRule(".m"+strconv.Itoa(w.blockSeq)+" .tx", "line-height:"+formatPx(lineHeight*mf)+"px!important")
+		w.mobileRule("."+w.mobileClass()+" .tx", "line-height:"+formatPx(lineHeight*mf)+"px!important")
 	}
 
 	// Width: "auto" (fit the label), a percentage of the column, or px.
@@ -178,7 +177,7 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	}
 	w.blockClose()
 	if m.Mobile.Has("width") && strings.HasPrefix(m.Mobile.Get("width"), "100") {
-		w.mobileRule(".m"+strconv.Itoa(w.blockSeq)+" .bt", "display:block!important;width:100%!important")
+		w.mobileRule("."+w.mobileClass()+" .bt", "display:block!important;width:100%!important")
 	}
 }
 

@@ -26,10 +26,8 @@ func (w *emailWriter) moduleDivider(m *design.Module, c *design.Value) {
 		// cost kilobytes).
 		pt, _, pb, _ := padding(m.Style)
 		h := pt + rule + extra + pb
-		w.s(`<div class="divider_block`)
-		if m.HideOnMobile {
-			w.s(" mh")
-		}
+		w.s(`<div class="`)
+		w.blockClass(m, "divider", "", false)
 		w.s(`" style="height:`)
 		w.s(formatPx(h))
 		w.s("px;line-height:")

@@ -51,7 +51,7 @@ func (w *emailWriter) moduleMenu(m *design.Module, c *design.Value) {
 	w.s(`<div class="menu-links tx`)
 	if hamburger {
 		w.s(" hb")
-		w.hasHamburger = true
+		w.useMobileCSS(design.KindMenu)
 	}
 	w.s(`"`)
 	w.styleAttr(&box)
@@ -109,6 +109,9 @@ var menuKind = kind{
 	check:   checkMenu,
 	html:    (*emailWriter).moduleMenu,
 	text:    menuText,
+	// A hamburger menu (class hb) on phones: one item a line, no
+	// separators.
+	mobileCSS: `.hb .sep{display:none!important}.hb .mi{display:block!important;padding:4px 0!important}`,
 }
 
 // checkMenu: every item an object with text and link.href as text.

@@ -1,8 +1,6 @@
 package render
 
 import (
-	"strconv"
-
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
@@ -15,14 +13,8 @@ func (w *emailWriter) moduleSpacer(m *design.Module, c *design.Value) {
 	}
 	h = min(h, 2000)
 	mh, hasMobile := m.Mobile.Px("height")
-	w.s(`<div class="spacer_block`)
-	if m.HideOnMobile {
-		w.s(" mh")
-	}
-	if hasMobile {
-		w.s(" m")
-		w.int(w.blockSeq)
-	}
+	w.s(`<div class="`)
+	cls := w.blockClass(m, "spacer", "", hasMobile)
 	w.s(`" style="height:`)
 	w.s(formatPx(h))
 	w.s("px;line-height:")
@@ -34,7 +26,7 @@ func (w *emailWriter) moduleSpacer(m *design.Module, c *design.Value) {
 	}
 	w.s(`">&#8202;</div>`)
 	if hasMobile {
-		w.mobileRule(".m"+strconv.Itoa(w.blockSeq), "height:"+formatPx(mh)+"px!important;line-height:"+formatPx(mh)+"px!important")
+		w.mobileRule("."+cls, "height:"+formatPx(mh)+"px!important;line-height:"+formatPx(mh)+"px!important")
 	}
 }
 

@@ -386,21 +386,7 @@ func (w *emailWriter) blockOpen(m *design.Module, kind string, td *style, align 
 // blockOpenClass is blockOpen with an extra class on the block's table.
 func (w *emailWriter) blockOpenClass(m *design.Module, kind, extraCls string, td *style, align string) float64 {
 	w.s(`<table class="`)
-	w.s(kind)
-	w.s("_block")
-	if extraCls != "" {
-		w.s(" ")
-		w.s(extraCls)
-	}
-	mobileCls := ""
-	if m.HideOnMobile {
-		w.s(" mh")
-	}
-	if m.Mobile.Len() > 0 {
-		mobileCls = "m" + strconv.Itoa(w.blockSeq)
-		w.s(" ")
-		w.s(mobileCls)
-	}
+	mobileCls := w.blockClass(m, kind, extraCls, m.Mobile.Len() > 0)
 	w.s(`" width="100%"`)
 	w.s(tableAttrs)
 	w.s(`><tr><td class="pad"`)
@@ -430,6 +416,32 @@ func (w *emailWriter) blockOpenClass(m *design.Module, kind, extraCls string, td
 }
 
 func (w *emailWriter) blockClose() { w.s("</td></tr></table>") }
+
+// blockClass writes the class list of a block's outer element:
+// <kind>_block, extra, mh when the block is hidden on phones, and, when
+// mobile is set, the block's own class for its mobile rules, which it
+// returns ("" without).
+func (w *emailWriter) blockClass(m *design.Module, kind, extra string, mobile bool) string {
+	w.s(kind)
+	w.s("_block")
+	if extra != "" {
+		w.s(" ")
+		w.s(extra)
+	}
+	if m.HideOnMobile {
+		w.s(" mh")
+	}
+	if !mobile {
+		return ""
+	}
+	cls := w.mobileClass()
+	w.s(" ")
+	w.s(cls)
+	return cls
+}
+
+// mobileClass names the current block's class for its mobile rules.
+func (w *emailWriter) mobileClass() string { return "m" + strconv.Itoa(w.blockSeq) }
 
 // blockMobileRules turns descriptor.mobileStyle into rules for the block.
 func (w *emailWriter) blockMobileRules(m *design.Module, cls string) {

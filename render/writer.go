@@ -22,8 +22,8 @@ type emailWriter struct {
 
 	fontsUsed []string // normalised first family names seen in styles
 	hasRev    bool     // some row reverses its columns on mobile
-	// some menu turns into a vertical list on mobile (hamburger)
-	hasHamburger bool
+	// kinds whose mobileCSS the document needs, in order of first use
+	mobileCSSKinds []string
 
 	// Defaults resolved once from page.body.
 	font      string // default font stack
@@ -48,6 +48,16 @@ type emailWriter struct {
 const tableAttrs = ` role="presentation" cellpadding="0" cellspacing="0"`
 
 func (w *emailWriter) s(s string) { w.body.WriteString(s) }
+
+// useMobileCSS asks for kind's mobileCSS in the document's @media block.
+func (w *emailWriter) useMobileCSS(kind string) {
+	for _, k := range w.mobileCSSKinds {
+		if k == kind {
+			return
+		}
+	}
+	w.mobileCSSKinds = append(w.mobileCSSKinds, kind)
+}
 
 // checkSize stops the render once the body so far is over the limit
 // (see outputFull). It is called where the renderer writes a style
