@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/designbridge/caddy-designbridge/design"
 )
@@ -99,10 +98,7 @@ func check(d *design.Design) error {
 				if err := checkModule(&mods[mi]); err != nil {
 					// The path is built only for an error: most designs
 					// have none.
-					return &design.PathError{
-						Path: "page.rows[" + strconv.Itoa(ri) + "].columns[" + strconv.Itoa(ci) + "].modules[" + strconv.Itoa(mi) + "]",
-						Msg:  err.Error(),
-					}
+					return &design.PathError{Path: modulePath(ri, ci, mi), Msg: err.Error()}
 				}
 			}
 		}

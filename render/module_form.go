@@ -10,7 +10,7 @@ import (
 // warning says so.
 func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
 	fields := design.FormFields(f)
-	w.warnOnce("form module rendered as a static preview (email clients cannot submit forms)", w.path())
+	w.warn.once("form module rendered as a static preview (email clients cannot submit forms)", w.path())
 	if len(fields) == 0 {
 		return
 	}

@@ -105,14 +105,13 @@ func HTMLWithLimits(d *design.Design, lim Limits) (*Output, error) {
 		w.recycle()
 		return nil, err
 	}
-	w.finishWarnings()
 	body, pooled := w.assemble()
 	w.recycle()
 	if len(body) > lim.MaxOutput {
 		// The head (title, font links) was the last straw.
 		return nil, tooLarge(lim.MaxOutput)
 	}
-	return &Output{Body: body, Warnings: w.warnings, pooled: pooled}, nil
+	return &Output{Body: body, Warnings: w.warn.list(), pooled: pooled}, nil
 }
 
 // render writes the body, or fails with ErrOutputTooLarge.

@@ -360,11 +360,7 @@ func (w *emailWriter) module(m *design.Module) {
 	w.checkTotal()
 	k, ok := kinds[m.EffectiveKind()]
 	if !ok {
-		if m.Kind == design.KindAddon {
-			w.warnOnce("addon module without a renderable contentType ("+quoteBounded(m.ContentType)+") omitted", w.path())
-		} else {
-			w.warnOnce("unknown module type "+quoteBounded(m.Type)+" omitted", w.path())
-		}
+		w.warn.once(unknownKind(m), w.path())
 		return
 	}
 	w.blockSeq++

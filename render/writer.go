@@ -12,13 +12,11 @@ import (
 // the model. The body is written first (into body) because the head
 // depends on what the body used: web fonts and per-block mobile rules.
 type emailWriter struct {
-	d         *design.Design
-	body      bytes.Buffer
-	bodyBuf   *[]byte      // the pooled array behind body (see recycle)
-	mobile    bytes.Buffer // rules for the one @media block
-	warnings  []string
-	warnSeen  map[string]int // warnOnce message → index in warnings
-	warnCount []int          // occurrences, parallel to warnings
+	d       *design.Design
+	body    bytes.Buffer
+	bodyBuf *[]byte      // the pooled array behind body (see recycle)
+	mobile  bytes.Buffer // rules for the one @media block
+	warn    warnings
 
 	fontsUsed []string // normalised first family names seen in styles
 	hasRev    bool     // some row reverses its columns on mobile
@@ -86,31 +84,6 @@ func (w *emailWriter) checkTotal() {
 //
 //go:noinline
 func (w *emailWriter) full() { panic(outputFull{}) }
-
-// warnOnce reports a problem once per distinct message, naming the first
-// place it occurs and, when it recurs, how often: a design with thousands
-// of unknown modules yields one warning, not thousands.
-func (w *emailWriter) warnOnce(msg, path string) {
-	if w.warnSeen == nil {
-		w.warnSeen = map[string]int{}
-	}
-	if i, ok := w.warnSeen[msg]; ok {
-		w.warnCount[i]++
-		return
-	}
-	w.warnSeen[msg] = len(w.warnings)
-	w.warnings = append(w.warnings, msg+" at "+path)
-	w.warnCount = append(w.warnCount, 1)
-}
-
-// finishWarnings appends the repeat counts to deduplicated warnings.
-func (w *emailWriter) finishWarnings() {
-	for i, n := range w.warnCount {
-		if n > 1 && i < len(w.warnings) {
-			w.warnings[i] += " (and " + strconv.Itoa(n-1) + " more)"
-		}
-	}
-}
 
 // int writes a decimal integer.
 func (w *emailWriter) int(n int) {
@@ -202,9 +175,7 @@ func (w *emailWriter) styleAttr(s *style) {
 }
 
 // path is the JSON path of the module being rendered, for warnings.
-func (w *emailWriter) path() string {
-	return "page.rows[" + strconv.Itoa(w.rowIndex) + "].columns[" + strconv.Itoa(w.colIndex) + "].modules[" + strconv.Itoa(w.modIndex) + "]"
-}
+func (w *emailWriter) path() string { return modulePath(w.rowIndex, w.colIndex, w.modIndex) }
 
 // mobileRule appends one rule to the @media block.
 func (w *emailWriter) mobileRule(selector string, decls string) {
