@@ -12,8 +12,8 @@ import (
 // defaultFont is the fallback stack when a design names no font.
 const defaultFont = "Arial, 'Helvetica Neue', Helvetica, sans-serif"
 
-func newEmailWriter(d *design.Design, maxOutput int) *emailWriter {
-	w := &emailWriter{d: d, maxOutput: maxOutput}
+func newEmailWriter(d *design.Design, bs *blocks, maxOutput int) *emailWriter {
+	w := &emailWriter{d: d, blocks: bs, maxOutput: maxOutput}
 	b := &d.Page.Body
 	w.font = defaultFont
 	if f := cssValue(b.FontFamily); f != "" && !strings.EqualFold(f, "inherit") {

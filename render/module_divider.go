@@ -4,10 +4,22 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// moduleDivider renders a horizontal rule as a one-pixel-font table cell
-// with a top border (hr is unreliable across clients).
-func (w *emailWriter) moduleDivider(m *design.Module, c *design.Value) {
-	st := design.StyleOf(c.Get("style"))
+// dividerBlock is a horizontal rule, rendered as a one-pixel-font table
+// cell with a top border (hr is unreliable across clients).
+type dividerBlock struct {
+	noText
+	style design.Style
+}
+
+var dividerKind = kind{
+	name: design.KindDivider,
+	decode: func(c *design.Value) (block, error) {
+		return &dividerBlock{style: design.StyleOf(c.Get("style"))}, nil
+	},
+}
+
+func (b *dividerBlock) html(w *emailWriter, m *design.Module) {
+	st := b.style
 	border := cssValue(st.Get("border-top"))
 	if border == "" {
 		border = "1px solid #BBBBBB"
@@ -87,9 +99,4 @@ func (w *emailWriter) dividerSpace(h float64) {
 	w.s("px;line-height:")
 	w.s(formatPx(h))
 	w.s(`px;font-size:1px">&#8202;</div>`)
-}
-
-var dividerKind = kind{
-	name: design.KindDivider,
-	html: (*emailWriter).moduleDivider,
 }

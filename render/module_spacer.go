@@ -4,9 +4,21 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// moduleSpacer renders vertical space of a fixed height.
-func (w *emailWriter) moduleSpacer(m *design.Module, c *design.Value) {
-	st := design.StyleOf(c.Get("style"))
+// spacerBlock is vertical space of a fixed height.
+type spacerBlock struct {
+	noText
+	style design.Style
+}
+
+var spacerKind = kind{
+	name: design.KindSpacer,
+	decode: func(c *design.Value) (block, error) {
+		return &spacerBlock{style: design.StyleOf(c.Get("style"))}, nil
+	},
+}
+
+func (b *spacerBlock) html(w *emailWriter, m *design.Module) {
+	st := b.style
 	h, ok := st.Px("height")
 	if !ok || h < 0 {
 		h = 20
@@ -28,9 +40,4 @@ func (w *emailWriter) moduleSpacer(m *design.Module, c *design.Value) {
 	if hasMobile {
 		w.mobileRule("."+cls, "height:"+formatPx(mh)+"px!important;line-height:"+formatPx(mh)+"px!important")
 	}
-}
-
-var spacerKind = kind{
-	name: design.KindSpacer,
-	html: (*emailWriter).moduleSpacer,
 }

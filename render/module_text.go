@@ -54,24 +54,33 @@ func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 	w.s(">")
 }
 
-// moduleText renders the legacy rich-text module.
-func (w *emailWriter) moduleText(m *design.Module, c *design.Value) {
-	st := design.StyleOf(c.Get("style"))
+// textBlock is the legacy rich-text block (paragraph, heading and list
+// replaced it).
+type textBlock struct {
+	rich      string // rich text
+	style     design.Style
+	linkColor string // computedStyle.linkColor
+}
+
+var textKind = kind{
+	name: design.KindText,
+	decode: func(c *design.Value) (block, error) {
+		r := content{c: c, key: design.KindText}
+		b := &textBlock{rich: r.text("html"), style: design.StyleOf(c.Get("style")),
+			linkColor: c.At("computedStyle", "linkColor").Text()}
+		return b, r.err
+	},
+}
+
+func (b *textBlock) html(w *emailWriter, m *design.Module) {
 	w.blockOpen(m, "text", nil, "")
-	w.textDiv("div", st, "")
-	w.rich(c.Get("html").Text(), &richOpts{
-		linkColor: w.linkColorFor(c.At("computedStyle", "linkColor").Text(), st.Get("link-color")),
+	w.textDiv("div", b.style, "")
+	w.rich(b.rich, &richOpts{
+		linkColor: w.linkColorFor(b.linkColor, b.style.Get("link-color")),
 		pMargin:   true,
 	})
 	w.s("</div>")
 	w.blockClose()
 }
 
-// textKind is the legacy rich-text block (paragraph, heading and list
-// replaced it).
-var textKind = kind{
-	name:  design.KindText,
-	check: textMembers(design.KindText, "html"),
-	html:  (*emailWriter).moduleText,
-	text:  func(w *textWriter, c *design.Value) { w.fragment(c.Get("html").Text()) },
-}
+func (b *textBlock) text(w *textWriter) { w.fragment(b.rich) }

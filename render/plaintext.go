@@ -1,7 +1,6 @@
 package render
 
 import (
-	"errors"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -382,10 +381,7 @@ func fragmentText(src string) string {
 //
 // Blocks hidden on desktop are left out: they are the mobile twins of
 // blocks that are shown on desktop, and would repeat them.
-func plainText(d *design.Design, maxOutput int) (out *Output, err error) {
-	if d == nil {
-		return nil, errors.New("render: nil design")
-	}
+func plainText(d *design.Design, bs *blocks, maxOutput int) (out *Output, err error) {
 	defer stopWhenFull(&err, maxOutput)
 	w := textWriter{maxOutput: maxOutput}
 	var warn warnings
@@ -411,8 +407,8 @@ func plainText(d *design.Design, maxOutput int) (out *Output, err error) {
 				}
 				w.paragraphBreak()
 				k, known := kinds[m.EffectiveKind()]
-				if known && k.text != nil {
-					k.text(&w, m.Descriptor.Get(k.content))
+				if known {
+					bs.at(r, ri, ci, mi).text(&w)
 				}
 				switch {
 				case k.textOmitted != "":

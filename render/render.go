@@ -96,11 +96,12 @@ func HTMLWithLimits(d *design.Design, lim Limits) (*Output, error) {
 	if d == nil {
 		return nil, errors.New("render: nil design")
 	}
-	if err := check(d); err != nil {
+	bs, err := decodeBlocks(d)
+	if err != nil {
 		return nil, err
 	}
 	lim = lim.withDefaults()
-	w := newEmailWriter(d, lim.MaxOutput)
+	w := newEmailWriter(d, bs, lim.MaxOutput)
 	if err := w.render(); err != nil {
 		w.recycle()
 		return nil, err
@@ -135,8 +136,9 @@ func PlainTextWithLimits(d *design.Design, lim Limits) (*Output, error) {
 	if d == nil {
 		return nil, errors.New("render: nil design")
 	}
-	if err := check(d); err != nil {
+	bs, err := decodeBlocks(d)
+	if err != nil {
 		return nil, err
 	}
-	return plainText(d, lim.withDefaults().MaxOutput)
+	return plainText(d, bs, lim.withDefaults().MaxOutput)
 }

@@ -349,17 +349,17 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, mul
 	// no filler line (which made it a text line taller).
 	for mi := range c.Modules {
 		w.colIndex, w.modIndex = index, mi
-		w.module(&c.Modules[mi])
+		w.module(r, &c.Modules[mi])
 	}
 	w.s("</td></tr></table>")
 }
 
 // module renders one block by its kind (kinds.go), handling visibility;
 // an unknown kind renders as nothing, with a warning.
-func (w *emailWriter) module(m *design.Module) {
+func (w *emailWriter) module(r *design.Row, m *design.Module) {
 	w.checkTotal()
-	k, ok := kinds[m.EffectiveKind()]
-	if !ok {
+	b := w.blocks.at(r, w.rowIndex, w.colIndex, w.modIndex)
+	if b == nil {
 		w.warn.once(unknownKind(m), w.path())
 		return
 	}
@@ -367,7 +367,7 @@ func (w *emailWriter) module(m *design.Module) {
 	if m.HideOnDesktop {
 		w.desktopHideOpen()
 	}
-	k.html(w, m, m.Descriptor.Get(k.content))
+	b.html(w, m)
 	if m.HideOnDesktop {
 		w.desktopHideClose()
 	}
