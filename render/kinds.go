@@ -46,6 +46,15 @@ type noText struct{}
 
 func (noText) text(*textWriter) {}
 
+// styleOnly is the content of a block that reads only its style and has
+// no text (a divider, a spacer).
+type styleOnly struct {
+	noText
+	style design.Style
+}
+
+func styleOnlyOf(c *design.Value) styleOnly { return styleOnly{style: design.StyleOf(c.Get("style"))} }
+
 // kinds maps a kind's name to its kind: the blocks the renderers draw.
 // Every other kind is rendered as nothing, with a warning.
 var kinds = registry(

@@ -6,16 +6,11 @@ import (
 
 // dividerBlock is a horizontal rule, rendered as a one-pixel-font table
 // cell with a top border (hr is unreliable across clients).
-type dividerBlock struct {
-	noText
-	style design.Style
-}
+type dividerBlock struct{ styleOnly }
 
 var dividerKind = kind{
-	name: design.KindDivider,
-	decode: func(c *design.Value) (block, error) {
-		return &dividerBlock{style: design.StyleOf(c.Get("style"))}, nil
-	},
+	name:   design.KindDivider,
+	decode: func(c *design.Value) (block, error) { return &dividerBlock{styleOnlyOf(c)}, nil },
 }
 
 func (b *dividerBlock) html(w *emailWriter, m *design.Module) {

@@ -4,18 +4,15 @@ import "github.com/designbridge/caddy-designbridge/design"
 
 // headingBlock is h1–h6 with the block's typography.
 type headingBlock struct {
-	rich      string // rich text
-	tag       string // h1–h6, from title
-	style     design.Style
-	linkColor string // computedStyle.linkColor
+	richContent
+	tag string // h1–h6, from title
 }
 
 var headingKind = kind{
 	name: design.KindHeading,
 	decode: func(c *design.Value) (block, error) {
 		r := content{c: c, key: design.KindHeading}
-		b := &headingBlock{rich: r.text("text"), tag: "h1", style: design.StyleOf(c.Get("style")),
-			linkColor: c.At("computedStyle", "linkColor").Text()}
+		b := &headingBlock{richContent: readRich(&r, "text"), tag: "h1"}
 		switch t := lower(r.text("title")); t {
 		case "h2", "h3", "h4", "h5", "h6":
 			b.tag = t
@@ -35,5 +32,3 @@ func (b *headingBlock) html(w *emailWriter, m *design.Module) {
 	w.s(">")
 	w.blockClose()
 }
-
-func (b *headingBlock) text(w *textWriter) { w.fragment(b.rich) }

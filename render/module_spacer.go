@@ -5,16 +5,11 @@ import (
 )
 
 // spacerBlock is vertical space of a fixed height.
-type spacerBlock struct {
-	noText
-	style design.Style
-}
+type spacerBlock struct{ styleOnly }
 
 var spacerKind = kind{
-	name: design.KindSpacer,
-	decode: func(c *design.Value) (block, error) {
-		return &spacerBlock{style: design.StyleOf(c.Get("style"))}, nil
-	},
+	name:   design.KindSpacer,
+	decode: func(c *design.Value) (block, error) { return &spacerBlock{styleOnlyOf(c)}, nil },
 }
 
 func (b *spacerBlock) html(w *emailWriter, m *design.Module) {

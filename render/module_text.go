@@ -54,21 +54,31 @@ func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 	w.s(">")
 }
 
-// textBlock is the legacy rich-text block (paragraph, heading and list
-// replaced it).
-type textBlock struct {
-	rich      string // rich text
+// richContent is the content the text and heading blocks share: rich
+// text, its style and its link colour.
+type richContent struct {
+	rich      string
 	style     design.Style
 	linkColor string // computedStyle.linkColor
 }
+
+// readRich reads a richContent whose text is member.
+func readRich(r *content, member string) richContent {
+	return richContent{rich: r.text(member), style: design.StyleOf(r.c.Get("style")),
+		linkColor: r.c.At("computedStyle", "linkColor").Text()}
+}
+
+func (b *richContent) text(w *textWriter) { w.fragment(b.rich) }
+
+// textBlock is the legacy rich-text block (paragraph, heading and list
+// replaced it).
+type textBlock struct{ richContent }
 
 var textKind = kind{
 	name: design.KindText,
 	decode: func(c *design.Value) (block, error) {
 		r := content{c: c, key: design.KindText}
-		b := &textBlock{rich: r.text("html"), style: design.StyleOf(c.Get("style")),
-			linkColor: c.At("computedStyle", "linkColor").Text()}
-		return b, r.err
+		return &textBlock{readRich(&r, "html")}, r.err
 	},
 }
 
@@ -82,5 +92,3 @@ func (b *textBlock) html(w *emailWriter, m *design.Module) {
 	w.s("</div>")
 	w.blockClose()
 }
-
-func (b *textBlock) text(w *textWriter) { w.fragment(b.rich) }
