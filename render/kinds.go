@@ -140,13 +140,13 @@ func decodeBlocks(d *design.Design) (*blocks, error) {
 	return bs, nil
 }
 
-// at is the block of module mi of column ci of row ri (r).
-func (bs *blocks) at(r *design.Row, ri, ci, mi int) block {
-	i := bs.rowStart[ri] + mi
+// column is the blocks of column ci of row ri (r), one per module.
+func (bs *blocks) column(r *design.Row, ri, ci int) []block {
+	i := bs.rowStart[ri]
 	for j := range ci {
 		i += len(r.Columns[j].Modules)
 	}
-	return bs.all[i]
+	return bs.all[i : i+len(r.Columns[ci].Modules)]
 }
 
 func decodeModule(m *design.Module) (block, error) {

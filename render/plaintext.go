@@ -399,22 +399,20 @@ func plainText(d *design.Design, bs *blocks, maxOutput int) (out *Output, err er
 		}
 		for ci := range r.Columns {
 			c := &r.Columns[ci]
-			for mi := range c.Modules {
+			for mi, b := range bs.column(r, ri, ci) {
 				w.checkSize()
 				m := &c.Modules[mi]
 				if m.HideOnDesktop {
 					continue
 				}
 				w.paragraphBreak()
-				k, known := kinds[m.EffectiveKind()]
-				if known {
-					bs.at(r, ri, ci, mi).text(&w)
-				}
-				switch {
-				case k.textOmitted != "":
-					warn.once(k.textOmitted, modulePath(ri, ci, mi))
-				case !known:
+				if b == nil {
 					warn.once(unknownKind(m), modulePath(ri, ci, mi))
+				} else {
+					b.text(&w)
+					if k := kinds[m.EffectiveKind()]; k.textOmitted != "" {
+						warn.once(k.textOmitted, modulePath(ri, ci, mi))
+					}
 				}
 				w.paragraphBreak()
 			}

@@ -347,18 +347,18 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, mul
 	}
 	// An empty column is only its padding, as in the vendor's exports:
 	// no filler line (which made it a text line taller).
-	for mi := range c.Modules {
+	for mi, b := range w.blocks.column(r, w.rowIndex, index) {
 		w.colIndex, w.modIndex = index, mi
-		w.module(r, &c.Modules[mi])
+		w.module(&c.Modules[mi], b)
 	}
 	w.s("</td></tr></table>")
 }
 
-// module renders one block by its kind (kinds.go), handling visibility;
-// an unknown kind renders as nothing, with a warning.
-func (w *emailWriter) module(r *design.Row, m *design.Module) {
+// module renders module m, decoded as b by its kind (kinds.go),
+// handling visibility; an unknown kind (b nil) renders as nothing, with a
+// warning.
+func (w *emailWriter) module(m *design.Module, b block) {
 	w.checkTotal()
-	b := w.blocks.at(r, w.rowIndex, w.colIndex, w.modIndex)
 	if b == nil {
 		w.warn.once(unknownKind(m), w.path())
 		return
