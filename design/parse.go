@@ -97,11 +97,14 @@ func parse(src string, data []byte, lim Limits, anyUTF8 bool, rawName string) (V
 // value reads into v the value that begins with tok; depth is the
 // nesting of the container it is in.
 func (p *parser) value(v *Value, tok jsontext.Token, from int64, depth int) error {
-	if err := p.count(tok, depth); err != nil {
+	if err := p.count(); err != nil {
 		return err
 	}
 	switch kind := tok.Kind(); kind {
 	case '{', '[':
+		if err := p.nest(depth); err != nil {
+			return err
+		}
 		return p.container(v, kind, depth+1)
 	case '"':
 		var err error
@@ -144,7 +147,7 @@ func (p *parser) str(raw string) (string, error) {
 		s = unescape(raw)
 	}
 	if len(s) > p.lim.MaxString {
-		return "", &limitError{fmt.Sprintf("a string longer than %d bytes", p.lim.MaxString)}
+		return "", limitf("a string longer than %d bytes", p.lim.MaxString)
 	}
 	return s, nil
 }
@@ -197,18 +200,28 @@ const smallContainer = 10
 // The limits are checked here, for values built and values only checked
 // (skip) alike, strings aside (str).
 
-// count counts the value that begins with tok against MaxValues and, for
-// a container in one at depth, checks its nesting against MaxDepth.
-func (p *parser) count(tok jsontext.Token, depth int) error {
-	p.values++
-	if p.values > p.lim.MaxValues {
-		return &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
+// count counts one more value against MaxValues. It, nest and item are
+// small enough to inline: they run for every value.
+func (p *parser) count() error {
+	if p.values++; p.values <= p.lim.MaxValues {
+		return nil
 	}
-	if k := tok.Kind(); (k == '{' || k == '[') && depth+1 > p.lim.MaxDepth {
-		return &limitError{fmt.Sprintf("nesting deeper than %d", p.lim.MaxDepth)}
-	}
-	return nil
+	return limitf("more than %d JSON values", p.lim.MaxValues)
 }
+
+// nest checks a container in one at depth against MaxDepth.
+func (p *parser) nest(depth int) error {
+	if depth < p.lim.MaxDepth {
+		return nil
+	}
+	return limitf("nesting deeper than %d", p.lim.MaxDepth)
+}
+
+// limitf is the limitError of a limit n; kept out of line so that the
+// checks stay small enough to inline.
+//
+//go:noinline
+func limitf(format string, n int) error { return &limitError{fmt.Sprintf(format, n)} }
 
 // item checks that a container of kind has room for its child n
 // (counted from 0) under MaxItems.
@@ -216,10 +229,14 @@ func (p *parser) item(n int, kind Kind) error {
 	if n < p.lim.MaxItems {
 		return nil
 	}
+	return p.tooManyItems(kind)
+}
+
+func (p *parser) tooManyItems(kind Kind) error {
 	if kind == Object {
-		return &limitError{fmt.Sprintf("an object with more than %d members", p.lim.MaxItems)}
+		return limitf("an object with more than %d members", p.lim.MaxItems)
 	}
-	return &limitError{fmt.Sprintf("an array with more than %d elements", p.lim.MaxItems)}
+	return limitf("an array with more than %d elements", p.lim.MaxItems)
 }
 
 // member reads into m the member whose name, as written, was just read:
@@ -245,13 +262,16 @@ func (p *parser) member(m *Member, name string, depth int) error {
 // skip checks the value that begins with tok against every limit as value
 // does, without building it.
 func (p *parser) skip(tok jsontext.Token, from int64, depth int) error {
-	if err := p.count(tok, depth); err != nil {
+	if err := p.count(); err != nil {
 		return err
 	}
 	switch tok.Kind() {
 	case '"':
 		return p.checkString(p.written(from))
 	case '{', '[':
+		if err := p.nest(depth); err != nil {
+			return err
+		}
 		kind := Array
 		if tok.Kind() == '{' {
 			kind = Object
