@@ -12,7 +12,7 @@ import (
 // defaultFont is the fallback stack when a design names no font.
 const defaultFont = "Arial, 'Helvetica Neue', Helvetica, sans-serif"
 
-func newEmailWriter(d *design.Design, bs *blocks, maxOutput int) *emailWriter {
+func newEmailWriter(d *design.Design, bs blocks, maxOutput int) *emailWriter {
 	w := &emailWriter{d: d, blocks: bs, maxOutput: maxOutput}
 	b := &d.Page.Body
 	w.font = defaultFont

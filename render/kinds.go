@@ -113,14 +113,14 @@ type blocks struct {
 // on the first problem, as a *design.PathError naming the module. (A
 // design that Decode refuses too never gets here: its problem is the one
 // reported.)
-func decodeBlocks(d *design.Design) (*blocks, error) {
+func decodeBlocks(d *design.Design) (blocks, error) {
 	n := 0
 	for ri := range d.Page.Rows {
 		for _, c := range d.Page.Rows[ri].Columns {
 			n += len(c.Modules)
 		}
 	}
-	bs := &blocks{all: make([]block, 0, n), rowStart: make([]int, len(d.Page.Rows))}
+	bs := blocks{all: make([]block, 0, n), rowStart: make([]int, len(d.Page.Rows))}
 	for ri := range d.Page.Rows {
 		r := &d.Page.Rows[ri]
 		bs.rowStart[ri] = len(bs.all)
@@ -131,7 +131,7 @@ func decodeBlocks(d *design.Design) (*blocks, error) {
 				if err != nil {
 					// The path is built only for an error: most designs
 					// have none.
-					return nil, &design.PathError{Path: modulePath(ri, ci, mi), Msg: err.Error()}
+					return blocks{}, &design.PathError{Path: modulePath(ri, ci, mi), Msg: err.Error()}
 				}
 				bs.all = append(bs.all, b)
 			}

@@ -21,7 +21,7 @@ var iconsKind = kind{
 	name:    design.KindIcons,
 	content: "iconsList",
 	decode: func(c *design.Value) (block, error) {
-		b := &iconsBlock{}
+		b := &iconsBlock{icons: make([]icon, 0, c.Get("icons").Len())}
 		err := iconList(c, func(i int, ic *design.Value) error {
 			img := ic.Get("image")
 			if !isTextOrAbsent(img) {

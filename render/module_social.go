@@ -19,7 +19,7 @@ var socialKind = kind{
 	name:    design.KindSocial,
 	content: "iconsList",
 	decode: func(c *design.Value) (block, error) {
-		b := &socialBlock{}
+		b := &socialBlock{icons: make([]socialIcon, 0, c.Get("icons").Len())}
 		err := iconList(c, func(i int, ic *design.Value) error {
 			img := ic.Get("image")
 			if img.Present() && !img.IsObjectLike() {

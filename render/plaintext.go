@@ -381,7 +381,7 @@ func fragmentText(src string) string {
 //
 // Blocks hidden on desktop are left out: they are the mobile twins of
 // blocks that are shown on desktop, and would repeat them.
-func plainText(d *design.Design, bs *blocks, maxOutput int) (out *Output, err error) {
+func plainText(d *design.Design, bs blocks, maxOutput int) (out *Output, err error) {
 	defer stopWhenFull(&err, maxOutput)
 	w := textWriter{maxOutput: maxOutput}
 	var warn warnings

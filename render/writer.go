@@ -13,7 +13,7 @@ import (
 // depends on what the body used: web fonts and per-block mobile rules.
 type emailWriter struct {
 	d       *design.Design
-	blocks  *blocks // every module's decoded content
+	blocks  blocks // every module's decoded content
 	body    bytes.Buffer
 	bodyBuf *[]byte      // the pooled array behind body (see recycle)
 	mobile  bytes.Buffer // rules for the one @media block
