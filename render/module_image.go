@@ -90,7 +90,7 @@ var imageKind = kind{
 	name: design.KindImage,
 	decode: func(c *design.Value) (block, error) {
 		r := content{c: c, key: design.KindImage}
-		r.text("src")
+		r.text("src") // checked; the source is ImageSrc's
 		b := &imageBlock{href: r.text("href"), alt: r.text("alt"), target: r.text("target"),
 			src: design.ImageSrc(c), title: c.Get("title").Text(),
 			width: c.Get("width"), percWidth: c.Get("percWidth")}
@@ -98,7 +98,7 @@ var imageKind = kind{
 	},
 }
 
-func (b *imageBlock) text(w *textWriter) { w.linkedLabel(b.alt, b.href) }
+func (img *imageBlock) text(w *textWriter) { w.linkedLabel(img.alt, img.href) }
 
 // html: the width attribute is for Outlook; other clients get max-width
 // so the image shrinks with the column.
