@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -24,14 +22,12 @@ type parser struct {
 	values int // values read so far, against MaxValues
 	// anyUTF8: jsontext accepts invalid UTF-8, so the parse must look for it.
 	anyUTF8 bool
-	raw     bool     // keep widgets arrays as Raw (see rawKey)
-	block   []Member // where keep cuts containers' children from
+	// rawName is a member name, as written, whose array value is kept
+	// as Raw: checked but not built ("" for none; see widgets.go).
+	rawName string
+	block   []Member // where keep cuts containers' children from (see parsemem.go)
 	buf     []byte   // scratch for unquoting strings with invalid UTF-8
 }
-
-// rawKey is the member name, as written in the document, whose array
-// value is kept as Raw.
-const rawKey = `"widgets"`
 
 type limitError struct{ msg string }
 
@@ -47,25 +43,21 @@ func (e *limitError) Error() string { return e.msg }
 // verdict as encoding/json would: invalid UTF-8 and lone surrogates
 // decode to U+FFFD.
 func parseDocument(src string, data []byte, lim Limits) (Value, error) {
-	v, err := parse(src, data, lim, false, true)
+	v, err := parse(src, data, lim, false, widgetsKey)
 	var le *limitError
 	if err != nil && !errors.As(err, &le) {
-		v, err = parse(src, data, lim, true, true)
+		v, err = parse(src, data, lim, true, widgetsKey)
 	}
 	if err == errNotRaw {
-		v, err = parse(src, data, lim, true, false)
+		v, err = parse(src, data, lim, true, "")
 	}
 	return v, err
 }
 
-// errNotRaw reports a widgets array that cannot be kept as written (it
-// holds invalid UTF-8, which decoding replaces): the document is parsed
-// again with every value decoded.
-var errNotRaw = errors.New("raw value holds invalid UTF-8")
-
 // parse parses src (and data, its bytes). anyUTF8 accepts invalid UTF-8
-// (and lone surrogates); raw keeps widgets arrays as Raw.
-func parse(src string, data []byte, lim Limits, anyUTF8, raw bool) (Value, error) {
+// (and lone surrogates); the array values of members named rawName (as
+// written) are kept as Raw.
+func parse(src string, data []byte, lim Limits, anyUTF8 bool, rawName string) (Value, error) {
 	// Designs repeat member names (the last one wins, see Get).
 	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(anyUTF8)}
 	p := &parser{
@@ -74,7 +66,7 @@ func parse(src string, data []byte, lim Limits, anyUTF8, raw bool) (Value, error
 		dec:     jsontext.NewDecoder(bytes.NewBuffer(data), opts...),
 		lim:     lim,
 		anyUTF8: anyUTF8,
-		raw:     raw,
+		rawName: rawName,
 	}
 	var v Value
 	tok, err := p.dec.ReadToken()
@@ -105,14 +97,13 @@ func parse(src string, data []byte, lim Limits, anyUTF8, raw bool) (Value, error
 // value reads into v the value that begins with tok; depth is the
 // nesting of the container it is in.
 func (p *parser) value(v *Value, tok jsontext.Token, from int64, depth int) error {
-	p.values++
-	if p.values > p.lim.MaxValues {
-		return &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
+	if err := p.count(); err != nil {
+		return err
 	}
 	switch kind := tok.Kind(); kind {
 	case '{', '[':
-		if depth+1 > p.lim.MaxDepth {
-			return &limitError{fmt.Sprintf("nesting deeper than %d", p.lim.MaxDepth)}
+		if err := p.nest(depth); err != nil {
+			return err
 		}
 		return p.container(v, kind, depth+1)
 	case '"':
@@ -156,7 +147,7 @@ func (p *parser) str(raw string) (string, error) {
 		s = unescape(raw)
 	}
 	if len(s) > p.lim.MaxString {
-		return "", &limitError{fmt.Sprintf("a string longer than %d bytes", p.lim.MaxString)}
+		return "", limitf("a string longer than %d bytes", p.lim.MaxString)
 	}
 	return s, nil
 }
@@ -183,8 +174,8 @@ func (p *parser) container(v *Value, open jsontext.Kind, depth int) error {
 		if k := tok.Kind(); k == '}' || k == ']' {
 			break
 		}
-		if n == p.lim.MaxItems {
-			return p.tooManyItems(v.Kind)
+		if err := p.item(n, v.Kind); err != nil {
+			return err
 		}
 		children = append(children, Member{})
 		m := &children[len(children)-1]
@@ -206,11 +197,46 @@ func (p *parser) container(v *Value, open jsontext.Kind, depth int) error {
 // smallContainer is how many children 99 % of the corpus's containers have at most.
 const smallContainer = 10
 
+// The limits are checked here, for values built and values only checked
+// (skip) alike, strings aside (str).
+
+// count counts one more value against MaxValues. It, nest and item are
+// small enough to inline: they run for every value.
+func (p *parser) count() error {
+	if p.values++; p.values <= p.lim.MaxValues {
+		return nil
+	}
+	return limitf("more than %d JSON values", p.lim.MaxValues)
+}
+
+// nest checks a container in one at depth against MaxDepth.
+func (p *parser) nest(depth int) error {
+	if depth < p.lim.MaxDepth {
+		return nil
+	}
+	return limitf("nesting deeper than %d", p.lim.MaxDepth)
+}
+
+// limitf is the limitError of a limit n; kept out of line so that the
+// checks stay small enough to inline.
+//
+//go:noinline
+func limitf(format string, n int) error { return &limitError{fmt.Sprintf(format, n)} }
+
+// item checks that a container of kind has room for its child n
+// (counted from 0) under MaxItems.
+func (p *parser) item(n int, kind Kind) error {
+	if n < p.lim.MaxItems {
+		return nil
+	}
+	return p.tooManyItems(kind)
+}
+
 func (p *parser) tooManyItems(kind Kind) error {
 	if kind == Object {
-		return &limitError{fmt.Sprintf("an object with more than %d members", p.lim.MaxItems)}
+		return limitf("an object with more than %d members", p.lim.MaxItems)
 	}
-	return &limitError{fmt.Sprintf("an array with more than %d elements", p.lim.MaxItems)}
+	return limitf("an array with more than %d elements", p.lim.MaxItems)
 }
 
 // member reads into m the member whose name, as written, was just read:
@@ -227,64 +253,24 @@ func (p *parser) member(m *Member, name string, depth int) error {
 		return err
 	}
 	// Compared as written: "widget\u0073" is not the legacy member.
-	if p.raw && name == rawKey && tok.Kind() == '[' {
+	if p.rawName != "" && name == p.rawName && tok.Kind() == '[' {
 		return p.rawValue(&m.Value, tok, from, depth)
 	}
 	return p.value(&m.Value, tok, from, depth)
 }
 
-// keep copies a container's children to their final place, cut from a
-// block shared with the containers around: an allocation per container
-// was most of the decoder's allocations (705 for a large legacy design,
-// 118 with blocks). A block is sized for what is left of the document,
-// at about one member per bytesPerMember bytes of it, so that a small
-// document does not get a large block.
-func (p *parser) keep(children []Member) []Member {
-	if len(children) > cap(p.block)-len(p.block) {
-		left := len(p.src) - int(p.dec.InputOffset())
-		size := min(max(left/bytesPerMember, minBlock), maxBlock)
-		p.block = make([]Member, 0, max(len(children), size))
-	}
-	i := len(p.block)
-	p.block = append(p.block, children...)
-	return p.block[i:len(p.block):len(p.block)]
-}
-
-// Block sizes, in members. Designs hold one member per 26 to 80 bytes.
-const (
-	bytesPerMember = 32
-	minBlock       = 16
-	maxBlock       = 1024
-)
-
-// rawValue reads into v, as a Raw value, the array that begins with tok:
-// checked for syntax and against every limit as any value, but not built.
-func (p *parser) rawValue(v *Value, tok jsontext.Token, from int64, depth int) error {
-	start := p.dec.InputOffset() - 1 // the '[' just read
-	if err := p.skip(tok, from, depth); err != nil {
-		return err
-	}
-	text := p.src[start:p.dec.InputOffset()]
-	if p.anyUTF8 && !utf8.ValidString(text) {
-		return errNotRaw
-	}
-	v.Kind, v.Str = Raw, text
-	return nil
-}
-
 // skip checks the value that begins with tok against every limit as value
 // does, without building it.
 func (p *parser) skip(tok jsontext.Token, from int64, depth int) error {
-	p.values++
-	if p.values > p.lim.MaxValues {
-		return &limitError{fmt.Sprintf("more than %d JSON values", p.lim.MaxValues)}
+	if err := p.count(); err != nil {
+		return err
 	}
 	switch tok.Kind() {
 	case '"':
 		return p.checkString(p.written(from))
 	case '{', '[':
-		if depth+1 > p.lim.MaxDepth {
-			return &limitError{fmt.Sprintf("nesting deeper than %d", p.lim.MaxDepth)}
+		if err := p.nest(depth); err != nil {
+			return err
 		}
 		kind := Array
 		if tok.Kind() == '{' {
@@ -299,8 +285,8 @@ func (p *parser) skip(tok jsontext.Token, from int64, depth int) error {
 			if k := tok.Kind(); k == '}' || k == ']' {
 				return nil
 			}
-			if n == p.lim.MaxItems {
-				return p.tooManyItems(kind)
+			if err := p.item(n, kind); err != nil {
+				return err
 			}
 			if kind == Object { // tok is the member's name
 				if err := p.checkString(p.written(from)); err != nil {
@@ -328,53 +314,4 @@ func (p *parser) checkString(raw string) error {
 	}
 	_, err := p.str(raw)
 	return err
-}
-
-// unescape returns the text of the JSON string raw. jsontext has
-// checked raw (its escapes, surrogate pairs and UTF-8), so this only
-// decodes: AppendUnquote checks every rune again, which made a design in
-// other alphabets decode and render in 2.1 times the old parser's time
-// (1.7 with this). The text is built in place, in one allocation.
-func unescape(raw string) string {
-	raw = raw[1 : len(raw)-1]
-	var b strings.Builder
-	b.Grow(len(raw)) // decoded text is never longer than written
-	for {
-		i := strings.IndexByte(raw, '\\')
-		if i < 0 {
-			b.WriteString(raw)
-			return b.String()
-		}
-		b.WriteString(raw[:i])
-		c := raw[i+1]
-		raw = raw[i+2:]
-		switch c {
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			r := hex4(raw)
-			raw = raw[4:]
-			if utf16.IsSurrogate(r) { // the high half: "\\u" and the low one follow
-				r = utf16.DecodeRune(r, hex4(raw[2:]))
-				raw = raw[6:]
-			}
-			b.WriteRune(r)
-		default: // '"', '\\', '/'
-			b.WriteByte(c)
-		}
-	}
-}
-
-// hex4 reads the four hex digits at the start of s.
-func hex4(s string) rune {
-	n, _ := strconv.ParseUint(s[:4], 16, 16)
-	return rune(n)
 }

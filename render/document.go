@@ -12,8 +12,8 @@ import (
 // defaultFont is the fallback stack when a design names no font.
 const defaultFont = "Arial, 'Helvetica Neue', Helvetica, sans-serif"
 
-func newEmailWriter(d *design.Design, maxOutput int) *emailWriter {
-	w := &emailWriter{d: d, maxOutput: maxOutput}
+func newEmailWriter(d *design.Design, bs blocks, maxOutput int) *emailWriter {
+	w := &emailWriter{d: d, blocks: bs, maxOutput: maxOutput}
 	b := &d.Page.Body
 	w.font = defaultFont
 	if f := cssValue(b.FontFamily); f != "" && !strings.EqualFold(f, "inherit") {
@@ -229,8 +229,8 @@ func (w *emailWriter) assemble() ([]byte, *[]byte) {
 		out.WriteString(strconv.Itoa(mw))
 		out.WriteString(`px!important}`)
 	}
-	if w.hasHamburger {
-		out.WriteString(`.hb .sep{display:none!important}.hb .mi{display:block!important;padding:4px 0!important}`)
+	for _, k := range w.mobileCSSKinds {
+		out.WriteString(kinds[k].mobileCSS)
 	}
 	out.Write(w.mobile.Bytes())
 	out.WriteString(`}</style><!--[if mso]><style>sup,sub{font-size:100%!important}sup{mso-text-raise:10%}sub{mso-text-raise:-10%}</style><![endif]--></head>`)

@@ -2,14 +2,13 @@ package render
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
 // kind is everything the renderer knows of one block kind. Each kind lives
-// in its own file, module_<kind>.go, which declares its kind value; kinds
-// below lists them, and is the only list of known kinds.
+// in its own file, module_<kind>.go, which declares its kind value and its
+// block type; kinds below lists them, and is the only list of known kinds.
 type kind struct {
 	name string // the module type without design.TypePrefix
 
@@ -17,23 +16,44 @@ type kind struct {
 	// ("" for one named after the kind, as most are).
 	content string
 
-	// check reports the first member of the content that the renderers
-	// cannot read (a text member that is not text, …); nil when there is
-	// nothing to check. c is the content member, present or not, and an
-	// object when present. The error message starts at "descriptor.".
-	check func(c *design.Value) error
+	// decode reads the content member c (present or not, and an object
+	// when present) into the kind's own block type: the one read of the
+	// content, before anything is written. It fails on the first member
+	// the renderers cannot read (a text member that is not text, …), with
+	// a message starting at "descriptor.".
+	decode func(c *design.Value) (block, error)
 
-	// html writes the block; c is m's content member.
-	html func(w *emailWriter, m *design.Module, c *design.Value)
-
-	// text writes the block's plain text; nil for a block without text
-	// (a divider, a spacer).
-	text func(w *textWriter, c *design.Value)
+	// mobileCSS is the kind's rules for the document's @media block,
+	// written once when some block of the kind asks for them
+	// (emailWriter.useMobileCSS): what its blocks' classes mean on phones.
+	mobileCSS string
 
 	// textOmitted, when set, is the warning plain text gives for every
 	// block of the kind: the block has text but plain text leaves it out.
 	textOmitted string
 }
+
+// block is one module's content, decoded by its kind.
+type block interface {
+	// html writes the block of module m.
+	html(w *emailWriter, m *design.Module)
+	// text writes the block's plain text (nothing for a divider, …).
+	text(w *textWriter)
+}
+
+// noText is embedded by blocks without plain text.
+type noText struct{}
+
+func (noText) text(*textWriter) {}
+
+// styleOnly is the content of a block that reads only its style and has
+// no text (a divider, a spacer).
+type styleOnly struct {
+	noText
+	style design.Style
+}
+
+func styleOnlyOf(c *design.Value) styleOnly { return styleOnly{style: design.StyleOf(c.Get("style"))} }
 
 // kinds maps a kind's name to its kind: the blocks the renderers draw.
 // Every other kind is rendered as nothing, with a warning.
@@ -80,55 +100,84 @@ func contentKey(name string) string {
 	return name
 }
 
-// check type-checks what the renderers read of every module, so that a
+// blocks is every module's block, decoded once per render: HTML and
+// PlainText decode them all before they write anything, so that a
 // wrongly typed design is refused with a path instead of rendering
-// garbage: the first problem, as a *design.PathError naming the module.
-// HTML and PlainText call it before they write anything. (A design that
-// Decode refuses too never gets here: its problem is the one reported.)
-func check(d *design.Design) error {
+// garbage.
+type blocks struct {
+	all      []block // in document order; nil for a kind not known
+	rowStart []int   // index in all of each row's first module
+}
+
+// decodeBlocks decodes what the renderers read of every module; it fails
+// on the first problem, as a *design.PathError naming the module. (A
+// design that Decode refuses too never gets here: its problem is the one
+// reported.)
+func decodeBlocks(d *design.Design) (blocks, error) {
+	n := 0
+	for ri := range d.Page.Rows {
+		for _, c := range d.Page.Rows[ri].Columns {
+			n += len(c.Modules)
+		}
+	}
+	bs := blocks{all: make([]block, 0, n), rowStart: make([]int, len(d.Page.Rows))}
 	for ri := range d.Page.Rows {
 		r := &d.Page.Rows[ri]
+		bs.rowStart[ri] = len(bs.all)
 		for ci := range r.Columns {
 			mods := r.Columns[ci].Modules
 			for mi := range mods {
-				if err := checkModule(&mods[mi]); err != nil {
+				b, err := decodeModule(&mods[mi])
+				if err != nil {
 					// The path is built only for an error: most designs
 					// have none.
-					return &design.PathError{
-						Path: "page.rows[" + strconv.Itoa(ri) + "].columns[" + strconv.Itoa(ci) + "].modules[" + strconv.Itoa(mi) + "]",
-						Msg:  err.Error(),
-					}
+					return blocks{}, &design.PathError{Path: modulePath(ri, ci, mi), Msg: err.Error()}
 				}
+				bs.all = append(bs.all, b)
 			}
 		}
 	}
-	return nil
+	return bs, nil
 }
 
-func checkModule(m *design.Module) error {
+// column is the blocks of column ci of row ri (r), one per module.
+func (bs *blocks) column(r *design.Row, ri, ci int) []block {
+	i := bs.rowStart[ri]
+	for j := range ci {
+		i += len(r.Columns[j].Modules)
+	}
+	return bs.all[i : i+len(r.Columns[ci].Modules)]
+}
+
+func decodeModule(m *design.Module) (block, error) {
 	name := m.EffectiveKind()
 	key := contentKey(name)
 	c := m.Descriptor.Get(key)
 	if c.Present() && !c.IsObjectLike() {
-		return fmt.Errorf("descriptor.%s must be an object, not %s", key, c.Kind)
+		return nil, fmt.Errorf("descriptor.%s must be an object, not %s", key, c.Kind)
 	}
-	if k, ok := kinds[name]; ok && k.check != nil {
-		return k.check(c)
+	if k, ok := kinds[name]; ok {
+		return k.decode(c)
 	}
-	return nil
+	return nil, nil
 }
 
-// textMembers returns a check that the content members named are text
-// when present: the check of most kinds. key is the content member's name.
-func textMembers(key string, names ...string) func(c *design.Value) error {
-	return func(c *design.Value) error {
-		for _, n := range names {
-			if v := c.Get(n); !isTextOrAbsent(v) {
-				return fmt.Errorf("descriptor.%s.%s must be a string, not %s", key, n, v.Kind)
-			}
-		}
-		return nil
+// content reads the members of a block's content member, keeping the
+// first one of the wrong type as err.
+type content struct {
+	c   *design.Value
+	key string // the content member's name, for err
+	err error
+}
+
+// text reads member name as text: a string or a number (editors write
+// numbers for lengths), "" when absent; another type is an error.
+func (r *content) text(name string) string {
+	v := r.c.Get(name)
+	if r.err == nil && !isTextOrAbsent(v) {
+		r.err = fmt.Errorf("descriptor.%s.%s must be a string, not %s", r.key, name, v.Kind)
 	}
+	return v.Text()
 }
 
 // isTextOrAbsent tells whether a member the renderers read as text can be

@@ -70,8 +70,8 @@ func TestCheck(t *testing.T) {
 // name.
 func TestKinds(t *testing.T) {
 	for name, k := range kinds {
-		if k.name != name || k.content == "" || k.html == nil {
-			t.Errorf("kind %q: name %q, content %q, html set %v", name, k.name, k.content, k.html != nil)
+		if k.name != name || k.content == "" || k.decode == nil {
+			t.Errorf("kind %q: name %q, content %q, decode set %v", name, k.name, k.content, k.decode != nil)
 		}
 	}
 }

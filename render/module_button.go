@@ -1,7 +1,6 @@
 package render
 
 import (
-	"strconv"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -9,13 +8,35 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// moduleButton renders a "bulletproof" button: a styled inline-block span
+// buttonBlock is a "bulletproof" button: a styled inline-block span
 // inside the link for every client, and for Outlook on Windows (which
 // ignores padding, border-radius and inline-block) a VML roundrect of the
 // button's measured size around the same label, so size, fill, border and
 // rounded corners survive there too.
-func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
-	st := design.StyleOf(c.Get("style"))
+type buttonBlock struct {
+	label, href, target string
+	style               design.Style
+}
+
+var buttonKind = kind{
+	name: design.KindButton,
+	decode: func(c *design.Value) (block, error) {
+		r := content{c: c, key: design.KindButton}
+		b := &buttonBlock{label: r.text("label"), href: r.text("href"), target: r.text("target"),
+			style: design.StyleOf(c.Get("style"))}
+		return b, r.err
+	},
+}
+
+// text writes the label, linked.
+func (b *buttonBlock) text(w *textWriter) {
+	w.openLink(b.href)
+	w.fragment(b.label)
+	w.closeLink()
+}
+
+func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
+	st := b.style
 	align := textAlign(m.Style.Get("text-align"))
 	if align == "" || align == "justify" {
 		align = "center"
@@ -24,9 +45,9 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	td.raw("text-align:" + align + ";")
 	avail := w.blockOpen(m, "button", &td, align)
 
-	href := strings.TrimSpace(c.Get("href").Text())
+	href := strings.TrimSpace(b.href)
 	linked := href != "" && design.SafeURL(href)
-	label := c.Get("label").Text()
+	label := b.label
 
 	bg := cssColor(st.Get("background-color"))
 	color := cssColor(st.Get("color"))
@@ -54,7 +75,7 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 		// The line height is written in px (Outlook needs it so), which
 		// would keep the desktop size's line on phones: the mobile font
 		// size gets its own, in the same proportion.
-		w.mobileRule(".m"+strconv.Itoa(w.blockSeq)+" .tx", "line-height:"+formatPx(lineHeight*mf)+"px!important")
+		w.mobileRule("."+w.mobileClass()+" .tx", "line-height:"+formatPx(lineHeight*mf)+"px!important")
 	}
 
 	// Width: "auto" (fit the label), a percentage of the column, or px.
@@ -120,7 +141,7 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	if linked {
 		w.s("<a")
 		w.attr("href", href)
-		t := lower(c.Get("target").Text())
+		t := lower(b.target)
 		if t == "" {
 			t = "_blank"
 		}
@@ -178,7 +199,7 @@ func (w *emailWriter) moduleButton(m *design.Module, c *design.Value) {
 	}
 	w.blockClose()
 	if m.Mobile.Has("width") && strings.HasPrefix(m.Mobile.Get("width"), "100") {
-		w.mobileRule(".m"+strconv.Itoa(w.blockSeq)+" .bt", "display:block!important;width:100%!important")
+		w.mobileRule("."+w.mobileClass()+" .bt", "display:block!important;width:100%!important")
 	}
 }
 
@@ -213,18 +234,4 @@ func plain(s string) string {
 			b.WriteByte(' ')
 		}
 	}
-}
-
-var buttonKind = kind{
-	name:  design.KindButton,
-	check: textMembers(design.KindButton, "label", "href", "target"),
-	html:  (*emailWriter).moduleButton,
-	text:  buttonText,
-}
-
-// buttonText writes the label, linked.
-func buttonText(w *textWriter, c *design.Value) {
-	w.openLink(c.Get("href").Text())
-	w.fragment(c.Get("label").Text())
-	w.closeLink()
 }

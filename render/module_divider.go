@@ -4,10 +4,17 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// moduleDivider renders a horizontal rule as a one-pixel-font table cell
-// with a top border (hr is unreliable across clients).
-func (w *emailWriter) moduleDivider(m *design.Module, c *design.Value) {
-	st := design.StyleOf(c.Get("style"))
+// dividerBlock is a horizontal rule, rendered as a one-pixel-font table
+// cell with a top border (hr is unreliable across clients).
+type dividerBlock struct{ styleOnly }
+
+var dividerKind = kind{
+	name:   design.KindDivider,
+	decode: func(c *design.Value) (block, error) { return &dividerBlock{styleOnlyOf(c)}, nil },
+}
+
+func (b *dividerBlock) html(w *emailWriter, m *design.Module) {
+	st := b.style
 	border := cssValue(st.Get("border-top"))
 	if border == "" {
 		border = "1px solid #BBBBBB"
@@ -26,10 +33,8 @@ func (w *emailWriter) moduleDivider(m *design.Module, c *design.Value) {
 		// cost kilobytes).
 		pt, _, pb, _ := padding(m.Style)
 		h := pt + rule + extra + pb
-		w.s(`<div class="divider_block`)
-		if m.HideOnMobile {
-			w.s(" mh")
-		}
+		w.s(`<div class="`)
+		w.blockClass(m, "divider", "", false)
 		w.s(`" style="height:`)
 		w.s(formatPx(h))
 		w.s("px;line-height:")
@@ -89,9 +94,4 @@ func (w *emailWriter) dividerSpace(h float64) {
 	w.s("px;line-height:")
 	w.s(formatPx(h))
 	w.s(`px;font-size:1px">&#8202;</div>`)
-}
-
-var dividerKind = kind{
-	name: design.KindDivider,
-	html: (*emailWriter).moduleDivider,
 }

@@ -2,11 +2,13 @@ package render
 
 import "github.com/designbridge/caddy-designbridge/design"
 
-// moduleEmpty renders nothing: the editor's placeholder for an empty column.
-func (w *emailWriter) moduleEmpty(*design.Module, *design.Value) {}
+// emptyBlock is the editor's placeholder for an empty column: nothing in
+// HTML or plain text.
+type emptyBlock struct{ noText }
 
-// emptyKind is the editor's placeholder: nothing in HTML or plain text.
 var emptyKind = kind{
-	name: design.KindEmpty,
-	html: (*emailWriter).moduleEmpty,
+	name:   design.KindEmpty,
+	decode: func(*design.Value) (block, error) { return emptyBlock{}, nil },
 }
+
+func (emptyBlock) html(*emailWriter, *design.Module) {}

@@ -4,20 +4,37 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// moduleForm renders a form as a static picture of its visible fields:
-// email clients cannot submit forms (most strip <form> and <input>), so
-// fields become labelled boxes and the submit button a styled label. A
-// warning says so.
-func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
-	fields := design.FormFields(f)
-	w.warnOnce("form module rendered as a static preview (email clients cannot submit forms)", w.path())
+// formBlock is a form, rendered as a static picture of its visible
+// fields: email clients cannot submit forms (most strip <form> and
+// <input>), so fields become labelled boxes and the submit button a
+// styled label. A warning says so.
+type formBlock struct {
+	noText
+	fields                 []design.FormField
+	line                   map[string]int // field ID → its layout line
+	labels, boxes, buttons design.Style
+}
+
+var formKind = kind{
+	name: design.KindForm,
+	decode: func(f *design.Value) (block, error) {
+		style := f.Get("style")
+		return &formBlock{fields: design.FormFields(f), line: formLines(f),
+			labels: design.StyleOf(style.Get("labels")), boxes: design.StyleOf(style.Get("fields")),
+			buttons: design.StyleOf(style.Get("buttons"))}, nil
+	},
+	// The HTML shows a form only as a static preview; in plain text that
+	// would be a list of labels with nothing to fill in.
+	textOmitted: "form module omitted from the plain text (email clients cannot submit forms)",
+}
+
+func (b *formBlock) html(w *emailWriter, m *design.Module) {
+	fields := b.fields
+	w.warn.once("form module rendered as a static preview (email clients cannot submit forms)", w.path())
 	if len(fields) == 0 {
 		return
 	}
-	style := f.Get("style")
-	labels := design.StyleOf(style.Get("labels"))
-	boxes := design.StyleOf(style.Get("fields"))
-	buttons := design.StyleOf(style.Get("buttons"))
+	labels, boxes, buttons := b.labels, b.boxes, b.buttons
 	align := textAlign(m.Style.Get("text-align"))
 	w.blockOpen(m, "form", nil, "")
 
@@ -143,7 +160,7 @@ func (w *emailWriter) moduleForm(m *design.Module, f *design.Value) {
 	// Fields the editor puts on one layout line share a row, side by
 	// side on desktop and stacked on phones, as the vendor's forms
 	// (First name | Last name); 3 px around each field, as there.
-	line := formLines(f)
+	line := b.line
 	stackRule := false
 	for i := 0; i < len(fields); {
 		w.checkSize()
@@ -201,12 +218,4 @@ func formLines(form *design.Value) map[string]int {
 		}
 	}
 	return out
-}
-
-var formKind = kind{
-	name: design.KindForm,
-	html: (*emailWriter).moduleForm,
-	// The HTML shows a form only as a static preview; in plain text that
-	// would be a list of labels with nothing to fill in.
-	textOmitted: "form module omitted from the plain text (email clients cannot submit forms)",
 }

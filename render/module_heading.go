@@ -2,36 +2,33 @@ package render
 
 import "github.com/designbridge/caddy-designbridge/design"
 
-// moduleHeading renders h1–h6 with the block's typography.
-func (w *emailWriter) moduleHeading(m *design.Module, c *design.Value) {
-	st := design.StyleOf(c.Get("style"))
-	tag := "h1"
-	switch lower(c.Get("title").Text()) {
-	case "h2":
-		tag = "h2"
-	case "h3":
-		tag = "h3"
-	case "h4":
-		tag = "h4"
-	case "h5":
-		tag = "h5"
-	case "h6":
-		tag = "h6"
-	}
-	w.blockOpen(m, "heading", nil, "")
-	w.textDiv(tag, st, "margin:0;")
-	w.rich(c.Get("text").Text(), &richOpts{
-		linkColor: w.linkColorFor(st.Get("link-color"), c.At("computedStyle", "linkColor").Text()),
-	})
-	w.s("</")
-	w.s(tag)
-	w.s(">")
-	w.blockClose()
+// headingBlock is h1–h6 with the block's typography.
+type headingBlock struct {
+	richContent
+	tag string // h1–h6, from title
 }
 
 var headingKind = kind{
-	name:  design.KindHeading,
-	check: textMembers(design.KindHeading, "text", "title"),
-	html:  (*emailWriter).moduleHeading,
-	text:  func(w *textWriter, c *design.Value) { w.fragment(c.Get("text").Text()) },
+	name: design.KindHeading,
+	decode: func(c *design.Value) (block, error) {
+		r := content{c: c, key: design.KindHeading}
+		b := &headingBlock{richContent: readRich(&r, "text"), tag: "h1"}
+		switch t := lower(r.text("title")); t {
+		case "h2", "h3", "h4", "h5", "h6":
+			b.tag = t
+		}
+		return b, r.err
+	},
+}
+
+func (b *headingBlock) html(w *emailWriter, m *design.Module) {
+	w.blockOpen(m, "heading", nil, "")
+	w.textDiv(b.tag, b.style, "margin:0;")
+	w.rich(b.rich, &richOpts{
+		linkColor: w.linkColorFor(b.style.Get("link-color"), b.linkColor),
+	})
+	w.s("</")
+	w.s(b.tag)
+	w.s(">")
+	w.blockClose()
 }

@@ -2,18 +2,23 @@ package render
 
 import "github.com/designbridge/caddy-designbridge/design"
 
-// moduleHTML passes the custom HTML block through exactly as written: it
-// is the designer's escape hatch (tracking pixels, hand-made cards,
+// htmlBlock is the custom HTML block, passed through exactly as written:
+// it is the designer's escape hatch (tracking pixels, hand-made cards,
 // template-language snippets) and is not sanitised.
-func (w *emailWriter) moduleHTML(m *design.Module, c *design.Value) {
+type htmlBlock struct{ src string }
+
+var htmlKind = kind{
+	name: design.KindHTML,
+	decode: func(c *design.Value) (block, error) {
+		r := content{c: c, key: design.KindHTML}
+		return &htmlBlock{src: r.text("html")}, r.err
+	},
+}
+
+func (b *htmlBlock) html(w *emailWriter, m *design.Module) {
 	w.blockOpen(m, "html", nil, "")
-	w.s(c.Get("html").Text())
+	w.s(b.src)
 	w.blockClose()
 }
 
-var htmlKind = kind{
-	name:  design.KindHTML,
-	check: textMembers(design.KindHTML, "html"),
-	html:  (*emailWriter).moduleHTML,
-	text:  func(w *textWriter, c *design.Value) { w.fragment(c.Get("html").Text()) },
-}
+func (b *htmlBlock) text(w *textWriter) { w.fragment(b.src) }

@@ -6,10 +6,66 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// moduleIcons renders a row of icons, each with optional text to its
-// left, right or below, optionally linked.
-func (w *emailWriter) moduleIcons(m *design.Module, c *design.Value) {
+// iconsBlock is a row of icons, each with optional text to its left,
+// right or below, optionally linked.
+type iconsBlock struct{ icons []icon }
+
+type icon struct {
+	image                    string // the image's URL
+	alt, title, href, target string
+	text, textPosition       string // textPosition lower-cased
+	width, height            *design.Value
+}
+
+var iconsKind = kind{
+	name:    design.KindIcons,
+	content: "iconsList",
+	decode: func(c *design.Value) (block, error) {
+		b := &iconsBlock{icons: make([]icon, 0, c.Get("icons").Len())}
+		err := iconList(c, func(i int, ic *design.Value) error {
+			img := ic.Get("image")
+			if !isTextOrAbsent(img) {
+				return fmt.Errorf("descriptor.iconsList.icons[%d].image must be a string, not %s", i, img.Kind)
+			}
+			b.icons = append(b.icons, icon{image: img.Text(), alt: ic.Get("alt").Text(), title: ic.Get("title").Text(),
+				href: ic.Get("href").Text(), target: ic.Get("target").Text(),
+				text: ic.Get("text").Text(), textPosition: lower(ic.Get("textPosition").Text()),
+				width: ic.Get("width"), height: ic.Get("height")})
+			return nil
+		})
+		return b, err
+	},
+}
+
+// iconList reads the iconsList that the icons and social blocks share:
+// an array of objects, each read by item.
+func iconList(c *design.Value, item func(i int, ic *design.Value) error) error {
 	icons := c.Get("icons")
+	if icons.Present() && icons.Kind != design.Array {
+		return fmt.Errorf("descriptor.iconsList.icons must be an array, not %s", icons.Kind)
+	}
+	for i := range icons.Len() {
+		ic := icons.Index(i)
+		if ic.Kind != design.Object {
+			return fmt.Errorf("descriptor.iconsList.icons[%d] must be an object, not %s", i, ic.Kind)
+		}
+		if err := item(i, ic); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// text writes one linked icon a line, by its text or alt text.
+func (b *iconsBlock) text(w *textWriter) {
+	for i := range b.icons {
+		ic := &b.icons[i]
+		w.lineBreak()
+		w.linkedLabel(firstNonBlank(ic.text, ic.alt), ic.href)
+	}
+}
+
+func (b *iconsBlock) html(w *emailWriter, m *design.Module) {
 	st := m.Style
 	align := textAlign(st.Get("text-align"))
 	if align == "" || align == "justify" {
@@ -42,17 +98,17 @@ func (w *emailWriter) moduleIcons(m *design.Module, c *design.Value) {
 	w.s(`"`)
 	w.s(tableAttrs)
 	w.s(`><tr><![endif]-->`)
-	for i := range icons.Len() {
+	for i := range b.icons {
 		w.checkSize()
-		ic := icons.Index(i)
+		ic := &b.icons[i]
 		iw := iconH
-		nw, okW := ic.Get("width").Px()
-		nh, okH := ic.Get("height").Px()
+		nw, okW := ic.width.Px()
+		nh, okH := ic.height.Px()
 		if okW && okH && nw > 0 && nh > 0 {
 			iw = float64(int(iconH*nw/nh + 0.5))
 		}
-		text := ic.Get("text").Text()
-		pos := lower(ic.Get("textPosition").Text())
+		text := ic.text
+		pos := ic.textPosition
 		// The spacing sits on a cell: Outlook ignores padding on divs.
 		w.s(`<!--[if mso]><td valign="middle"><![endif]--><div class="ic" style="display:inline-block;vertical-align:middle"><table`)
 		w.s(tableAttrs)
@@ -73,8 +129,7 @@ func (w *emailWriter) moduleIcons(m *design.Module, c *design.Value) {
 			textCell()
 		}
 		w.s(`<td valign="middle">`)
-		w.imageTag(ic.Get("image").Text(), ic.Get("alt").Text(), ic.Get("title").Text(),
-			ic.Get("href").Text(), ic.Get("target").Text(), iw, "center", "", false)
+		w.imageTag(ic.image, ic.alt, ic.title, ic.href, ic.target, iw, "center", "", false)
 		w.s("</td>")
 		switch pos {
 		case "left":
@@ -92,8 +147,8 @@ func (w *emailWriter) moduleIcons(m *design.Module, c *design.Value) {
 	w.blockClose()
 }
 
-func (w *emailWriter) iconText(ic *design.Value, text string, st *style) {
-	href := ic.Get("href").Text()
+func (w *emailWriter) iconText(ic *icon, text string, st *style) {
+	href := ic.href
 	if href != "" && design.SafeURL(href) {
 		w.s("<a")
 		w.attr("href", href)
@@ -109,53 +164,4 @@ func (w *emailWriter) iconText(ic *design.Value, text string, st *style) {
 	w.s(">")
 	w.text(text)
 	w.s("</span>")
-}
-
-var iconsKind = kind{
-	name:    design.KindIcons,
-	content: "iconsList",
-	check:   checkIcons,
-	html:    (*emailWriter).moduleIcons,
-	text:    iconsText,
-}
-
-// checkIcons: every icon an object whose image (a URL here, unlike the
-// social block's) is text.
-func checkIcons(c *design.Value) error {
-	return checkIconList(c, func(i int, img *design.Value) error {
-		if !isTextOrAbsent(img) {
-			return fmt.Errorf("descriptor.iconsList.icons[%d].image must be a string, not %s", i, img.Kind)
-		}
-		return nil
-	})
-}
-
-// checkIconList checks the iconsList that the icons and social blocks
-// share: an array of objects, each icon's image checked by image.
-func checkIconList(c *design.Value, image func(i int, img *design.Value) error) error {
-	icons := c.Get("icons")
-	if icons.Present() && icons.Kind != design.Array {
-		return fmt.Errorf("descriptor.iconsList.icons must be an array, not %s", icons.Kind)
-	}
-	for i := range icons.Len() {
-		ic := icons.Index(i)
-		if ic.Kind != design.Object {
-			return fmt.Errorf("descriptor.iconsList.icons[%d] must be an object, not %s", i, ic.Kind)
-		}
-		if err := image(i, ic.Get("image")); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// iconsText writes one linked icon a line, by its text or alt text.
-func iconsText(w *textWriter, c *design.Value) {
-	icons := c.Get("icons")
-	for i := range icons.Len() {
-		icon := icons.Index(i)
-		label := firstNonBlank(icon.Get("text").Text(), icon.Get("alt").Text())
-		w.lineBreak()
-		w.linkedLabel(label, icon.Get("href").Text())
-	}
 }

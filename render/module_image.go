@@ -10,7 +10,7 @@ import (
 // class tokens (fixedwidth / autowidth / fullwidth; cls is the lower-cased
 // computed class), the computed width (number, "245px" or "100%"), the
 // natural width and percWidth, clamped to the space the column leaves.
-func imageWidth(m *design.Module, img *design.Value, avail float64, cls string) float64 {
+func imageWidth(m *design.Module, img *imageBlock, avail float64, cls string) float64 {
 	computed := 0.0
 	if n, unit, ok := m.Computed.Value("width").Number(); ok && n > 0 {
 		switch unit {
@@ -20,9 +20,9 @@ func imageWidth(m *design.Module, img *design.Value, avail float64, cls string) 
 			computed = avail * n / 100
 		}
 	}
-	natural, _ := img.Get("width").Px()
+	natural, _ := img.width.Px()
 	if computed == 0 {
-		if p, _, ok := img.Get("percWidth").Number(); ok && p > 0 {
+		if p, _, ok := img.percWidth.Number(); ok && p > 0 {
 			computed = avail * p / 100
 		}
 	}
@@ -79,10 +79,30 @@ func hasToken(s, tok string) bool {
 	}
 }
 
-// moduleImage renders an image, linked when it has an href. The width
-// attribute is for Outlook; other clients get max-width so the image
-// shrinks with the column.
-func (w *emailWriter) moduleImage(m *design.Module, img *design.Value) {
+// imageBlock is an image, linked when it has an href.
+type imageBlock struct {
+	src                      string // src, else dynamicSrc (design.ImageSrc)
+	href, alt, target, title string
+	width, percWidth         *design.Value
+}
+
+var imageKind = kind{
+	name: design.KindImage,
+	decode: func(c *design.Value) (block, error) {
+		r := content{c: c, key: design.KindImage}
+		r.text("src") // checked; the source is ImageSrc's
+		b := &imageBlock{href: r.text("href"), alt: r.text("alt"), target: r.text("target"),
+			src: design.ImageSrc(c), title: c.Get("title").Text(),
+			width: c.Get("width"), percWidth: c.Get("percWidth")}
+		return b, r.err
+	},
+}
+
+func (img *imageBlock) text(w *textWriter) { w.linkedLabel(img.alt, img.href) }
+
+// html: the width attribute is for Outlook; other clients get max-width
+// so the image shrinks with the column.
+func (img *imageBlock) html(w *emailWriter, m *design.Module) {
 	cls := lower(m.Computed.Get("class")) // read three times below
 	align := imageAlign(m, cls)
 	td := w.style()
@@ -91,8 +111,7 @@ func (w *emailWriter) moduleImage(m *design.Module, img *design.Value) {
 	width := imageWidth(m, img, avail, cls)
 	fullMobile := strings.Contains(cls, "fullwidthonmobile") ||
 		strings.Contains(lower(m.Mobile.Get("class")), "fullwidth")
-	w.imageTag(design.ImageSrc(img), img.Get("alt").Text(), img.Get("title").Text(),
-		img.Get("href").Text(), img.Get("target").Text(), width, align,
+	w.imageTag(img.src, img.alt, img.title, img.href, img.target, width, align,
 		cssValue(m.Style.Get("border-radius")), fullMobile)
 	w.blockClose()
 }
@@ -143,13 +162,4 @@ func (w *emailWriter) imageTag(src, alt, title, href, target string, width float
 	if linked {
 		w.s("</a>")
 	}
-}
-
-var imageKind = kind{
-	name:  design.KindImage,
-	check: textMembers(design.KindImage, "src", "href", "alt", "target"),
-	html:  (*emailWriter).moduleImage,
-	text: func(w *textWriter, c *design.Value) {
-		w.linkedLabel(c.Get("alt").Text(), c.Get("href").Text())
-	},
 }

@@ -6,12 +6,28 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// moduleList renders a bulleted or numbered list. The editor stores the
-// whole <ul>/<ol>; when it stored only items, the list element named by
-// "tag" is added around them.
-func (w *emailWriter) moduleList(m *design.Module, c *design.Value) {
-	st := design.StyleOf(c.Get("style"))
-	cs := design.StyleOf(c.Get("computedStyle"))
+// listBlock is a bulleted or numbered list. The editor stores the whole
+// <ul>/<ol>; when it stored only items, the list element named by "tag"
+// is added around them.
+type listBlock struct {
+	rich     string // rich text
+	tag      string // "tag", lower-cased: ol or another (ul)
+	style    design.Style
+	computed design.Style // computedStyle: link colour, item spacing, indent, list style
+}
+
+var listKind = kind{
+	name: design.KindList,
+	decode: func(c *design.Value) (block, error) {
+		r := content{c: c, key: design.KindList}
+		b := &listBlock{rich: r.text("html"), tag: lower(c.Get("tag").Text()),
+			style: design.StyleOf(c.Get("style")), computed: design.StyleOf(c.Get("computedStyle"))}
+		return b, r.err
+	},
+}
+
+func (b *listBlock) html(w *emailWriter, m *design.Module) {
+	st, cs := b.style, b.computed
 	gap, _ := cs.Px("liSpacing")
 	o := &richOpts{
 		linkColor:   w.linkColorFor(cs.Get("linkColor"), st.Get("link-color")),
@@ -26,13 +42,13 @@ func (w *emailWriter) moduleList(m *design.Module, c *design.Value) {
 	if o.listStyle == "revert" {
 		o.listStyle = ""
 	}
-	html := c.Get("html").Text()
+	html := b.rich
 	w.blockOpen(m, "list", nil, "")
 	w.textDiv("div", st, "")
 	trimmed := strings.TrimSpace(html)
 	if strings.HasPrefix(trimmed, "<li") {
 		tag := "ul"
-		if lower(c.Get("tag").Text()) == "ol" {
+		if b.tag == "ol" {
 			tag = "ol"
 		}
 		html = "<" + tag + ">" + html + "</" + tag + ">"
@@ -42,9 +58,4 @@ func (w *emailWriter) moduleList(m *design.Module, c *design.Value) {
 	w.blockClose()
 }
 
-var listKind = kind{
-	name:  design.KindList,
-	check: textMembers(design.KindList, "html"),
-	html:  (*emailWriter).moduleList,
-	text:  func(w *textWriter, c *design.Value) { w.fragment(c.Get("html").Text()) },
-}
+func (b *listBlock) text(w *textWriter) { w.fragment(b.rich) }

@@ -12,10 +12,55 @@ import (
 // on phones.
 const hamburgerPad = 5
 
-// moduleMenu renders navigation links in a line (or stacked, for a
-// vertical layout), with the configured separator between items.
-func (w *emailWriter) moduleMenu(m *design.Module, c *design.Value) {
+// menuBlock is navigation links in a line (or stacked, for a vertical
+// layout), with the configured separator between items.
+type menuBlock struct{ items []menuItem }
+
+type menuItem struct{ text, href, target, title string }
+
+var menuKind = kind{
+	name:    design.KindMenu,
+	content: "menuItemsList",
+	decode:  decodeMenu,
+	// A hamburger menu (class hb) on phones: one item a line, no
+	// separators.
+	mobileCSS: `.hb .sep{display:none!important}.hb .mi{display:block!important;padding:4px 0!important}`,
+}
+
+// decodeMenu: every item an object with text and link.href as text.
+func decodeMenu(c *design.Value) (block, error) {
 	items := c.Get("items")
+	if items.Present() && items.Kind != design.Array {
+		return nil, fmt.Errorf("descriptor.menuItemsList.items must be an array, not %s", items.Kind)
+	}
+	b := &menuBlock{items: make([]menuItem, 0, items.Len())}
+	for i := range items.Len() {
+		it := items.Index(i)
+		if it.Kind != design.Object {
+			return nil, fmt.Errorf("descriptor.menuItemsList.items[%d] must be an object, not %s", i, it.Kind)
+		}
+		if v := it.Get("text"); !isTextOrAbsent(v) {
+			return nil, fmt.Errorf("descriptor.menuItemsList.items[%d].text must be a string, not %s", i, v.Kind)
+		}
+		link := it.Get("link")
+		if v := link.Get("href"); !isTextOrAbsent(v) {
+			return nil, fmt.Errorf("descriptor.menuItemsList.items[%d].link.href must be a string, not %s", i, v.Kind)
+		}
+		b.items = append(b.items, menuItem{text: it.Get("text").Text(), href: link.Get("href").Text(),
+			target: link.Get("target").Text(), title: link.Get("title").Text()})
+	}
+	return b, nil
+}
+
+// text writes one linked item a line.
+func (b *menuBlock) text(w *textWriter) {
+	for _, it := range b.items {
+		w.lineBreak()
+		w.linkedLabel(it.text, it.href)
+	}
+}
+
+func (b *menuBlock) html(w *emailWriter, m *design.Module) {
 	st := m.Style
 	align := textAlign(st.Get("text-align"))
 	if align == "" || align == "justify" {
@@ -51,7 +96,7 @@ func (w *emailWriter) moduleMenu(m *design.Module, c *design.Value) {
 	w.s(`<div class="menu-links tx`)
 	if hamburger {
 		w.s(" hb")
-		w.hasHamburger = true
+		w.useMobileCSS(design.KindMenu)
 	}
 	w.s(`"`)
 	w.styleAttr(&box)
@@ -66,24 +111,24 @@ func (w *emailWriter) moduleMenu(m *design.Module, c *design.Value) {
 		link.raw("display:inline-block;")
 	}
 	sep := m.Computed.Get("separator")
-	for i := range items.Len() {
+	for i := range b.items {
 		w.checkSize()
-		it := items.Index(i)
+		it := &b.items[i]
 		if i > 0 && sep != "" && !vertical {
 			w.s(`<span class="sep" aria-hidden="true">`)
 			w.text(sep)
 			w.s("</span>")
 		}
-		href := strings.TrimSpace(it.At("link", "href").Text())
+		href := strings.TrimSpace(it.href)
 		if href != "" && design.SafeURL(href) {
 			w.s("<a")
 			w.attr("href", href)
-			t := lower(it.At("link", "target").Text())
+			t := lower(it.target)
 			if t == "" {
 				t = "_blank"
 			}
 			w.attr("target", t)
-			if title := it.At("link", "title").Text(); title != "" {
+			if title := it.title; title != "" {
 				w.attr("title", title)
 			}
 		} else {
@@ -92,7 +137,7 @@ func (w *emailWriter) moduleMenu(m *design.Module, c *design.Value) {
 		w.s(` class="mi"`)
 		w.styleAttr(&link)
 		w.s(">")
-		w.rich(it.Get("text").Text(), nil)
+		w.rich(it.text, nil)
 		if href != "" && design.SafeURL(href) {
 			w.s("</a>")
 		} else {
@@ -101,43 +146,4 @@ func (w *emailWriter) moduleMenu(m *design.Module, c *design.Value) {
 	}
 	w.s("</div>")
 	w.blockClose()
-}
-
-var menuKind = kind{
-	name:    design.KindMenu,
-	content: "menuItemsList",
-	check:   checkMenu,
-	html:    (*emailWriter).moduleMenu,
-	text:    menuText,
-}
-
-// checkMenu: every item an object with text and link.href as text.
-func checkMenu(c *design.Value) error {
-	items := c.Get("items")
-	if items.Present() && items.Kind != design.Array {
-		return fmt.Errorf("descriptor.menuItemsList.items must be an array, not %s", items.Kind)
-	}
-	for i := range items.Len() {
-		it := items.Index(i)
-		if it.Kind != design.Object {
-			return fmt.Errorf("descriptor.menuItemsList.items[%d] must be an object, not %s", i, it.Kind)
-		}
-		if v := it.Get("text"); !isTextOrAbsent(v) {
-			return fmt.Errorf("descriptor.menuItemsList.items[%d].text must be a string, not %s", i, v.Kind)
-		}
-		if v := it.At("link", "href"); !isTextOrAbsent(v) {
-			return fmt.Errorf("descriptor.menuItemsList.items[%d].link.href must be a string, not %s", i, v.Kind)
-		}
-	}
-	return nil
-}
-
-// menuText writes one linked item a line.
-func menuText(w *textWriter, c *design.Value) {
-	items := c.Get("items")
-	for i := range items.Len() {
-		item := items.Index(i)
-		w.lineBreak()
-		w.linkedLabel(item.Get("text").Text(), item.At("link", "href").Text())
-	}
 }

@@ -2,16 +2,30 @@ package render
 
 import "github.com/designbridge/caddy-designbridge/design"
 
-// moduleParagraph renders a paragraph: rich HTML (or bare text) with the
+// paragraphBlock is a paragraph: rich HTML (or bare text) with the
 // block's typography, link colour and spacing between paragraphs.
-func (w *emailWriter) moduleParagraph(m *design.Module, c *design.Value) {
-	st := design.StyleOf(c.Get("style"))
-	cs := design.StyleOf(c.Get("computedStyle"))
+type paragraphBlock struct {
+	rich     string // rich text
+	style    design.Style
+	computed design.Style // computedStyle: linkColor, paragraphSpacing
+}
+
+var paragraphKind = kind{
+	name: design.KindParagraph,
+	decode: func(c *design.Value) (block, error) {
+		r := content{c: c, key: design.KindParagraph}
+		b := &paragraphBlock{rich: r.text("html"), style: design.StyleOf(c.Get("style")),
+			computed: design.StyleOf(c.Get("computedStyle"))}
+		return b, r.err
+	},
+}
+
+func (b *paragraphBlock) html(w *emailWriter, m *design.Module) {
 	w.blockOpen(m, "paragraph", nil, "")
-	w.textDiv("div", st, "")
-	spacing, _ := cs.Px("paragraphSpacing")
-	w.rich(c.Get("html").Text(), &richOpts{
-		linkColor:   w.linkColorFor(cs.Get("linkColor"), st.Get("link-color")),
+	w.textDiv("div", b.style, "")
+	spacing, _ := b.computed.Px("paragraphSpacing")
+	w.rich(b.rich, &richOpts{
+		linkColor:   w.linkColorFor(b.computed.Get("linkColor"), b.style.Get("link-color")),
 		pMargin:     true,
 		paraSpacing: spacing,
 	})
@@ -19,9 +33,4 @@ func (w *emailWriter) moduleParagraph(m *design.Module, c *design.Value) {
 	w.blockClose()
 }
 
-var paragraphKind = kind{
-	name:  design.KindParagraph,
-	check: textMembers(design.KindParagraph, "html"),
-	html:  (*emailWriter).moduleParagraph,
-	text:  func(w *textWriter, c *design.Value) { w.fragment(c.Get("html").Text()) },
-}
+func (b *paragraphBlock) text(w *textWriter) { w.fragment(b.rich) }

@@ -6,9 +6,49 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// moduleSocial renders a row of linked social network icons.
-func (w *emailWriter) moduleSocial(m *design.Module, c *design.Value) {
-	icons := c.Get("icons")
+// socialBlock is a row of linked social network icons.
+type socialBlock struct{ icons []socialIcon }
+
+type socialIcon struct {
+	src, href, alt, title, target string // the image's
+	width                         *design.Value
+	name, text                    string
+}
+
+var socialKind = kind{
+	name:    design.KindSocial,
+	content: "iconsList",
+	decode: func(c *design.Value) (block, error) {
+		b := &socialBlock{icons: make([]socialIcon, 0, c.Get("icons").Len())}
+		err := iconList(c, func(i int, ic *design.Value) error {
+			img := ic.Get("image")
+			if img.Present() && !img.IsObjectLike() {
+				return fmt.Errorf("descriptor.iconsList.icons[%d].image must be an object, not %s", i, img.Kind)
+			}
+			for _, n := range [...]string{"src", "href", "alt"} {
+				if v := img.Get(n); !isTextOrAbsent(v) {
+					return fmt.Errorf("descriptor.iconsList.icons[%d].image.%s must be a string, not %s", i, n, v.Kind)
+				}
+			}
+			b.icons = append(b.icons, socialIcon{src: img.Get("src").Text(), href: img.Get("href").Text(),
+				alt: img.Get("alt").Text(), title: img.Get("title").Text(), target: img.Get("target").Text(),
+				width: img.Get("width"), name: ic.Get("name").Text(), text: ic.Get("text").Text()})
+			return nil
+		})
+		return b, err
+	},
+}
+
+// text writes one linked network a line, by the first label it has.
+func (b *socialBlock) text(w *textWriter) {
+	for i := range b.icons {
+		ic := &b.icons[i]
+		w.lineBreak()
+		w.linkedLabel(firstNonBlank(ic.alt, ic.text, ic.title, ic.name), ic.href)
+	}
+}
+
+func (b *socialBlock) html(w *emailWriter, m *design.Module) {
 	align := textAlign(m.Style.Get("text-align"))
 	if align == "" || align == "justify" {
 		align = "center"
@@ -35,26 +75,24 @@ func (w *emailWriter) moduleSocial(m *design.Module, c *design.Value) {
 	w.s(`"`)
 	w.s(tableAttrs)
 	w.s(`><tr><![endif]-->`)
-	for i := range icons.Len() {
+	for i := range b.icons {
 		w.checkSize()
-		ic := icons.Index(i)
-		img := ic.Get("image")
+		ic := &b.icons[i]
 		iw := size
-		if n, ok := img.Get("width").Px(); ok && n > 0 && n < size*4 {
+		if n, ok := ic.width.Px(); ok && n > 0 && n < size*4 {
 			iw = n
 		}
-		alt := img.Get("alt").Text()
+		alt := ic.alt
 		if alt == "" {
-			alt = ic.Get("name").Text()
+			alt = ic.name
 		}
 		w.s(`<!--[if mso]><td><![endif]--><div class="si" style="display:inline-block;vertical-align:top"><table`)
 		w.s(tableAttrs)
 		w.s("><tr><td")
 		w.styleAttr(&cell)
 		w.s(">")
-		w.imageTag(img.Get("src").Text(), alt, img.Get("title").Text(), img.Get("href").Text(),
-			img.Get("target").Text(), iw, "", "", false)
-		if t := ic.Get("text").Text(); t != "" {
+		w.imageTag(ic.src, alt, ic.title, ic.href, ic.target, iw, "", "", false)
+		if t := ic.text; t != "" {
 			w.s(`<span class="tx">`)
 			w.text(t)
 			w.s("</span>")
@@ -63,40 +101,4 @@ func (w *emailWriter) moduleSocial(m *design.Module, c *design.Value) {
 	}
 	w.s("<!--[if mso]></tr></table><![endif]--></div>")
 	w.blockClose()
-}
-
-var socialKind = kind{
-	name:    design.KindSocial,
-	content: "iconsList",
-	check:   checkSocial,
-	html:    (*emailWriter).moduleSocial,
-	text:    socialText,
-}
-
-// checkSocial: every icon an object whose image is an object with src,
-// href and alt as text.
-func checkSocial(c *design.Value) error {
-	return checkIconList(c, func(i int, img *design.Value) error {
-		if img.Present() && !img.IsObjectLike() {
-			return fmt.Errorf("descriptor.iconsList.icons[%d].image must be an object, not %s", i, img.Kind)
-		}
-		for _, n := range [...]string{"src", "href", "alt"} {
-			if v := img.Get(n); !isTextOrAbsent(v) {
-				return fmt.Errorf("descriptor.iconsList.icons[%d].image.%s must be a string, not %s", i, n, v.Kind)
-			}
-		}
-		return nil
-	})
-}
-
-// socialText writes one linked network a line, by the first label it has.
-func socialText(w *textWriter, c *design.Value) {
-	icons := c.Get("icons")
-	for i := range icons.Len() {
-		icon := icons.Index(i)
-		img := icon.Get("image")
-		label := firstNonBlank(img.Get("alt").Text(), icon.Get("text").Text(), img.Get("title").Text(), icon.Get("name").Text())
-		w.lineBreak()
-		w.linkedLabel(label, img.Get("href").Text())
-	}
 }

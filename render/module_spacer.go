@@ -1,28 +1,27 @@
 package render
 
 import (
-	"strconv"
-
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// moduleSpacer renders vertical space of a fixed height.
-func (w *emailWriter) moduleSpacer(m *design.Module, c *design.Value) {
-	st := design.StyleOf(c.Get("style"))
+// spacerBlock is vertical space of a fixed height.
+type spacerBlock struct{ styleOnly }
+
+var spacerKind = kind{
+	name:   design.KindSpacer,
+	decode: func(c *design.Value) (block, error) { return &spacerBlock{styleOnlyOf(c)}, nil },
+}
+
+func (b *spacerBlock) html(w *emailWriter, m *design.Module) {
+	st := b.style
 	h, ok := st.Px("height")
 	if !ok || h < 0 {
 		h = 20
 	}
 	h = min(h, 2000)
 	mh, hasMobile := m.Mobile.Px("height")
-	w.s(`<div class="spacer_block`)
-	if m.HideOnMobile {
-		w.s(" mh")
-	}
-	if hasMobile {
-		w.s(" m")
-		w.int(w.blockSeq)
-	}
+	w.s(`<div class="`)
+	cls := w.blockClass(m, "spacer", "", hasMobile)
 	w.s(`" style="height:`)
 	w.s(formatPx(h))
 	w.s("px;line-height:")
@@ -34,11 +33,6 @@ func (w *emailWriter) moduleSpacer(m *design.Module, c *design.Value) {
 	}
 	w.s(`">&#8202;</div>`)
 	if hasMobile {
-		w.mobileRule(".m"+strconv.Itoa(w.blockSeq), "height:"+formatPx(mh)+"px!important;line-height:"+formatPx(mh)+"px!important")
+		w.mobileRule("."+cls, "height:"+formatPx(mh)+"px!important;line-height:"+formatPx(mh)+"px!important")
 	}
-}
-
-var spacerKind = kind{
-	name: design.KindSpacer,
-	html: (*emailWriter).moduleSpacer,
 }

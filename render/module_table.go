@@ -6,13 +6,64 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// moduleTable renders the table block as a data table: header cells are
-// <th scope="col"> and, unlike layout tables, it keeps its table role so
-// screen readers announce rows and columns.
-func (w *emailWriter) moduleTable(m *design.Module, t *design.Value) {
-	st := design.StyleOf(t.Get("style"))
-	cs := design.StyleOf(t.Get("computedStyle"))
-	content := t.Get("content")
+// tableBlock is the table block, rendered as a data table: header cells
+// are <th scope="col"> and, unlike layout tables, it keeps its table role
+// so screen readers announce rows and columns.
+type tableBlock struct {
+	headers, rows [][]string // each row's cells' rich text
+	style         design.Style
+	computed      design.Style // computedStyle: headers, alternate rows, link colour
+}
+
+var tableKind = kind{
+	name: design.KindTable,
+	decode: func(c *design.Value) (block, error) {
+		content := c.Get("content")
+		return &tableBlock{headers: tableRows(content.Get("headers")), rows: tableRows(content.Get("rows")),
+			style: design.StyleOf(c.Get("style")), computed: design.StyleOf(c.Get("computedStyle"))}, nil
+	},
+}
+
+// tableRows reads rows of cells.
+func tableRows(rows *design.Value) [][]string {
+	if rows.Len() == 0 {
+		return nil
+	}
+	out := make([][]string, rows.Len())
+	for i := range out {
+		cells := rows.Index(i).Get("cells")
+		out[i] = make([]string, cells.Len())
+		for j := range out[i] {
+			out[i][j] = cells.Index(j).Get("html").Text()
+		}
+	}
+	return out
+}
+
+// text writes the table one line per row, cells separated by " | ".
+func (b *tableBlock) text(w *textWriter) {
+	for _, rows := range [...][][]string{b.headers, b.rows} {
+		for _, cells := range rows {
+			texts := make([]string, 0, len(cells))
+			blank := true
+			for _, cell := range cells {
+				t := strings.Join(strings.Fields(fragmentText(cell)), " ")
+				if t != "" {
+					blank = false
+				}
+				texts = append(texts, t)
+			}
+			if blank {
+				continue
+			}
+			w.lineBreak()
+			w.text(strings.Join(texts, " | "))
+		}
+	}
+}
+
+func (b *tableBlock) html(w *emailWriter, m *design.Module) {
+	st, cs := b.style, b.computed
 	w.blockOpen(m, "table", nil, "")
 	tbl := w.style()
 	tbl.raw("border-collapse:collapse;width:100%;table-layout:fixed;word-break:break-word;")
@@ -51,29 +102,25 @@ func (w *emailWriter) moduleTable(m *design.Module, t *design.Value) {
 	w.s(`<table class="tx" width="100%" border="0" cellpadding="0" cellspacing="0"`)
 	w.styleAttr(&tbl)
 	w.s(">")
-	headers := content.Get("headers")
-	if headers.Len() > 0 {
+	if len(b.headers) > 0 {
 		w.s("<thead>")
-		for i := range headers.Len() {
+		for _, cells := range b.headers {
 			w.checkSize()
-			cells := headers.Index(i).Get("cells")
 			w.s("<tr>")
-			for j := range cells.Len() {
+			for _, cell := range cells {
 				w.s(`<th scope="col"`)
 				w.styleAttr(&head)
 				w.s(">")
-				w.rich(cells.Index(j).Get("html").Text(), o)
+				w.rich(cell, o)
 				w.s("</th>")
 			}
 			w.s("</tr>")
 		}
 		w.s("</thead>")
 	}
-	rows := content.Get("rows")
 	w.s("<tbody>")
-	for i := range rows.Len() {
+	for i, cells := range b.rows {
 		w.checkSize()
-		cells := rows.Index(i).Get("cells")
 		w.s("<tr")
 		if i%2 == 1 && !isTransparent(alt) {
 			w.s(` style="background-color:`)
@@ -81,46 +128,15 @@ func (w *emailWriter) moduleTable(m *design.Module, t *design.Value) {
 			w.s(`"`)
 		}
 		w.s(">")
-		for j := range cells.Len() {
+		for _, c := range cells {
 			w.s("<td")
 			w.styleAttr(&cell)
 			w.s(">")
-			w.rich(cells.Index(j).Get("html").Text(), o)
+			w.rich(c, o)
 			w.s("</td>")
 		}
 		w.s("</tr>")
 	}
 	w.s("</tbody></table>")
 	w.blockClose()
-}
-
-var tableKind = kind{
-	name: design.KindTable,
-	html: (*emailWriter).moduleTable,
-	text: tableText,
-}
-
-// tableText writes the table one line per row, cells separated by " | ".
-func tableText(w *textWriter, c *design.Value) {
-	content := c.Get("content")
-	for _, part := range [...]string{"headers", "rows"} {
-		rows := content.Get(part)
-		for i := range rows.Len() {
-			cells := rows.Index(i).Get("cells")
-			texts := make([]string, 0, cells.Len())
-			blank := true
-			for j := range cells.Len() {
-				t := strings.Join(strings.Fields(fragmentText(cells.Index(j).Get("html").Text())), " ")
-				if t != "" {
-					blank = false
-				}
-				texts = append(texts, t)
-			}
-			if blank {
-				continue
-			}
-			w.lineBreak()
-			w.text(strings.Join(texts, " | "))
-		}
-	}
 }

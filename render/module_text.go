@@ -54,24 +54,41 @@ func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 	w.s(">")
 }
 
-// moduleText renders the legacy rich-text module.
-func (w *emailWriter) moduleText(m *design.Module, c *design.Value) {
-	st := design.StyleOf(c.Get("style"))
+// richContent is the content the text and heading blocks share: rich
+// text, its style and its link colour.
+type richContent struct {
+	rich      string
+	style     design.Style
+	linkColor string // computedStyle.linkColor
+}
+
+// readRich reads a richContent whose text is member.
+func readRich(r *content, member string) richContent {
+	return richContent{rich: r.text(member), style: design.StyleOf(r.c.Get("style")),
+		linkColor: r.c.At("computedStyle", "linkColor").Text()}
+}
+
+func (b *richContent) text(w *textWriter) { w.fragment(b.rich) }
+
+// textBlock is the legacy rich-text block (paragraph, heading and list
+// replaced it).
+type textBlock struct{ richContent }
+
+var textKind = kind{
+	name: design.KindText,
+	decode: func(c *design.Value) (block, error) {
+		r := content{c: c, key: design.KindText}
+		return &textBlock{readRich(&r, "html")}, r.err
+	},
+}
+
+func (b *textBlock) html(w *emailWriter, m *design.Module) {
 	w.blockOpen(m, "text", nil, "")
-	w.textDiv("div", st, "")
-	w.rich(c.Get("html").Text(), &richOpts{
-		linkColor: w.linkColorFor(c.At("computedStyle", "linkColor").Text(), st.Get("link-color")),
+	w.textDiv("div", b.style, "")
+	w.rich(b.rich, &richOpts{
+		linkColor: w.linkColorFor(b.linkColor, b.style.Get("link-color")),
 		pMargin:   true,
 	})
 	w.s("</div>")
 	w.blockClose()
-}
-
-// textKind is the legacy rich-text block (paragraph, heading and list
-// replaced it).
-var textKind = kind{
-	name:  design.KindText,
-	check: textMembers(design.KindText, "html"),
-	html:  (*emailWriter).moduleText,
-	text:  func(w *textWriter, c *design.Value) { w.fragment(c.Get("html").Text()) },
 }

@@ -6,11 +6,32 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 )
 
-// moduleVideo renders a video as its linked thumbnail with a play button:
+// videoBlock is a video, rendered as its linked thumbnail with a play button:
 // email clients cannot play video. The thumbnail is the background of a
 // cell holding the play icon; Outlook, which shows no CSS backgrounds,
 // gets the thumbnail as a plain linked image instead.
-func (w *emailWriter) moduleVideo(m *design.Module, v *design.Value) {
+type videoBlock struct {
+	src, thumb, alt string // the video's and its thumbnail's URLs, thumbAlt
+	ratio           string // thumbRatio: 4-3, 1-1 or another (16:9)
+	iconSrc         string // the play icon's image, else a drawn one:
+	iconSize        *design.Value
+	iconBg, iconFg  string // iconColor1, iconColor2
+}
+
+var videoKind = kind{
+	name: design.KindVideo,
+	decode: func(c *design.Value) (block, error) {
+		r := content{c: c, key: design.KindVideo}
+		b := &videoBlock{src: r.text("src"), thumb: r.text("thumbSrc"), alt: r.text("thumbAlt"),
+			ratio: strings.TrimSpace(c.Get("thumbRatio").Text()), iconSrc: strings.TrimSpace(c.Get("iconSrc").Text()),
+			iconSize: c.Get("iconSize"), iconBg: c.Get("iconColor1").Text(), iconFg: c.Get("iconColor2").Text()}
+		return b, r.err
+	},
+}
+
+func (b *videoBlock) text(w *textWriter) { w.linkedLabel(b.alt, b.src) }
+
+func (b *videoBlock) html(w *emailWriter, m *design.Module) {
 	avail := w.blockOpen(m, "video", nil, "center")
 	width := avail
 	if n, unit, ok := m.Computed.Value("width").Number(); ok && n > 0 {
@@ -22,20 +43,20 @@ func (w *emailWriter) moduleVideo(m *design.Module, v *design.Value) {
 	}
 	width = float64(int(width))
 	ratio := 9.0 / 16
-	switch strings.TrimSpace(v.Get("thumbRatio").Text()) {
+	switch b.ratio {
 	case "4-3":
 		ratio = 3.0 / 4
 	case "1-1":
 		ratio = 1
 	}
 	height := float64(int(width * ratio))
-	href := strings.TrimSpace(v.Get("src").Text())
-	thumb := strings.TrimSpace(v.Get("thumbSrc").Text())
+	href := strings.TrimSpace(b.src)
+	thumb := strings.TrimSpace(b.thumb)
 	if !design.SafeURL(thumb) {
 		thumb = ""
 	}
 	cssThumb := cssURL(thumb) // encoded for url('…')
-	alt := v.Get("thumbAlt").Text()
+	alt := b.alt
 	linked := href != "" && design.SafeURL(href)
 
 	// Outlook: the plain thumbnail.
@@ -69,11 +90,11 @@ func (w *emailWriter) moduleVideo(m *design.Module, v *design.Value) {
 	w.s(`" style="height:`)
 	w.s(formatPx(height))
 	w.s(`px;text-align:center">`)
-	size, ok := v.Get("iconSize").Px()
+	size, ok := b.iconSize.Px()
 	if !ok || size <= 0 || size > width/2 {
 		size = min(60, width/3)
 	}
-	if icon := strings.TrimSpace(v.Get("iconSrc").Text()); icon != "" && design.SafeURL(icon) {
+	if icon := b.iconSrc; icon != "" && design.SafeURL(icon) {
 		w.s("<img")
 		w.attr("src", icon)
 		w.s(` alt="" width="`)
@@ -82,11 +103,11 @@ func (w *emailWriter) moduleVideo(m *design.Module, v *design.Value) {
 		w.s(formatPx(size))
 		w.s(`px;height:auto">`)
 	} else {
-		bg := cssColor(v.Get("iconColor1").Text())
+		bg := cssColor(b.iconBg)
 		if bg == "" {
 			bg = "#000000"
 		}
-		fg := cssColor(v.Get("iconColor2").Text())
+		fg := cssColor(b.iconFg)
 		if fg == "" {
 			fg = "#ffffff"
 		}
@@ -110,13 +131,4 @@ func (w *emailWriter) moduleVideo(m *design.Module, v *design.Value) {
 	}
 	w.s("<!--<![endif]-->")
 	w.blockClose()
-}
-
-var videoKind = kind{
-	name:  design.KindVideo,
-	check: textMembers(design.KindVideo, "src", "thumbSrc", "thumbAlt"),
-	html:  (*emailWriter).moduleVideo,
-	text: func(w *textWriter, c *design.Value) {
-		w.linkedLabel(c.Get("thumbAlt").Text(), c.Get("src").Text())
-	},
 }

@@ -1,8 +1,6 @@
 package render
 
 import (
-	"errors"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -234,70 +232,34 @@ func (w *textWriter) String() string {
 // fragment converts an HTML fragment (a text, paragraph, heading, list or
 // html module's markup) into plain text on w: tags are dropped, entities
 // decoded, blocks separated, list items bulleted and links written as
-// "label (url)".
+// "label (url)". It reads the fragment through richTokens, as the HTML
+// sanitiser does.
 func (w *textWriter) fragment(src string) {
-	z := html.NewTokenizerFragment(strings.NewReader(src), "div")
 	var (
-		skipName  string // inside <style>, <script>…: ignore until its end tag
+		skipName  []byte // inside <style>, <script>…: ignore until its end tag
 		lists     int    // <ul>/<ol> nesting
 		items     int    // open <li>
 		linkDepth int    // 1 while an <a> of this fragment is open
 	)
-	for {
+	richTokens(src, func(t richToken) {
 		w.checkSize()
-		tt := z.Next()
-		switch tt {
-		case html.ErrorToken:
-			// io.EOF or a malformed tail: everything readable is written.
-			if linkDepth > 0 {
-				w.closeLink()
-			}
-			// A bullet of an item that never got text must not leak into
-			// the next block.
-			w.prefix = ""
-			return
+		switch t.kind {
 		case html.TextToken:
-			if skipName == "" {
-				w.text(string(z.Text()))
+			if skipName == nil {
+				w.text(string(t.decoded()))
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
-			a := atom.Lookup(name)
-			if skipName != "" {
-				continue
+			if skipName != nil {
+				return
 			}
-			attrs := map[string]string{}
-			for hasAttr {
-				var k, v []byte
-				k, v, hasAttr = z.TagAttr()
-				if _, seen := attrs[string(k)]; !seen {
-					attrs[string(k)] = string(v)
+			if design.DropsContent(string(t.name)) {
+				if t.kind == html.StartTagToken {
+					skipName = append([]byte(nil), t.name...)
 				}
+				return
 			}
-			if design.DropsContent(string(name)) {
-				if tt == html.StartTagToken {
-					skipName = string(name)
-				}
-				continue
-			}
-			switch a {
-			case atom.Br:
-				w.hardBreak()
-			case atom.Img:
-				if alt := strings.TrimSpace(attrs["alt"]); alt != "" {
-					w.softSpace()
-					w.text(alt)
-					w.softSpace()
-				}
-			case atom.A:
-				if tt == html.StartTagToken {
-					// Links do not nest in HTML: a new <a> ends the open one.
-					if linkDepth > 0 {
-						w.closeLink()
-					}
-					w.openLink(attrs["href"])
-					linkDepth = 1
-				}
+			w.startTag(&t, items, &linkDepth)
+			switch t.a {
 			case atom.Ul, atom.Ol:
 				lists++
 				w.listBoundary(lists)
@@ -305,24 +267,15 @@ func (w *textWriter) fragment(src string) {
 				items++
 				w.lineBreak()
 				w.prefix = strings.Repeat("  ", min(max(lists-1, 0), maxListIndent-1)) + "- "
-			case atom.Td, atom.Th, atom.Tr, atom.Div, atom.Section, atom.Article, atom.Header, atom.Footer,
-				atom.Nav, atom.Aside, atom.Main, atom.Center, atom.Dt, atom.Dd, atom.Address, atom.Figcaption,
-				atom.Fieldset, atom.Form, atom.Details, atom.Summary, atom.Caption:
-				w.lineBreak()
-			case atom.P, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Blockquote, atom.Pre,
-				atom.Table, atom.Hr, atom.Dl, atom.Figure:
-				w.blockBoundary(items > 0)
 			}
 		case html.EndTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
-			if skipName != "" {
-				if string(name) == skipName {
-					skipName = ""
+			if skipName != nil {
+				if string(t.name) == string(skipName) {
+					skipName = nil
 				}
-				continue
+				return
 			}
-			switch a {
+			switch t.a {
 			case atom.A:
 				if linkDepth > 0 {
 					w.closeLink()
@@ -335,15 +288,61 @@ func (w *textWriter) fragment(src string) {
 			case atom.Li:
 				items = max(items-1, 0)
 				w.lineBreak()
-			case atom.Td, atom.Th, atom.Tr, atom.Div, atom.Section, atom.Article, atom.Header, atom.Footer,
-				atom.Nav, atom.Aside, atom.Main, atom.Center, atom.Dt, atom.Dd, atom.Address, atom.Figcaption,
-				atom.Fieldset, atom.Form, atom.Details, atom.Summary, atom.Caption:
-				w.lineBreak()
-			case atom.P, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Blockquote, atom.Pre,
-				atom.Table, atom.Dl, atom.Figure:
-				w.blockBoundary(items > 0)
+			case atom.Hr:
+			default:
+				w.boundary(t.a, items > 0)
 			}
 		}
+	})
+	w.checkSize()
+	// The end, or a malformed tail: everything readable is written.
+	if linkDepth > 0 {
+		w.closeLink()
+	}
+	// A bullet of an item that never got text must not leak into the
+	// next block.
+	w.prefix = ""
+}
+
+// startTag handles the start tags that need no list state of their own:
+// line breaks, images by their alt text, links and block boundaries.
+func (w *textWriter) startTag(t *richToken, items int, linkDepth *int) {
+	switch t.a {
+	case atom.Br:
+		w.hardBreak()
+	case atom.Img:
+		if alt := strings.TrimSpace(string(t.attr("alt"))); alt != "" {
+			w.softSpace()
+			w.text(alt)
+			w.softSpace()
+		}
+	case atom.A:
+		if t.kind == html.StartTagToken {
+			// Links do not nest in HTML: a new <a> ends the open one.
+			if *linkDepth > 0 {
+				w.closeLink()
+			}
+			w.openLink(string(t.attr("href")))
+			*linkDepth = 1
+		}
+	case atom.Ul, atom.Ol, atom.Li:
+	default:
+		w.boundary(t.a, items > 0)
+	}
+}
+
+// boundary is what a block element's tag (start or end) does to the
+// text: a line break between cells and sections, a paragraph break
+// around paragraphs, headings and tables; nothing for inline elements.
+func (w *textWriter) boundary(a atom.Atom, inItem bool) {
+	switch a {
+	case atom.Td, atom.Th, atom.Tr, atom.Div, atom.Section, atom.Article, atom.Header, atom.Footer,
+		atom.Nav, atom.Aside, atom.Main, atom.Center, atom.Dt, atom.Dd, atom.Address, atom.Figcaption,
+		atom.Fieldset, atom.Form, atom.Details, atom.Summary, atom.Caption:
+		w.lineBreak()
+	case atom.P, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Blockquote, atom.Pre,
+		atom.Table, atom.Hr, atom.Dl, atom.Figure:
+		w.blockBoundary(inItem)
 	}
 }
 
@@ -382,13 +381,10 @@ func fragmentText(src string) string {
 //
 // Blocks hidden on desktop are left out: they are the mobile twins of
 // blocks that are shown on desktop, and would repeat them.
-func plainText(d *design.Design, maxOutput int) (out *Output, err error) {
-	if d == nil {
-		return nil, errors.New("render: nil design")
-	}
+func plainText(d *design.Design, bs blocks, maxOutput int) (out *Output, err error) {
 	defer stopWhenFull(&err, maxOutput)
 	w := textWriter{maxOutput: maxOutput}
-	var warn textWarnings
+	var warn warnings
 	for ri := range d.Page.Rows {
 		w.checkSize()
 		r := &d.Page.Rows[ri]
@@ -403,25 +399,20 @@ func plainText(d *design.Design, maxOutput int) (out *Output, err error) {
 		}
 		for ci := range r.Columns {
 			c := &r.Columns[ci]
-			for mi := range c.Modules {
+			for mi, b := range bs.column(r, ri, ci) {
 				w.checkSize()
 				m := &c.Modules[mi]
 				if m.HideOnDesktop {
 					continue
 				}
 				w.paragraphBreak()
-				k, known := kinds[m.EffectiveKind()]
-				if known && k.text != nil {
-					k.text(&w, m.Descriptor.Get(k.content))
-				}
-				path := "page.rows[" + strconv.Itoa(ri) + "].columns[" + strconv.Itoa(ci) + "].modules[" + strconv.Itoa(mi) + "]"
-				switch {
-				case k.textOmitted != "":
-					warn.once(k.textOmitted, path)
-				case !known && m.Kind == design.KindAddon:
-					warn.once("addon module without a renderable contentType ("+quoteBounded(m.ContentType)+") omitted", path)
-				case !known:
-					warn.once("unknown module type "+quoteBounded(m.Type)+" omitted", path)
+				if b == nil {
+					warn.once(unknownKind(m), modulePath(ri, ci, mi))
+				} else {
+					b.text(&w)
+					if k := kinds[m.EffectiveKind()]; k.textOmitted != "" {
+						warn.once(k.textOmitted, modulePath(ri, ci, mi))
+					}
 				}
 				w.paragraphBreak()
 			}
@@ -437,54 +428,6 @@ func plainText(d *design.Design, maxOutput int) (out *Output, err error) {
 		return nil, tooLarge(maxOutput) // with the final newline, over
 	}
 	return &Output{Body: []byte(w.String()), Warnings: warn.list()}, nil
-}
-
-// textWarnings collects warnings the way the HTML renderer does: one per
-// distinct message, naming the first place it occurs and how often it
-// recurs, so that a design with thousands of unknown modules yields one
-// warning (they travel in a response header).
-type textWarnings struct {
-	msgs  []string
-	count []int
-	index map[string]int
-}
-
-func (t *textWarnings) once(msg, path string) {
-	if t.index == nil {
-		t.index = map[string]int{}
-	}
-	if i, ok := t.index[msg]; ok {
-		t.count[i]++
-		return
-	}
-	t.index[msg] = len(t.msgs)
-	t.msgs = append(t.msgs, msg+" at "+path)
-	t.count = append(t.count, 1)
-}
-
-func (t *textWarnings) list() []string {
-	out := make([]string, 0, len(t.msgs))
-	for i, m := range t.msgs {
-		if t.count[i] > 1 {
-			m += " (and " + strconv.Itoa(t.count[i]-1) + " more)"
-		}
-		out = append(out, m)
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// quoteBounded quotes a value from the design for a warning: ASCII only
-// (warnings end up in a response header) and at most 80 characters.
-func quoteBounded(s string) string {
-	const maxRunes = 80
-	if utf8.RuneCountInString(s) > maxRunes {
-		r := []rune(s)
-		s = string(r[:maxRunes]) + "…"
-	}
-	return strconv.QuoteToASCII(s)
 }
 
 // linkedLabel writes a plain label (an alt text, a menu item) that may be

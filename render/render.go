@@ -96,23 +96,23 @@ func HTMLWithLimits(d *design.Design, lim Limits) (*Output, error) {
 	if d == nil {
 		return nil, errors.New("render: nil design")
 	}
-	if err := check(d); err != nil {
+	bs, err := decodeBlocks(d)
+	if err != nil {
 		return nil, err
 	}
 	lim = lim.withDefaults()
-	w := newEmailWriter(d, lim.MaxOutput)
+	w := newEmailWriter(d, bs, lim.MaxOutput)
 	if err := w.render(); err != nil {
 		w.recycle()
 		return nil, err
 	}
-	w.finishWarnings()
 	body, pooled := w.assemble()
 	w.recycle()
 	if len(body) > lim.MaxOutput {
 		// The head (title, font links) was the last straw.
 		return nil, tooLarge(lim.MaxOutput)
 	}
-	return &Output{Body: body, Warnings: w.warnings, pooled: pooled}, nil
+	return &Output{Body: body, Warnings: w.warn.list(), pooled: pooled}, nil
 }
 
 // render writes the body, or fails with ErrOutputTooLarge.
@@ -136,8 +136,9 @@ func PlainTextWithLimits(d *design.Design, lim Limits) (*Output, error) {
 	if d == nil {
 		return nil, errors.New("render: nil design")
 	}
-	if err := check(d); err != nil {
+	bs, err := decodeBlocks(d)
+	if err != nil {
 		return nil, err
 	}
-	return plainText(d, lim.withDefaults().MaxOutput)
+	return plainText(d, bs, lim.withDefaults().MaxOutput)
 }

@@ -22,7 +22,8 @@ type richToken struct {
 	// as written) unless escape is set.
 	text   []byte
 	escape bool
-	// z reads a start tag's attributes when hasAttr (see attrs).
+	// z reads a start tag's attributes when hasAttr (see attrs) and a
+	// text token's decoded text (see decoded).
 	z       *html.Tokenizer
 	hasAttr bool
 }
@@ -43,6 +44,27 @@ func (t *richToken) attrs() iter.Seq2[[]byte, []byte] {
 	}
 }
 
+// decoded is a text token's text with entities decoded, as plain text
+// reads it. It is read at most once, instead of text: the tokenizer
+// decodes in place.
+func (t *richToken) decoded() []byte {
+	if t.escape {
+		return t.text // already the tokenizer's decoded text
+	}
+	return t.z.Text()
+}
+
+// attr returns the value of a start tag's first attribute key, as attrs
+// gives it; it reads the tag's attributes.
+func (t *richToken) attr(key string) []byte {
+	for k, v := range t.attrs() {
+		if string(k) == key {
+			return v
+		}
+	}
+	return nil
+}
+
 // richTokens calls yield for each text and tag token of src, in order.
 // Comments and doctypes are left out: the sanitiser drops them.
 func richTokens(src string, yield func(t richToken)) {
@@ -56,6 +78,7 @@ func richTokens(src string, yield func(t richToken)) {
 			// Raw keeps entities (&nbsp;) as written; text from raw-text
 			// states (e.g. after <plaintext>) may hold '<' and is
 			// re-escaped instead.
+			t.z = z
 			if t.text = z.Raw(); bytes.IndexByte(t.text, '<') >= 0 {
 				t.text, t.escape = z.Text(), true
 			}

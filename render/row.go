@@ -347,31 +347,27 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, mul
 	}
 	// An empty column is only its padding, as in the vendor's exports:
 	// no filler line (which made it a text line taller).
-	for mi := range c.Modules {
+	for mi, b := range w.blocks.column(r, w.rowIndex, index) {
 		w.colIndex, w.modIndex = index, mi
-		w.module(&c.Modules[mi])
+		w.module(&c.Modules[mi], b)
 	}
 	w.s("</td></tr></table>")
 }
 
-// module renders one block by its kind (kinds.go), handling visibility;
-// an unknown kind renders as nothing, with a warning.
-func (w *emailWriter) module(m *design.Module) {
+// module renders module m, decoded as b by its kind (kinds.go),
+// handling visibility; an unknown kind (b nil) renders as nothing, with a
+// warning.
+func (w *emailWriter) module(m *design.Module, b block) {
 	w.checkTotal()
-	k, ok := kinds[m.EffectiveKind()]
-	if !ok {
-		if m.Kind == design.KindAddon {
-			w.warnOnce("addon module without a renderable contentType ("+quoteBounded(m.ContentType)+") omitted", w.path())
-		} else {
-			w.warnOnce("unknown module type "+quoteBounded(m.Type)+" omitted", w.path())
-		}
+	if b == nil {
+		w.warn.once(unknownKind(m), w.path())
 		return
 	}
 	w.blockSeq++
 	if m.HideOnDesktop {
 		w.desktopHideOpen()
 	}
-	k.html(w, m, m.Descriptor.Get(k.content))
+	b.html(w, m)
 	if m.HideOnDesktop {
 		w.desktopHideClose()
 	}
@@ -386,21 +382,7 @@ func (w *emailWriter) blockOpen(m *design.Module, kind string, td *style, align 
 // blockOpenClass is blockOpen with an extra class on the block's table.
 func (w *emailWriter) blockOpenClass(m *design.Module, kind, extraCls string, td *style, align string) float64 {
 	w.s(`<table class="`)
-	w.s(kind)
-	w.s("_block")
-	if extraCls != "" {
-		w.s(" ")
-		w.s(extraCls)
-	}
-	mobileCls := ""
-	if m.HideOnMobile {
-		w.s(" mh")
-	}
-	if m.Mobile.Len() > 0 {
-		mobileCls = "m" + strconv.Itoa(w.blockSeq)
-		w.s(" ")
-		w.s(mobileCls)
-	}
+	mobileCls := w.blockClass(m, kind, extraCls, m.Mobile.Len() > 0)
 	w.s(`" width="100%"`)
 	w.s(tableAttrs)
 	w.s(`><tr><td class="pad"`)
@@ -430,6 +412,32 @@ func (w *emailWriter) blockOpenClass(m *design.Module, kind, extraCls string, td
 }
 
 func (w *emailWriter) blockClose() { w.s("</td></tr></table>") }
+
+// blockClass writes the class list of a block's outer element:
+// <kind>_block, extra, mh when the block is hidden on phones, and, when
+// mobile is set, the block's own class for its mobile rules, which it
+// returns ("" without).
+func (w *emailWriter) blockClass(m *design.Module, kind, extra string, mobile bool) string {
+	w.s(kind)
+	w.s("_block")
+	if extra != "" {
+		w.s(" ")
+		w.s(extra)
+	}
+	if m.HideOnMobile {
+		w.s(" mh")
+	}
+	if !mobile {
+		return ""
+	}
+	cls := w.mobileClass()
+	w.s(" ")
+	w.s(cls)
+	return cls
+}
+
+// mobileClass names the current block's class for its mobile rules.
+func (w *emailWriter) mobileClass() string { return "m" + strconv.Itoa(w.blockSeq) }
 
 // blockMobileRules turns descriptor.mobileStyle into rules for the block.
 func (w *emailWriter) blockMobileRules(m *design.Module, cls string) {

@@ -12,18 +12,17 @@ import (
 // the model. The body is written first (into body) because the head
 // depends on what the body used: web fonts and per-block mobile rules.
 type emailWriter struct {
-	d         *design.Design
-	body      bytes.Buffer
-	bodyBuf   *[]byte      // the pooled array behind body (see recycle)
-	mobile    bytes.Buffer // rules for the one @media block
-	warnings  []string
-	warnSeen  map[string]int // warnOnce message → index in warnings
-	warnCount []int          // occurrences, parallel to warnings
+	d       *design.Design
+	blocks  blocks // every module's decoded content
+	body    bytes.Buffer
+	bodyBuf *[]byte      // the pooled array behind body (see recycle)
+	mobile  bytes.Buffer // rules for the one @media block
+	warn    warnings
 
 	fontsUsed []string // normalised first family names seen in styles
 	hasRev    bool     // some row reverses its columns on mobile
-	// some menu turns into a vertical list on mobile (hamburger)
-	hasHamburger bool
+	// kinds whose mobileCSS the document needs, in order of first use
+	mobileCSSKinds []string
 
 	// Defaults resolved once from page.body.
 	font      string // default font stack
@@ -48,6 +47,16 @@ type emailWriter struct {
 const tableAttrs = ` role="presentation" cellpadding="0" cellspacing="0"`
 
 func (w *emailWriter) s(s string) { w.body.WriteString(s) }
+
+// useMobileCSS asks for kind's mobileCSS in the document's @media block.
+func (w *emailWriter) useMobileCSS(kind string) {
+	for _, k := range w.mobileCSSKinds {
+		if k == kind {
+			return
+		}
+	}
+	w.mobileCSSKinds = append(w.mobileCSSKinds, kind)
+}
 
 // checkSize stops the render once the body so far is over the limit
 // (see outputFull). It is called where the renderer writes a style
@@ -76,31 +85,6 @@ func (w *emailWriter) checkTotal() {
 //
 //go:noinline
 func (w *emailWriter) full() { panic(outputFull{}) }
-
-// warnOnce reports a problem once per distinct message, naming the first
-// place it occurs and, when it recurs, how often: a design with thousands
-// of unknown modules yields one warning, not thousands.
-func (w *emailWriter) warnOnce(msg, path string) {
-	if w.warnSeen == nil {
-		w.warnSeen = map[string]int{}
-	}
-	if i, ok := w.warnSeen[msg]; ok {
-		w.warnCount[i]++
-		return
-	}
-	w.warnSeen[msg] = len(w.warnings)
-	w.warnings = append(w.warnings, msg+" at "+path)
-	w.warnCount = append(w.warnCount, 1)
-}
-
-// finishWarnings appends the repeat counts to deduplicated warnings.
-func (w *emailWriter) finishWarnings() {
-	for i, n := range w.warnCount {
-		if n > 1 && i < len(w.warnings) {
-			w.warnings[i] += " (and " + strconv.Itoa(n-1) + " more)"
-		}
-	}
-}
 
 // int writes a decimal integer.
 func (w *emailWriter) int(n int) {
@@ -192,9 +176,7 @@ func (w *emailWriter) styleAttr(s *style) {
 }
 
 // path is the JSON path of the module being rendered, for warnings.
-func (w *emailWriter) path() string {
-	return "page.rows[" + strconv.Itoa(w.rowIndex) + "].columns[" + strconv.Itoa(w.colIndex) + "].modules[" + strconv.Itoa(w.modIndex) + "]"
-}
+func (w *emailWriter) path() string { return modulePath(w.rowIndex, w.colIndex, w.modIndex) }
 
 // mobileRule appends one rule to the @media block.
 func (w *emailWriter) mobileRule(selector string, decls string) {
