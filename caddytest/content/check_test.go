@@ -16,13 +16,9 @@ import (
 	"github.com/designbridge/caddy-designbridge/internal/designtest"
 )
 
-// fetchSite lets design images reach loopback (the tests' image server)
-// and gives up on an image after 1 s.
-const fetchSite = "http://localhost:9308"
-
 func init() {
 	config += `
-:9308 {
+:{$PORT_FETCH} {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		fetch {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/internal/designtest"
 	"github.com/designbridge/caddy-designbridge/render"
@@ -229,7 +228,7 @@ func TestExportRateLimit(t *testing.T) {
 	tester := start(t)
 	// The buckets live with the loaded config: a forced reload empties
 	// them of what earlier tests (or runs, with -count) spent.
-	if status, answer, err := adminapi.Load(adminPort, []byte(config), "text/caddyfile", true); err != nil || status != 200 {
+	if status, answer, err := load(config, true); err != nil || status != 200 {
 		t.Fatalf("reload: %d %s %v", status, answer, err)
 	}
 	body := designtest.OwnFile(t, smallDesign)

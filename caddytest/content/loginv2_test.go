@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/designbridge/caddy-designbridge/internal/designtest"
@@ -35,7 +35,7 @@ func loginBody(clientID, secret string, uid any) []byte {
 }
 
 // loginOK performs LoginV2 on site and checks the 200 body field by field.
-func loginOK(t *testing.T, tester *caddytest.Tester, site, clientID, secret, uid string) tokenBody {
+func loginOK(t *testing.T, tester *testcaddy.Tester, site, clientID, secret, uid string) tokenBody {
 	t.Helper()
 	before := time.Now().Unix()
 	r := post(t, tester, http.MethodPost, site+"/loginV2", jsonCT, loginBody(clientID, secret, uid))
