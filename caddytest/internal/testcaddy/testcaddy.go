@@ -56,6 +56,16 @@ func Port(name string) int {
 // URL is "http://localhost:<port>" for {$PORT_<name>}.
 func URL(name string) string { return "http://localhost:" + strconv.Itoa(Port(name)) }
 
+// FreePort returns a port free on 127.0.0.1 right now, for a server the
+// test starts itself (or for one that must refuse connections).
+func FreePort() (int, error) {
+	p, err := freePorts(1)
+	if err != nil {
+		return 0, err
+	}
+	return p[0], nil
+}
+
 // freePorts returns n distinct ports free on 127.0.0.1 right now.
 func freePorts(n int) ([]int, error) {
 	lns := make([]net.Listener, 0, n)
@@ -287,10 +297,18 @@ func Client(timeout time.Duration) *http.Client {
 	return &http.Client{Transport: transport, Timeout: timeout}
 }
 
+// Stop stops Caddy; the next Load starts it again with any config.
+func Stop() error {
+	mu.Lock()
+	defer mu.Unlock()
+	lastTmpl = ""
+	return caddy.Stop()
+}
+
 // Finish is for TestMain after m.Run: it stops Caddy and turns a run in
 // which a handler panicked into a failed one.
 func Finish(code int) int {
-	_ = caddy.Stop()
+	_ = Stop()
 	text, _ := panicsLogged(0)
 	if strings.Contains(text, "panic") {
 		fmt.Fprintf(os.Stderr, "a handler panicked during the run:\n%s\n", text)
