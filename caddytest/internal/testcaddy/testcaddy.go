@@ -195,9 +195,10 @@ func refused(err error) (int, []byte, error) {
 }
 
 // MustLoad loads the Caddyfile tmpl (Load) and stops the test if Caddy
-// refuses it.
+// refuses it; the test fails if a handler panics (FailOnPanic).
 func MustLoad(t testing.TB, tmpl string) {
 	t.Helper()
+	FailOnPanic(t)
 	status, body, err := Load([]byte(tmpl), "text/caddyfile", false)
 	if err != nil || status != http.StatusOK {
 		t.Fatalf("loading config: %v %s\n%s", err, body, tmpl)
