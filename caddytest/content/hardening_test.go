@@ -13,6 +13,7 @@ import (
 // address, that address gets 429 with Retry-After, even with the right
 // secret; another address still logs in.
 func TestLoginFailureLimit(t *testing.T) {
+	t.Parallel()
 	start(t)
 	login := func(from, secret string) response {
 		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
@@ -49,6 +50,7 @@ func TestLoginFailureLimit(t *testing.T) {
 // TestExportSandboxed: export answers, successes and errors, carry the
 // sandbox policy through a real server.
 func TestExportSandboxed(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	for _, h := range []map[string]string{bearer(apiToken), nil} {
 		r := post(t, tester, http.MethodPost, mainSite+"/v1/message/html", h, []byte(`{"page":{"rows":[]}}`))

@@ -126,6 +126,7 @@ func forgeToken(t *testing.T, key, clientID, uid string, expIn, refreshIn int64)
 }
 
 func TestLoginV2(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	tests := []struct {
 		name    string
@@ -175,6 +176,7 @@ func TestLoginV2(t *testing.T) {
 }
 
 func TestLoginV2Refresh(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	first := loginOK(t, tester, mainSite, "alpha", alphaSecret, "refresher")
 	refresh := func(site, tok string) response {
@@ -245,6 +247,7 @@ func TestLoginV2Refresh(t *testing.T) {
 // Two sites with the same signing_key accept each other's tokens (as
 // replicas would); a site with another key does not.
 func TestLoginV2Replicas(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	tok := loginOK(t, tester, mainSite, "editor-app", editorSecret, "roaming").AccessToken
 	if r := post(t, tester, http.MethodPost, replicaSite+"/loginV2/refresh", bearer(tok), nil); r.status != 200 {

@@ -1,6 +1,8 @@
 // Package content tests the content_service handler in a real Caddy
 // started from Caddyfiles, on ports chosen when each config loads
-// (testcaddy: {$PORT_<NAME>} in a Caddyfile).
+// (testcaddy: {$PORT_<NAME>} in a Caddyfile). Tests that only use the
+// package's config (start) run in parallel; those that load another
+// config, force a reload, or measure memory or render times do not.
 package content
 
 import (

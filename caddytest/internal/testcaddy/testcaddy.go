@@ -37,10 +37,12 @@ import (
 )
 
 var (
-	mu       sync.Mutex
-	ports    = map[string]int{}
-	lastTmpl string // the template of the running config
+	mu       sync.Mutex // serialises loads
+	lastTmpl string     // the template of the running config
 	logDir   string
+
+	portsMu sync.RWMutex
+	ports   = map[string]int{} // the running config's
 )
 
 // portName finds the port placeholders of a Caddyfile.
@@ -48,9 +50,23 @@ var portName = regexp.MustCompile(`\{\$PORT_([A-Z0-9_]+)\}`)
 
 // Port is the port the running config gave to {$PORT_<name>}, or 0.
 func Port(name string) int {
-	mu.Lock()
-	defer mu.Unlock()
+	portsMu.RLock()
+	defer portsMu.RUnlock()
 	return ports[name]
+}
+
+// setPorts records the running config's ports.
+func setPorts(next map[string]int) {
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	ports = next
+}
+
+// currentPorts returns the running config's ports.
+func currentPorts() map[string]int {
+	portsMu.RLock()
+	defer portsMu.RUnlock()
+	return ports
 }
 
 // URL is "http://localhost:<port>" for {$PORT_<name>}.
@@ -96,7 +112,7 @@ func Adapt(tmpl string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ports = next
+	setPorts(next)
 	lastTmpl = ""
 	return out, nil
 }
@@ -106,7 +122,7 @@ func Adapt(tmpl string) ([]byte, error) {
 func adapt(tmpl string) (out []byte, next map[string]int, err error) {
 	defer func() {
 		if err != nil {
-			setEnv(ports)
+			setEnv(currentPorts())
 		}
 	}()
 	names := map[string]bool{}
@@ -147,25 +163,13 @@ func setEnv(ports map[string]int) {
 // one is not loaded again unless force is set (which then gives it new
 // ports too). A JSON config runs as it is: a test about reloads loads the
 // same JSON again to reload on the same ports.
+//
+// Parallel tests may load the same config at once: one loads it, the
+// others find it running.
 func Load(cfg []byte, contentType string, force bool) (status int, body []byte, err error) {
-	status, body, err = load(cfg, contentType, force)
-	if status == http.StatusOK && onLoad != nil {
-		onLoad()
-	}
-	return status, body, err
-}
-
-// onLoad is called after every config that loads (OnLoad).
-var onLoad func()
-
-// OnLoad makes TestMain's f run after every config that loads, to point
-// the package's URLs at the new ports.
-func OnLoad(f func()) { onLoad = f }
-
-func load(cfg []byte, contentType string, force bool) (status int, body []byte, err error) {
 	mu.Lock()
 	defer mu.Unlock()
-	tmpl, js, next := string(cfg), cfg, ports
+	tmpl, js, next := string(cfg), cfg, currentPorts()
 	isJSON := strings.HasSuffix(contentType, "/json")
 	switch {
 	case isJSON:
@@ -178,16 +182,28 @@ func load(cfg []byte, contentType string, force bool) (status int, body []byte, 
 		return refused(err)
 	}
 	if err := caddy.Load(js, force); err != nil {
-		setEnv(ports)
+		setEnv(currentPorts())
 		return refused(fmt.Errorf("loading config: %v", err))
 	}
-	ports = next
+	setPorts(next)
 	lastTmpl = tmpl
 	if isJSON {
 		lastTmpl = ""
 	}
+	// Still under mu: a parallel test that finds this config running
+	// sees the URLs onLoad set.
+	if onLoad != nil {
+		onLoad()
+	}
 	return http.StatusOK, nil, nil
 }
+
+// onLoad is called after every config that loads (OnLoad).
+var onLoad func()
+
+// OnLoad makes TestMain's f run after every config that loads, to point
+// the package's URLs at the new ports. f may call Port and URL.
+func OnLoad(f func()) { onLoad = f }
 
 func refused(err error) (int, []byte, error) {
 	body, _ := json.Marshal(map[string]string{"error": err.Error()})
