@@ -263,7 +263,8 @@ func panicsLogged(offset int64) (string, int64) {
 	return string(b[offset:]), int64(len(b))
 }
 
-// FailOnPanic fails t if a handler panics between now and t's end.
+// FailOnPanic fails t if a handler panics between now and t's end (with
+// tests in parallel, every test running at the time fails).
 func FailOnPanic(t testing.TB) {
 	_, start := panicsLogged(0)
 	t.Cleanup(func() {
