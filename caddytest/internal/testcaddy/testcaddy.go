@@ -16,6 +16,7 @@ package testcaddy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -26,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -181,7 +183,15 @@ func Load(cfg []byte, contentType string, force bool) (status int, body []byte, 
 	if err != nil {
 		return refused(err)
 	}
-	if err := caddy.Load(js, force); err != nil {
+	err = caddy.Load(js, force)
+	// A port found free can be taken by another process before Caddy
+	// binds it: choose again.
+	for try := 0; try < 3 && err != nil && !isJSON && inUse(err); try++ {
+		if js, next, err = adapt(tmpl); err == nil {
+			err = caddy.Load(js, force)
+		}
+	}
+	if err != nil {
 		setEnv(currentPorts())
 		return refused(fmt.Errorf("loading config: %v", err))
 	}
@@ -196,6 +206,12 @@ func Load(cfg []byte, contentType string, force bool) (status int, body []byte, 
 		onLoad()
 	}
 	return http.StatusOK, nil, nil
+}
+
+// inUse reports whether err is a port already taken (Caddy does not
+// always wrap the error, so its text is read too).
+func inUse(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
 }
 
 // onLoad is called after every config that loads (OnLoad).

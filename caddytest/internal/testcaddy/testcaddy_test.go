@@ -2,7 +2,9 @@ package testcaddy
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -118,5 +120,26 @@ func TestPanicFailsTheTest(t *testing.T) {
 	// What Finish would see (this package's TestMain does not call it).
 	if text, _ := panicsLogged(before); !strings.Contains(text, "http: panic serving") {
 		t.Errorf("panic log %q", text)
+	}
+}
+
+// TestPortTakenRecognised: Caddy's error for a port already taken is one
+// inUse recognises, so that Load chooses other ports when another process
+// took one between its choice and the load; a port written in the config
+// stays taken, and the load is refused.
+func TestPortTakenRecognised(t *testing.T) {
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().(*net.TCPAddr).Port
+	cfg := global + fmt.Sprintf(":{$PORT_HTTP}, :%d {\n\trespond ok\n}\n", taken)
+	status, body, _ := Load([]byte(cfg), "text/caddyfile", false)
+	if status == http.StatusOK || !strings.Contains(string(body), "address already in use") {
+		t.Fatalf("a config on a taken port: %d %s", status, body)
+	}
+	if !inUse(errors.New(string(body))) {
+		t.Errorf("inUse does not recognise %s", body)
 	}
 }
