@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // loginUpstream answers LoginV2 like the contract says, echoing the uid.
@@ -176,34 +174,37 @@ func TestCrossSiteRefused(t *testing.T) {
 		header map[string]string
 		ok     bool
 	}
-	cases := map[bool][]tcase{
-		false: { // no allowed_origins
-			{"no browser headers", nil, true},
-			{"same-origin fetch", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": siteURL}, true},
-			// Another port or subdomain of the site's host is same-site but
-			// another origin, whose pages this site does not vouch for.
-			{"same-site fetch", map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://localhost:9102"}, false},
-			{"unknown Sec-Fetch-Site", map[string]string{"Sec-Fetch-Site": "nearby", "Origin": "https://evil.example"}, false},
-			{"unknown Sec-Fetch-Site own origin", map[string]string{"Sec-Fetch-Site": "bogus", "Origin": siteURL}, false},
-			{"cross-site fetch", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.test"}, false},
-			{"cross-site without origin", map[string]string{"Sec-Fetch-Site": "cross-site"}, false},
-			{"old browser own origin", map[string]string{"Origin": siteURL}, true},
-			{"old browser foreign origin", map[string]string{"Origin": "http://evil.test"}, false},
-			{"old browser null origin", map[string]string{"Origin": "null"}, false},
-			{"dev server origin not allowed", map[string]string{"Origin": "http://localhost:3000"}, false},
-			// A dev server that forwards without rewriting Host: the
-			// browser's origin and Host agree.
-			{"dev server keeping Host", map[string]string{"Origin": "http://localhost:3000", "Host": "localhost:3000"}, true},
-		},
-		true: { // allowed_origins http://localhost:3000
-			{"dev server origin allowed", map[string]string{"Origin": "http://localhost:3000"}, true},
-			{"dev server same-origin fetch", map[string]string{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "same-origin"}, true},
-			{"allowed origin even if cross-site", map[string]string{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "cross-site"}, true},
-			{"other origin still refused", map[string]string{"Origin": "http://localhost:3002", "Sec-Fetch-Site": "cross-site"}, false},
-			{"allowed origin same-site", map[string]string{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "same-site"}, true},
-			{"other same-site origin refused", map[string]string{"Origin": "http://localhost:3002", "Sec-Fetch-Site": "same-site"}, false},
-			{"own origin still fine", map[string]string{"Origin": siteURL}, true},
-		},
+	// A function: the site's origin (siteURL) is known once its config loads.
+	cases := func() map[bool][]tcase {
+		return map[bool][]tcase{
+			false: { // no allowed_origins
+				{"no browser headers", nil, true},
+				{"same-origin fetch", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": siteURL}, true},
+				// Another port or subdomain of the site's host is same-site but
+				// another origin, whose pages this site does not vouch for.
+				{"same-site fetch", map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://localhost:9102"}, false},
+				{"unknown Sec-Fetch-Site", map[string]string{"Sec-Fetch-Site": "nearby", "Origin": "https://evil.example"}, false},
+				{"unknown Sec-Fetch-Site own origin", map[string]string{"Sec-Fetch-Site": "bogus", "Origin": siteURL}, false},
+				{"cross-site fetch", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.test"}, false},
+				{"cross-site without origin", map[string]string{"Sec-Fetch-Site": "cross-site"}, false},
+				{"old browser own origin", map[string]string{"Origin": siteURL}, true},
+				{"old browser foreign origin", map[string]string{"Origin": "http://evil.test"}, false},
+				{"old browser null origin", map[string]string{"Origin": "null"}, false},
+				{"dev server origin not allowed", map[string]string{"Origin": "http://localhost:3000"}, false},
+				// A dev server that forwards without rewriting Host: the
+				// browser's origin and Host agree.
+				{"dev server keeping Host", map[string]string{"Origin": "http://localhost:3000", "Host": "localhost:3000"}, true},
+			},
+			true: { // allowed_origins http://localhost:3000
+				{"dev server origin allowed", map[string]string{"Origin": "http://localhost:3000"}, true},
+				{"dev server same-origin fetch", map[string]string{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "same-origin"}, true},
+				{"allowed origin even if cross-site", map[string]string{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "cross-site"}, true},
+				{"other origin still refused", map[string]string{"Origin": "http://localhost:3002", "Sec-Fetch-Site": "cross-site"}, false},
+				{"allowed origin same-site", map[string]string{"Origin": "http://localhost:3000", "Sec-Fetch-Site": "same-site"}, true},
+				{"other same-site origin refused", map[string]string{"Origin": "http://localhost:3002", "Sec-Fetch-Site": "same-site"}, false},
+				{"own origin still fine", map[string]string{"Origin": siteURL}, true},
+			},
+		}
 	}
 	for _, allowed := range []bool{false, true} {
 		block := authBlock(up)
@@ -211,7 +212,7 @@ func TestCrossSiteRefused(t *testing.T) {
 			block = authBlock(up, "allowed_origins http://localhost:3000")
 		}
 		tc := load(t, site(block))
-		for _, c := range cases[allowed] {
+		for _, c := range cases()[allowed] {
 			for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
 				t.Run(fmt.Sprintf("allowed=%v %s %s", allowed, c.name, path), func(t *testing.T) {
 					before := len(up.requests())
@@ -244,7 +245,7 @@ func TestUIDFromHost(t *testing.T) {
 	t.Run("no uid is a load error", func(t *testing.T) {
 		load(t, site(""))
 		block := fmt.Sprintf("\t\tauth_url %s/loginV2\n\t\tclient_id {env.DB_TEST_CLIENT_ID}\n\t\tclient_secret {env.DB_TEST_CLIENT_SECRET}", up.URL)
-		status, body, err := adminapi.Load(adminPort, []byte(site(block)), "text/caddyfile", false)
+		status, body, err := loadRaw([]byte(site(block)), "text/caddyfile", false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,11 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/caddyserver/caddy/v2/caddytest"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // BenchmarkExport is one ordinary export through a real Caddy: a 40 KB
@@ -46,8 +41,7 @@ func BenchmarkExport(b *testing.B) {
 		if unwrap {
 			block += "\t\tunwrap_html\n"
 		}
-		adminapi.NewTester(b, caddytest.Config{AdminPort: adminPort, LoadRequestTimeout: 10 * time.Second, TestRequestTimeout: 20 * time.Second}).
-			InitServer(site(block), "caddyfile")
+		load(b, site(block))
 		for _, accept := range []string{"*/*", "application/json"} {
 			b.Run(fmt.Sprintf("unwrap=%v/accept=%s", unwrap, strings.ReplaceAll(accept, "/", "_")), func(b *testing.B) {
 				b.SetBytes(int64(len(design)))

@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 var jsonHeader = map[string]string{"Content-Type": "application/json"}
@@ -110,7 +108,7 @@ func TestExportCache(t *testing.T) {
 	}
 
 	// A reload starts an empty cache.
-	if status, body, err := adminapi.Load(adminPort, []byte(cfg), "text/caddyfile", true); err != nil || status != 200 {
+	if status, body, err := loadRaw([]byte(cfg), "text/caddyfile", true); err != nil || status != 200 {
 		t.Fatalf("reload: %d %s %v", status, body, err)
 	}
 	if res := post(t, tc, "/v1/message/html", design, jsonHeader); res.Header.Get("Cache-Status") != "design_bridge; fwd=miss" {
@@ -181,7 +179,7 @@ func heldUpstream(t *testing.T, release <-chan struct{}, answer func(w http.Resp
 // concurrentExports sends n identical exports at once and returns, once
 // every request has been written, a function that waits for the answers.
 func concurrentExports(t *testing.T, n int, body []byte, ctxs []context.Context) func() []response {
-	client := &http.Client{Transport: adminapi.Retrying(&http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: n}), Timeout: 30 * time.Second}
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, MaxIdleConnsPerHost: n}, Timeout: 30 * time.Second}
 	t.Cleanup(client.CloseIdleConnections)
 	var written sync.WaitGroup
 	written.Add(n)

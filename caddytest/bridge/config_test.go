@@ -10,19 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/caddyconfig"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 )
 
 func adapt(t *testing.T, cfg string) []byte {
 	t.Helper()
-	out, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cfg), nil)
+	// Through testcaddy, for ports of their own (portName).
+	out, err := testcaddy.Adapt(template(cfg))
 	if err != nil {
 		t.Fatalf("adapt: %v", err)
-	}
-	for _, w := range warnings {
-		t.Logf("adapt warning: %v", w)
 	}
 	return out
 }
@@ -134,7 +130,7 @@ func TestConfigLoadErrors(t *testing.T) {
 	load(t, site("")) // admin API up, with a valid config that must survive
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			status, body, err := adminapi.Load(adminPort, []byte(site(tt.block)), "text/caddyfile", false)
+			status, body, err := loadRaw([]byte(site(tt.block)), "text/caddyfile", false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,9 +151,11 @@ func TestReloadLeaks(t *testing.T) {
 	raw := adapt(t, site(bridgeBlock(up)))
 	tc := newTester(t)
 	tc.InitServer(string(raw), "json")
-	client := &http.Client{Transport: adminapi.Retrying(&http.Transport{DisableKeepAlives: true}), Timeout: 10 * time.Second}
+	// The only test client that sends again: each reload here keeps the
+	// ports, and the server it replaces may close a connection unanswered.
+	client := &http.Client{Transport: resendOnReset{&http.Transport{DisableKeepAlives: true}}, Timeout: 10 * time.Second}
 	reload := func() {
-		status, body, err := adminapi.Load(adminPort, raw, "application/json", true) // reload even though unchanged
+		status, body, err := loadRaw(raw, "application/json", true) // reload even though unchanged
 		if err != nil {
 			t.Fatalf("reload: %v", err)
 		}
@@ -231,7 +229,7 @@ func TestLocalhostWithoutDNS(t *testing.T) {
 	for _, host := range []string{"app.localhost", "localhost.", "LOCALHOST.example.com"} {
 		for _, field := range []string{"content_service", "auth_url"} {
 			block := fmt.Sprintf("\t\t%s http://%s:%s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tuid u1", field, host, port, tokenPlain, clientID, clientSecret)
-			status, body, err := adminapi.Load(adminPort, []byte(site(block)), "text/caddyfile", false)
+			status, body, err := loadRaw([]byte(site(block)), "text/caddyfile", false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 func bridgeBlock(u *upstream, extra ...string) string {
@@ -256,9 +254,6 @@ func TestExportBodyLimit(t *testing.T) {
 			return tc.Client.Do(req)
 		}
 		res, err := send()
-		if err != nil && adminapi.IsReset(err) {
-			res, err = send()
-		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,8 +12,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // TestMatcherRefused: a matcher on design_bridge is a load error that says
@@ -22,7 +20,7 @@ func TestMatcherRefused(t *testing.T) {
 	load(t, site("")) // admin API up, with a valid config that must survive
 	for _, m := range []string{"/v1/*", "@api"} {
 		cfg := strings.Replace(site(""), "\tdesign_bridge {", "\t@api path /v1/*\n\tdesign_bridge "+m+" {", 1)
-		status, body, err := adminapi.Load(adminPort, []byte(cfg), "text/caddyfile", false)
+		status, body, err := loadRaw([]byte(cfg), "text/caddyfile", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +33,7 @@ func TestMatcherRefused(t *testing.T) {
 		strings.Replace(site(""), "\tdesign_bridge {", "\tdesign_bridge * {", 1),
 		strings.Replace(site(""), "\tdesign_bridge {\n\n\t}", "\troute /v1/* {\n\t\tdesign_bridge\n\t}", 1),
 	} {
-		if status, body, err := adminapi.Load(adminPort, []byte(cfg), "text/caddyfile", false); err != nil || status != 200 {
+		if status, body, err := loadRaw([]byte(cfg), "text/caddyfile", false); err != nil || status != 200 {
 			t.Errorf("load: %d %s %v\n%s", status, body, err, cfg)
 		}
 	}
@@ -49,7 +47,7 @@ func TestEmptyPlaceholderLoadError(t *testing.T) {
 	for _, field := range []string{"token", "client_id", "client_secret", "content_service", "auth_url"} {
 		t.Run(field, func(t *testing.T) {
 			cfg := site("\t\t" + field + " {env.DB_TEST_TOKN}")
-			status, body, err := adminapi.Load(adminPort, []byte(cfg), "text/caddyfile", false)
+			status, body, err := loadRaw([]byte(cfg), "text/caddyfile", false)
 			if err != nil {
 				t.Fatal(err)
 			}

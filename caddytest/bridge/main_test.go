@@ -12,27 +12,42 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 	"github.com/designbridge/caddy-designbridge/testutil/conntest"
 	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
-
 	_ "github.com/designbridge/caddy-designbridge"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
-const (
-	adminPort = 2901
-	httpPort  = 9101
-	httpsPort = 9143
-	siteURL   = "http://localhost:9101"
+// The running config's ports, set after each load (setPorts): a config
+// gets free ports when it loads (testcaddy).
+var (
+	adminPort int
+	httpPort  int
+	siteURL   string
 )
+
+// setPorts points the package's ports at the running config.
+func setPorts() {
+	adminPort = testcaddy.Port("ADMIN")
+	httpPort = testcaddy.Port("HTTP")
+	siteURL = testcaddy.URL("HTTP")
+}
+
+// Port names. In this package's Caddyfiles a port from 9100 to 9199 is a
+// name, not a port (a second site, the content service): template turns
+// each into a placeholder that gets a free port when the config loads.
+var portName = regexp.MustCompile(`\b(91[0-9][0-9])\b`)
+
+func template(cfg string) string {
+	return portName.ReplaceAllString(cfg, "{$$PORT_$1}")
+}
 
 // Secrets used throughout; the leak test searches responses and logs for
 // each of them.
@@ -51,11 +66,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if err := pkglock.Acquire("bridge"); err != nil {
-		fmt.Fprintln(os.Stderr, "locking:", err)
-		os.Exit(1)
-	}
-	adminapi.SteadyLoads()
+	testcaddy.OnLoad(setPorts)
 	var err error
 	tmpDir, err = os.MkdirTemp("", "bridge-caddytest-")
 	if err != nil {
@@ -82,7 +93,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := testcaddy.Finish(m.Run())
 	os.RemoveAll(tmpDir)
 	os.Exit(code)
 }
@@ -93,9 +104,9 @@ func TestMain(m *testing.M) {
 // root and file_server.
 func site(bridgeBlock string, extra ...string) string {
 	return fmt.Sprintf(`{
-	admin localhost:%d
-	http_port %d
-	https_port %d
+	admin localhost:{$PORT_ADMIN}
+	http_port {$PORT_HTTP}
+	https_port {$PORT_HTTPS}
 	skip_install_trust
 	persist_config off
 	log {
@@ -107,7 +118,7 @@ func site(bridgeBlock string, extra ...string) string {
 	}
 }
 
-:%d {
+:{$PORT_HTTP} {
 	log {
 		output file %s
 	}
@@ -118,25 +129,32 @@ func site(bridgeBlock string, extra ...string) string {
 	file_server
 %s
 }
-`, adminPort, httpPort, httpsPort, logFile, httpPort, accLog, wwwDir, bridgeBlock, strings.Join(extra, "\n"))
+`, logFile, accLog, wwwDir, bridgeBlock, strings.Join(extra, "\n"))
 }
 
-func newTester(t *testing.T) *caddytest.Tester {
-	return adminapi.NewTester(t, caddytest.Config{
-		AdminPort:          adminPort,
-		TestRequestTimeout: 20 * time.Second,
-		LoadRequestTimeout: 10 * time.Second,
-	})
+func newTester(t testing.TB) *testcaddy.Tester {
+	return testcaddy.NewTester(t, 20*time.Second)
 }
 
-func load(t *testing.T, cfg string) *caddytest.Tester {
+// load runs the Caddyfile cfg, whose ports are names (portName), and
+// stops the test if Caddy refuses it.
+func load(t testing.TB, cfg string) *testcaddy.Tester {
 	t.Helper()
 	tc := newTester(t)
-	tc.InitServer(cfg, "caddyfile")
+	tc.InitServer(template(cfg), "caddyfile")
 	if t.Failed() {
 		t.FailNow()
 	}
 	return tc
+}
+
+// loadRaw loads cfg (its ports are names, see portName) and answers as
+// the admin API's /load would (testcaddy.Load).
+func loadRaw(cfg []byte, contentType string, force bool) (status int, body []byte, err error) {
+	if contentType == "text/caddyfile" {
+		cfg = []byte(template(string(cfg)))
+	}
+	return testcaddy.Load(cfg, contentType, force)
 }
 
 // recorded is one request as the upstream received it.
@@ -203,7 +221,7 @@ type response struct {
 	Body   []byte
 }
 
-func do(t *testing.T, tc *caddytest.Tester, method, path string, body []byte, header map[string]string) response {
+func do(t *testing.T, tc *testcaddy.Tester, method, path string, body []byte, header map[string]string) response {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -240,7 +258,7 @@ func do(t *testing.T, tc *caddytest.Tester, method, path string, body []byte, he
 	return response{res.StatusCode, res.Header, got}
 }
 
-func post(t *testing.T, tc *caddytest.Tester, path string, body []byte, header map[string]string) response {
+func post(t *testing.T, tc *testcaddy.Tester, path string, body []byte, header map[string]string) response {
 	t.Helper()
 	return do(t, tc, http.MethodPost, path, body, header)
 }

@@ -10,15 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // clientFrom returns a client whose connections come from the loopback
 // address ip, a distinct client address for the server.
 func clientFrom(ip string) *http.Client {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
-	return &http.Client{Transport: adminapi.Retrying(&http.Transport{DialContext: d.DialContext}), Timeout: 10 * time.Second}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 10 * time.Second}
 }
 
 func TestAuthRateLimit(t *testing.T) {

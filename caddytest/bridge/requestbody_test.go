@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"testing"
 	"time"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // TestOnlyJSONBodies: a form or a bodiless simple request (the kinds a
@@ -54,18 +52,7 @@ func TestOnlyJSONBodies(t *testing.T) {
 
 // rawExchange sends head (and then body, unless it is nil) on a new
 // connection and reads one response, waiting at most wait.
-func rawExchange(t *testing.T, head string, body []byte, wait time.Duration) (res *http.Response, got []byte, err error) {
-	t.Helper()
-	// A connection accepted by the previous config's server as a reload
-	// stops it is closed unanswered, before any handler ran: send again.
-	err = adminapi.Resend(func() (err error) {
-		res, got, err = rawExchangeOnce(t, head, body, wait)
-		return err
-	})
-	return res, got, err
-}
-
-func rawExchangeOnce(t *testing.T, head string, body []byte, wait time.Duration) (*http.Response, []byte, error) {
+func rawExchange(t *testing.T, head string, body []byte, wait time.Duration) (*http.Response, []byte, error) {
 	t.Helper()
 	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", httpPort))
 	if err != nil {

@@ -16,15 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // attacker is a second site on another port of 127.0.0.1: same-site as
-// the host site at 127.0.0.1:9401, but another origin. Its page posts a
+// the host site on 127.0.0.1, but another origin. Its page posts a
 // design whose html module holds a script to the export path with an
 // auto-submitted text/plain form; the script, if it ever runs on the
 // host's origin, reports itself (/ran) and asks the bridge for an editor
@@ -132,7 +130,7 @@ func TestSameSiteFormAttack(t *testing.T) {
 	t.Setenv("AUTH_URL", proxy+"/loginV2")
 	host := fmt.Sprintf("http://127.0.0.1:%d", sitePort)
 	target := host + "/v1/message/html"
-	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
+	tester := newTester(t)
 
 	// attack navigates to the attacker's page and waits for the browser's
 	// answer from the host; then, for the script's requests had it run, a

@@ -8,10 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/caddyserver/caddy/v2/caddytest"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // TestExampleLogin: Caddyfile.example, as it stands, mints editor tokens
@@ -19,11 +15,11 @@ import (
 // logins per address.
 func TestExampleLogin(t *testing.T) {
 	setEnv(t, readEnvExample(t), "")
-	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
+	tester := newTester(t)
 	loadConfig(t, tester, exampleConfig(t, nil))
 	// An address of its own, so that the page tests' logins do not count.
 	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.9")}}
-	client := &http.Client{Transport: adminapi.Retrying(&http.Transport{DialContext: dialer.DialContext}), Timeout: 10 * time.Second}
+	client := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}, Timeout: 10 * time.Second}
 	login := func() (int, []byte) {
 		req, _ := http.NewRequest(http.MethodPost, siteURL+"/proxy/bee-auth", strings.NewReader(`{"uid":"victim-user"}`))
 		req.Header.Set("Content-Type", "application/json")

@@ -7,11 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // TestChecksAndRenderDownloads: after "Get design HTML" the page lists the
@@ -20,7 +17,7 @@ import (
 func TestChecksAndRenderDownloads(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
-	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
+	tester := newTester(t)
 	loadConfig(t, tester, exampleConfig(t, nil))
 
 	s := newSession(t)

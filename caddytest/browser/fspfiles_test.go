@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/chromedp/chromedp"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // TestFSPFilesRunNoScript opens, at their public URLs under /fsp-files of
@@ -71,7 +69,7 @@ func TestFSPFilesRunNoScript(t *testing.T) {
 		}
 	}
 
-	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
+	tester := newTester(t)
 	loadConfig(t, tester, exampleConfig(t, nil))
 	s := newSession(t)
 	for name := range files {

@@ -26,22 +26,33 @@ import (
 
 	// Registers design_bridge, fsp_error and content_service.
 	_ "github.com/designbridge/caddy-designbridge"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 )
 
-// Ports of this package (CONTRIBUTING.md: admin 2904, HTTP 9400-9499).
-const (
-	adminPort          = 2904
-	httpPort           = 9400
-	httpsPort          = 9443
-	sitePort           = 9401 // PORT: the host site
-	contentServicePort = 9402 // CONTENT_SERVICE_PORT
-	devPort            = 9403 // DEV_PORT: the development layout
-)
-
+// The example's ports, free ports chosen once per run (choosePorts): a
+// test keeps its page open across the reloads it makes, so the sites keep
+// their ports. The admin endpoint and http_port get new ones with every
+// load (testcaddy).
 var (
-	siteURL = fmt.Sprintf("http://localhost:%d", sitePort)
-	devURL  = fmt.Sprintf("http://localhost:%d", devPort)
+	sitePort           int // PORT: the host site
+	contentServicePort int // CONTENT_SERVICE_PORT
+	devPort            int // DEV_PORT: the development layout
+	siteURL, devURL    string
 )
+
+// choosePorts picks the example's ports; TestMain calls it.
+func choosePorts() error {
+	for _, p := range []*int{&sitePort, &contentServicePort, &devPort} {
+		port, err := testcaddy.FreePort()
+		if err != nil {
+			return err
+		}
+		*p = port
+	}
+	siteURL = fmt.Sprintf("http://localhost:%d", sitePort)
+	devURL = fmt.Sprintf("http://localhost:%d", devPort)
+	return nil
+}
 
 // secretNames are the .env settings that must never reach the browser.
 var secretNames = []string{"CLIENT_SECRET", "CS_API_TOKEN", "SIGNING_KEY"}
@@ -145,14 +156,14 @@ func exampleConfig(t *testing.T, bridge map[string]string) string {
 	if strings.HasPrefix(strings.TrimSpace(stripComments(text)), "{") {
 		t.Fatal("Caddyfile.example now has a global options block; merge caddytest's options into it here")
 	}
-	global := fmt.Sprintf(`{
-	admin localhost:%d
-	http_port %d
-	https_port %d
+	global := `{
+	admin localhost:{$PORT_ADMIN}
+	http_port {$PORT_HTTP}
+	https_port {$PORT_HTTPS}
 	skip_install_trust
 	persist_config off
 }
-`, adminPort, httpPort, httpsPort)
+`
 	return global + text
 }
 
@@ -166,11 +177,17 @@ func stripComments(text string) string {
 	return strings.Join(out, "\n")
 }
 
-func loadConfig(t *testing.T, tester *caddytest.Tester, config string) {
+// newTester is a Tester of this package's tests (testcaddy.NewTester).
+func newTester(t *testing.T) *testcaddy.Tester {
+	return testcaddy.NewTester(t, caddytest.Default.TestRequestTimeout)
+}
+
+// loadConfig loads config, always: the settings it reads from the
+// environment (setEnv) may have changed while its text has not.
+func loadConfig(t *testing.T, tester *testcaddy.Tester, config string) {
 	t.Helper()
-	tester.InitServer(config, "caddyfile")
-	if t.Failed() {
-		t.FailNow()
+	if status, body, err := testcaddy.Load([]byte(config), "text/caddyfile", true); err != nil || status != 200 {
+		t.Fatalf("loading config: %v %s", err, body)
 	}
 }
 

@@ -6,9 +6,9 @@
 //     environment, as `caddy run --envfile .env.example` does; only the
 //     ports and upstream URLs are overridden (PORT, DEV_PORT,
 //     CONTENT_SERVICE_PORT, CONTENT_SERVICE_URL, AUTH_URL) so the sites
-//     listen in this package's range 9400-9499;
-//   - a global options block for caddytest (admin localhost:2904,
-//     http_port/https_port in the range, skip_install_trust,
+//     listen on free ports chosen when the run starts;
+//   - a global options block (admin endpoint and http_port/https_port on
+//     ports testcaddy chooses at each load, skip_install_trust,
 //     persist_config off) is put in front of the file;
 //   - the working directory is the repository root, so `root * www`
 //     resolves as it does for `go run ./cmd/caddy run` there.
@@ -24,8 +24,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 )
 
 // repoRoot is the repository root, found from this file's location.
@@ -35,12 +34,11 @@ var repoRoot = func() string {
 }()
 
 func TestMain(m *testing.M) {
-	if err := pkglock.Acquire("browser"); err != nil {
-		fmt.Fprintln(os.Stderr, "locking:", err)
+	if err := choosePorts(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	adminapi.SteadyLoads()
-	os.Exit(run(m))
+	os.Exit(testcaddy.Finish(run(m)))
 }
 
 func run(m *testing.M) int {

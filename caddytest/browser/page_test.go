@@ -11,13 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // Selectors of the page (www/index.html) and the stand-in editor.
@@ -39,7 +37,7 @@ const (
 func TestEditorPage(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
-	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
+	tester := newTester(t)
 	loadConfig(t, tester, exampleConfig(t, nil))
 
 	s := newSession(t)
@@ -600,7 +598,7 @@ func jsString(s string) string {
 func TestStandInEdits(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
-	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
+	tester := newTester(t)
 	loadConfig(t, tester, exampleConfig(t, nil))
 
 	s := newSession(t)
@@ -703,7 +701,7 @@ func TestStandInEdits(t *testing.T) {
 func TestEditorTokenRefused(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
-	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
+	tester := newTester(t)
 	loadConfig(t, tester, exampleConfig(t, map[string]string{"client_secret": "not-the-secret-of-this-app"}))
 
 	s := newSession(t)

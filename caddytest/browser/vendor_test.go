@@ -8,11 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // fakeVendorSDK stands in for the vendor's SDK module: it records what the
@@ -45,7 +43,7 @@ export default class FakeBeefreeSDK {
 func TestVendorSDKSetting(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
-	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
+	tester := newTester(t)
 	loadConfig(t, tester, exampleConfig(t, nil))
 
 	configJS, err := os.ReadFile(filepath.Join(repoRoot, "www", "config.js"))

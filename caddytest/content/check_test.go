@@ -16,13 +16,9 @@ import (
 	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
-// fetchSite lets design images reach loopback (the tests' image server)
-// and gives up on an image after 1 s.
-const fetchSite = "http://localhost:9312"
-
 func init() {
 	config += `
-:9312 {
+:{$PORT_FETCH} {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		fetch {
@@ -136,6 +132,7 @@ func byType(t *testing.T, checks []map[string]any, typ string) map[string]any {
 // TestCheckMessage: every check of /v1/message/check on one design,
 // through Caddy, with images weighed over HTTP.
 func TestCheckMessage(t *testing.T) {
+	t.Parallel()
 	srv, _ := imageHost(t)
 	r, ans := postCheck(t, fetchSite, "/v1/message/check", map[string]any{
 		"languages": []string{"it-IT"},
@@ -221,6 +218,7 @@ func TestCheckMessage(t *testing.T) {
 // on loopback is never requested; it is reported, the check still
 // answers.
 func TestCheckImagesNotFetchedFromPrivate(t *testing.T) {
+	t.Parallel()
 	srv, hits := imageHost(t)
 	r, ans := postCheck(t, mainSite, "/v1/message/check", map[string]any{
 		"checks":   []map[string]any{{"category": "overageImageWeight"}},
@@ -246,6 +244,7 @@ func TestCheckImagesNotFetchedFromPrivate(t *testing.T) {
 // TestCheckHungImages: images that never answer are reported once the
 // fetch bounds pass; the answer never hangs.
 func TestCheckHungImages(t *testing.T) {
+	t.Parallel()
 	srv, _ := imageHost(t)
 	d := strings.ReplaceAll(string(checkDesign(t, srv.URL)), srv.URL+"/img/", srv.URL+"/hang/x")
 	start := time.Now()
@@ -268,6 +267,7 @@ func TestCheckHungImages(t *testing.T) {
 // TestCheckPageAndRow: the page and row collections take their own
 // checks and their own design shapes.
 func TestCheckPageAndRow(t *testing.T) {
+	t.Parallel()
 	r, ans := postCheck(t, mainSite, "/v1/page/check", map[string]any{
 		"checks":   []map[string]any{{"category": "missingDetailsPage"}},
 		"template": json.RawMessage(`{"page":{"head":{"meta":{"title":"Spring"}},"rows":[]}}`),
@@ -295,6 +295,7 @@ func TestCheckPageAndRow(t *testing.T) {
 }
 
 func TestCheckErrors(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	alt := `"checks":[{"category":"missingAltText"}]`
 	for _, tt := range []struct {

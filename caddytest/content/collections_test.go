@@ -17,6 +17,7 @@ import (
 // fidelity instrument holds that layout to the vendor's page and popup
 // exports.
 func TestPageAndPopupCollections(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	designs := designtest.OwnAndCorpus(t, true)
 	ran := 0

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/render"
 	"github.com/designbridge/caddy-designbridge/testutil/designtest"
@@ -25,6 +24,7 @@ const (
 // exactly what the renderer produces for the same design, in both forms,
 // for both endpoints.
 func TestExportRendersCorpus(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	designs := designtest.OwnAndCorpus(t, false)
 	for _, name := range designtest.Names(designs) {
@@ -92,6 +92,7 @@ func TestExportRendersCorpus(t *testing.T) {
 // A module of an unknown type is rendered as nothing and listed in
 // X-Design-Warnings, never a failure.
 func TestExportUnknownModuleWarns(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	var doc map[string]any
 	if err := json.Unmarshal(designtest.OwnFile(t, smallDesign), &doc); err != nil {
@@ -121,6 +122,7 @@ func TestExportUnknownModuleWarns(t *testing.T) {
 }
 
 func TestExportAuthentication(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	editor := loginOK(t, tester, mainSite, "editor-app", editorSecret, "it-user").AccessToken
 	alphaEditor := loginOK(t, tester, mainSite, "alpha", alphaSecret, "it-user").AccessToken
@@ -163,6 +165,7 @@ func TestExportAuthentication(t *testing.T) {
 }
 
 func TestExportErrors(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	tests := []struct {
 		name    string
@@ -213,6 +216,7 @@ func TestExportErrors(t *testing.T) {
 
 // The 4101 details name the JSON path of the first problem.
 func TestExportNotADesignNamesPath(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	body := `{"page":{"body":{},"rows":[{"columns":[{"modules":"not-a-list"}]}]}}`
 	r := post(t, tester, http.MethodPost, mainSite+"/v1/message/html", bearer(apiToken), []byte(body))
@@ -229,7 +233,7 @@ func TestExportRateLimit(t *testing.T) {
 	tester := start(t)
 	// The buckets live with the loaded config: a forced reload empties
 	// them of what earlier tests (or runs, with -count) spent.
-	if status, answer, err := adminapi.Load(adminPort, []byte(config), "text/caddyfile", true); err != nil || status != 200 {
+	if status, answer, err := load(config, true); err != nil || status != 200 {
 		t.Fatalf("reload: %d %s %v", status, answer, err)
 	}
 	body := designtest.OwnFile(t, smallDesign)
@@ -266,6 +270,7 @@ func TestExportRateLimit(t *testing.T) {
 // paths are still its own. Under handle_path the service answers at a
 // prefix.
 func TestPassThruAndPrefix(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	r := post(t, tester, http.MethodGet, sharedSite+"/index.html", nil, nil)
 	if r.status != 200 || string(r.body) != "the next handler" {

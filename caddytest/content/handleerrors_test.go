@@ -4,8 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 )
 
 // TestHandleErrors: a site's handle_errors sees none of content_service's
@@ -14,9 +13,9 @@ import (
 // error with a page of its own still gives the editor the contract's
 // bodies.
 func TestHandleErrors(t *testing.T) {
-	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
+	tester := newTester(t)
 	tester.InitServer(globalOptions+`
-:9307 {
+:{$PORT_HANDLED} {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}`+apps+`
 	}
@@ -26,14 +25,14 @@ func TestHandleErrors(t *testing.T) {
 	}
 }
 `, "caddyfile")
-	res := post(t, tester, http.MethodPost, "http://localhost:9307/v1/message/html", bearer("not-a-configured-token"), []byte(`{"page":{}}`))
+	res := post(t, tester, http.MethodPost, testcaddy.URL("HANDLED")+"/v1/message/html", bearer("not-a-configured-token"), []byte(`{"page":{}}`))
 	if res.status != 403 || res.header.Get("X-Handled") != "" {
 		t.Fatalf("got %d, X-Handled %q: %s", res.status, res.header.Get("X-Handled"), res.body)
 	}
 	if code, _, _ := exportError(t, res); code != 4003 {
 		t.Errorf("export error code %d: %s", code, res.body)
 	}
-	res = post(t, tester, http.MethodGet, "http://localhost:9307/loginV2", nil, nil)
+	res = post(t, tester, http.MethodGet, testcaddy.URL("HANDLED")+"/loginV2", nil, nil)
 	if res.status != 405 || res.header.Get("X-Handled") != "" {
 		t.Fatalf("got %d, X-Handled %q: %s", res.status, res.header.Get("X-Handled"), res.body)
 	}

@@ -5,17 +5,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
-// loadCaddyfile posts a Caddyfile to the admin API and returns the status
+// loadCaddyfile loads a Caddyfile as the admin API would and returns the status
 // and the answer's text.
 func loadCaddyfile(t *testing.T, caddyfile string) (int, string) {
 	t.Helper()
-	status, body, err := adminapi.Load(adminPort, []byte(caddyfile), "text/caddyfile", false)
+	status, body, err := load(caddyfile, false)
 	if err != nil {
-		t.Fatalf("admin API: %v", err)
+		t.Fatalf("load: %v", err)
 	}
 	var answer struct {
 		Error string `json:"error"`
@@ -31,7 +29,7 @@ func loadCaddyfile(t *testing.T, caddyfile string) (int, string) {
 func TestLoadErrors(t *testing.T) {
 	tester := start(t) // a running Caddy with the good config
 	site := func(block string) string {
-		return globalOptions + ":9310 {\n\tcontent_service {\n" + block + "\n\t}\n}\n"
+		return globalOptions + ":{$PORT_LOADERR} {\n\tcontent_service {\n" + block + "\n\t}\n}\n"
 	}
 	validApp := "app a {\n secret s\n token t-load-secret-token\n }"
 	tests := []struct {

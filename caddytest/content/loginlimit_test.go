@@ -7,18 +7,17 @@ import (
 	"net/http"
 	"testing"
 	"time"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // TestLoginFailureLimit: after login_failure_limit failed logins from one
 // address, that address gets 429 with Retry-After, even with the right
 // secret; another address still logs in.
 func TestLoginFailureLimit(t *testing.T) {
+	t.Parallel()
 	start(t)
 	login := func(from, secret string) response {
 		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
-		client := &http.Client{Transport: adminapi.Retrying(&http.Transport{DialContext: d.DialContext}), Timeout: 10 * time.Second}
+		client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 10 * time.Second}
 		defer client.CloseIdleConnections()
 		body := []byte(`{"client_id":"alpha","client_secret":"` + secret + `","uid":"u1"}`)
 		req, _ := http.NewRequest(http.MethodPost, failureSite+"/loginV2", bytes.NewReader(body))

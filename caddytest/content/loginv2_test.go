@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/designbridge/caddy-designbridge/testutil/designtest"
@@ -35,7 +35,7 @@ func loginBody(clientID, secret string, uid any) []byte {
 }
 
 // loginOK performs LoginV2 on site and checks the 200 body field by field.
-func loginOK(t *testing.T, tester *caddytest.Tester, site, clientID, secret, uid string) tokenBody {
+func loginOK(t *testing.T, tester *testcaddy.Tester, site, clientID, secret, uid string) tokenBody {
 	t.Helper()
 	before := time.Now().Unix()
 	r := post(t, tester, http.MethodPost, site+"/loginV2", jsonCT, loginBody(clientID, secret, uid))
@@ -126,6 +126,7 @@ func forgeToken(t *testing.T, key, clientID, uid string, expIn, refreshIn int64)
 }
 
 func TestLoginV2(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	tests := []struct {
 		name    string
@@ -175,6 +176,7 @@ func TestLoginV2(t *testing.T) {
 }
 
 func TestLoginV2Refresh(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	first := loginOK(t, tester, mainSite, "alpha", alphaSecret, "refresher")
 	refresh := func(site, tok string) response {
@@ -245,6 +247,7 @@ func TestLoginV2Refresh(t *testing.T) {
 // Two sites with the same signing_key accept each other's tokens (as
 // replicas would); a site with another key does not.
 func TestLoginV2Replicas(t *testing.T) {
+	t.Parallel()
 	tester := start(t)
 	tok := loginOK(t, tester, mainSite, "editor-app", editorSecret, "roaming").AccessToken
 	if r := post(t, tester, http.MethodPost, replicaSite+"/loginV2/refresh", bearer(tok), nil); r.status != 200 {

@@ -1,5 +1,8 @@
 // Package content tests the content_service handler in a real Caddy
-// started from Caddyfiles (admin port 2903, HTTP ports 9300-9399).
+// started from Caddyfiles, on ports chosen when each config loads
+// (testcaddy: {$PORT_<NAME>} in a Caddyfile). Tests that only use the
+// package's config (start) run in parallel; those that load another
+// config, force a reload, or measure memory or render times do not.
 package content
 
 import (
@@ -13,8 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 
@@ -22,8 +24,6 @@ import (
 )
 
 const (
-	adminPort = 2903
-
 	// The signing key reaches Caddy through {env.CS_IT_SIGNING_KEY}, so
 	// placeholder resolution is exercised as well.
 	signingKey   = "it-signing-key-0123456789abcdefghijklmnop"
@@ -34,24 +34,36 @@ const (
 	editorAppTok = "it-api-token-editor-00000000000000001"
 	alphaSecret  = "it-secret-alpha-0123456789"
 	editorSecret = "it-secret-editor-0123456789"
-
-	// Sites of the test config.
-	mainSite     = "http://localhost:9301" // three apps, max_body 256KiB
-	replicaSite  = "http://localhost:9302" // same key as mainSite
-	otherKeySite = "http://localhost:9303" // another key
-	limitedSite  = "http://localhost:9304" // rate_limit 2 per 1m
-	sharedSite   = "http://localhost:9305" // pass_thru, then respond
-	prefixSite   = "http://localhost:9306" // mounted under /cs with handle_path
-	failureSite  = "http://localhost:9307" // login_failure_limit 3 per 1m
-	smallOutSite = "http://localhost:9308" // max_output 64KiB
 )
 
-func TestMain(m *testing.M) {
-	if err := pkglock.Acquire("content"); err != nil {
-		fmt.Fprintln(os.Stderr, "locking:", err)
-		os.Exit(1)
+// Sites of the test config, set by each load (setSites).
+var (
+	mainSite     string // three apps, max_body 256KiB
+	replicaSite  string // same key as mainSite
+	otherKeySite string // another key
+	limitedSite  string // rate_limit 2 per 1m
+	sharedSite   string // pass_thru, then respond
+	prefixSite   string // mounted under /cs with handle_path
+	failureSite  string // login_failure_limit 3 per 1m
+	smallOutSite string // max_output 64KiB
+	fetchSite    string // images from loopback, 1s per image
+	renderSite   string // images from loopback allowed; renders time out after 4s
+	offSite      string // browser off
+)
+
+// setSites points the site URLs at the running config's ports.
+func setSites() {
+	for v, name := range map[*string]string{
+		&mainSite: "MAIN", &replicaSite: "REPLICA", &otherKeySite: "OTHERKEY",
+		&limitedSite: "LIMITED", &sharedSite: "SHARED", &prefixSite: "PREFIX",
+		&failureSite: "FAILURE", &smallOutSite: "SMALLOUT", &fetchSite: "FETCH",
+		&renderSite: "RENDER", &offSite: "OFF",
+	} {
+		*v = testcaddy.URL(name)
 	}
-	adminapi.SteadyLoads()
+}
+
+func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "content-caddytest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -63,16 +75,17 @@ func TestMain(m *testing.M) {
 	_ = os.Setenv("CS_IT_SIGNING_KEY", signingKey)
 	_ = os.Setenv("CS_IT_ALPHA_TOKEN", "Bearer "+apiToken) // the prefix is optional
 	_ = os.Setenv("CS_IT_ALPHA_TOKEN2", apiToken2)
-	code := m.Run()
+	testcaddy.OnLoad(setSites)
+	code := testcaddy.Finish(m.Run())
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
 
 // globalOptions is the global block every Caddyfile of this package uses.
 const globalOptions = `{
-	admin localhost:2903
-	http_port 9300
-	https_port 9343
+	admin localhost:{$PORT_ADMIN}
+	http_port {$PORT_HTTP}
+	https_port {$PORT_HTTPS}
 	skip_install_trust
 	persist_config off
 }
@@ -97,33 +110,33 @@ const apps = `
 
 // config is the Caddyfile of the tests.
 var config = globalOptions + `
-:9301 {
+:{$PORT_MAIN} {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		max_body 256KiB
 	}
 }
 
-:9302 {
+:{$PORT_REPLICA} {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 	}
 }
 
-:9303 {
+:{$PORT_OTHERKEY} {
 	content_service {
 		signing_key ` + otherKey + apps + `
 	}
 }
 
-:9304 {
+:{$PORT_LIMITED} {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		rate_limit 2 per 1m
 	}
 }
 
-:9305 {
+:{$PORT_SHARED} {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		pass_thru
@@ -131,7 +144,7 @@ var config = globalOptions + `
 	respond "the next handler" 200
 }
 
-:9306 {
+:{$PORT_PREFIX} {
 	handle_path /cs/* {
 		content_service {
 			signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
@@ -140,14 +153,14 @@ var config = globalOptions + `
 	respond "outside /cs" 200
 }
 
-:9307 {
+:{$PORT_FAILURE} {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		login_failure_limit 3 per 1m
 	}
 }
 
-:9308 {
+:{$PORT_SMALLOUT} {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		max_output 64KiB
@@ -157,11 +170,21 @@ var config = globalOptions + `
 
 // start loads the test config into the package's Caddy (started on first
 // use, reloaded only when the config changed).
-func start(t *testing.T) *caddytest.Tester {
+func start(t *testing.T) *testcaddy.Tester {
 	t.Helper()
-	tester := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort})
+	tester := newTester(t)
 	tester.InitServer(config, "caddyfile")
 	return tester
+}
+
+func newTester(t *testing.T) *testcaddy.Tester {
+	return testcaddy.NewTester(t, caddytest.Default.TestRequestTimeout)
+}
+
+// load loads a Caddyfile and answers as the admin API's /load would
+// (testcaddy.Load).
+func load(cfg string, force bool) (status int, body []byte, err error) {
+	return testcaddy.Load([]byte(cfg), "text/caddyfile", force)
 }
 
 // response is a response read in full.
@@ -173,7 +196,7 @@ type response struct {
 
 // post sends a request and reads the answer; every answer of the service
 // must carry a request id.
-func post(t *testing.T, tester *caddytest.Tester, method, url string, headers map[string]string, body []byte) response {
+func post(t *testing.T, tester *testcaddy.Tester, method, url string, headers map[string]string, body []byte) response {
 	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {

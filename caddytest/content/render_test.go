@@ -17,18 +17,12 @@ import (
 	"time"
 )
 
-// Sites of the PDF and image tests.
-const (
-	renderSite = "http://localhost:9309" // images from loopback allowed; renders time out after 4s
-	offSite    = "http://localhost:9310" // browser off
-)
-
 // filesDir keeps the test PDFs.
 var filesDir = filepath.Join(os.TempDir(), "content-caddytest-files")
 
 func init() {
 	config += `
-:9309 {
+:{$PORT_RENDER} {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		fetch {
@@ -44,7 +38,7 @@ func init() {
 	}
 }
 
-:9310 {
+:{$PORT_OFF} {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		browser off
@@ -313,7 +307,7 @@ func TestReloadStopsBrowser(t *testing.T) {
 		t.Fatal("no browser process found after a render")
 	}
 	// A different config (one more site) replaces every handler.
-	tester.InitServer(config+"\n:9311 {\n\trespond ok\n}\n", "caddyfile")
+	tester.InitServer(config+"\n:{$PORT_EXTRA} {\n\trespond ok\n}\n", "caddyfile")
 	deadline := time.Now().Add(10 * time.Second)
 	// The processes go first, then (once their tabs' handlers are done)
 	// the profiles.

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +92,7 @@ func sharedTab(t *testing.T) *tab {
 	if pkgTab == nil {
 		b := newBrowser(t)
 		pkgBrowser = b
-		pkgTab = b.newTab(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort)))
+		pkgTab = b.newTab(t, siteHost)
 	}
 	return pkgTab
 }
@@ -117,7 +115,7 @@ type tab struct {
 	cancel context.CancelFunc
 }
 
-func (b *browser) newTab(t *testing.T, allowHost string) *tab {
+func (b *browser) newTab(t *testing.T, allowHost func() string) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(b.browserCtx)
 	if err := offline.Intercept(ctx, allowHost); err != nil {

@@ -14,19 +14,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/certmagic"
-)
-
-// Ports of this package (CONTRIBUTING.md): admin 2905, HTTP 9500-9599.
-const (
-	adminPort = 2905
-	httpPort  = 9500
-	httpsPort = 9543
 )
 
 // corpusDir is the third-party corpus folder (designtest.EnvVar), or ""
@@ -40,11 +32,6 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if err := pkglock.Acquire("corpus"); err != nil {
-		fmt.Fprintln(os.Stderr, "locking:", err)
-		os.Exit(1)
-	}
-	adminapi.SteadyLoads()
 	dir, err := designtest.Lookup()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -72,6 +59,7 @@ func TestMain(m *testing.M) {
 	caddy.DefaultStorage = &certmagic.FileStorage{Path: filepath.Join(tmp, "XDG_DATA_HOME", "caddy")}
 	code := m.Run()
 	closeSharedBrowser()
+	code = testcaddy.Finish(code)
 	os.RemoveAll(tmp)
 	os.Exit(code)
 }

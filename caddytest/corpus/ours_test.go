@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/render"
 	"github.com/designbridge/caddy-designbridge/testutil/designtest"
@@ -416,11 +415,6 @@ func postDesign(t *testing.T, client *http.Client, endpoint string, data []byte)
 		return client.Do(req)
 	}
 	resp, err := send()
-	if err != nil && adminapi.IsReset(err) {
-		// A connection the previous config's server accepted just as the
-		// reload stopped it; the export is idempotent.
-		resp, err = send()
-	}
 	if err != nil {
 		t.Fatalf("POST %s: %v", endpoint, err)
 	}

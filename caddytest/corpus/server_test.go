@@ -7,12 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
 	// Registers the project's modules (content_service among them).
 	_ "github.com/designbridge/caddy-designbridge"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 )
 
 // siteRoot is where tests put the pages they render, each test process in
@@ -39,7 +37,7 @@ func pageDir(t *testing.T) (dir, urlPath string) {
 }
 
 // startCaddy loads a Caddyfile into the package's in-process Caddy that
-// serves, on 127.0.0.1:9500, the vendor's exported HTML (/vendor/), the
+// serves, on 127.0.0.1 (siteHost), the vendor's exported HTML (/vendor/), the
 // vendor's JSON+HTML pairs (/pairs/), the pages rendered by the tests
 // (/ours/, from siteRoot) and our content_service (/v1/…, which renders
 // design JSON with the render package). It returns the base URL.
@@ -52,15 +50,15 @@ func startCaddy(t *testing.T) string {
 		pairsDir = filepath.Join(corpusDir, "pairs")
 	}
 	config := fmt.Sprintf(`{
-	admin localhost:%d
-	http_port %d
-	https_port %d
+	admin localhost:{$PORT_ADMIN}
+	http_port {$PORT_HTTP}
+	https_port {$PORT_HTTPS}
 	skip_install_trust
 	persist_config off
 	auto_https off
 }
 
-http://127.0.0.1:%d {
+http://127.0.0.1:{$PORT_HTTP} {
 	handle_path /vendor/* {
 		root * %q
 		file_server
@@ -84,14 +82,12 @@ http://127.0.0.1:%d {
 	}
 	respond 404
 }
-`, adminPort, httpPort, httpsPort, httpPort, vendorDir, pairsDir, siteRoot, testSigningKey, testToken)
-	tester := adminapi.NewTester(t, caddytest.Config{
-		AdminPort:          adminPort,
-		LoadRequestTimeout: 10 * time.Second,
-	})
-	tester.InitServer(config, "caddyfile")
-	if t.Failed() {
-		t.FailNow()
-	}
-	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
+`, vendorDir, pairsDir, siteRoot, testSigningKey, testToken)
+	testcaddy.MustLoad(t, config)
+	return "http://" + siteHost()
+}
+
+// siteHost is the host:port of the running config's site.
+func siteHost() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testcaddy.Port("HTTP")))
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -79,10 +77,9 @@ func sharedTab(t *testing.T) context.Context {
 	}
 	b := &browser{profileDir: profileDir, allocCancel: allocCancel, browserCtx: browserCtx, browserCancel: browserCancel}
 	pkgBrowser = b
-	allowHost := net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
 	b.tab, b.tabCancel = chromedp.NewContext(browserCtx)
 	tab := b.tab
-	if err := offline.Intercept(tab, allowHost); err != nil {
+	if err := offline.Intercept(tab, siteHost); err != nil {
 		t.Fatalf("opening a tab: %v", err)
 	}
 	return tab

@@ -21,16 +21,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/certmagic"
-
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
-)
-
-// Ports of this package: admin 2917, HTTP 9700-9799.
-const (
-	adminPort = 2917
-	httpPort  = 9700
-	httpsPort = 9743
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 )
 
 // artifactsEnv names the folder the side-by-side PNGs are written to.
@@ -44,11 +35,6 @@ func artifactsDir() string {
 }
 
 func TestMain(m *testing.M) {
-	if err := pkglock.Acquire("fidelity"); err != nil {
-		fmt.Fprintln(os.Stderr, "locking:", err)
-		os.Exit(1)
-	}
-	adminapi.SteadyLoads()
 	// Caddy writes its config and data under the XDG directories: keep
 	// them out of the real home.
 	tmp, err := os.MkdirTemp("", "fidelity-caddytest-")
@@ -70,6 +56,7 @@ func TestMain(m *testing.M) {
 	caddy.DefaultStorage = &certmagic.FileStorage{Path: filepath.Join(tmp, "XDG_DATA_HOME", "caddy")}
 	code := m.Run()
 	closeSharedBrowser()
+	code = testcaddy.Finish(code)
 	os.RemoveAll(tmp)
 	os.Exit(code)
 }

@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
-
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 	_ "github.com/designbridge/caddy-designbridge/contentservice"
 )
 
@@ -40,16 +38,13 @@ func pageDir(t *testing.T) (dir, urlPath string) {
 
 // The content service the designs are rendered by, as an integrator's
 // server would ask it: /v1/message/html, /v1/page/html, /v1/popup/html.
-const (
-	contentPort  = httpPort + 1
-	contentToken = "fidelity-api-token-0123456789"
-)
+const contentToken = "fidelity-api-token-0123456789"
 
 // exportHTML asks the package's content service for the HTML of design
 // in collection.
 func exportHTML(t *testing.T, collection string, design []byte) []byte {
 	t.Helper()
-	url := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(contentPort)) + "/v1/" + collection + "/html"
+	url := "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(testcaddy.Port("CONTENT"))) + "/v1/" + collection + "/html"
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(design))
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +65,7 @@ func exportHTML(t *testing.T, collection string, design []byte) []byte {
 }
 
 // startCaddy loads a Caddyfile into the package's in-process Caddy that
-// serves siteRoot on 127.0.0.1:9700 (and the content service on 9701) and
+// serves siteRoot on 127.0.0.1 (siteHost), and the content service, and
 // returns the base URL.
 func startCaddy(t *testing.T) string {
 	t.Helper()
@@ -78,20 +73,20 @@ func startCaddy(t *testing.T) string {
 		t.Fatal(err)
 	}
 	config := fmt.Sprintf(`{
-	admin localhost:%d
-	http_port %d
-	https_port %d
+	admin localhost:{$PORT_ADMIN}
+	http_port {$PORT_HTTP}
+	https_port {$PORT_HTTPS}
 	skip_install_trust
 	persist_config off
 	auto_https off
 }
 
-http://127.0.0.1:%d {
+http://127.0.0.1:{$PORT_HTTP} {
 	root * %q
 	file_server
 }
 
-http://127.0.0.1:%d {
+http://127.0.0.1:{$PORT_CONTENT} {
 	content_service {
 		signing_key fidelity-signing-key-0123456789abcdef
 		app fidelity {
@@ -101,14 +96,12 @@ http://127.0.0.1:%d {
 		browser off
 	}
 }
-`, adminPort, httpPort, httpsPort, httpPort, siteRoot, contentPort, contentToken)
-	tester := adminapi.NewTester(t, caddytest.Config{
-		AdminPort:          adminPort,
-		LoadRequestTimeout: 10 * time.Second,
-	})
-	tester.InitServer(config, "caddyfile")
-	if t.Failed() {
-		t.FailNow()
-	}
-	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
+`, siteRoot, contentToken)
+	testcaddy.MustLoad(t, config)
+	return "http://" + siteHost()
+}
+
+// siteHost is the host:port of the running config's site.
+func siteHost() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testcaddy.Port("HTTP")))
 }

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 )
 
 // startBench runs the provider sites in this process's Caddy (caddytest's
@@ -32,14 +32,10 @@ func startBench(b *testing.B, mk func(testing.TB) backend, src *sources) backend
 	sites := providerSites(be, src, "", string(hash))
 	// the benchmark's uploads are 200 KB
 	sites = strings.Replace(sites, "max_size 300KB", "max_size 1MB", 1)
-	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(globalOptions()+sites), nil)
-	if err != nil {
-		b.Fatal(err)
+	if status, body, err := testcaddy.Load([]byte(template(globalOptions()+sites)), "text/caddyfile", true); err != nil || status != http.StatusOK {
+		b.Fatalf("loading config: %v %s", err, body)
 	}
-	if err := caddy.Load(cfg, true); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = caddy.Stop() })
+	b.Cleanup(func() { _ = testcaddy.Stop() })
 	return be
 }
 
@@ -51,7 +47,7 @@ var benchClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8
 
 // benchDo sends one FSP request as the vendor would and checks for success.
 func benchDo(b *testing.B, method, target, uid, body string) {
-	req, err := http.NewRequest(method, fmt.Sprintf("http://127.0.0.1:%d/fsp%s", providerPort, target), strings.NewReader(body))
+	req, err := http.NewRequest(method, fmt.Sprintf("http://127.0.0.1:%d/fsp%s", livePort(providerPort), target), strings.NewReader(body))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,10 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/caddyserver/caddy/v2/caddytest"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -79,11 +76,7 @@ func TestProviderLogsSettings(t *testing.T) {
 }
 `, brokenPort, s3Block(dead, "unreached-bucket", "k", "s"), privatePort, t.TempDir(), providerPort, fspUser, hash)
 	global := strings.Replace(globalOptions(), "\n}\n", fmt.Sprintf("\n\tlog {\n\t\toutput file %s\n\t\tformat json\n\t}\n}\n", logFile), 1)
-	tc := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort, LoadRequestTimeout: 20 * time.Second})
-	tc.InitServer(global+sites, "caddyfile")
-	if t.Failed() {
-		t.FailNow()
-	}
+	loadCaddyfile(t, global+sites)
 	res := send(t, brokenPort, call{method: "GET", target: "/", auth: "-"})
 	if decodeFSP(res.Body).Code != 3100 {
 		t.Errorf("unreachable store: %d %s, want 3100", res.Status, res.Body)

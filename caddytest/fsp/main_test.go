@@ -15,38 +15,57 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/pkglock"
-
 	"github.com/caddyserver/caddy/v2/caddytest"
 
 	_ "github.com/designbridge/caddy-designbridge"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 )
 
-// This package's ports (CONTRIBUTING.md): admin 2902, HTTP 9200-9299.
-const (
-	adminPort = 2902
-	httpPort  = 9200
-	httpsPort = 9243
-	// deadPort is in this package's range and never listened on: a
-	// reverse_proxy to it meets a refused connection.
-	deadPort = 9298
-)
+// Port names. In this package's Caddyfiles a port from 9200 to 9229 is a
+// name, not a port: load gives each name a free port when the config
+// loads (testcaddy), and rawRequest(t, 9202, ...) reaches the port that
+// 9202 names in the running config.
+var portName = regexp.MustCompile(`\b(92[0-2][0-9])\b`)
 
-var tmpDir string
+// template turns the port names of a Caddyfile into testcaddy's
+// placeholders.
+func template(cfg string) string {
+	return portName.ReplaceAllString(cfg, "{$$PORT_$1}")
+}
+
+// livePort is the port that name stands for in the running config.
+func livePort(name int) int {
+	if p := testcaddy.Port(strconv.Itoa(name)); p != 0 {
+		return p
+	}
+	return name
+}
+
+// live is s with each port name replaced by its port in the running
+// config, as Caddy writes URLs it was configured with.
+func live(s string) string {
+	return portName.ReplaceAllStringFunc(s, func(name string) string {
+		n, _ := strconv.Atoi(name)
+		return strconv.Itoa(livePort(n))
+	})
+}
+
+var (
+	tmpDir string
+	// deadPort is never listened on: a reverse_proxy to it meets a
+	// refused connection. TestMain picks it.
+	deadPort int
+)
 
 func TestMain(m *testing.M) {
-	if err := pkglock.Acquire("fsp"); err != nil {
-		fmt.Fprintln(os.Stderr, "locking:", err)
-		os.Exit(1)
-	}
-	adminapi.SteadyLoads()
-	os.Exit(run(m))
+	os.Exit(testcaddy.Finish(run(m)))
 }
 
 func run(m *testing.M) int {
@@ -58,6 +77,10 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmpDir)
 	defer func() { stopVersitygw() }()
+	if deadPort, err = testcaddy.FreePort(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	for name, dir := range map[string]string{
 		"HOME":            filepath.Join(tmpDir, "home"),
 		"XDG_CONFIG_HOME": filepath.Join(tmpDir, "config"),
@@ -93,25 +116,29 @@ func notice(line string) {
 // globalOptions is the global block every Caddyfile of this package starts
 // with.
 func globalOptions() string {
-	return fmt.Sprintf(`{
-	admin localhost:%d
-	http_port %d
-	https_port %d
+	return `{
+	admin localhost:{$PORT_ADMIN}
+	http_port {$PORT_HTTP}
+	https_port {$PORT_HTTPS}
 	skip_install_trust
 	persist_config off
 }
-`, adminPort, httpPort, httpsPort)
+`
 }
 
 // load starts (or reconfigures) the in-process Caddy with the given site
-// blocks.
-func load(t *testing.T, sites string) *caddytest.Tester {
+// blocks, whose ports are names (portName).
+func load(t *testing.T, sites string) *testcaddy.Tester {
 	t.Helper()
-	tc := adminapi.NewTester(t, caddytest.Config{
-		AdminPort:          adminPort,
-		LoadRequestTimeout: 10 * time.Second,
-	})
-	tc.InitServer(globalOptions()+sites, "caddyfile")
+	return loadCaddyfile(t, globalOptions()+sites)
+}
+
+// loadCaddyfile runs a whole Caddyfile whose ports are names (portName)
+// and stops the test if Caddy refuses it.
+func loadCaddyfile(t *testing.T, cfg string) *testcaddy.Tester {
+	t.Helper()
+	tc := testcaddy.NewTester(t, caddytest.Default.TestRequestTimeout)
+	tc.InitServer(template(cfg), "caddyfile")
 	if t.Failed() {
 		t.FailNow()
 	}
@@ -124,8 +151,8 @@ func load(t *testing.T, sites string) *caddytest.Tester {
 func loadError(t *testing.T, sites string) string {
 	t.Helper()
 	// make sure Caddy runs, so that the admin endpoint answers
-	load(t, fmt.Sprintf(":%d {\n\trespond ok\n}\n", httpPort+1))
-	status, body, err := adminapi.Load(adminPort, []byte(globalOptions()+sites), "text/caddyfile", false)
+	load(t, ":9201 {\n\trespond ok\n}\n")
+	status, body, err := testcaddy.Load([]byte(template(globalOptions()+sites)), "text/caddyfile", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,12 +218,13 @@ type response struct {
 
 // rawRequest sends requestLine and headers exactly as written (so that raw
 // characters and encodings in the request target reach Caddy untouched)
-// and reads the response. A Content-Length is added for a non-empty body
+// and reads the response; port is a name (portName). A Content-Length is added for a non-empty body
 // unless the headers choose chunked transfer encoding.
 func rawRequest(t *testing.T, port int, requestLine string, headers []string, body string) response {
 	t.Helper()
 	var sb strings.Builder
 	sb.WriteString(requestLine + "\r\n")
+	port = livePort(port)
 	sb.WriteString(fmt.Sprintf("Host: localhost:%d\r\n", port))
 	for _, h := range headers {
 		sb.WriteString(h + "\r\n")
@@ -208,13 +236,9 @@ func rawRequest(t *testing.T, port int, requestLine string, headers []string, bo
 	sb.WriteString("Connection: close\r\n\r\n")
 	sb.WriteString(body)
 	method, _, _ := strings.Cut(requestLine, " ")
-	// A connection accepted by the previous config's server as a reload
-	// stops it is closed unanswered, before any handler ran: send again.
-	var res *http.Response
-	err := adminapi.Resend(func() (err error) {
-		res, err = exchange(port, sb.String(), method)
-		return err
-	})
+	// A connection closed unanswered fails the test: the port belongs to
+	// the running config alone, so it means a handler aborted or panicked.
+	res, err := exchange(port, sb.String(), method)
 	if err != nil {
 		t.Fatalf("%s: %v", requestLine, err)
 	}

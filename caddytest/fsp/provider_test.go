@@ -28,15 +28,19 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 )
 
-// Ports of the provider tests, in this package's range.
+// Ports of the provider tests (port names: see load).
 const (
 	providerPort = 9220 // the site with the fsp handler
 	brokenPort   = 9221 // a site whose storage fails
 	privatePort  = 9222 // a site that keeps the default address policy
-	versityPort  = 9230 // versitygw, the S3 server
 )
+
+// versityPort is versitygw's, the S3 server's, chosen when it starts.
+var versityPort int
 
 // The vendor's resource server's credentials and the S3 keys.
 const (
@@ -121,7 +125,7 @@ func localBackend(t testing.TB) backend {
 		},
 		read: func(t testing.TB, key string) []byte {
 			// through Caddy's file_server, as the public would
-			res, err := http.Get(fmt.Sprintf("http://localhost:%d/files/%s", providerPort, key))
+			res, err := http.Get(fmt.Sprintf("http://localhost:%d/files/%s", livePort(providerPort), key))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,12 +246,11 @@ func s3Backend(t testing.TB) backend {
 }
 
 func startVersitygw(bin string) error {
-	// A server left over from an interrupted run would answer in place of
-	// this one, with that run's buckets.
-	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", versityPort), 100*time.Millisecond); err == nil {
-		c.Close()
-		return fmt.Errorf("port %d is already in use (a versitygw left over from an interrupted run?)", versityPort)
+	port, err := testcaddy.FreePort()
+	if err != nil {
+		return err
 	}
+	versityPort = port
 	dir := filepath.Join(tmpDir, "versity")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -674,10 +677,11 @@ func steps(src *sources) []step {
 // keyOf turns a public URL of this back end into its storage key.
 func keyOf(t *testing.T, e *env, public string) string {
 	t.Helper()
-	if !strings.HasPrefix(public, e.b.publicBase+"/") {
-		t.Fatalf("public URL %q is not under %q", public, e.b.publicBase)
+	base := live(e.b.publicBase)
+	if !strings.HasPrefix(public, base+"/") {
+		t.Fatalf("public URL %q is not under %q", public, base)
 	}
-	key, err := url.PathUnescape(strings.TrimPrefix(public, e.b.publicBase+"/"))
+	key, err := url.PathUnescape(strings.TrimPrefix(public, base+"/"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/caddyserver/caddy/v2/caddytest"
-	"github.com/designbridge/caddy-designbridge/caddytest/internal/adminapi"
 )
 
 // TestRequestTimeInvalidLogged: an fsp_error whose code, status or message
@@ -42,11 +38,7 @@ func TestRequestTimeInvalidLogged(t *testing.T) {
 	}
 	sites.WriteString("}\n")
 	global := strings.Replace(globalOptions(), "\n}\n", fmt.Sprintf("\n\tlog {\n\t\toutput file %s\n\t\tformat json\n\t}\n}\n", logFile), 1)
-	tc := adminapi.NewTester(t, caddytest.Config{AdminPort: adminPort, LoadRequestTimeout: 10 * time.Second})
-	tc.InitServer(global+sites.String(), "caddyfile")
-	if t.Failed() {
-		t.FailNow()
-	}
+	loadCaddyfile(t, global+sites.String())
 	for i, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			res := rawRequest(t, 9202, fmt.Sprintf("POST /r%d HTTP/1.1", i), nil, "")

@@ -16,7 +16,7 @@ import (
 // byte every 200 ms (none at all with stall), and returns the answer once
 // Caddy gives one (or an error if none comes within limit).
 func drip(port int, uid, target string, stall bool, limit time.Duration) (int, fspBody, error) {
-	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 5*time.Second)
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", livePort(port)), 5*time.Second)
 	if err != nil {
 		return 0, fspBody{}, err
 	}

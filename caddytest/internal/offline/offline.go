@@ -21,9 +21,10 @@ import (
 const PlaceholderImage = `<svg xmlns="http://www.w3.org/2000/svg" width="1200" height="600" viewBox="0 0 1200 600">` +
 	`<rect width="1200" height="600" fill="#c9d1d9"/><path d="M0 0L1200 600M1200 0L0 600" stroke="#8b949e" stroke-width="6"/></svg>`
 
-// Intercept routes tab's requests as the package doc says, allowing
-// allowHost (host:port), and enables the interception.
-func Intercept(tab context.Context, allowHost string) error {
+// Intercept routes tab's requests as the package doc says, allowing the
+// host:port allowHost returns (asked at each request: the test's Caddy
+// moves to new ports with each config), and enables the interception.
+func Intercept(tab context.Context, allowHost func() string) error {
 	body := base64.StdEncoding.EncodeToString([]byte(PlaceholderImage))
 	chromedp.ListenTarget(tab, func(ev any) {
 		e, ok := ev.(*fetch.EventRequestPaused)
@@ -41,7 +42,7 @@ func Intercept(tab context.Context, allowHost string) error {
 					return fetch.FulfillRequest(e.RequestID, 200).
 						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "image/svg+xml"}}).
 						WithBody(body).Do(ctx)
-				case err == nil && u.Host == allowHost:
+				case err == nil && u.Host == allowHost():
 					return fetch.ContinueRequest(e.RequestID).Do(ctx)
 				default:
 					return fetch.FailRequest(e.RequestID, network.ErrorReasonBlockedByClient).Do(ctx)

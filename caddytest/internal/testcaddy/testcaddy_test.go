@@ -1,0 +1,145 @@
+package testcaddy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "testcaddy-test-")
+	if err != nil {
+		panic(err)
+	}
+	for _, v := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"} {
+		os.Setenv(v, dir)
+	}
+	code := m.Run()
+	// Not Finish: the panic TestPanicFailsTheTest provokes must not fail
+	// this run.
+	_ = Stop()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// panicking is a handler that panics, as a bug would.
+type panicking struct{}
+
+func (panicking) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: "http.handlers.testcaddy_panic", New: func() caddy.Module { return panicking{} }}
+}
+
+func (panicking) ServeHTTP(http.ResponseWriter, *http.Request, caddyhttp.Handler) error {
+	panic("a bug")
+}
+
+func init() {
+	caddy.RegisterModule(panicking{})
+	httpcaddyfile.RegisterHandlerDirective("testcaddy_panic", func(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+		h.Next()
+		return panicking{}, nil
+	})
+}
+
+const global = "{\n\tadmin localhost:{$PORT_ADMIN}\n\thttp_port {$PORT_HTTP}\n\tskip_install_trust\n\tpersist_config off\n}\n"
+
+// recorder is a testing.TB that keeps failures and cleanups to itself.
+type recorder struct {
+	testing.TB
+	errs     []string
+	cleanups []func()
+}
+
+func (r *recorder) Helper()                           {}
+func (r *recorder) Errorf(format string, args ...any) { r.errs = append(r.errs, format) }
+func (r *recorder) Cleanup(f func())                  { r.cleanups = append(r.cleanups, f) }
+func (r *recorder) end() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+}
+
+// TestPortsPerLoad: each new config gets ports of its own; the same
+// config again keeps them; a refused one answers like /load and leaves the
+// running one in place.
+func TestPortsPerLoad(t *testing.T) {
+	site := global + ":{$PORT_HTTP} {\n\trespond \"%s\"\n}\n"
+	MustLoad(t, strings.Replace(site, "%s", "one", 1))
+	first := Port("HTTP")
+	MustLoad(t, strings.Replace(site, "%s", "two", 1))
+	second := Port("HTTP")
+	if first == 0 || first == second {
+		t.Fatalf("ports %d then %d, want two different ones", first, second)
+	}
+	MustLoad(t, strings.Replace(site, "%s", "two", 1))
+	if Port("HTTP") != second {
+		t.Errorf("an unchanged config moved from %d to %d", second, Port("HTTP"))
+	}
+	status, body, err := Load([]byte(global+":{$PORT_HTTP} {\n\tno_such_directive\n}\n"), "text/caddyfile", false)
+	if err != nil || status != http.StatusBadRequest || !strings.Contains(string(body), `"error":"adapting config using caddyfile adapter`) {
+		t.Errorf("refused load: %d %s %v", status, body, err)
+	}
+	res, err := Client(0).Get(URL("HTTP"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(got) != "two" {
+		t.Errorf("after a refused load the site answers %q, want the running config's", got)
+	}
+}
+
+// TestPanicFailsTheTest: a handler that panics closes the connection
+// unanswered, which the client reports, and fails the test it ran in.
+func TestPanicFailsTheTest(t *testing.T) {
+	// Not MustLoad, which would fail this test itself.
+	if status, body, err := Load([]byte(global+":{$PORT_HTTP} {\n\troute {\n\t\ttestcaddy_panic\n\t}\n}\n"), "text/caddyfile", false); status != http.StatusOK {
+		t.Fatalf("load: %d %s %v", status, body, err)
+	}
+	_, before := panicsLogged(0)
+	rec := &recorder{TB: t}
+	tc := NewTester(rec, 0)
+	_, err := tc.Client.Get(URL("HTTP"))
+	if err == nil || !errors.Is(err, io.EOF) {
+		t.Errorf("request to a panicking handler: %v, want it closed unanswered", err)
+	}
+	rec.end()
+	if len(rec.errs) != 1 {
+		t.Errorf("the panic failed the test %d times, want once", len(rec.errs))
+	}
+	// What Finish would see (this package's TestMain does not call it).
+	if text, _ := panicsLogged(before); !strings.Contains(text, "http: panic serving") {
+		t.Errorf("panic log %q", text)
+	}
+}
+
+// TestPortTakenRecognised: Caddy's error for a port already taken is one
+// inUse recognises, so that Load chooses other ports when another process
+// took one between its choice and the load; a port written in the config
+// stays taken, and the load is refused.
+func TestPortTakenRecognised(t *testing.T) {
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().(*net.TCPAddr).Port
+	cfg := global + fmt.Sprintf(":{$PORT_HTTP}, :%d {\n\trespond ok\n}\n", taken)
+	status, body, _ := Load([]byte(cfg), "text/caddyfile", false)
+	if status == http.StatusOK || !strings.Contains(string(body), "address already in use") {
+		t.Fatalf("a config on a taken port: %d %s", status, body)
+	}
+	if !inUse(errors.New(string(body))) {
+		t.Errorf("inUse does not recognise %s", body)
+	}
+}
