@@ -151,7 +151,11 @@ func keyOf(seed maphash.Seed, path, accept string, body *requestBody) (exportKey
 		key.sum = maphash.Bytes(seed, b)
 		return key, nil
 	}
-	var h maphash.Hash // a spooled body, read back from its file
+	if sum, ok := body.spooledSum(); ok {
+		key.sum = sum
+		return key, nil
+	}
+	var h maphash.Hash // a spooled body not hashed as it arrived, read back
 	h.SetSeed(seed)
 	if _, err := io.Copy(&h, body.Reader()); err != nil {
 		return key, err

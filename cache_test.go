@@ -76,6 +76,33 @@ func TestExportKey(t *testing.T) {
 	if k, err := keyOf(testSeed, "/p", "", spooled); err != nil || k != testKey("/p", "", big) {
 		t.Errorf("spooled body: key differs from the same bytes in memory (err %v)", err)
 	}
+	// Hashed as it arrives, in one write and in many, with the first
+	// spoolAbove bytes in memory before the file: the same key.
+	for _, chunk := range []int{len(big), 1000} {
+		hashed := new(requestBody)
+		hashed.hashWith(testSeed)
+		for rest := big; len(rest) > 0; rest = rest[min(chunk, len(rest)):] {
+			if _, err := hashed.Write(rest[:min(chunk, len(rest))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer hashed.Close()
+		if _, ok := hashed.spooledSum(); !ok {
+			t.Fatal("a spooled body was not hashed as it arrived")
+		}
+		if k, err := keyOf(testSeed, "/p", "", hashed); err != nil || k != testKey("/p", "", big) {
+			t.Errorf("hashed as it arrived in writes of %d: key differs from the same bytes in memory (err %v)", chunk, err)
+		}
+	}
+	read := new(requestBody)
+	read.hashWith(testSeed)
+	if _, err := read.ReadFrom(bytes.NewReader(big)); err != nil {
+		t.Fatal(err)
+	}
+	defer read.Close()
+	if k, err := keyOf(testSeed, "/p", "", read); err != nil || k != testKey("/p", "", big) {
+		t.Errorf("hashed as it was read: key differs from the same bytes in memory (err %v)", err)
+	}
 }
 
 // TestSameBody: bodies are the same only byte for byte, in memory or
