@@ -3,6 +3,7 @@ package designbridge
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -444,4 +445,35 @@ func TestUnsharedReason(t *testing.T) {
 			t.Errorf("unsharedReason(%v) = %q, want %q", tc.header, got, tc.want)
 		}
 	}
+}
+
+// BenchmarkExportKey: what an export's key costs for a 40 KB design
+// (every export pays it, cache on or off), beside SHA-256 of the same
+// bytes for reference, and the whole comparison paid when a key matches.
+func BenchmarkExportKey(b *testing.B) {
+	design := bytes.Repeat([]byte(`{"type":"text","value":"<p>x</p>"},`), 40<<10/36)
+	body := memoryBody(design)
+	b.Run("maphash", func(b *testing.B) {
+		b.SetBytes(int64(len(design)))
+		for b.Loop() {
+			if _, err := keyOf(testSeed, "/v1/message/html", "", body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("compare", func(b *testing.B) {
+		other := memoryBody(bytes.Clone(design))
+		b.SetBytes(int64(len(design)))
+		for b.Loop() {
+			if !sameBody(body, other) {
+				b.Fatal("not the same")
+			}
+		}
+	})
+	b.Run("sha256-reference", func(b *testing.B) {
+		b.SetBytes(int64(len(design)))
+		for b.Loop() {
+			sha256.Sum256(design)
+		}
+	})
 }

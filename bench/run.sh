@@ -16,7 +16,10 @@
 # and prints a summary table of the targets. Everything listens on and
 # sends to 127.0.0.1 only (ports 9600-9699, admin 2906), every load is
 # bounded in time and count, and every process started here is stopped on
-# exit. Results (JSON and text) go to bench/out/<UTC time>/.
+# exit. Results (JSON and text) go to bench/out/<UTC time>/. Every
+# request carries a different body (bench/load, bench/post.lua), so no
+# forwarder is helped by shared calls or a cache; bench/cache.sh measures
+# those, and bench/forwardcpu.sh the forwarders' CPU per request.
 #
 # B alone, with more time per benchmark:
 #   go test -run '^$' -bench . -benchmem -cpu 1 ./bench/ | go run ./bench/benchtable
