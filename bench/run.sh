@@ -141,7 +141,7 @@ PATH_HTML=/v1/message/html
 	-target "proxy=http://127.0.0.1:$PROXY_PORT$PATH_HTML" \
 	-target "express-json=http://127.0.0.1:$EXPRESS_JSON_PORT$PATH_HTML" \
 	-target "express-raw=http://127.0.0.1:$EXPRESS_RAW_PORT$PATH_HTML" \
-	-body "$DESIGN" -c 1,16,64 -d "$A_DURATION" -rounds "$A_ROUNDS" -baseline direct \
+	-body "$DESIGN" -c 1,16,64 -d "$A_DURATION" -rounds "$A_ROUNDS" -baseline direct -pid "$CADDY_PID" \
 	-json "$OUT/a-forward.json" | tee "$OUT/a-forward.txt" || echo "!!! A: some requests failed (see above)"
 stop "$EXPRESS_JSON_PID"
 stop "$EXPRESS_RAW_PID"
