@@ -2,6 +2,7 @@ package designbridge
 
 import (
 	"bytes"
+	"hash/maphash"
 	"io"
 	"os"
 )
@@ -22,6 +23,27 @@ type requestBody struct {
 	file *os.File
 	name string // the file's name while it must still be removed
 	size int64
+	// sum, when set (hashWith), hashes what goes to the file as it
+	// arrives, so that a spooled body's key needs no second read.
+	sum *maphash.Hash
+}
+
+// hashWith makes the body hash, under seed, every byte that goes to a
+// temporary file (all of a spooled body).
+func (rb *requestBody) hashWith(seed maphash.Seed) {
+	if seed == (maphash.Seed{}) {
+		return // a bridge not provisioned: the key reads the file back
+	}
+	rb.sum = new(maphash.Hash)
+	rb.sum.SetSeed(seed)
+}
+
+// fileWriter is where the spooled bytes go: the file, and the hash.
+func (rb *requestBody) fileWriter() io.Writer {
+	if rb.sum == nil {
+		return rb.file
+	}
+	return io.MultiWriter(rb.file, rb.sum)
 }
 
 // memoryBody is a body already in memory, such as LoginV2's.
@@ -42,7 +64,7 @@ func (rb *requestBody) Write(p []byte) (int, error) {
 	var n int
 	var err error
 	if rb.file != nil {
-		n, err = rb.file.Write(p)
+		n, err = rb.fileWriter().Write(p)
 	} else {
 		n, err = rb.mem.Write(p)
 	}
@@ -66,7 +88,7 @@ func (rb *requestBody) ReadFrom(src io.Reader) (int64, error) {
 			return n, err
 		}
 	}
-	m, err := io.Copy(rb.file, src)
+	m, err := io.Copy(rb.fileWriter(), src)
 	rb.size += m
 	return n + m, err
 }
@@ -81,7 +103,7 @@ func (rb *requestBody) spool() error {
 	if os.Remove(rb.name) == nil { // not on Windows, while the file is open
 		rb.name = ""
 	}
-	if _, err := f.Write(rb.mem.Bytes()); err != nil {
+	if _, err := rb.fileWriter().Write(rb.mem.Bytes()); err != nil {
 		return err
 	}
 	rb.mem = bytes.Buffer{}
@@ -98,6 +120,15 @@ func (rb *requestBody) Reader() io.Reader {
 		return io.NewSectionReader(rb.file, 0, rb.size)
 	}
 	return bytes.NewReader(rb.mem.Bytes())
+}
+
+// spooledSum is the hash of a spooled body taken as it arrived (false
+// when the body is in memory, or was not hashed).
+func (rb *requestBody) spooledSum() (uint64, bool) {
+	if rb.file == nil || rb.sum == nil {
+		return 0, false
+	}
+	return rb.sum.Sum64(), true
 }
 
 // Bytes returns a body held in memory (nil once spooled).

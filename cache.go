@@ -1,10 +1,10 @@
 package designbridge
 
 import (
+	"bytes"
 	"container/list"
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"net/http"
 	"strings"
@@ -42,7 +42,8 @@ type ExportCache struct {
 // provisionShared sets up what the exports share: the metrics, and the
 // cache when one is configured.
 func (b *Bridge) provisionShared(ctx caddy.Context) error {
-	b.flight = &flightGroup{calls: map[[sha256.Size]byte]*flightCall{}}
+	b.flight = &flightGroup{calls: map[exportKey]*flightCall{}}
+	b.seed = maphash.MakeSeed()
 	var err error
 	if b.metrics, err = newBridgeMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("metrics: %v", err)
@@ -126,24 +127,67 @@ func acceptKey(lines []string) string {
 
 // exportKey identifies an export by everything its answer depends on: the
 // path, the Accept header (acceptKey: it picks the answer's form) and the
-// body; an answer that says it depends on more is not kept
-// (unsharedReason). Each
-// part is length-prefixed so that no two different triples hash alike.
-func exportKey(path, accept string, body *requestBody) (key [sha256.Size]byte, err error) {
-	h := sha256.New()
-	var n [8]byte
-	for _, part := range []string{path, accept} {
-		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
-		h.Write(n[:])
-		io.WriteString(h, part)
+// design; an answer that says it depends on more is not kept
+// (unsharedReason). The design is in the key as a 64-bit hash only, so
+// the cache and the calls in flight also hold the design itself and
+// compare it whole before an answer is given for it: two designs of one
+// hash are two exports, each answered by its own call.
+//
+// That makes the hash a matter of speed, not of correctness, so it is
+// hash/maphash (AES-based where the CPU has it, a few µs for a 40 KB
+// design, seeded at random per bridge, so collisions cannot be aimed at)
+// rather than SHA-256 (about 20 µs for the same design, on every export
+// whether or not anything is shared), and the full comparison costs one
+// memory compare, only when the hash matches.
+type exportKey struct {
+	path, accept string
+	sum          uint64
+}
+
+// keyOf is the key of an export of body.
+func keyOf(seed maphash.Seed, path, accept string, body *requestBody) (exportKey, error) {
+	key := exportKey{path: path, accept: accept}
+	if b := body.Bytes(); b != nil {
+		key.sum = maphash.Bytes(seed, b)
+		return key, nil
 	}
-	binary.BigEndian.PutUint64(n[:], uint64(body.Len()))
-	h.Write(n[:])
-	if _, err := io.Copy(h, body.Reader()); err != nil {
+	if sum, ok := body.spooledSum(); ok {
+		key.sum = sum
+		return key, nil
+	}
+	var h maphash.Hash // a spooled body not hashed as it arrived, read back
+	h.SetSeed(seed)
+	if _, err := io.Copy(&h, body.Reader()); err != nil {
 		return key, err
 	}
-	h.Sum(key[:0])
+	key.sum = h.Sum64()
 	return key, nil
+}
+
+// sameBody reports whether two buffered bodies hold the same bytes; a
+// body that cannot be read back (closed) is never the same.
+func sameBody(a, b *requestBody) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	if x, y := a.Bytes(), b.Bytes(); x != nil && y != nil {
+		return bytes.Equal(x, y)
+	}
+	ra, rb := a.Reader(), b.Reader()
+	bufA, bufB := make([]byte, 32<<10), make([]byte, 32<<10)
+	for {
+		n, errA := io.ReadFull(ra, bufA)
+		m, errB := io.ReadFull(rb, bufB)
+		if n != m || !bytes.Equal(bufA[:n], bufB[:m]) {
+			return false
+		}
+		if errA == io.EOF || errA == io.ErrUnexpectedEOF {
+			return errB == errA
+		}
+		if errA != nil || errB != nil {
+			return false
+		}
+	}
 }
 
 // exportCache keeps 200 answers of exports in memory, least recently used
@@ -157,11 +201,12 @@ type exportCache struct {
 	mu      sync.Mutex
 	bytes   int64
 	order   *list.List // of *cacheEntry, most recently used in front
-	entries map[[sha256.Size]byte]*list.Element
+	entries map[exportKey]*list.Element
 }
 
 type cacheEntry struct {
-	key     [sha256.Size]byte
+	key     exportKey
+	design  []byte // the request body the answer is for, compared whole
 	answer  *exportAnswer
 	size    int64
 	expires time.Time
@@ -172,12 +217,12 @@ func newExportCache(max int64, ttl time.Duration, held prometheus.Gauge, now fun
 	return &exportCache{
 		max: max, ttl: ttl, now: now, held: held,
 		order:   list.New(),
-		entries: map[[sha256.Size]byte]*list.Element{},
+		entries: map[exportKey]*list.Element{},
 	}
 }
 
-// get returns the answer kept for key, if it has not expired.
-func (c *exportCache) get(key [sha256.Size]byte) (*exportAnswer, bool) {
+// get returns the answer kept for key and design, if it has not expired.
+func (c *exportCache) get(key exportKey, design []byte) (*exportAnswer, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.entries[key]
@@ -185,6 +230,9 @@ func (c *exportCache) get(key [sha256.Size]byte) (*exportAnswer, bool) {
 		return nil, false
 	}
 	e := el.Value.(*cacheEntry)
+	if !bytes.Equal(e.design, design) {
+		return nil, false // another design of the same hash
+	}
 	if !c.now().Before(e.expires) {
 		c.remove(el)
 		return nil, false
@@ -193,14 +241,15 @@ func (c *exportCache) get(key [sha256.Size]byte) (*exportAnswer, bool) {
 	return e.answer, true
 }
 
-// put keeps a 200 answer no larger than an eighth of the bound, making
-// room by dropping the least recently used entries. It reports whether
-// the answer was kept.
-func (c *exportCache) put(key [sha256.Size]byte, a *exportAnswer) bool {
+// put keeps a 200 answer to design (which then must not change) no larger,
+// with the design, than an eighth of the bound, making room by dropping
+// the least recently used entries. It reports whether the answer was kept.
+// An entry of the same key is replaced, whatever its design.
+func (c *exportCache) put(key exportKey, design []byte, a *exportAnswer) bool {
 	if a.status != http.StatusOK {
 		return false
 	}
-	size := a.size()
+	size := a.size() + int64(len(design))
 	if size > c.max/8 {
 		return false
 	}
@@ -212,7 +261,7 @@ func (c *exportCache) put(key [sha256.Size]byte, a *exportAnswer) bool {
 	for c.bytes+size > c.max {
 		c.remove(c.order.Back())
 	}
-	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, answer: a, size: size, expires: c.now().Add(c.ttl)})
+	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, design: design, answer: a, size: size, expires: c.now().Add(c.ttl)})
 	c.bytes += size
 	c.held.Add(float64(size))
 	return true

@@ -3,8 +3,10 @@ package designbridge
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -30,17 +32,21 @@ func testCache(max int64) (*exportCache, prometheus.Gauge, *time.Time) {
 	return c, held, &now
 }
 
-// keyOf is exportKey of a body held in memory.
-func keyOf(path, accept string, body []byte) [32]byte {
-	key, err := exportKey(path, accept, memoryBody(body))
+// testSeed is the seed of the keys in these tests.
+var testSeed = maphash.MakeSeed()
+
+// testKey is keyOf a body held in memory.
+func testKey(path, accept string, body []byte) exportKey {
+	k, err := keyOf(testSeed, path, accept, memoryBody(body))
 	if err != nil {
 		panic(err)
 	}
-	return key
+	return k
 }
 
 func TestExportKey(t *testing.T) {
-	base := keyOf("/v1/message/html", "", []byte(`{"page":{}}`))
+	key := func(path, accept, body string) exportKey { return testKey(path, accept, []byte(body)) }
+	base := key("/v1/message/html", "", `{"page":{}}`)
 	for _, tt := range []struct {
 		name         string
 		path, accept string
@@ -51,11 +57,11 @@ func TestExportKey(t *testing.T) {
 		{"other body", "/v1/message/html", "", `{"page":{} }`},
 		{"parts shifted between fields", "/v1/message/htm", "l", `{"page":{}}`},
 	} {
-		if keyOf(tt.path, tt.accept, []byte(tt.body)) == base {
+		if key(tt.path, tt.accept, tt.body) == base {
 			t.Errorf("%s: same key", tt.name)
 		}
 	}
-	if keyOf("/v1/message/html", "", []byte(`{"page":{}}`)) != base {
+	if key("/v1/message/html", "", `{"page":{}}`) != base {
 		t.Error("the same export gave another key")
 	}
 	// A body spooled to a file has the key of the same bytes in memory.
@@ -68,21 +74,144 @@ func TestExportKey(t *testing.T) {
 	if spooled.Bytes() != nil {
 		t.Fatal("a body past spoolAbove stayed in memory")
 	}
-	if k, err := exportKey("/p", "", spooled); err != nil || k != keyOf("/p", "", big) {
+	if k, err := keyOf(testSeed, "/p", "", spooled); err != nil || k != testKey("/p", "", big) {
 		t.Errorf("spooled body: key differs from the same bytes in memory (err %v)", err)
+	}
+	// Hashed as it arrives, in one write and in many, with the first
+	// spoolAbove bytes in memory before the file: the same key.
+	for _, chunk := range []int{len(big), 1000} {
+		hashed := new(requestBody)
+		hashed.hashWith(testSeed)
+		for rest := big; len(rest) > 0; rest = rest[min(chunk, len(rest)):] {
+			if _, err := hashed.Write(rest[:min(chunk, len(rest))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer hashed.Close()
+		if _, ok := hashed.spooledSum(); !ok {
+			t.Fatal("a spooled body was not hashed as it arrived")
+		}
+		if k, err := keyOf(testSeed, "/p", "", hashed); err != nil || k != testKey("/p", "", big) {
+			t.Errorf("hashed as it arrived in writes of %d: key differs from the same bytes in memory (err %v)", chunk, err)
+		}
+	}
+	read := new(requestBody)
+	read.hashWith(testSeed)
+	if _, err := read.ReadFrom(bytes.NewReader(big)); err != nil {
+		t.Fatal(err)
+	}
+	defer read.Close()
+	if k, err := keyOf(testSeed, "/p", "", read); err != nil || k != testKey("/p", "", big) {
+		t.Errorf("hashed as it was read: key differs from the same bytes in memory (err %v)", err)
+	}
+}
+
+// TestSameBody: bodies are the same only byte for byte, in memory or
+// spooled, and a body that can no longer be read back is never the same.
+func TestSameBody(t *testing.T) {
+	spool := func(b []byte) *requestBody {
+		rb := new(requestBody)
+		if _, err := rb.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rb.Close() })
+		return rb
+	}
+	big := bytes.Repeat([]byte("x"), spoolAbove+100<<10)
+	other := bytes.Clone(big)
+	other[len(other)-1] = 'y'
+	for _, tc := range []struct {
+		name string
+		a, b *requestBody
+		want bool
+	}{
+		{"memory, same", memoryBody([]byte("abc")), memoryBody([]byte("abc")), true},
+		{"memory, other", memoryBody([]byte("abc")), memoryBody([]byte("abd")), false},
+		{"memory, other length", memoryBody([]byte("abc")), memoryBody([]byte("ab")), false},
+		{"spooled, same", spool(big), spool(big), true},
+		{"spooled, last byte differs", spool(big), spool(other), false},
+	} {
+		if got := sameBody(tc.a, tc.b); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	closed := spool(big)
+	closed.Close()
+	if sameBody(spool(big), closed) {
+		t.Error("a closed spooled body compared the same")
+	}
+}
+
+// TestCacheComparesDesign: the key holds only a hash of the design, so an
+// entry is given only for the very design it was kept for; a design of the
+// same hash (forced here by reusing the key) misses, and replaces it.
+func TestCacheComparesDesign(t *testing.T) {
+	c, _, _ := testCache(1 << 20)
+	k := testKey("/p", "", []byte("design one"))
+	c.put(k, []byte("design one"), answerOf(10))
+	if _, ok := c.get(k, []byte("design two")); ok {
+		t.Fatal("an answer kept for one design was given for another of the same key")
+	}
+	if _, ok := c.get(k, []byte("design one")); !ok {
+		t.Fatal("the design it was kept for missed")
+	}
+	c.put(k, []byte("design two"), answerOf(20))
+	if a, ok := c.get(k, []byte("design two")); !ok || len(a.body) != 20 {
+		t.Fatal("the second design's answer was not kept in place of the first")
+	}
+	if _, ok := c.get(k, []byte("design one")); ok {
+		t.Fatal("the replaced design still hits")
+	}
+}
+
+// TestFlightComparesDesign: an export whose design has the key of a call
+// in flight but other bytes does not join it; it gets its own call.
+func TestFlightComparesDesign(t *testing.T) {
+	g := &flightGroup{calls: map[exportKey]*flightCall{}}
+	k := testKey("/p", "", []byte("design one"))
+	release := make(chan struct{})
+	first := make(chan *exportAnswer)
+	go func() {
+		a, _, _ := g.do(context.Background(), k, memoryBody([]byte("design one")), func(context.Context) (*exportAnswer, error) {
+			<-release
+			return answerOf(1), nil
+		})
+		first <- a
+	}()
+	for waiting := false; !waiting; time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		waiting = g.calls[k] != nil
+		g.mu.Unlock()
+	}
+	// Joining would wait for the first call, which waits for release.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a, err, joined := g.do(ctx, k, memoryBody([]byte("design two")), func(context.Context) (*exportAnswer, error) {
+		return answerOf(2), nil
+	})
+	close(release)
+	if err != nil || a == nil {
+		t.Fatalf("other design: joined %v, err %v; want its own call's answer", joined, err)
+	}
+	if err != nil || joined || len(a.body) != 2 {
+		t.Fatalf("other design: joined %v, answer %d bytes, err %v; want its own call's answer", joined, len(a.body), err)
+	}
+	if a := <-first; len(a.body) != 1 {
+		t.Fatalf("first design got %d bytes", len(a.body))
 	}
 }
 
 func TestExportCache(t *testing.T) {
-	k := func(i int) [32]byte { return keyOf("/p", "", []byte{byte(i)}) }
-	size := answerOf(1000).size()
+	d := func(i int) []byte { return []byte{byte(i)} }
+	k := func(i int) exportKey { return testKey("/p", "", []byte{byte(i)}) }
+	size := answerOf(1000).size() + 1 // with its one-byte design
 	tests := []struct {
 		name string
 		run  func(t *testing.T, c *exportCache, now *time.Time)
 	}{
 		{"hit after put", func(t *testing.T, c *exportCache, _ *time.Time) {
-			c.put(k(1), answerOf(1000))
-			if a, ok := c.get(k(1)); !ok || len(a.body) != 1000 {
+			c.put(k(1), d(1), answerOf(1000))
+			if a, ok := c.get(k(1), d(1)); !ok || len(a.body) != 1000 {
 				t.Fatal("miss after put")
 			}
 		}},
@@ -90,19 +219,19 @@ func TestExportCache(t *testing.T) {
 			for _, status := range []int{201, 204, 400, 401, 429, 500, 502} {
 				a := answerOf(10)
 				a.status = status
-				if c.put(k(status), a) {
+				if c.put(k(status), d(status), a) {
 					t.Errorf("status %d kept", status)
 				}
 			}
 		}},
 		{"expires after the time to live", func(t *testing.T, c *exportCache, now *time.Time) {
-			c.put(k(1), answerOf(1000))
+			c.put(k(1), d(1), answerOf(1000))
 			*now = now.Add(time.Minute - time.Nanosecond)
-			if _, ok := c.get(k(1)); !ok {
+			if _, ok := c.get(k(1), d(1)); !ok {
 				t.Fatal("expired early")
 			}
 			*now = now.Add(time.Nanosecond)
-			if _, ok := c.get(k(1)); ok {
+			if _, ok := c.get(k(1), d(1)); ok {
 				t.Fatal("served after its time to live")
 			}
 			if c.heldBytes() != 0 {
@@ -112,21 +241,21 @@ func TestExportCache(t *testing.T) {
 		{"least recently used goes first", func(t *testing.T, c *exportCache, _ *time.Time) {
 			// The bound holds 8 entries of this size.
 			for i := range 8 {
-				c.put(k(i), answerOf(1000))
+				c.put(k(i), d(i), answerOf(1000))
 			}
-			c.get(k(0)) // 1 is now the least recently used
-			c.put(k(8), answerOf(1000))
-			if _, ok := c.get(k(1)); ok {
+			c.get(k(0), d(0)) // 1 is now the least recently used
+			c.put(k(8), d(8), answerOf(1000))
+			if _, ok := c.get(k(1), d(1)); ok {
 				t.Error("the least recently used entry was kept")
 			}
 			for _, i := range []int{0, 2, 8} {
-				if _, ok := c.get(k(i)); !ok {
+				if _, ok := c.get(k(i), d(i)); !ok {
 					t.Errorf("entry %d dropped", i)
 				}
 			}
 		}},
 		{"an entry over an eighth of the bound is not kept", func(t *testing.T, c *exportCache, _ *time.Time) {
-			if c.put(k(1), answerOf(int(c.max/8))) {
+			if c.put(k(1), d(1), answerOf(int(c.max/8))) {
 				t.Error("kept")
 			}
 			if c.heldBytes() != 0 {
@@ -134,8 +263,8 @@ func TestExportCache(t *testing.T) {
 			}
 		}},
 		{"replacing an entry counts it once", func(t *testing.T, c *exportCache, _ *time.Time) {
-			c.put(k(1), answerOf(1000))
-			c.put(k(1), answerOf(1000))
+			c.put(k(1), d(1), answerOf(1000))
+			c.put(k(1), d(1), answerOf(1000))
 			if c.heldBytes() != size {
 				t.Errorf("held %d, want %d", c.heldBytes(), size)
 			}
@@ -181,9 +310,9 @@ func TestExportCacheBoundUnderLoad(t *testing.T) {
 			defer wg.Done()
 			for i := range 2000 {
 				n := (g*7919 + i*104729) % (max / 6)
-				key := keyOf("/p", fmt.Sprint(g), []byte(fmt.Sprint(i%300)))
-				c.put(key, answerOf(n))
-				c.get(keyOf("/p", fmt.Sprint((g+1)%16), []byte(fmt.Sprint(i%300))))
+				design := []byte(fmt.Sprint(i % 300))
+				c.put(testKey("/p", fmt.Sprint(g), design), design, answerOf(n))
+				c.get(testKey("/p", fmt.Sprint((g+1)%16), design), design)
 			}
 		}()
 	}
@@ -241,8 +370,8 @@ func TestBridgeMetricsShared(t *testing.T) {
 // call's goroutine has no net/http recover above it), and leaves no call
 // behind.
 func TestSharedCallPanic(t *testing.T) {
-	g := &flightGroup{calls: map[[32]byte]*flightCall{}}
-	key := keyOf("/v1/message/html", "", []byte(`{}`))
+	g := &flightGroup{calls: map[exportKey]*flightCall{}}
+	key := testKey("/v1/message/html", "", []byte(`{}`))
 	release := make(chan struct{})
 	fn := func(context.Context) (*exportAnswer, error) {
 		<-release
@@ -254,7 +383,7 @@ func TestSharedCallPanic(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i], _ = g.do(context.Background(), key, fn)
+			_, errs[i], _ = g.do(context.Background(), key, memoryBody([]byte(`{}`)), fn)
 		}()
 	}
 	// all three wait for the one call before it panics
@@ -316,4 +445,35 @@ func TestUnsharedReason(t *testing.T) {
 			t.Errorf("unsharedReason(%v) = %q, want %q", tc.header, got, tc.want)
 		}
 	}
+}
+
+// BenchmarkExportKey: what an export's key costs for a 40 KB design
+// (every export pays it, cache on or off), beside SHA-256 of the same
+// bytes for reference, and the whole comparison paid when a key matches.
+func BenchmarkExportKey(b *testing.B) {
+	design := bytes.Repeat([]byte(`{"type":"text","value":"<p>x</p>"},`), 40<<10/36)
+	body := memoryBody(design)
+	b.Run("maphash", func(b *testing.B) {
+		b.SetBytes(int64(len(design)))
+		for b.Loop() {
+			if _, err := keyOf(testSeed, "/v1/message/html", "", body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("compare", func(b *testing.B) {
+		other := memoryBody(bytes.Clone(design))
+		b.SetBytes(int64(len(design)))
+		for b.Loop() {
+			if !sameBody(body, other) {
+				b.Fatal("not the same")
+			}
+		}
+	})
+	b.Run("sha256-reference", func(b *testing.B) {
+		b.SetBytes(int64(len(design)))
+		for b.Loop() {
+			sha256.Sum256(design)
+		}
+	})
 }

@@ -76,20 +76,24 @@ func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body *requestBo
 // It owns body: the call that sends it closes it when done (the call may
 // outlive this request, see flightGroup); otherwise it is closed here.
 func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requestBody, deadline time.Time) error {
-	key, err := exportKey(r.URL.Path, acceptKey(r.Header.Values("Accept")), body)
+	key, err := keyOf(b.seed, r.URL.Path, acceptKey(r.Header.Values("Accept")), body)
 	if err != nil {
 		body.Close()
 		return b.internalError(w, r, fmt.Errorf("reading the buffered body: %w", err))
 	}
+	// A body spooled to a file (past spoolAbove) is shared with identical
+	// exports in flight but not kept: the cache would hold the whole
+	// design for the comparison.
+	design := body.Bytes()
 	// PDF and image answers are never kept: a PDF link expires, an image
 	// is large, and neither is worth a second render's saving.
 	cache := b.cache
-	if !cacheablePath(r.URL.Path) {
+	if !cacheablePath(r.URL.Path) || design == nil {
 		cache = nil
 	}
 	bypass := cache != nil && hasNoCache(r.Header.Get("Cache-Control"))
 	if cache != nil && !bypass {
-		if a, ok := cache.get(key); ok {
+		if a, ok := cache.get(key, design); ok {
 			body.Close()
 			b.metrics.cache.WithLabelValues("hit").Inc()
 			a.writeTo(w, "design_bridge; hit")
@@ -118,12 +122,12 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		if err == nil && a.status != 0 {
 			b.metrics.exports.WithLabelValues(r.URL.Path, strconv.Itoa(a.status)).Inc()
 			if cache != nil && a.unshared == "" {
-				cache.put(key, a) // a fresh answer, bypass or not
+				cache.put(key, design, a) // a fresh answer, bypass or not
 			}
 		}
 		return a, err
 	}
-	a, err, joined := b.flight.do(r.Context(), key, call)
+	a, err, joined := b.flight.do(r.Context(), key, body, call)
 	if joined && err == nil && a.unshared != "" {
 		// The answer was for the request that made the call alone (it
 		// varies by more than the key, or is private): ask for ours.
@@ -181,6 +185,10 @@ func (a *answerRecorder) WriteHeader(code int) {
 	}
 	a.status = code
 	a.finalHeader = a.header.Clone()
+	// Room for the whole answer at once when the upstream says its size.
+	if n, err := strconv.Atoi(a.header.Get("Content-Length")); err == nil && n > 0 && n <= maxSharedAnswer {
+		a.body.Grow(n)
+	}
 }
 
 func (a *answerRecorder) Write(p []byte) (int, error) {

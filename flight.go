@@ -4,7 +4,6 @@ package designbridge
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -32,10 +31,11 @@ func runCall(ctx context.Context, fn func(context.Context) (*exportAnswer, error
 // so one client going away never costs the others their answer.
 type flightGroup struct {
 	mu    sync.Mutex
-	calls map[[sha256.Size]byte]*flightCall
+	calls map[exportKey]*flightCall
 }
 
 type flightCall struct {
+	body    *requestBody // what the call sends, compared whole by who joins
 	done    chan struct{}
 	answer  *exportAnswer
 	err     error
@@ -43,10 +43,10 @@ type flightCall struct {
 	cancel  context.CancelFunc
 }
 
-// do returns the answer of the call for key, starting it with fn when
-// none is in flight; joined reports that another export started it. When
-// ctx ends first, do returns 499 (the client went away).
-func (g *flightGroup) do(ctx context.Context, key [sha256.Size]byte, fn func(context.Context) (*exportAnswer, error)) (a *exportAnswer, err error, joined bool) {
+// do returns the answer of the call for key and body, starting it with fn
+// when none is in flight; joined reports that another export started it.
+// When ctx ends first, do returns 499 (the client went away).
+func (g *flightGroup) do(ctx context.Context, key exportKey, body *requestBody, fn func(context.Context) (*exportAnswer, error)) (a *exportAnswer, err error, joined bool) {
 	g.mu.Lock()
 	c, joined := g.calls[key]
 	if joined {
@@ -55,7 +55,7 @@ func (g *flightGroup) do(ctx context.Context, key [sha256.Size]byte, fn func(con
 		// The call's context keeps the first request's values (request
 		// id, replacer, logger) but not its cancellation.
 		callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		c = &flightCall{done: make(chan struct{}), waiters: 1, cancel: cancel}
+		c = &flightCall{body: body, done: make(chan struct{}), waiters: 1, cancel: cancel}
 		g.calls[key] = c
 		// The call runs apart from every waiter; fn is bounded by timeout.
 		go func() {
@@ -70,21 +70,33 @@ func (g *flightGroup) do(ctx context.Context, key [sha256.Size]byte, fn func(con
 		}()
 	}
 	g.mu.Unlock()
+	// The key holds only a hash of the body: compared whole (outside the
+	// lock, a spooled body is read back), another body of the same hash
+	// makes a call of its own, which nobody joins.
+	if joined && !sameBody(c.body, body) {
+		g.leave(key, c)
+		a, err = runCall(ctx, fn)
+		return a, err, false
+	}
 	select {
 	case <-c.done:
 		return c.answer, c.err, joined
 	case <-ctx.Done():
-		g.mu.Lock()
-		c.waiters--
-		if c.waiters == 0 {
-			// Nobody wants this answer any more; an export arriving now
-			// starts a call of its own.
-			c.cancel()
-			if g.calls[key] == c {
-				delete(g.calls, key)
-			}
-		}
-		g.mu.Unlock()
+		g.leave(key, c)
 		return nil, caddyhttp.Error(499, ctx.Err()), joined
+	}
+}
+
+// leave stops waiting for c; when nobody waits any more the call is
+// cancelled, and an export arriving now starts a call of its own.
+func (g *flightGroup) leave(key exportKey, c *flightCall) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c.waiters--
+	if c.waiters == 0 {
+		c.cancel()
+		if g.calls[key] == c {
+			delete(g.calls, key)
+		}
 	}
 }

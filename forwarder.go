@@ -1,6 +1,7 @@
 package designbridge
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -88,6 +89,7 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 		return nil, false, b.tooLarge(w, r, limit)
 	}
 	body = new(requestBody)
+	body.hashWith(b.seed)
 	if r.Body == nil || r.Body == http.NoBody {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 		return body, true, nil
@@ -99,7 +101,10 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 			return nil, false, b.internalError(w, r, fmt.Errorf("a temporary file for the body: %w", err))
 		}
 	case r.ContentLength > 0:
-		body.mem.Grow(int(r.ContentLength) + 1) // +1: the read that sees EOF needs no growth
+		// bytes.Buffer.ReadFrom wants MinRead bytes of room before each
+		// read: with that much to spare the buffer is never grown (and
+		// copied) on the way, however the body arrives.
+		body.mem.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
 	n, err := io.Copy(body, io.LimitReader(r.Body, limit+1))
 	if err != nil || n > limit {

@@ -2,6 +2,7 @@ package designbridge
 
 import (
 	"fmt"
+	"hash/maphash"
 	"net"
 	"net/url"
 	"strings"
@@ -151,6 +152,7 @@ type Bridge struct {
 
 	cache        *exportCache // nil when Cache is
 	flight       *flightGroup // identical exports in flight
+	seed         maphash.Seed // of the designs' hashes in exportKey
 	metrics      *bridgeMetrics
 	authLimiter  *ratelimit.Limiter // nil when auth_rate_limit is off
 	authLimitKey *authLimitKey      // its key in authLimiters

@@ -10,7 +10,8 @@
 # with the cache off (so every answer comes from a shared call or an
 # upstream call of its own). Upstream calls are read from Caddy's
 # /metrics (caddy_design_bridge_exports_total). Loopback only, bounded in
-# time; every process started here is stopped on exit.
+# time; every process started here is stopped on exit. Every request
+# carries the same body (-same-body): sharing is what is measured here.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,9 +26,9 @@ trap cleanup EXIT
 
 export BENCH_ADMIN_PORT=2906 CONTENT_PORT=9610 BRIDGE_PORT=9620
 DURATION=${DURATION:-5s}
-BODY=(-body-bytes 40960)
+BODY=(-same-body -body-bytes 40960)
 if [ -n "${DESIGN_CORPUS:-}" ]; then
-	BODY=(-body "$DESIGN_CORPUS/beefree-sdk-csapi-simple-integration__initial-template.json")
+	BODY=(-same-body -body "$DESIGN_CORPUS/beefree-sdk-csapi-simple-integration__initial-template.json")
 fi
 
 go build -o "$BIN/caddy" ./cmd/caddy

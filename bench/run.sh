@@ -16,7 +16,10 @@
 # and prints a summary table of the targets. Everything listens on and
 # sends to 127.0.0.1 only (ports 9600-9699, admin 2906), every load is
 # bounded in time and count, and every process started here is stopped on
-# exit. Results (JSON and text) go to bench/out/<UTC time>/.
+# exit. Results (JSON and text) go to bench/out/<UTC time>/. Every
+# request carries a different body (bench/load, bench/post.lua), so no
+# forwarder is helped by shared calls or a cache; bench/cache.sh measures
+# those, and bench/forwardcpu.sh the forwarders' CPU per request.
 #
 # B alone, with more time per benchmark:
 #   go test -run '^$' -bench . -benchmem -cpu 1 ./bench/ | go run ./bench/benchtable
@@ -138,7 +141,7 @@ PATH_HTML=/v1/message/html
 	-target "proxy=http://127.0.0.1:$PROXY_PORT$PATH_HTML" \
 	-target "express-json=http://127.0.0.1:$EXPRESS_JSON_PORT$PATH_HTML" \
 	-target "express-raw=http://127.0.0.1:$EXPRESS_RAW_PORT$PATH_HTML" \
-	-body "$DESIGN" -c 1,16,64 -d "$A_DURATION" -rounds "$A_ROUNDS" -baseline direct \
+	-body "$DESIGN" -c 1,16,64 -d "$A_DURATION" -rounds "$A_ROUNDS" -baseline direct -pid "$CADDY_PID" \
 	-json "$OUT/a-forward.json" | tee "$OUT/a-forward.txt" || echo "!!! A: some requests failed (see above)"
 stop "$EXPRESS_JSON_PID"
 stop "$EXPRESS_RAW_PID"

@@ -9,6 +9,16 @@
 // added latency of a target is its percentile minus the baseline target's
 // (normally the upstream hit directly) at the same concurrency.
 //
+// Every request carries a different body unless -same-body is given: the
+// design followed by 16 bytes of JSON whitespace that spell a counter, so
+// the body stays the same size and valid JSON, but a forwarder that shares
+// one upstream call between identical bodies (design_bridge) or answers
+// them from a cache gets no help from the load. -same-body measures that
+// sharing on purpose.
+//
+// With -pid, each measurement also reports the process's CPU time (user +
+// system, from /proc/PID/stat) per request.
+//
 // Only loopback targets are accepted, and every run is bounded in count and
 // time.
 //
@@ -75,7 +85,10 @@ type result struct {
 	RSSBeforeKB int     `json:"rss_before_kb,omitempty"`
 	RSSAfterKB  int     `json:"rss_after_kb,omitempty"`
 	HWMAfterKB  int     `json:"hwm_after_kb,omitempty"`
-	samples     []time.Duration
+	// CPU time (user + system) of -pid per request, in µs.
+	CPUusPerRequest float64 `json:"cpu_us_per_request,omitempty"`
+	cpuTicks        int64
+	samples         []time.Duration
 }
 
 type multiFlag []string
@@ -103,7 +116,8 @@ func run(args []string, stdout io.Writer) error {
 	warmup := fs.Duration("warmup", 500*time.Millisecond, "unmeasured load before each measurement")
 	rounds := fs.Int("rounds", 1, "interleaved rounds")
 	baseline := fs.String("baseline", "", "target whose percentiles are subtracted to give added latency")
-	pid := fs.Int("pid", 0, "report VmRSS/VmHWM of this process before and after each measurement")
+	sameBody := fs.Bool("same-body", false, "send the same body every time (measures coalescing and caching); by default each body differs")
+	pid := fs.Int("pid", 0, "report VmRSS/VmHWM of this process before and after each measurement, and its CPU time per request")
 	jsonOut := fs.String("json", "", "also write the results as JSON to this file")
 	title := fs.String("title", "", "title printed above the table")
 	if err := fs.Parse(args); err != nil {
@@ -126,10 +140,11 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	body, err := loadBody(*bodyFile, *bodyBytes)
+	design, err := loadBody(*bodyFile, *bodyBytes)
 	if err != nil {
 		return err
 	}
+	body := &bodies{design: design, same: *sameBody}
 	maxC := concs[len(concs)-1]
 	targets := make([]*target, 0, len(targetSpecs))
 	for _, spec := range targetSpecs {
@@ -159,8 +174,12 @@ func run(args []string, stdout io.Writer) error {
 				if *pid > 0 && round == 0 {
 					r.RSSBeforeKB, _ = procStatusKB(*pid, "VmRSS")
 				}
+				cpu0, _ := procCPUTicks(*pid)
 				m := measure(t, body, *contentType, c, *duration, *count)
 				if *pid > 0 {
+					if cpu1, err := procCPUTicks(*pid); err == nil {
+						r.cpuTicks += cpu1 - cpu0
+					}
 					r.RSSAfterKB, _ = procStatusKB(*pid, "VmRSS")
 					r.HWMAfterKB, _ = procStatusKB(*pid, "VmHWM")
 				}
@@ -214,7 +233,7 @@ type measurement struct {
 
 // measure runs c closed-loop workers against t until d has passed or n
 // requests were sent (n > 0), and returns every request's latency.
-func measure(t *target, body []byte, contentType string, c int, d time.Duration, n int) measurement {
+func measure(t *target, body *bodies, contentType string, c int, d time.Duration, n int) measurement {
 	limit := int64(maxRequests)
 	if n > 0 {
 		limit = int64(n)
@@ -230,9 +249,10 @@ func measure(t *target, body []byte, contentType string, c int, d time.Duration,
 		wg.Add(1)
 		go func(m *measurement) {
 			defer wg.Done()
+			buf := body.buffer()
 			for time.Now().Before(deadline) && issued.Add(1) <= limit {
 				t0 := time.Now()
-				if err := doRequest(t, body, contentType); err != nil {
+				if err := doRequest(t, body.next(buf), contentType); err != nil {
 					if m.errors == 0 {
 						m.firstError = err.Error()
 					}
@@ -282,6 +302,39 @@ func doRequest(t *target, body []byte, contentType string) error {
 	return nil
 }
 
+// bodies hands out request bodies: the design as it is (same), or the
+// design followed by a counter written in JSON whitespace, different for
+// every request of the run.
+type bodies struct {
+	design []byte
+	same   bool
+	count  atomic.Uint64
+}
+
+// suffixLen whitespace bytes of 2 bits each: 2^32 distinct bodies.
+const suffixLen = 16
+
+// buffer returns a worker's own buffer for next.
+func (b *bodies) buffer() []byte {
+	if b.same {
+		return b.design
+	}
+	return append(append([]byte(nil), b.design...), make([]byte, suffixLen)...)
+}
+
+// next returns the body of the next request, in buf.
+func (b *bodies) next(buf []byte) []byte {
+	if b.same {
+		return buf
+	}
+	n := b.count.Add(1)
+	tail := buf[len(buf)-suffixLen:]
+	for i := range tail {
+		tail[i] = " \t\n\r"[n>>(2*i)&3]
+	}
+	return buf
+}
+
 func (r *result) add(m measurement) {
 	r.Requests += len(m.samples) + m.errors
 	r.Errors += m.errors
@@ -298,6 +351,9 @@ func (r *result) add(m measurement) {
 func (r *result) finish() {
 	if r.Seconds > 0 {
 		r.RPS = float64(len(r.samples)) / r.Seconds
+	}
+	if r.Requests > 0 {
+		r.CPUusPerRequest = float64(r.cpuTicks) * 1e6 / clockTicks / float64(r.Requests)
 	}
 	if len(r.RoundRPS) > 0 {
 		rates := append([]int(nil), r.RoundRPS...)
@@ -341,7 +397,7 @@ func printTable(w io.Writer, title string, results []*result, baseline string, w
 		header += "\tadded p50 ms\tadded p99 ms"
 	}
 	if withRSS {
-		header += "\tRSS before MiB\tRSS after MiB\tHWM after MiB"
+		header += "\tRSS before MiB\tRSS after MiB\tHWM after MiB\tCPU µs/req"
 	}
 	fmt.Fprintln(tw, header+"\terrors\t")
 	for _, r := range results {
@@ -351,7 +407,7 @@ func printTable(w io.Writer, title string, results []*result, baseline string, w
 			line += fmt.Sprintf("\t%+.3f\t%+.3f", r.AddedP50us/1e3, r.AddedP99us/1e3)
 		}
 		if withRSS {
-			line += fmt.Sprintf("\t%.1f\t%.1f\t%.1f", float64(r.RSSBeforeKB)/1024, float64(r.RSSAfterKB)/1024, float64(r.HWMAfterKB)/1024)
+			line += fmt.Sprintf("\t%.1f\t%.1f\t%.1f\t%.0f", float64(r.RSSBeforeKB)/1024, float64(r.RSSAfterKB)/1024, float64(r.HWMAfterKB)/1024, r.CPUusPerRequest)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t\n", line, r.Errors)
 	}
@@ -475,6 +531,34 @@ func syntheticDesign(size int) []byte {
 	b.Write(bytes.Repeat([]byte("x"), pad))
 	b.WriteString(tail)
 	return b.Bytes()
+}
+
+// clockTicks is the unit of /proc/PID/stat's times (USER_HZ, 100 on Linux).
+const clockTicks = 100
+
+// procCPUTicks reads the user + system time of a process, in clock ticks,
+// from /proc/PID/stat (fields 14 and 15, counted after the command name,
+// which may hold spaces).
+func procCPUTicks(pid int) (int64, error) {
+	if pid <= 0 {
+		return 0, errors.New("no pid")
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	end := bytes.LastIndexByte(data, ')')
+	fields := strings.Fields(string(data[end+1:]))
+	if end < 0 || len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	// fields[0] is field 3 (state): utime is field 14, stime field 15.
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return utime + stime, nil
 }
 
 // procStatusKB reads one "Name:   1234 kB" line of /proc/PID/status.

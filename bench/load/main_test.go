@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -155,5 +156,48 @@ func TestRun(t *testing.T) {
 	}
 	if !strings.Contains(table.String(), "added p50 ms") {
 		t.Errorf("table without added latency:\n%s", table.String())
+	}
+}
+
+// TestBodies: by default every body differs from every other, keeps the
+// design's size plus the counter and stays valid JSON; -same-body sends
+// the design itself each time.
+func TestBodies(t *testing.T) {
+	design := syntheticDesign(200)
+	b := &bodies{design: design}
+	seen := map[string]bool{}
+	for w := 0; w < 4; w++ {
+		buf := b.buffer()
+		for i := 0; i < 256; i++ {
+			got := b.next(buf)
+			if len(got) != len(design)+suffixLen || !bytes.HasPrefix(got, design) || !json.Valid(got) {
+				t.Fatalf("body %q is not the design followed by JSON whitespace", got)
+			}
+			if seen[string(got)] {
+				t.Fatalf("body %q sent twice", got[len(design):])
+			}
+			seen[string(got)] = true
+		}
+	}
+	same := &bodies{design: design, same: true}
+	if got := same.next(same.buffer()); !bytes.Equal(got, design) {
+		t.Errorf("-same-body sent %q, want the design", got)
+	}
+}
+
+// TestProcCPUTicks: this process's CPU time is read and grows with work.
+func TestProcCPUTicks(t *testing.T) {
+	before, err := procCPUTicks(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline); {
+	}
+	after, err := procCPUTicks(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before {
+		t.Errorf("CPU ticks %d then %d after 200 ms of work", before, after)
 	}
 }

@@ -54,8 +54,8 @@ func TestRun(t *testing.T) {
 		}
 	}
 	write("a-forward.json", `[
-		{"target":"bridge","concurrency":1,"median_rps":950},
-		{"target":"proxy","concurrency":1,"median_rps":1000},
+		{"target":"bridge","concurrency":1,"median_rps":950,"cpu_us_per_request":300},
+		{"target":"proxy","concurrency":1,"median_rps":1000,"cpu_us_per_request":250},
 		{"target":"express-json","concurrency":1,"median_rps":100},
 		{"target":"express-raw","concurrency":1,"median_rps":200}]`)
 	write("a-memory-bridge.json", `[{"target":"bridge","concurrency":1,"requests":50,"rss_before_kb":51200,"rss_after_kb":52224,"hwm_after_kb":53248}]`)
@@ -68,7 +68,8 @@ func TestRun(t *testing.T) {
 	}
 	got := out.String()
 	for _, line := range []string{
-		"A c=1 design_bridge vs reverse_proxy  950 vs 1000 req/s = 0.95x",
+		"A c=1 design_bridge vs reverse_proxy, CPU per request  300 vs 250 µs = 1.20x  <= 1.10x",
+		"A c=1 design_bridge vs reverse_proxy, req/s  950 vs 1000 = 0.95x",
 		"A c=1 design_bridge vs Express (faster mode: express-raw)  950 vs 200 req/s = 4.8x",
 		"peak (VmHWM) 52.0 MiB = start +2.0 MiB",
 		"B render.HTML / json.Unmarshal (1 templates)",
@@ -81,14 +82,15 @@ func TestRun(t *testing.T) {
 		}
 	}
 	verdicts := map[string]string{
-		"A c=1 design_bridge vs reverse_proxy": "met",
-		"A c=1 design_bridge vs Express":       "MISSED",
-		"A memory, design_bridge":              "met",
-		"B render.HTML / json.Unmarshal":       "met",
-		"B (Decode+render.HTML)":               "MISSED",
-		"B largest email":                      "MISSED",
-		"C x":                                  "met",
-		"D content_service":                    "met",
+		"A c=1 design_bridge vs reverse_proxy, CPU":   "MISSED",
+		"A c=1 design_bridge vs reverse_proxy, req/s": "info",
+		"A c=1 design_bridge vs Express":              "MISSED",
+		"A memory, design_bridge":                     "met",
+		"B render.HTML / json.Unmarshal":              "met",
+		"B (Decode+render.HTML)":                      "MISSED",
+		"B largest email":                             "MISSED",
+		"C x":                                         "met",
+		"D content_service":                           "met",
 	}
 	for prefix, want := range verdicts {
 		found := false
