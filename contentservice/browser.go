@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -139,28 +138,8 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 //	}
 func unmarshalBrowser(d *caddyfile.Dispenser) (*BrowserConfig, error) {
 	cfg := new(BrowserConfig)
-	if d.NextArg() {
-		if d.Val() != "off" || d.NextArg() {
-			return nil, d.Errf("browser: the only argument is off (got %q)", d.Val())
-		}
-		cfg.Off = true
-		return cfg, nil
-	}
-	seen := map[string]bool{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		name := d.Val()
-		if seen[name] {
-			return nil, d.Errf("browser: %s given twice", name)
-		}
-		seen[name] = true
-		if !d.NextArg() {
-			return nil, d.ArgErr()
-		}
-		val := d.Val()
-		if d.NextArg() {
-			return nil, d.ArgErr()
-		}
-		switch name {
+	off, err := readOffOrBlock(d, "browser", nil, func(setting, val string) (err error) {
+		switch setting {
 		case "path":
 			cfg.Path = val
 		case "files_dir":
@@ -168,24 +147,16 @@ func unmarshalBrowser(d *caddyfile.Dispenser) (*BrowserConfig, error) {
 		case "public_url":
 			cfg.PublicURL = val
 		case "tabs":
-			n, err := strconv.Atoi(val)
-			if err != nil || n <= 0 {
-				return nil, d.Errf("browser: tabs %q: a positive number", val)
-			}
-			cfg.Tabs = n
-		case "timeout", "files_ttl":
-			dur, err := caddy.ParseDuration(val)
-			if err != nil || dur <= 0 {
-				return nil, d.Errf("browser: %s %q: a positive duration such as 30s", name, val)
-			}
-			if name == "timeout" {
-				cfg.Timeout = caddy.Duration(dur)
-			} else {
-				cfg.FilesTTL = caddy.Duration(dur)
-			}
+			cfg.Tabs, err = positiveCount(setting, val)
+		case "timeout":
+			cfg.Timeout, err = positiveDuration(setting, val, "30s")
+		case "files_ttl":
+			cfg.FilesTTL, err = positiveDuration(setting, val, "24h")
 		default:
-			return nil, d.Errf("browser: unrecognized subdirective %q", name)
+			err = errUnknownSetting(setting)
 		}
-	}
-	return cfg, nil
+		return err
+	})
+	cfg.Off = off
+	return cfg, err
 }

@@ -1,6 +1,10 @@
 package contentservice
 
 import (
+	"fmt"
+	"slices"
+	"strconv"
+
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -237,3 +241,62 @@ func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
 
 // Interface guard
 var _ caddyfile.Unmarshaler = (*Handler)(nil)
+
+// readOffOrBlock reads a subdirective that is either "<name> off" (off is
+// true) or a block of "<setting> <value>" lines, each setting at most once;
+// the settings listed in bare take no value (set gets ""). set stores one
+// setting, or says what is wrong with its value; an unknown one is
+// refused. The dispenser is on name.
+func readOffOrBlock(d *caddyfile.Dispenser, name string, bare []string, set func(setting, val string) error) (off bool, err error) {
+	if d.NextArg() {
+		if d.Val() != "off" || d.NextArg() {
+			return false, d.Errf("%s: the only argument is off (got %q)", name, d.Val())
+		}
+		return true, nil
+	}
+	seen := map[string]bool{}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		setting := d.Val()
+		if seen[setting] {
+			return false, d.Errf("%s: %s given twice", name, setting)
+		}
+		seen[setting] = true
+		var val string
+		if !slices.Contains(bare, setting) {
+			if !d.NextArg() {
+				return false, d.ArgErr()
+			}
+			val = d.Val()
+		}
+		if d.NextArg() {
+			return false, d.ArgErr()
+		}
+		if err := set(setting, val); err != nil {
+			return false, d.Errf("%s: %v", name, err)
+		}
+	}
+	return false, nil
+}
+
+// errUnknownSetting is set's answer to a setting it does not know.
+func errUnknownSetting(setting string) error {
+	return fmt.Errorf("unrecognized subdirective %q", setting)
+}
+
+// positiveDuration reads a setting's positive duration.
+func positiveDuration(setting, val, example string) (caddy.Duration, error) {
+	dur, err := caddy.ParseDuration(val)
+	if err != nil || dur <= 0 {
+		return 0, fmt.Errorf("%s %q: a positive duration such as %s", setting, val, example)
+	}
+	return caddy.Duration(dur), nil
+}
+
+// positiveCount reads a setting's positive whole number.
+func positiveCount(setting, val string) (int, error) {
+	n, err := strconv.Atoi(val)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s %q: a positive number", setting, val)
+	}
+	return n, nil
+}

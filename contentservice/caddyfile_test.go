@@ -132,6 +132,13 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{name: "fetch unknown", input: "content_service {\n fetch {\n proxy x\n }\n}", err: `fetch: unrecognized subdirective "proxy"`},
 		{name: "fetch allow_private value", input: "content_service {\n fetch {\n allow_private yes\n }\n}", err: "yes"},
 		{name: "fetch twice", input: "content_service {\n fetch off\n fetch off\n}", err: "fetch given twice"},
+		{name: "browser off", input: "content_service {\n browser off\n}", want: Handler{Browser: &BrowserConfig{Off: true}}},
+		{name: "browser bad argument", input: "content_service {\n browser on\n}", err: `browser: the only argument is off (got "on")`},
+		{name: "browser bad tabs", input: "content_service {\n browser {\n tabs none\n }\n}", err: `browser: tabs "none": a positive number`},
+		{name: "browser bad files_ttl", input: "content_service {\n browser {\n files_ttl -1h\n }\n}", err: `browser: files_ttl "-1h": a positive duration`},
+		{name: "browser setting twice", input: "content_service {\n browser {\n tabs 2\n tabs 3\n }\n}", err: "browser: tabs given twice"},
+		{name: "browser unknown", input: "content_service {\n browser {\n headless no\n }\n}", err: `browser: unrecognized subdirective "headless"`},
+		{name: "browser missing value", input: "content_service {\n browser {\n path\n }\n}", err: "wrong argument count"},
 		{name: "pass_thru with value", input: "content_service {\n pass_thru yes\n}", err: "yes"},
 		{name: "pass_thru twice", input: "content_service {\n pass_thru\n pass_thru\n}", err: "pass_thru given twice"},
 	}

@@ -2,7 +2,6 @@ package contentservice
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -149,63 +148,27 @@ func (h *Handler) Cleanup() error {
 //	}
 func unmarshalFetch(d *caddyfile.Dispenser) (*FetchConfig, error) {
 	cfg := new(FetchConfig)
-	if d.NextArg() {
-		if d.Val() != "off" || d.NextArg() {
-			return nil, d.Errf("fetch: the only argument is off (got %q)", d.Val())
-		}
-		cfg.Off = true
-		return cfg, nil
-	}
-	seen := map[string]bool{}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		name := d.Val()
-		if seen[name] {
-			return nil, d.Errf("fetch: %s given twice", name)
-		}
-		seen[name] = true
-		if name == "allow_private" {
-			if d.NextArg() {
-				return nil, d.ArgErr()
-			}
+	off, err := readOffOrBlock(d, "fetch", []string{"allow_private"}, func(setting, val string) (err error) {
+		switch setting {
+		case "allow_private":
 			cfg.AllowPrivate = true
-			continue
-		}
-		if !d.NextArg() {
-			return nil, d.ArgErr()
-		}
-		val := d.Val()
-		if d.NextArg() {
-			return nil, d.ArgErr()
-		}
-		switch name {
-		case "timeout", "total_timeout", "cache_ttl":
-			dur, err := caddy.ParseDuration(val)
-			if err != nil || dur <= 0 {
-				return nil, d.Errf("fetch: %s %q: a positive duration such as 10s", name, val)
-			}
-			switch name {
-			case "timeout":
-				cfg.Timeout = caddy.Duration(dur)
-			case "total_timeout":
-				cfg.TotalTimeout = caddy.Duration(dur)
-			default:
-				cfg.CacheTTL = caddy.Duration(dur)
-			}
+		case "timeout":
+			cfg.Timeout, err = positiveDuration(setting, val, "10s")
+		case "total_timeout":
+			cfg.TotalTimeout, err = positiveDuration(setting, val, "30s")
+		case "cache_ttl":
+			cfg.CacheTTL, err = positiveDuration(setting, val, "10m")
 		case "max_size":
-			size, err := confvalue.Size(val)
-			if err != nil || size <= 0 {
-				return nil, d.Errf("fetch: max_size %q: a positive size such as 20MiB", val)
+			if cfg.MaxSize, err = confvalue.Size(val); err != nil {
+				err = fmt.Errorf("max_size %q: a positive size such as 20MiB", val)
 			}
-			cfg.MaxSize = size
 		case "max_images":
-			n, err := strconv.Atoi(val)
-			if err != nil || n <= 0 {
-				return nil, d.Errf("fetch: max_images %q: a positive number", val)
-			}
-			cfg.MaxImages = n
+			cfg.MaxImages, err = positiveCount(setting, val)
 		default:
-			return nil, d.Errf("fetch: unrecognized subdirective %q", name)
+			err = errUnknownSetting(setting)
 		}
-	}
-	return cfg, nil
+		return err
+	})
+	cfg.Off = off
+	return cfg, err
 }
