@@ -240,6 +240,11 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 				storage = fmt.Sprintf("s3 {\n\t\t\tendpoint %s\n\t\t\tbucket %s\n\t\t\taccess_key {env.FSP_TEST_S3_ACCESS}\n\t\t\tsecret_key {env.FSP_TEST_S3_SECRET}\n\t\t\tinsecure\n\t\t\ttimeout 1s\n\t\t}",
 					strings.TrimPrefix(proxy.URL, "http://"), b.bucket)
 			}
+			// Setup goes to a second site on the same storage, without the
+			// fault proxy and its 1 s timeout (short, so that the hang rows
+			// end soon): on a busy machine a setup write answered after 1 s
+			// would be sent again, and the conditional write would find its
+			// own first copy.
 			load(t, fmt.Sprintf(`:%d {
 	handle_path /fsp/* {
 		fsp {
@@ -249,7 +254,16 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 		}
 	}
 }
-`, privatePort, storage))
+:%d {
+	handle_path /fsp/* {
+		fsp {
+			%s
+			public_url http://localhost/files
+			allow_anonymous
+		}
+	}
+}
+`, privatePort, storage, faultSetupPort, b.storage))
 			for i, row := range rows {
 				if row.backends != "" && row.backends != bk.name {
 					continue
@@ -265,7 +279,7 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 					}
 					for _, c := range row.setup {
 						c.uid, c.auth = uid, "-"
-						if res := send(t, privatePort, c); res.Status != 200 {
+						if res := send(t, faultSetupPort, c); res.Status != 200 {
 							t.Fatalf("setup %s %s: %d %s", c.method, c.target, res.Status, res.Body)
 						}
 					}

@@ -37,6 +37,8 @@ const (
 	providerPort = 9220 // the site with the fsp handler
 	brokenPort   = 9221 // a site whose storage fails
 	privatePort  = 9222 // a site that keeps the default address policy
+
+	faultSetupPort = 9224 // the fault table's setup, past the fault proxy
 )
 
 // versityPort is versitygw's, the S3 server's, chosen when it starts.
