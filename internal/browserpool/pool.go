@@ -168,8 +168,23 @@ func (p *Pool) stopLocked(b *instance) {
 	go func() {
 		defer p.wg.Done()
 		b.jobs.Wait()
-		_ = os.RemoveAll(b.dataDir)
+		removeProfile(b.dataDir)
 	}()
+}
+
+// removeProfile deletes a browser's profile folder. Chromium's helper
+// processes can still write into it for a moment after the browser has
+// exited, so that one removal leaves it behind: try until it is gone, for
+// at most two seconds.
+func removeProfile(dir string) {
+	for i := 0; i < 20; i++ {
+		if err := os.RemoveAll(dir); err == nil {
+			if _, err := os.Stat(dir); os.IsNotExist(err) {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // alive reports whether b answers within a short time.
