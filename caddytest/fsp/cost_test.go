@@ -42,12 +42,9 @@ func TestProviderKeepWritesOnce(t *testing.T) {
 	for _, bk := range backends {
 		t.Run(bk.name, func(t *testing.T) {
 			b := bk.make(t)
-			storage := b.storage
-			var proxy *faultProxy
+			storage, proxy := b.storage, (*faultProxy)(nil)
 			if bk.name == "s3" {
-				proxy = newFaultProxy(t, fmt.Sprintf("127.0.0.1:%d", versityPort))
-				storage = fmt.Sprintf("s3 {\n\t\t\tendpoint %s\n\t\t\tbucket %s\n\t\t\taccess_key {env.FSP_TEST_S3_ACCESS}\n\t\t\tsecret_key {env.FSP_TEST_S3_SECRET}\n\t\t\tinsecure\n\t\t}",
-					strings.TrimPrefix(proxy.URL, "http://"), b.bucket)
+				storage, proxy = behindFaultProxy(t, b, "")
 			}
 			load(t, fmt.Sprintf(`:%d {
 	handle_path /fsp/* {

@@ -100,6 +100,15 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 	return p
 }
 
+// behindFaultProxy returns the s3 storage block of b reached through a new
+// fault proxy, with extra settings (one line, or ""), and the proxy.
+func behindFaultProxy(t *testing.T, b backend, extra string) (string, *faultProxy) {
+	proxy := newFaultProxy(t, fmt.Sprintf("127.0.0.1:%d", versityPort))
+	storage := fmt.Sprintf("s3 {\n\t\t\tendpoint %s\n\t\t\tbucket %s\n\t\t\taccess_key {env.FSP_TEST_S3_ACCESS}\n\t\t\tsecret_key {env.FSP_TEST_S3_SECRET}\n\t\t\tinsecure\n\t\t\t%s\n\t\t}",
+		strings.TrimPrefix(proxy.URL, "http://"), b.bucket, extra)
+	return storage, proxy
+}
+
 // inject sets the fault for the next requests (kind "" for none) and
 // returns how many requests the previous fault hit.
 func (p *faultProxy) inject(method, suffix string, kind faultKind) int {
@@ -233,12 +242,9 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 	for _, bk := range backends {
 		t.Run(bk.name, func(t *testing.T) {
 			b := bk.make(t)
-			storage := b.storage
-			var proxy *faultProxy
+			storage, proxy := b.storage, (*faultProxy)(nil)
 			if bk.name == "s3" {
-				proxy = newFaultProxy(t, fmt.Sprintf("127.0.0.1:%d", versityPort))
-				storage = fmt.Sprintf("s3 {\n\t\t\tendpoint %s\n\t\t\tbucket %s\n\t\t\taccess_key {env.FSP_TEST_S3_ACCESS}\n\t\t\tsecret_key {env.FSP_TEST_S3_SECRET}\n\t\t\tinsecure\n\t\t\ttimeout 1s\n\t\t}",
-					strings.TrimPrefix(proxy.URL, "http://"), b.bucket)
+				storage, proxy = behindFaultProxy(t, b, "timeout 1s")
 			}
 			// Setup goes to a second site on the same storage, without the
 			// fault proxy and its 1 s timeout (short, so that the hang rows
