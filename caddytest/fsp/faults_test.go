@@ -285,7 +285,14 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 					}
 					for _, c := range row.setup {
 						c.uid, c.auth = uid, "-"
-						if res := send(t, faultSetupPort, c); res.Status != 200 {
+						res := send(t, faultSetupPort, c)
+						// In a fresh tree a folder that already exists can
+						// only be this request's own: the S3 client sent
+						// its conditional write again after a transient
+						// error, and the second found the first's marker.
+						// The folder is there, which is all setup needs.
+						ownFolder := res.Status == 409 && c.method == "POST" && strings.HasSuffix(c.target, "/")
+						if res.Status != 200 && !ownFolder {
 							t.Fatalf("setup %s %s: %d %s", c.method, c.target, res.Status, res.Body)
 						}
 					}
