@@ -39,11 +39,20 @@ func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 	if d := lower(st.Get("direction")); d == "rtl" || (d == "ltr" && w.d.Page.Body.Direction == "rtl") {
 		s.add("direction", d)
 	}
-	// Outlook computes line height from mso-line-height-alt when the
-	// line-height is relative.
-	if size, ok := st.Px("font-size"); ok && strings.HasSuffix(lh, "%") {
-		if n, _, ok := design.ParseLength(lh); ok && n > 0 {
-			s.addPx("mso-line-height-alt", float64(int(size*n/100+0.5)))
+	// Outlook does not scale a relative line-height (1.2 or 120%) by the
+	// font size: it reads the line's height in px from
+	// mso-line-height-alt, rounded to whole px as the vendor's exports do.
+	// Outlook keeps a line at least the font's own spacing (about 1.2 ×
+	// the size) unless the rule says exactly, so tighter lines say so.
+	if size, ok := st.Px("font-size"); ok && size > 0 {
+		if n, unit, ok := design.ParseLength(lh); ok && n > 0 && (unit == "" || unit == "%") {
+			if unit == "%" {
+				n /= 100
+			}
+			if n < 1.2 {
+				s.raw("mso-line-height-rule:exactly;")
+			}
+			s.addPx("mso-line-height-alt", float64(int(size*n+0.5)))
 		}
 	}
 	s.raw("word-break:break-word;")
