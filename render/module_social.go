@@ -64,8 +64,17 @@ func (b *socialBlock) html(w *emailWriter, m *design.Module) {
 	if m.Computed.Get("padding") == "" {
 		pr = 5
 	}
-	cell := w.style()
-	cell.addPadding(pt, pr, pb, pl)
+	// The padding around each icon spaces them; on the group's outer
+	// edges only as much as both sides have, so that a one-sided spacing
+	// ("0 5px 0 0") does not push the group off its alignment (the last
+	// icon's right padding put a centred group 2.5 px left of centre).
+	edge := min(pl, pr)
+	cell := func(l, r float64) style {
+		s := w.style()
+		s.addPadding(pt, r, pb, l)
+		return s
+	}
+	inner, first, last, only := cell(pl, pr), cell(edge, pr), cell(pl, edge), cell(edge, edge)
 	// Inline-block items wrap in a column too narrow for the whole row of
 	// icons; Outlook for Windows gets them in one ghost-table row.
 	w.s(`<div class="social-inner" style="text-align:`)
@@ -89,7 +98,16 @@ func (b *socialBlock) html(w *emailWriter, m *design.Module) {
 		w.s(`<!--[if mso]><td><![endif]--><div class="si" style="display:inline-block;vertical-align:top"><table`)
 		w.s(tableAttrs)
 		w.s("><tr><td")
-		w.styleAttr(&cell)
+		switch {
+		case len(b.icons) == 1:
+			w.styleAttr(&only)
+		case i == 0:
+			w.styleAttr(&first)
+		case i == len(b.icons)-1:
+			w.styleAttr(&last)
+		default:
+			w.styleAttr(&inner)
+		}
 		w.s(">")
 		w.imageTag(ic.src, alt, ic.title, ic.href, ic.target, iw, "", "", false)
 		if t := ic.text; t != "" {
