@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/designbridge/caddy-designbridge/design"
@@ -49,7 +50,6 @@ func (b *videoBlock) html(w *emailWriter, m *design.Module) {
 	case "1-1":
 		ratio = 1
 	}
-	height := float64(int(width * ratio))
 	href := strings.TrimSpace(b.src)
 	thumb := strings.TrimSpace(b.thumb)
 	if !design.SafeURL(thumb) {
@@ -85,21 +85,27 @@ func (b *videoBlock) html(w *emailWriter, m *design.Module) {
 		w.text(cssThumb)
 		w.s("');background-size:cover;background-position:center;background-repeat:no-repeat")
 	}
-	w.s(`"><tr><td align="center" valign="middle" height="`)
-	w.s(formatPx(height))
-	w.s(`" style="height:`)
-	w.s(formatPx(height))
-	w.s(`px;text-align:center">`)
+	// The cell's height follows its width, so the thumbnail keeps its
+	// aspect at any width (a fixed height cropped a 16:9 thumbnail to
+	// about a square on phones): vertical padding in percent counts from
+	// the width. The play icon sits on the one empty line between the
+	// paddings, its negative margins cancelling its own height.
+	w.s(`"><tr><td align="center" valign="middle" style="padding:0;text-align:center"><div style="padding:`)
+	w.s(strconv.FormatFloat(ratio*50, 'f', -1, 64))
+	w.s(`% 0;line-height:0;font-size:0">`)
 	size, ok := b.iconSize.Px()
 	if !ok || size <= 0 || size > width/2 {
 		size = min(60, width/3)
 	}
+	margin := "margin:-" + formatPx(size/2) + "px 0;vertical-align:middle;"
 	if icon := b.iconSrc; icon != "" && design.SafeURL(icon) {
 		w.s("<img")
 		w.attr("src", icon)
 		w.s(` alt="" width="`)
 		w.s(formatPx(size))
-		w.s(`" style="display:inline-block;border:0;width:`)
+		w.s(`" style="display:inline-block;border:0;`)
+		w.s(margin)
+		w.s(`width:`)
 		w.s(formatPx(size))
 		w.s(`px;height:auto">`)
 	} else {
@@ -111,7 +117,9 @@ func (b *videoBlock) html(w *emailWriter, m *design.Module) {
 		if fg == "" {
 			fg = "#ffffff"
 		}
-		w.s(`<span style="display:inline-block;width:`)
+		w.s(`<span style="display:inline-block;`)
+		w.s(margin)
+		w.s(`width:`)
 		w.s(formatPx(size))
 		w.s("px;height:")
 		w.s(formatPx(size))
@@ -125,7 +133,7 @@ func (b *videoBlock) html(w *emailWriter, m *design.Module) {
 		w.s(formatPx(float64(int(size * 0.45))))
 		w.s(`px;font-family:Arial, sans-serif;text-align:center">&#9654;</span>`)
 	}
-	w.s("</td></tr></table>")
+	w.s("</div></td></tr></table>")
 	if linked {
 		w.s("</a>")
 	}
