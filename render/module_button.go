@@ -1,6 +1,8 @@
 package render
 
 import (
+	"io"
+	"math"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -85,7 +87,9 @@ func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
 	if n, unit, ok := design.ParseLength(widthMode); ok && n > 0 {
 		switch unit {
 		case "%":
-			boxWidth = avail * n / 100
+			// Whole px, rounded down as the editor measures it (229.25
+			// is 229): rounded up the button came out wider.
+			boxWidth = math.Floor(avail * n / 100)
 			full = n >= 100
 		case "px", "":
 			boxWidth = n
@@ -106,7 +110,6 @@ func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
 	s.addPx("font-size", fontSize)
 	s.add("font-weight", st.Get("font-weight"))
 	s.add("letter-spacing", st.Get("letter-spacing"))
-	s.add("line-height", formatPx(lineHeight*fontSize)+"px")
 	radius, _ := st.Px("border-radius")
 	if radius > 0 {
 		s.addPx("border-radius", radius)
@@ -115,6 +118,10 @@ func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
 	s.addPadding(pt, pr, pb, pl)
 	s.raw("text-align:center;text-decoration:none;mso-border-alt:none;word-break:keep-all;max-width:100%;")
 	if boxWidth > 0 && !full {
+		// border-box inline: the width includes padding and border also
+		// where the <style> element's "*" rule is stripped (content-box
+		// made a 229 px button 275 px wide).
+		s.raw("box-sizing:border-box;")
 		s.addPx("width", boxWidth)
 	}
 	if d := lower(st.Get("direction")); d == "rtl" {
@@ -188,11 +195,19 @@ func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
 	w.s(";font-size:")
 	w.s(formatPx(fontSize))
 	w.s(`px"><![endif]-->`)
+	// As in the vendor's exports, the line height is on an inner span
+	// around the label, not on the button: the button's own line (its
+	// font at the inherited line height) is part of its line box, which
+	// can reach below the label's and makes the button that much taller.
+	// A label of one paragraph is written inline, as the vendor does, so
+	// that both lines share the box.
 	w.s(`<span class="bt tx"`)
 	w.styleAttr(&s)
-	w.s(">")
-	w.rich(label, &richOpts{pMargin: true})
-	w.s("</span>")
+	w.s(`><span class="tx" style="word-break:break-word;line-height:`)
+	w.s(formatPx(lineHeight * fontSize))
+	w.s(`px">`)
+	w.rich(inlineLabel(label), &richOpts{pMargin: true})
+	w.s("</span></span>")
 	w.s(`<!--[if mso]></center></v:textbox></v:roundrect><![endif]-->`)
 	if linked {
 		w.s("</a>")
@@ -234,4 +249,68 @@ func plain(s string) string {
 			b.WriteByte(' ')
 		}
 	}
+}
+
+// inlineLabel returns the content of a label that is one paragraph (the
+// editor's <div class="txtTinyMce-wrapper"><p>…</p></div>, or a bare
+// <p>) holding only inline markup; any other label as it is.
+func inlineLabel(label string) string {
+	if !strings.Contains(label, "<") {
+		return label
+	}
+	z := html.NewTokenizer(strings.NewReader(label))
+	var (
+		pos, start, end int
+		depth           int // open wrapper divs
+		state           int // 0 before the p, 1 inside it, 2 after it
+	)
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		raw := len(z.Raw())
+		name, _ := z.TagName()
+		tag := string(name)
+		switch {
+		case tt == html.TextToken && state != 1:
+			if strings.TrimSpace(string(z.Raw())) != "" {
+				return label
+			}
+		case tt == html.CommentToken || tt == html.DoctypeToken:
+			if state != 1 {
+				return label
+			}
+		case state == 1 && (tt == html.StartTagToken || tt == html.EndTagToken || tt == html.SelfClosingTagToken) && blockTag(tag):
+			if tt != html.EndTagToken || tag != "p" {
+				return label
+			}
+			state, end = 2, pos
+		case state == 0 && tt == html.StartTagToken && tag == "div":
+			depth++
+		case state == 0 && tt == html.StartTagToken && tag == "p":
+			state, start = 1, pos+raw
+		case state == 2 && tt == html.EndTagToken && tag == "div" && depth > 0:
+			depth--
+		case state != 1:
+			return label
+		}
+		pos += raw
+	}
+	if z.Err() != io.EOF || state != 2 || depth != 0 {
+		return label
+	}
+	return label[start:end]
+}
+
+// blockTag reports whether tag makes a block box (which would break the
+// button's line).
+func blockTag(tag string) bool {
+	switch tag {
+	case "p", "div", "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6", "table", "tr", "td", "th",
+		"tbody", "thead", "tfoot", "blockquote", "pre", "hr", "section", "article", "header", "footer",
+		"nav", "aside", "figure", "dl", "dt", "dd", "form", "address", "main", "center":
+		return true
+	}
+	return false
 }
