@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -44,6 +45,10 @@ func TestStylesStripped(t *testing.T) {
 				if err := load(tab, base+urlPath+file, width); err != nil {
 					t.Fatalf("loading: %v", err)
 				}
+				var styled []float64
+				if err := eval(tab, buttonWidthsProbe, &styled); err != nil {
+					t.Fatalf("measuring buttons at %d px: %v", width, err)
+				}
 				var removed int
 				if err := eval(tab, stripStylesProbe, &removed); err != nil {
 					t.Fatalf("stripping styles: %v", err)
@@ -57,6 +62,17 @@ func TestStylesStripped(t *testing.T) {
 				}
 				for _, p := range checkStripped(m, width, d.Page.Body.Width) {
 					t.Errorf("styles stripped, %d px: %s", width, p)
+				}
+				if width == desktopWidth {
+					// Without the @media block the desktop layout is the
+					// same, so every button keeps its width.
+					var stripped []float64
+					if err := eval(tab, buttonWidthsProbe, &stripped); err != nil {
+						t.Fatalf("measuring buttons at %d px: %v", width, err)
+					}
+					for _, p := range checkButtonWidths(styled, stripped) {
+						t.Errorf("styles stripped, %d px: %s", width, p)
+					}
 				}
 			}
 		})
@@ -86,6 +102,25 @@ func checkStripped(m overflowResult, width, designWidth int) []string {
 				problems = append(problems, fmt.Sprintf("row %d: column %d (%.0f..%.0f, top %.0f) is not beside column %d (%.0f..%.0f, top %.0f)",
 					r.Number, i+1, b.Left, b.Left+b.Width, b.Top, i, a.Left, a.Left+a.Width, a.Top))
 			}
+		}
+	}
+	return problems
+}
+
+// buttonWidthsProbe returns the width of every button of our markup.
+const buttonWidthsProbe = `JSON.stringify(Array.from(document.querySelectorAll('span.bt')).map(b => b.getBoundingClientRect().width))`
+
+// checkButtonWidths lists the buttons whose width changed when the
+// <style> elements were removed (a width that relied on the head's
+// box-sizing rule grows by its padding and border).
+func checkButtonWidths(styled, stripped []float64) []string {
+	if len(styled) != len(stripped) {
+		return []string{fmt.Sprintf("%d buttons with styles, %d without", len(styled), len(stripped))}
+	}
+	var problems []string
+	for i := range styled {
+		if math.Abs(styled[i]-stripped[i]) > 1 {
+			problems = append(problems, fmt.Sprintf("button %d: %.2f px wide, %.2f px with styles", i+1, stripped[i], styled[i]))
 		}
 	}
 	return problems
