@@ -31,19 +31,14 @@ func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 	if ls := st.Get("letter-spacing"); ls != "0px" && ls != "0" && ls != "normal" {
 		s.add("letter-spacing", ls)
 	}
-	lh := st.Get("line-height")
-	s.add("line-height", lh)
-	if a := textAlign(st.Get("text-align")); a != "" {
-		s.add("text-align", a)
-	}
-	if d := lower(st.Get("direction")); d == "rtl" || (d == "ltr" && w.d.Page.Body.Direction == "rtl") {
-		s.add("direction", d)
-	}
 	// Outlook does not scale a relative line-height (1.2 or 120%) by the
 	// font size: it reads the line's height in px from
 	// mso-line-height-alt, rounded to whole px as the vendor's exports do.
 	// Outlook keeps a line at least the font's own spacing (about 1.2 ×
-	// the size) unless the rule says exactly, so tighter lines say so.
+	// the size) unless the rule, written before the line height, says
+	// exactly, so tighter lines say so.
+	lh := st.Get("line-height")
+	altPx := 0.0
 	if size, ok := st.Px("font-size"); ok && size > 0 {
 		if n, unit, ok := design.ParseLength(lh); ok && n > 0 && (unit == "" || unit == "%") {
 			if unit == "%" {
@@ -52,8 +47,18 @@ func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 			if n < 1.2 {
 				s.raw("mso-line-height-rule:exactly;")
 			}
-			s.addPx("mso-line-height-alt", float64(int(size*n+0.5)))
+			altPx = float64(int(size*n + 0.5))
 		}
+	}
+	s.add("line-height", lh)
+	if a := textAlign(st.Get("text-align")); a != "" {
+		s.add("text-align", a)
+	}
+	if d := lower(st.Get("direction")); d == "rtl" || (d == "ltr" && w.d.Page.Body.Direction == "rtl") {
+		s.add("direction", d)
+	}
+	if altPx > 0 {
+		s.addPx("mso-line-height-alt", altPx)
 	}
 	s.raw("word-break:break-word;")
 	w.s("<")
