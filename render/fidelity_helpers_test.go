@@ -6,7 +6,9 @@ func TestInlineLabel(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"Plain", "Plain"},
 		{"<p>One</p>", "One"},
-		{`<div class="txtTinyMce-wrapper" style="x"><p style="y"><strong>A</strong> b<br>c</p></div>`, "<strong>A</strong> b<br>c"},
+		{`<div class="txtTinyMce-wrapper" style="x"><p style="y"><strong>A</strong> b<br>c</p></div>`, `<span style="y"><strong>A</strong> b<br>c</span>`},
+		{`<P class=k>Upper</P>`, `<span class=k>Upper</span>`},
+		{`<p >Space</p>`, "Space"},
 		{" <div><div><p>Deep</p></div></div> ", "Deep"},
 		{"<p>One</p><p>Two</p>", "<p>One</p><p>Two</p>"},
 		{"<p>One<div>block</div></p>", "<p>One<div>block</div></p>"},

@@ -251,9 +251,11 @@ func plain(s string) string {
 	}
 }
 
-// inlineLabel returns the content of a label that is one paragraph (the
-// editor's <div class="txtTinyMce-wrapper"><p>…</p></div>, or a bare
-// <p>) holding only inline markup; any other label as it is.
+// inlineLabel returns a label that is one paragraph (the editor's <div
+// class="txtTinyMce-wrapper"><p>…</p></div>, or a bare <p>) holding only
+// inline markup as that markup, in a span with the paragraph's
+// attributes (its font, size and colour) when it has any; any other
+// label as it is.
 func inlineLabel(label string) string {
 	if !strings.Contains(label, "<") {
 		return label
@@ -261,8 +263,9 @@ func inlineLabel(label string) string {
 	z := html.NewTokenizer(strings.NewReader(label))
 	var (
 		pos, start, end int
-		depth           int // open wrapper divs
-		state           int // 0 before the p, 1 inside it, 2 after it
+		pTag            string // the paragraph's start tag
+		depth           int    // open wrapper divs
+		state           int    // 0 before the p, 1 inside it, 2 after it
 	)
 	for {
 		tt := z.Next()
@@ -289,7 +292,7 @@ func inlineLabel(label string) string {
 		case state == 0 && tt == html.StartTagToken && tag == "div":
 			depth++
 		case state == 0 && tt == html.StartTagToken && tag == "p":
-			state, start = 1, pos+raw
+			state, start, pTag = 1, pos+raw, string(z.Raw())
 		case state == 2 && tt == html.EndTagToken && tag == "div" && depth > 0:
 			depth--
 		case state != 1:
@@ -299,6 +302,9 @@ func inlineLabel(label string) string {
 	}
 	if z.Err() != io.EOF || state != 2 || depth != 0 {
 		return label
+	}
+	if attrs := pTag[2:]; strings.TrimSpace(attrs) != ">" {
+		return "<span" + attrs + label[start:end] + "</span>"
 	}
 	return label[start:end]
 }
