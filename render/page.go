@@ -21,13 +21,13 @@ type webWriter struct {
 // popupContainer is the class of the popup fragment's outer div; every
 // rule of the popup's <style> element starts with it, so that embedding
 // the popup restyles nothing of the host page.
-const popupContainer = "popup-container"
+const popupContainer = "db-popup"
 
 // document writes what follows the head: for a page the <body>, for a
 // popup the rows and the end of the container div that assemble opens.
 func (w *webWriter) document() {
 	if w.popup {
-		w.s(`<div class="rows-container">`)
+		w.s(`<div class="db-rows">`)
 		w.rows()
 		w.s(`</div></div>`)
 		return
@@ -40,7 +40,7 @@ func (w *webWriter) document() {
 	}
 	w.s("<body")
 	w.styleAttr(&st)
-	w.s(`><div class="page-container"`)
+	w.s(`><div class="db-page"`)
 	ct := w.containerStyle()
 	if img := cssURLValue(b.Container.Get("background-image")); img != "" {
 		ct.add("background-image", img)
@@ -117,14 +117,16 @@ func (w *webWriter) dirAttr(out *bytes.Buffer) {
 }
 
 // The web layouts' fixed rules. Rows are flex containers (inline styles,
-// page_row.go); on phones a stacking row (.st) becomes a block, so its
-// columns take the full width one under the other, or a reversed flex
-// column (.rv). The block classes (.mh, .dh, .fw) mean what they mean in
-// the email layout.
+// page_row.go); on phones a stacking row (.db-stack) becomes a block, so
+// its columns take the full width one under the other, or a reversed flex
+// column (.db-reverse). The block classes (.mh, .dh, .fw) mean what they
+// mean in the email layout. The layout's own classes start with "db-", so
+// that a popup's host page is unlikely to style them (a .row or .col of a
+// CSS framework would).
 const (
 	webBaseCSS   = `*{box-sizing:border-box}p{line-height:inherit}sup,sub{font-size:75%;line-height:0}`
 	pageBaseCSS  = `body{margin:0;padding:0}`
-	webMobileCSS = `.st{display:block!important}.st.rv{display:flex!important;flex-direction:column-reverse!important}.mh{display:none!important}.dh{display:block!important;max-height:none!important;overflow:visible!important}.fw{max-width:100%!important;width:100%!important}`
+	webMobileCSS = `.db-stack{display:block!important}.db-stack.db-reverse{display:flex!important;flex-direction:column-reverse!important}.mh{display:none!important}.dh{display:block!important;max-height:none!important;overflow:visible!important}.fw{max-width:100%!important;width:100%!important}`
 )
 
 // css writes the <style> element: the fixed rules, then the @media block
@@ -142,7 +144,7 @@ func (w *webWriter) css(out *bytes.Buffer) {
 	out.WriteString(`px){`)
 	w.rules(out, webMobileCSS)
 	if mw := w.mobileWidth(); mw > 0 {
-		w.rules(out, `.mw{max-width:`+strconv.Itoa(mw)+`px!important}`)
+		w.rules(out, `.db-narrow{max-width:`+strconv.Itoa(mw)+`px!important}`)
 	}
 	for _, k := range w.mobileCSSKinds {
 		w.rules(out, kinds[k].mobileCSS)

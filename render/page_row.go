@@ -9,9 +9,9 @@ import (
 )
 
 // Rows of the web layouts, as the vendor's page and popup exports lay
-// them out: a full-width band (div.row) holding a centred content box
-// (div.row-content) that is a flex container, whose flex items are the
-// columns (div.col), stretched to the row's height. On phones a stacking
+// them out: a full-width band (div.db-row) holding a centred content box
+// (div.db-row-content) that is a flex container, whose flex items are the
+// columns (div.db-col), stretched to the row's height. On phones a stacking
 // row becomes a block (page.go's @media rules). Every style that comes
 // from the design is inline, through the same checks as the email
 // layout's; the classes only select the @media rules.
@@ -34,7 +34,7 @@ func (w *webWriter) row(r *design.Row) {
 		band.add("background-image", "url('"+img+"')")
 		w.backgroundProps(&band, r.ContainerStyle)
 	}
-	w.s(`<div class="row r`)
+	w.s(`<div class="db-row db-row-`)
 	w.int(n)
 	if r.HideOnMobile {
 		w.s(" mh")
@@ -45,20 +45,20 @@ func (w *webWriter) row(r *design.Row) {
 
 	stack := r.StackOnMobile && len(r.Columns) > 1
 	reverse := r.ReverseOnMobile && stack
-	cls := []string{"row-content"}
+	cls := []string{"db-row-content"}
 	if stack {
-		cls = append(cls, "st")
+		cls = append(cls, "db-stack")
 	}
 	if reverse {
-		cls = append(cls, "rv")
+		cls = append(cls, "db-reverse")
 	}
 	if r.StackOnMobile && w.mobileWidth() > 0 {
 		// A popup's stacking rows narrow to messageWidthMobile on
 		// phones, as in the vendor's popup exports.
-		cls = append(cls, "mw")
+		cls = append(cls, "db-narrow")
 	}
 	if r.MobileStyle.Len() > 0 {
-		rowCls := "r" + strconv.Itoa(n) + "p"
+		rowCls := "db-r" + strconv.Itoa(n) + "p"
 		w.mobileRule("."+rowCls, mobilePadding(r.MobileStyle))
 		cls = append(cls, rowCls)
 	}
@@ -141,7 +141,7 @@ func (w *webWriter) columns(r *design.Row, inner float64, stack, reverse bool) {
 	if stack && !reverse && spacing > 0 {
 		// A stack that is a block keeps the row's spacing below each
 		// column but the last.
-		gapCls = "r" + strconv.Itoa(w.rowIndex+1) + "g"
+		gapCls = "db-r" + strconv.Itoa(w.rowIndex+1) + "g"
 		w.mobileRule("."+gapCls, "margin-bottom:"+formatPx(spacing)+"px!important")
 	}
 	for i := range cols {
@@ -156,7 +156,7 @@ func (w *webWriter) columns(r *design.Row, inner float64, stack, reverse bool) {
 			s.raw("flex-basis:" + strconv.FormatFloat(math.Round(share*1e6)/1e4, 'f', -1, 64) + "%;")
 			content = avail*share - columnFrame(c.Style)
 		}
-		cls := "col"
+		cls := "db-col"
 		if gapCls != "" && i < len(cols)-1 {
 			cls += " " + gapCls
 		}
@@ -196,7 +196,7 @@ func (w *webWriter) column(r *design.Row, c *design.Column, index int, cls strin
 	w.s(`<div class="`)
 	w.s(cls)
 	if c.MobileStyle.Len() > 0 {
-		colCls := "c" + strconv.Itoa(w.columnSeq)
+		colCls := "db-c" + strconv.Itoa(w.columnSeq)
 		w.mobileRule("."+colCls, mobilePadding(c.MobileStyle))
 		w.s(" ")
 		w.s(colCls)
