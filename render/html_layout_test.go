@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 // layoutOfFixture is the layout a testdata/layouts fixture is rendered
@@ -444,5 +446,37 @@ func TestLayoutHostileValues(t *testing.T) {
 				t.Errorf("%d </style>", n)
 			}
 		})
+	}
+}
+
+// TestLayoutBounds: the page and popup layouts are held to the email
+// layout's output bounds: the amplification designs stay within the
+// amplification bound, and a document of exactly MaxOutput bytes is
+// rendered while one byte less is refused (the popup's scoped rules, which
+// grow in assembly, included).
+func TestLayoutBounds(t *testing.T) {
+	for _, layout := range []Layout{LayoutPage, LayoutPopup} {
+		for _, a := range designtest.Amplifiers() {
+			t.Run(layout.String()+"/"+a.Name, func(t *testing.T) {
+				d, err := design.Decode(a.JSON)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := HTMLWithLimits(d, Limits{MaxOutput: 1 << 30, Layout: layout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if bound := ampK*len(a.JSON) + ampC; len(out.Body) > bound {
+					t.Errorf("%d bytes of JSON: %d bytes of HTML; the bound is %d", len(a.JSON), len(out.Body), bound)
+				}
+				n := len(out.Body)
+				if _, err := HTMLWithLimits(d, Limits{MaxOutput: n, Layout: layout}); err != nil {
+					t.Errorf("limit = size %d: %v", n, err)
+				}
+				if out, err := HTMLWithLimits(d, Limits{MaxOutput: n - 1, Layout: layout}); !errors.Is(err, ErrOutputTooLarge) || out != nil {
+					t.Errorf("limit %d for %d bytes: %v, want ErrOutputTooLarge", n-1, n, err)
+				}
+			})
+		}
 	}
 }
