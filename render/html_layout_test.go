@@ -480,3 +480,41 @@ func TestLayoutBounds(t *testing.T) {
 		}
 	}
 }
+
+// FuzzWebLayouts feeds arbitrary documents through Decode and the page
+// and popup layouts: rendering must never panic, must be deterministic,
+// and must refuse and warn as the email layout does (the blocks are the
+// same code).
+func FuzzWebLayouts(f *testing.F) {
+	for _, pattern := range []string{"testdata/fixtures/*.json", "testdata/layouts/*.json"} {
+		files, _ := filepath.Glob(pattern)
+		for _, p := range files {
+			if data, err := os.ReadFile(p); err == nil {
+				f.Add(data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := design.Decode(data)
+		if err != nil {
+			return
+		}
+		email, emailErr := HTML(d)
+		for _, layout := range []Layout{LayoutPage, LayoutPopup} {
+			out, err := HTMLWithLimits(d, Limits{Layout: layout})
+			if (err == nil) != (emailErr == nil) {
+				t.Fatalf("%s: %v, the email layout: %v", layout, err, emailErr)
+			}
+			if err != nil {
+				continue
+			}
+			again, _ := HTMLWithLimits(d, Limits{Layout: layout})
+			if !bytes.Equal(out.Body, again.Body) {
+				t.Fatalf("%s: not deterministic", layout)
+			}
+			if strings.Join(out.Warnings, "\n") != strings.Join(email.Warnings, "\n") {
+				t.Fatalf("%s: warnings %q, the email layout's %q", layout, out.Warnings, email.Warnings)
+			}
+		}
+	})
+}
