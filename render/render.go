@@ -1,5 +1,5 @@
-// Package render turns a design into email HTML and plain text. It knows
-// nothing of Caddy.
+// Package render turns a design into email HTML (or a web page, or a popup
+// fragment: see Layout) and plain text. It knows nothing of Caddy.
 package render
 
 import (
