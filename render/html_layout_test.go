@@ -518,3 +518,29 @@ func FuzzWebLayouts(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLayouts measures HTML rendering of an already decoded design in
+// each layout (the page and popup layouts share the blocks, so their cost
+// should be the email layout's, give or take the frame).
+func BenchmarkLayouts(b *testing.B) {
+	names, corpus := sortedCorpus(b)
+	for _, name := range names {
+		d, err := design.Decode(corpus[name])
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
+			b.Run(name+"/"+layout.String(), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(corpus[name])))
+				for b.Loop() {
+					out, err := HTMLWithLimits(d, Limits{Layout: layout})
+					if err != nil {
+						b.Fatal(err)
+					}
+					out.Release()
+				}
+			})
+		}
+	}
+}
