@@ -544,3 +544,28 @@ func BenchmarkLayouts(b *testing.B) {
 		}
 	}
 }
+
+// TestPopupLang: a popup names its language only when the design does;
+// otherwise it takes the host page's (a page always has one, "und" when
+// the design names none).
+func TestPopupLang(t *testing.T) {
+	for _, tt := range []struct{ meta, popup, page string }{
+		{``, `<div class="db-popup" style=`, `<html lang="und">`},
+		{`"head":{"meta":{"lang":"pt_BR"}},`, `<div class="db-popup" lang="pt-BR" style=`, `<html lang="pt-BR">`},
+		{`"head":{"meta":{"lang":"en\"><b>"}},`, `<div class="db-popup" style=`, `<html lang="und">`},
+	} {
+		d, err := design.Decode([]byte(`{"page":{` + tt.meta + `"rows":[]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for layout, want := range map[Layout]string{LayoutPopup: tt.popup, LayoutPage: tt.page} {
+			out, err := HTMLWithLimits(d, Limits{Layout: layout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(out.Body, []byte(want)) {
+				t.Errorf("%s with %s: want %s in %.120s", layout, tt.meta, want, out.Body)
+			}
+		}
+	}
+}

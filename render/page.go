@@ -77,9 +77,14 @@ func (w *webWriter) assemble() ([]byte, *[]byte) {
 	out := bytes.NewBuffer((*pooled)[:0])
 	out.Grow(w.body.Len() + 4096)
 	if w.popup {
-		out.WriteString(`<div class="` + popupContainer + `" lang="`)
-		escape(out, w.lang())
-		out.WriteByte('"')
+		out.WriteString(`<div class="` + popupContainer + `"`)
+		if l := w.lang(); l != "und" {
+			// Without a language of its own, the popup's is the host
+			// page's, which an "und" would hide from screen readers.
+			out.WriteString(` lang="`)
+			escape(out, l)
+			out.WriteByte('"')
+		}
 		w.dirAttr(out)
 		if st := w.containerStyle(); len(st.b) > 0 {
 			out.WriteString(` style="`)
