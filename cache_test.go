@@ -53,6 +53,10 @@ func TestExportKey(t *testing.T) {
 		body         string
 	}{
 		{"other path", "/v1/message/plain-text", "", `{"page":{}}`},
+		// The same design is a page or a popup by its collection, laid
+		// out differently.
+		{"other collection", "/v1/page/html", "", `{"page":{}}`},
+		{"popup collection", "/v1/popup/html", "", `{"page":{}}`},
 		{"other Accept", "/v1/message/html", "application/json", `{"page":{}}`},
 		{"other body", "/v1/message/html", "", `{"page":{} }`},
 		{"parts shifted between fields", "/v1/message/htm", "l", `{"page":{}}`},

@@ -55,7 +55,9 @@ const (
 //	POST /loginV2/refresh         editor token -> fresh editor token
 //	POST /v1/message/html         design JSON -> HTML
 //	POST /v1/message/plain-text   design JSON -> plain text
-//	POST /v1/{page,popup}/html, /v1/{page,popup}/plain-text  the same
+//	POST /v1/page/html            design JSON -> a web page (flexbox rows)
+//	POST /v1/popup/html           design JSON -> a popup fragment to embed
+//	POST /v1/{page,popup}/plain-text  as /v1/message/plain-text
 //	POST /v1/{message,page,row}/check  checks + design JSON -> findings
 //	POST /v1/{message,page}/pdf   HTML -> a link to a PDF (GET /v1/files/…)
 //	POST /v1/{message,page}/image HTML -> PNG or JPEG
@@ -475,9 +477,10 @@ const (
 	PathHTML      = "/v1/message/html"
 	PathPlainText = "/v1/message/plain-text"
 
-	// Page and popup designs render with the same layout: the fidelity
-	// instrument (caddytest/fidelity) holds it to the vendor's page and
-	// popup exports.
+	// Page and popup designs render with the renderer's page and popup
+	// layouts (export.go's layoutOf); the fidelity instrument
+	// (caddytest/fidelity) holds them to the vendor's page and popup
+	// exports.
 	PathPageHTML       = "/v1/page/html"
 	PathPagePlainText  = "/v1/page/plain-text"
 	PathPopupHTML      = "/v1/popup/html"

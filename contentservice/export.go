@@ -51,7 +51,7 @@ var (
 	formatText = exportFormat{rawType: "text/plain", rawCType: "text/plain; charset=utf-8", jsonKey: "text", render: render.PlainTextWithLimits}
 )
 
-// serveExport answers POST /v1/message/html and /v1/message/plain-text.
+// serveExport answers POST /v1/{message,page,popup}/{html,plain-text}.
 // The checks run in this order: method, authentication, rate limit, media
 // type, size, design, rendering; so an unauthenticated caller learns
 // nothing about the body.
@@ -104,7 +104,7 @@ func (s *service) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 		return
 	}
 
-	out, failure := s.renderSafely(body, f)
+	out, failure := s.renderSafely(body, f, layoutOf(r.URL.Path))
 	if failure != nil {
 		if failure.status == http.StatusInternalServerError {
 			s.logger.Error("rendering failed",
@@ -245,6 +245,19 @@ func (s *service) logRefusal(w http.ResponseWriter, r *http.Request, msg, reason
 	}, fields...)...)
 }
 
+// layoutOf is the HTML layout of the collection an export path names:
+// pages and popups are laid out as the vendor's page and popup exports
+// are, anything else as an email.
+func layoutOf(path string) render.Layout {
+	switch path {
+	case PathPageHTML, PathPagePlainText:
+		return render.LayoutPage
+	case PathPopupHTML, PathPopupPlainText:
+		return render.LayoutPopup
+	}
+	return render.LayoutEmail
+}
+
 // renderFailure is a failed export, before it is written.
 type renderFailure struct {
 	status, code     int
@@ -256,7 +269,7 @@ type renderFailure struct {
 // renderer's refusal of a design, a *design.PathError as well) into the
 // contract's codes and any panic into a 500, so that no input can take the
 // server down.
-func (s *service) renderSafely(body []byte, f exportFormat) (out *render.Output, failure *renderFailure) {
+func (s *service) renderSafely(body []byte, f exportFormat, layout render.Layout) (out *render.Output, failure *renderFailure) {
 	defer func() {
 		if v := recover(); v != nil {
 			out = nil
@@ -268,7 +281,9 @@ func (s *service) renderSafely(body []byte, f exportFormat) (out *render.Output,
 	if err != nil {
 		return nil, classifyDecodeError(err)
 	}
-	out, err = f.render(d, s.output)
+	lim := s.output
+	lim.Layout = layout
+	out, err = f.render(d, lim)
 	var pathErr *design.PathError
 	switch {
 	case errors.As(err, &pathErr):

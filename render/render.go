@@ -1,5 +1,5 @@
-// Package render turns a design into email HTML and plain text. It knows
-// nothing of Caddy.
+// Package render turns a design into email HTML (or a web page, or a popup
+// fragment: see Layout) and plain text. It knows nothing of Caddy.
 package render
 
 import (
@@ -31,14 +31,19 @@ func (o *Output) Release() {
 	o.pooled, o.Body = nil, nil
 }
 
-// Limits bound what a render produces, so that no design can make it use
-// unbounded memory: a few bytes of design can stand for many bytes of
-// HTML (a colour repeated on every link, a row of empty columns).
+// Limits are a render's options. Mostly they bound what a render
+// produces, so that no design can make it use unbounded memory: a few
+// bytes of design can stand for many bytes of HTML (a colour repeated on
+// every link, a row of empty columns).
 type Limits struct {
 	// MaxOutput is the largest document, in bytes, a render may produce;
 	// 0 means DefaultMaxOutput. Past it the render stops at once and
 	// fails with ErrOutputTooLarge.
 	MaxOutput int
+
+	// Layout is the HTML's layout (layout.go); the zero value is
+	// LayoutEmail. Plain text ignores it.
+	Layout Layout
 }
 
 // DefaultMaxOutput is the output bound when Limits.MaxOutput is 0: twice
@@ -81,11 +86,12 @@ func tooLarge(max int) error {
 // HTML is HTMLWithLimits with the default limits.
 func HTML(d *design.Design) (*Output, error) { return HTMLWithLimits(d, Limits{}) }
 
-// HTMLWithLimits renders d as one complete email HTML document: a hybrid
-// (fluid) layout of role="presentation" tables and inline-block columns,
-// with ghost tables for Outlook on Windows and one @media block for
-// mobile. Unknown module types render as nothing and are listed in
-// Warnings. The output is deterministic.
+// HTMLWithLimits renders d in lim.Layout. The email layout is one
+// complete email HTML document: a hybrid (fluid) layout of
+// role="presentation" tables and inline-block columns, with ghost tables
+// for Outlook on Windows and one @media block for mobile; the page and
+// popup layouts are described in layout.go. Unknown module types render
+// as nothing and are listed in Warnings. The output is deterministic.
 //
 // A design whose blocks hold members of the wrong type (a button label
 // that is an object, …) is refused with a *design.PathError naming the
@@ -96,17 +102,25 @@ func HTMLWithLimits(d *design.Design, lim Limits) (*Output, error) {
 	if d == nil {
 		return nil, errors.New("render: nil design")
 	}
+	if !lim.Layout.valid() {
+		return nil, fmt.Errorf("render: unknown layout %v", lim.Layout)
+	}
 	bs, err := decodeBlocks(d)
 	if err != nil {
 		return nil, err
 	}
 	lim = lim.withDefaults()
 	w := newEmailWriter(d, bs, lim.MaxOutput)
-	if err := w.render(); err != nil {
+	document, assemble := w.document, w.assemble
+	if lim.Layout != LayoutEmail {
+		web := &webWriter{emailWriter: w, popup: lim.Layout == LayoutPopup}
+		document, assemble = web.document, web.assemble
+	}
+	if err := w.render(document); err != nil {
 		w.recycle()
 		return nil, err
 	}
-	body, pooled := w.assemble()
+	body, pooled := assemble()
 	w.recycle()
 	if len(body) > lim.MaxOutput {
 		// The head (title, font links) was the last straw.
@@ -115,10 +129,10 @@ func HTMLWithLimits(d *design.Design, lim Limits) (*Output, error) {
 	return &Output{Body: body, Warnings: w.warn.list(), pooled: pooled}, nil
 }
 
-// render writes the body, or fails with ErrOutputTooLarge.
-func (w *emailWriter) render() (err error) {
+// render writes the body with document, or fails with ErrOutputTooLarge.
+func (w *emailWriter) render(document func()) (err error) {
 	defer stopWhenFull(&err, w.maxOutput)
-	w.document()
+	document()
 	// What was written since the last check: the head comes on top.
 	w.checkTotal()
 	return nil

@@ -94,6 +94,8 @@ func TestScreenshots(t *testing.T) {
 
 	pages := map[string]string{}
 	goldens, _ := filepath.Glob("testdata/golden/*.html")
+	layouts, _ := filepath.Glob("testdata/golden/layouts/*.html") // pages and popups
+	goldens = append(goldens, layouts...)
 	for _, g := range goldens {
 		abs, _ := filepath.Abs(g)
 		pages["golden-"+strings.TrimSuffix(filepath.Base(g), ".html")] = "file://" + abs

@@ -1,7 +1,9 @@
 // Package fidelity measures, in a real headless Chromium, how closely the
-// email HTML our renderer makes of a design lays out like the HTML the
-// vendor's own renderer made of the same design (the corpus's pairs/):
-// block by block, at the design's width and on a phone. It also checks
+// HTML our renderer makes of a design lays out like the HTML the vendor's
+// own renderer made of the same design (the corpus's pairs/): block by
+// block, at the design's width, on a phone and on a desktop. Each pair is
+// rendered in the layout of the vendor export's collection: an email, a
+// page or a popup. It also checks
 // that our HTML still lays out when an email client strips every <style>
 // element. The pages are served by an in-process Caddy (caddytest).
 //

@@ -1,7 +1,8 @@
 // Command designrender renders a design JSON file to email HTML (or, with
-// -text, plain text), for trying the renderer without a server.
+// -layout, a web page or a popup fragment; with -text, plain text), for
+// trying the renderer without a server.
 //
-//	go run ./cmd/designrender [-text] [-max-output 8MiB] [-o out.html] design.json
+//	go run ./cmd/designrender [-text] [-layout email|page|popup] [-max-output 8MiB] [-o out.html] design.json
 //
 // Warnings (unknown module types, forms shown as a static preview) go to
 // stderr. -max-output bounds the rendered document as content_service's
@@ -40,8 +41,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		lim.MaxOutput = int(n)
 		return nil
 	})
+	fs.Func("layout", "HTML layout: email, page or popup (default email)", func(v string) error {
+		l, err := render.ParseLayout(v)
+		lim.Layout = l
+		return err
+	})
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: designrender [-text] [-max-output size] [-o out] design.json   (- reads stdin)")
+		fmt.Fprintln(stderr, "usage: designrender [-text] [-layout email|page|popup] [-max-output size] [-o out] design.json   (- reads stdin)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
