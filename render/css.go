@@ -54,14 +54,16 @@ func cssValue(v string) string {
 type style struct{ b []byte }
 
 // style returns an empty style with room for most style attributes,
-// cut from the writer's style buffer: one allocation per render for all
-// its styles instead of one per style, a third of all the renderer
+// cut from the writer's style buffer: a few allocations per render for
+// all its styles instead of one per style, a third of all the renderer
 // allocated. A style that outgrows its room moves to a slice of its own,
 // as append does; a style is never reused, so none can see another's
 // bytes.
 func (w *emailWriter) style() style {
 	if cap(w.styles)-len(w.styles) < styleRoom {
-		w.styles = make([]byte, 0, stylesSize)
+		// Twice the last buffer: a small email takes a small one.
+		size := min(max(2*cap(w.styles), minStyles), maxStyles)
+		w.styles = make([]byte, 0, size)
 	}
 	i := len(w.styles)
 	w.styles = w.styles[:i+styleRoom]
@@ -69,11 +71,12 @@ func (w *emailWriter) style() style {
 }
 
 // styleRoom is the room of a new style (growing from nothing would
-// allocate 8, 16, 32… bytes in turn); stylesSize the writer's style
-// buffer, enough for the styles of a typical email.
+// allocate 8, 16, 32… bytes in turn); the style buffers hold 8 to 128
+// styles.
 const (
-	styleRoom  = 192
-	stylesSize = 64 * styleRoom
+	styleRoom = 192
+	minStyles = 8 * styleRoom
+	maxStyles = 128 * styleRoom
 )
 
 func (s *style) add(prop, value string) {
