@@ -205,20 +205,21 @@ func run(dir, largestEmail string, w io.Writer) error {
 			return err
 		}
 		// Every design at least 2x faster than mrml; the median design at
-		// least 50x faster than mjml.
+		// least 50x faster than mjml. By CPU time per render: on a busy
+		// machine wall times mostly measure waiting for a core.
 		var mjmlRatios []float64
 		for _, r := range rs {
 			if e, ok := r.Engines["mrml"]; ok {
-				fmt.Fprintf(tw, "C mrml %s\tours %.0f µs vs mrml %.0f µs = %.2fx (CPU time %.2fx; CPUs %s)\t>= 2x\t%s\n",
-					r.Design, r.OurTotalUs, e.MeanMs*1e3, e.RatioMean, e.RatioCPU, r.CPUs, verdict(e.RatioMean >= 2 && e.Errors == 0))
+				fmt.Fprintf(tw, "C mrml %s\tCPU time %.2fx (wall %.2fx: ours %.0f µs vs mrml %.0f µs; CPUs %s)\t>= 2x\t%s\n",
+					r.Design, e.RatioCPU, e.RatioMean, r.OurTotalUs, e.MeanMs*1e3, r.CPUs, verdict(e.RatioCPU >= 2 && e.Errors == 0))
 			}
 			if e, ok := r.Engines["mjml"]; ok {
-				mjmlRatios = append(mjmlRatios, e.RatioMean)
+				mjmlRatios = append(mjmlRatios, e.RatioCPU)
 			}
 		}
 		if len(mjmlRatios) > 0 {
 			m := median(mjmlRatios)
-			fmt.Fprintf(tw, "C mjml, median of %d designs\t%.1fx (min %.1fx)\t>= 50x\t%s\n",
+			fmt.Fprintf(tw, "C mjml, median of %d designs\tCPU time %.1fx (min %.1fx)\t>= 50x\t%s\n",
 				len(mjmlRatios), m, slices.Min(mjmlRatios), verdict(m >= 50))
 		}
 	} else {
