@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The benchmarks in one command, from the repository root or anywhere:
 #
-#   bash bench/run.sh            # full run, about 4 minutes on an idle 2-core machine
-#   QUICK=1 bash bench/run.sh    # smoke run, about 2 minutes
+#   bash bench/run.sh            # full run, about 12 minutes on an idle 2-core machine
+#   QUICK=1 bash bench/run.sh    # smoke run, about 3 minutes
 #
 # Builds Caddy (with our modules), the stand-in upstream, the load generator
 # and the MJML comparison; installs what is missing (wrk from Debian, the
