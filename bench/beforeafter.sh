@@ -6,7 +6,9 @@
 #   bash bench/beforeafter.sh <ref> [benchmark regexp]
 #
 # The regexp defaults to every corpus template's Decode, Render and
-# DecodeRender. DESIGN_CORPUS names the corpus (else the project's own
+# DecodeRender. Both builds run the working tree's bench/*_test.go.
+# DecodeRender also reports cpu-ns/op, the process's CPU time per render,
+# which holds up on a busy machine better than the wall time. DESIGN_CORPUS names the corpus (else the project's own
 # designs). ROUNDS (default 6) alternations of COUNT (default 2) runs each.
 # OLD_PGO and NEW_PGO (default off) pass a CPU profile to either build:
 #   NEW_PGO=/tmp/cpu.pprof bash bench/beforeafter.sh HEAD
@@ -22,6 +24,9 @@ cleanup() {
 }
 trap cleanup EXIT
 git -C "$ROOT" worktree add --detach --quiet "$TMP/old" "$REF"
+# Both sides run the working tree's benchmarks (they use only the
+# exported API), so that a measure added since REF is on both sides.
+cp "$ROOT"/bench/*_test.go "$TMP/old/bench/"
 (cd "$TMP/old" && go test -c -pgo="${OLD_PGO:-off}" -o "$TMP/old.test" ./bench/)
 (cd "$ROOT" && go test -c -pgo="${NEW_PGO:-off}" -o "$TMP/new.test" ./bench/)
 PIN=()

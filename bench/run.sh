@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # The benchmarks in one command, from the repository root or anywhere:
 #
-#   bash bench/run.sh            # full run, about 4 minutes on an idle 2-core machine
-#   QUICK=1 bash bench/run.sh    # smoke run, about 2 minutes
+#   bash bench/run.sh            # full run, about 12 minutes on an idle 2-core machine
+#   QUICK=1 bash bench/run.sh    # smoke run, about 3 minutes
 #
 # Builds Caddy (with our modules), the stand-in upstream, the load generator
 # and the MJML comparison; installs what is missing (wrk from Debian, the
 # Node packages with `npm ci`); then runs
 #   A. design_bridge forwarding vs reverse_proxy vs Express+axios, and
 #      Caddy's memory while forwarding 10 MiB bodies,
-#   C. render.HTML vs MJML on the same designs,
+#   C. render.HTML vs MJML (mjml and mrml) on every corpus design,
 #   D. content_service renders per second under wrk,
 #   B. the renderer's Go benchmarks per corpus template beside
 #      json.Unmarshal (go test -bench, one core),
@@ -44,14 +44,15 @@ EXPRESS_JSON_PORT=9604
 EXPRESS_RAW_PORT=9605
 
 if [ "${QUICK:-0}" = 1 ]; then
-	A_DURATION=1s A_ROUNDS=1 MEM_COUNT=10 MJML_N=10 MJML_WARMUP=5 MJML_ROUNDS=2 D_DURATION=3s B_TIME=50ms
+	A_DURATION=1s A_ROUNDS=1 MEM_COUNT=10 MJML_N=10 MJML_WARMUP=5 MJML_ROUNDS=2 MJML_GO_TIME=200ms D_DURATION=3s B_TIME=50ms
 else
 	# C: mjml keeps getting faster for a thousand renders or more (its
 	# mean over renders 250–500 of one process was 1.8 ms for the
-	# smallest template, over renders 2750–3000 1.4 ms), so it is timed
-	# after 1000 warm-up renders, the most mjmlcompare allows: 600 renders
-	# over 8 rounds.
-	A_DURATION=3s A_ROUNDS=3 MEM_COUNT=50 MJML_N=600 MJML_WARMUP=1000 MJML_ROUNDS=8 D_DURATION=10s B_TIME=200ms
+	# smallest template, over renders 2750–3000 1.4 ms); over the 36
+	# designs each engine's process gets 300 warm-up renders per design
+	# (10,800 in all) before the first is timed, then 160 timed renders
+	# per design over 8 rounds.
+	A_DURATION=3s A_ROUNDS=3 MEM_COUNT=50 MJML_N=160 MJML_WARMUP=300 MJML_ROUNDS=8 MJML_GO_TIME=800ms D_DURATION=10s B_TIME=200ms
 fi
 
 PIDS=()
@@ -162,7 +163,7 @@ for target in bridge proxy; do
 done
 stop "$UPSTREAM_PID"
 
-step "C. render.HTML vs MJML, one core for both sides"
+step "C. render.HTML vs mrml and mjml, one core for every side"
 # Ours runs on one P; Node's collector and compiler threads would take a
 # second core if one were free (its CPU time per render exceeds its wall
 # time unpinned). taskset gives both sides the same single CPU; Node
@@ -174,7 +175,8 @@ if command -v taskset >/dev/null 2>&1; then
 else
 	echo "taskset not found: C runs unpinned (Node may use more than one core)"
 fi
-"${PIN[@]}" "$BIN/mjmlcompare" -corpus "$CORPUS" -node-dir bench/mjml -n "$MJML_N" -warmup "$MJML_WARMUP" -rounds "$MJML_ROUNDS" \
+"${PIN[@]}" "$BIN/mjmlcompare" -corpus "$CORPUS" -node-dir bench/mjml -engines mrml,mjml -designs all \
+	-n "$MJML_N" -warmup "$MJML_WARMUP" -rounds "$MJML_ROUNDS" -go-time "$MJML_GO_TIME" \
 	-out "$OUT/mjml" -json "$OUT/c-mjml.json" | tee "$OUT/c-mjml.txt" || echo "!!! C failed"
 
 step "D. content_service: renders of the 40 KB design per second (wrk, 2 threads)"

@@ -142,8 +142,9 @@ type service struct {
 	files            *fileStore
 	publicURL        string
 
-	// bodyBufs recycles request body buffers (*[]byte): the decoder copies
-	// what it keeps, so a body's buffer is free once the answer is written.
+	// bodyBufs recycles request body buffers (*[]byte). A decoded design
+	// shares its body's memory (design.DecodeWithLimits), so a body's
+	// buffer goes back only once the answer is written.
 	bodyBufs sync.Pool
 }
 

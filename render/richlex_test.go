@@ -96,3 +96,70 @@ func FuzzRichTokensNoTag(f *testing.F) {
 		}
 	})
 }
+
+// lexWith is lexAll by one lexer, with text tokens' decoded text.
+func lexWith(lex func(string, func(richToken)) bool, src string) ([]lexed, []string, bool) {
+	var toks []lexed
+	var decoded []string
+	ok := lex(src, func(t richToken) {
+		l := lexed{kind: t.kind, a: t.a, name: string(t.name), text: string(t.text), escape: t.escape}
+		for key, val := range t.attrs() {
+			l.attrs = append(l.attrs, richAttr{string(key), string(val)})
+		}
+		if t.kind == html.TextToken {
+			decoded = append(decoded, string(t.decoded()))
+		}
+		toks = append(toks, l)
+	})
+	return toks, decoded, ok
+}
+
+// FuzzSimpleTokens: wherever simpleTokens takes a fragment, its tokens
+// (kinds, names, atoms, attributes, text as written and decoded) are
+// x/net/html's, and its check (yield nil) agrees with its reading.
+func FuzzSimpleTokens(f *testing.F) {
+	for _, s := range []string{
+		`<p style="margin:0;line-height:1.2"><span style='color:#333'>Hi&nbsp;there &amp; you</span></p>`,
+		`<a href="https://x.test/?a=1" target="_blank" title="t" href="y">l</a><br/><img src="i.png" alt=""/>`,
+		`<ul><li data-mce-style="x">a</li ></ul><o:p></o:p><h1 class=c>x</h1>`,
+		`<p>a < b</p><!-- c --><script>x</script><P>`, "<p>\r\n\x00</p>", `<br clear/><p/><a b=""/>`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		checked := simpleTokens(src, nil)
+		got, gotText, ok := lexWith(simpleTokens, src)
+		if ok != checked {
+			t.Fatalf("%q: the check says %v, the reading %v", src, checked, ok)
+		}
+		if !ok {
+			return
+		}
+		want, wantText, _ := lexWith(func(s string, yield func(richToken)) bool { htmlTokens(s, yield); return true }, src)
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotText, wantText) {
+			t.Fatalf("%q:\n got %+v %q\nwant %+v %q", src, got, gotText, want, wantText)
+		}
+	})
+}
+
+// TestSimpleTokensTaken: the fast path is taken for the rich text of
+// the project's designs' usual shape, and left for what it does not read.
+func TestSimpleTokensTaken(t *testing.T) {
+	for src, want := range map[string]bool{
+		`<p style="margin: 0; font-size: 14px;"><strong>Hi</strong>&nbsp;<a href="https://x.test" target="_blank" rel="noopener">x</a></p>`: true,
+		`<ul><li style="font-size:14px;">a<br></li></ul>`: true,
+		`<a href="https://x.test/?a=1&amp;b=2">x</a>`:     true,
+		`<a href="https://x.test/?a=1&b=2">x</a>`:         false, // not a character reference
+		`<P>x</P>`:                   false,
+		`<p>a<!-- c -->b</p>`:        false,
+		`<style>p{}</style>`:         false,
+		`<p title=x>a</p>`:           false,
+		`<p>1 < 2</p>`:               false,
+		"<p>a\r\nb</p>":              false,
+		`<p>unterminated <a href="x`: false,
+	} {
+		if got := simpleTokens(src, nil); got != want {
+			t.Errorf("%q: simpleTokens %v, want %v", src, got, want)
+		}
+	}
+}

@@ -17,6 +17,7 @@ type emailWriter struct {
 	body    bytes.Buffer
 	bodyBuf *[]byte      // the pooled array behind body (see recycle)
 	mobile  bytes.Buffer // rules for the one @media block
+	styles  []byte       // where style() cuts new styles from
 	warn    warnings
 
 	fontsUsed []string // normalised first family names seen in styles

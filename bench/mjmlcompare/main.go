@@ -1,10 +1,12 @@
-// Command mjmlcompare times render.HTML against MJML on the same designs in
-// one run: for each design it exports MJML (bench/internal/mjml), then
-// times our decode+render in this process and has one warm Node process
-// (bench/mjml, mjml from npm) render the exported MJML, and prints both
-// per-render times and their ratio. The timing goes in rounds: in each,
-// every design is timed with ours and then with mjml, so that a change in
-// the machine's load falls on both sides alike.
+// Command mjmlcompare times render.HTML against MJML renderers on the same
+// designs in one run: for each design it exports MJML (bench/internal/mjml),
+// then times our decode+render in this process and has one warm Node
+// process per engine (bench/mjml/render.js: mjml 5.4.1, and mrml 1.6.1, the
+// Rust MJML renderer as WebAssembly) render the exported MJML, and prints
+// the per-render times and the ratios per design, then the ratios' median.
+// The timing goes in rounds: in each, every design is timed with ours and
+// then with each engine, so that a change in the machine's load falls on
+// every side alike.
 //
 // Both sides start from their own source text, held in memory as their
 // language's string: ours from the design JSON (design.DecodeString +
@@ -43,7 +45,7 @@ import (
 	"github.com/designbridge/caddy-designbridge/render"
 )
 
-// defaultDesigns are corpus emails from small to the largest, all eras.
+// defaultDesigns (-designs five) are corpus emails from small to the largest, all eras.
 var defaultDesigns = []string{
 	"testing-environment__bee-template.json",
 	"beefree-sdk-csapi-simple-integration__initial-template.json",
@@ -52,30 +54,35 @@ var defaultDesigns = []string{
 	"check-api-spotlight__complex-template.json",
 }
 
-// mjmlStats are mjml's figures for one design.
-type mjmlStats struct {
+// engineStats are one MJML engine's figures for one design.
+type engineStats struct {
 	N                       int
 	MeanMs, MedianMs, MinMs float64
+	CPUMs                   float64 // per render, the Node process's CPU time (all threads)
 	HTMLBytes               int
 	Errors                  int
 	FirstError              string
+	RatioMean, RatioFloor   float64 // engine's mean and min over our decode+render
+	RatioCPU                float64 // engine's CPU time over ours
+}
+
+// engineTimes accumulates one engine's timing of one design over the rounds.
+type engineTimes struct {
+	times []float64 // ms, every timed render
+	cpuMs float64   // Node's CPU time over those renders, all threads
+	stats engineStats
 }
 
 type row struct {
-	name                  string
-	jsonBytes, mjmlBytes  int
-	ourHTMLBytes          int
-	mjmlFile              string
-	ours                  ourTimes
-	mjmlTimes             []float64 // ms, every timed render over the rounds
-	mjmlCPUMs             float64   // Node's CPU time over those renders, all threads
-	ourN                  int
-	ourTotal, ourRender   time.Duration // per render: decode+render, render only
-	ourCPU                time.Duration // per decode+render, this process's CPU time
-	mjml                  mjmlStats
-	mjmlCPU               float64 // ms per render
-	ratioMean, ratioFloor float64
-	ratioCPU              float64
+	name                 string
+	jsonBytes, mjmlBytes int
+	ourHTMLBytes         int
+	mjmlFile             string
+	ours                 ourTimes
+	ourN                 int
+	ourTotal, ourRender  time.Duration  // per render: decode+render, render only
+	ourCPU               time.Duration  // per decode+render, this process's CPU time
+	engines              []*engineTimes // as the -engines flag lists them
 }
 
 func main() {
@@ -87,15 +94,16 @@ func main() {
 
 func run() error {
 	corpus := flag.String("corpus", os.Getenv("DESIGN_CORPUS"), "directory of the design JSON files (default $DESIGN_CORPUS)")
-	designs := flag.String("designs", strings.Join(defaultDesigns, ","), "comma-separated design files in -corpus")
+	designs := flag.String("designs", "all", `comma-separated design files in -corpus, "all" for every *.json there, "five" for five emails from small to the largest`)
 	nodeDir := flag.String("node-dir", "bench/mjml", "directory of render.js (with node_modules)")
+	engineList := flag.String("engines", "mrml,mjml", "comma-separated MJML engines render.js runs (mjml, mrml), each in its own Node process")
 	outDir := flag.String("out", "", "where to write the exported .mjml files (default: a temporary directory)")
-	n := flag.Int("n", 50, "MJML renders per design (after warm-up), over all rounds")
-	warmup := flag.Int("warmup", 10, "unmeasured MJML renders per design")
+	n := flag.Int("n", 50, "renders per design and engine (after warm-up), over all rounds")
+	warmup := flag.Int("warmup", 10, "unmeasured renders per design and engine")
 	goTime := flag.Duration("go-time", time.Second, "time spent measuring our renderer per design, over all rounds")
-	rounds := flag.Int("rounds", 5, "rounds: in each, every design is timed with ours, then with mjml, so that both see the same machine load")
+	rounds := flag.Int("rounds", 5, "rounds: in each, every design is timed with ours, then with each engine, so that all see the same machine load")
 	settle := flag.Duration("settle", 200*time.Millisecond, "pause before each side's turn, for the other's background work to finish")
-	maxSeconds := flag.Float64("max-seconds", 20, "bound on MJML measuring time per design")
+	maxSeconds := flag.Float64("max-seconds", 20, "bound on each engine's measuring time per design")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	flag.Parse()
 
@@ -117,9 +125,12 @@ func run() error {
 		dir = tmp
 	}
 
+	names, err := designFiles(*corpus, *designs)
+	if err != nil {
+		return err
+	}
 	var rows []*row
-	for _, name := range strings.Split(*designs, ",") {
-		name = strings.TrimSpace(name)
+	for _, name := range names {
 		data, err := os.ReadFile(filepath.Join(*corpus, name))
 		if err != nil {
 			return err
@@ -131,22 +142,36 @@ func run() error {
 		rows = append(rows, r)
 	}
 
-	node, err := startNode(*nodeDir)
-	if err != nil {
-		return err
+	var engines []string
+	var nodes []*nodeProcess
+	defer func() {
+		for _, p := range nodes {
+			p.close()
+		}
+	}()
+	for _, e := range strings.Split(*engineList, ",") {
+		e = strings.TrimSpace(e)
+		p, err := startNode(*nodeDir, e)
+		if err != nil {
+			return err
+		}
+		engines, nodes = append(engines, e), append(nodes, p)
 	}
-	defer node.close()
 	for _, r := range rows {
 		if err := r.ours.warmUp(); err != nil {
 			return err
 		}
-		if _, _, err := node.render(r, 0, *warmup, *maxSeconds); err != nil {
-			return err
+		for _, p := range nodes {
+			a, err := p.render(r.mjmlFile, 0, *warmup, *maxSeconds)
+			if err != nil {
+				return err
+			}
+			r.engines = append(r.engines, &engineTimes{stats: engineStats{HTMLBytes: a.HTMLBytes, Errors: a.Errors, FirstError: a.FirstError}})
 		}
 	}
 	// Rounds: the machine's load drifts (more so on a shared VM), and
-	// timing all of ours and then all of mjml's would let the drift fall
-	// on one side only.
+	// timing all of ours and then all of an engine's would let the drift
+	// fall on one side only.
 	for round := range *rounds {
 		for _, r := range rows {
 			// Each side is timed alone: Node's and Go's background work
@@ -157,33 +182,61 @@ func run() error {
 				return err
 			}
 			runtime.GC()
-			time.Sleep(*settle)
-			// The renders left, spread over the rounds left.
-			count := (*n - len(r.mjmlTimes) + *rounds - round - 1) / (*rounds - round)
-			times, cpuMs, err := node.render(r, count, 0, *maxSeconds/float64(*rounds))
-			if err != nil {
-				return err
+			for i, p := range nodes {
+				time.Sleep(*settle)
+				e := r.engines[i]
+				// The renders left, spread over the rounds left.
+				count := (*n - len(e.times) + *rounds - round - 1) / (*rounds - round)
+				a, err := p.render(r.mjmlFile, count, 0, *maxSeconds/float64(*rounds))
+				if err != nil {
+					return err
+				}
+				e.times = append(e.times, a.TimesMs...)
+				e.cpuMs += a.CPUMs
 			}
-			r.mjmlTimes = append(r.mjmlTimes, times...)
-			r.mjmlCPUMs += cpuMs
 		}
 	}
 	for _, r := range rows {
 		r.finish()
 	}
 	cpus := allowedCPUs()
-	printTable(os.Stdout, rows, cpus)
+	printTable(os.Stdout, rows, engines, cpus)
 	if *jsonOut != "" {
-		if err := writeJSON(*jsonOut, rows, cpus); err != nil {
+		if err := writeJSON(*jsonOut, rows, engines, cpus); err != nil {
 			return err
 		}
 	}
 	for _, r := range rows {
-		if r.mjml.Errors > 0 {
-			fmt.Printf("note: mjml reported %d validation error(s) for %s; first: %s\n", r.mjml.Errors, r.name, r.mjml.FirstError)
+		for i, e := range r.engines {
+			if e.stats.Errors > 0 {
+				fmt.Printf("note: %s reported %d error(s) for %s; first: %s\n", engines[i], e.stats.Errors, r.name, e.stats.FirstError)
+			}
 		}
 	}
 	return nil
+}
+
+// designFiles resolves the -designs flag to file names in dir.
+func designFiles(dir, list string) ([]string, error) {
+	switch list {
+	case "five":
+		return defaultDesigns, nil
+	case "all":
+		files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+		if err != nil || len(files) == 0 {
+			return nil, fmt.Errorf("no *.json designs in %q (-corpus or DESIGN_CORPUS)", dir)
+		}
+		names := make([]string, len(files))
+		for i, f := range files {
+			names[i] = filepath.Base(f)
+		}
+		return names, nil
+	}
+	var names []string
+	for _, name := range strings.Split(list, ",") {
+		names = append(names, strings.TrimSpace(name))
+	}
+	return names, nil
 }
 
 // prepare decodes and renders a design once, writes its MJML export to dir
@@ -327,34 +380,37 @@ func (r *row) finish() {
 	r.ourTotal = r.ours.fullTime / time.Duration(r.ours.fullN)
 	r.ourRender = r.ours.renderTime / time.Duration(r.ours.renderN)
 	r.ourCPU = r.ours.fullCPU / time.Duration(r.ours.fullN)
-	t := r.mjmlTimes
-	r.mjml.N = len(t)
-	if len(t) > 0 {
+	ours := float64(r.ourTotal.Nanoseconds()) / 1e6 // ms
+	for _, e := range r.engines {
+		t, st := e.times, &e.stats
+		st.N = len(t)
+		if len(t) == 0 {
+			continue
+		}
 		sorted := append([]float64(nil), t...)
 		sort.Float64s(sorted)
 		sum := 0.0
 		for _, x := range t {
 			sum += x
 		}
-		r.mjml.MeanMs, r.mjml.MedianMs, r.mjml.MinMs = sum/float64(len(t)), sorted[len(t)/2], sorted[0]
-		r.ratioMean = r.mjml.MeanMs * 1e6 / float64(r.ourTotal.Nanoseconds())
-		r.ratioFloor = r.mjml.MinMs * 1e6 / float64(r.ourTotal.Nanoseconds())
-		r.mjmlCPU = r.mjmlCPUMs / float64(len(t))
+		st.MeanMs, st.MedianMs, st.MinMs = sum/float64(len(t)), sorted[len(t)/2], sorted[0]
+		st.RatioMean, st.RatioFloor = st.MeanMs/ours, st.MinMs/ours
+		st.CPUMs = e.cpuMs / float64(len(t))
 		if r.ourCPU > 0 {
-			r.ratioCPU = r.mjmlCPU * 1e6 / float64(r.ourCPU.Nanoseconds())
+			st.RatioCPU = st.CPUMs * 1e6 / float64(r.ourCPU.Nanoseconds())
 		}
 	}
 }
 
-// nodeProcess is bench/mjml/render.js in -serve mode.
+// nodeProcess is bench/mjml/render.js in -serve mode with one engine.
 type nodeProcess struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Scanner
 }
 
-func startNode(dir string) (*nodeProcess, error) {
-	cmd := exec.Command("node", filepath.Join(dir, "render.js"), "-serve")
+func startNode(dir, engine string) (*nodeProcess, error) {
+	cmd := exec.Command("node", filepath.Join(dir, "render.js"), "-engine", engine, "-serve")
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -382,26 +438,25 @@ type nodeAnswer struct {
 	FirstError string    `json:"first_error"`
 }
 
-// render has Node render r's MJML warmup times unmeasured, then n times,
-// within maxSeconds, and returns the n times (ms) and Node's CPU time over
-// them (ms).
-func (p *nodeProcess) render(r *row, n, warmup int, maxSeconds float64) ([]float64, float64, error) {
-	req, err := json.Marshal(map[string]any{"file": r.mjmlFile, "n": n, "warmup": warmup, "max_seconds": maxSeconds})
+// render has Node render file warmup times unmeasured, then n times,
+// within maxSeconds, and returns the n times (ms), Node's CPU time over
+// them (ms) and what the engine made of the file.
+func (p *nodeProcess) render(file string, n, warmup int, maxSeconds float64) (nodeAnswer, error) {
+	var a nodeAnswer
+	req, err := json.Marshal(map[string]any{"file": file, "n": n, "warmup": warmup, "max_seconds": maxSeconds})
 	if err != nil {
-		return nil, 0, err
+		return a, err
 	}
 	if _, err := p.in.Write(append(req, '\n')); err != nil {
-		return nil, 0, fmt.Errorf("node render.js: %w", err)
+		return a, fmt.Errorf("node render.js: %w", err)
 	}
 	if !p.out.Scan() {
-		return nil, 0, fmt.Errorf("node render.js stopped answering: %v", p.out.Err())
+		return a, fmt.Errorf("node render.js stopped answering: %v", p.out.Err())
 	}
-	var a nodeAnswer
 	if err := json.Unmarshal(p.out.Bytes(), &a); err != nil {
-		return nil, 0, fmt.Errorf("node output %q: %w", p.out.Text(), err)
+		return a, fmt.Errorf("node output %q: %w", p.out.Text(), err)
 	}
-	r.mjml.HTMLBytes, r.mjml.Errors, r.mjml.FirstError = a.HTMLBytes, a.Errors, a.FirstError
-	return a.TimesMs, a.CPUMs, nil
+	return a, nil
 }
 
 func (p *nodeProcess) close() {
@@ -411,51 +466,55 @@ func (p *nodeProcess) close() {
 
 // Result is one design's comparison, as written by -json.
 type Result struct {
-	Design         string  `json:"design"`
-	JSONBytes      int     `json:"json_bytes"`
-	MJMLBytes      int     `json:"mjml_bytes"`
-	OurHTMLBytes   int     `json:"our_html_bytes"`
-	MJMLHTMLBytes  int     `json:"mjml_html_bytes"`
-	OurN           int     `json:"our_n"`
-	OurTotalUs     float64 `json:"our_decode_render_us"`
-	OurRenderUs    float64 `json:"our_render_us"`
-	OurCPUUs       float64 `json:"our_cpu_us"`
-	MJMLN          int     `json:"mjml_n"`
-	MJMLMeanMs     float64 `json:"mjml_mean_ms"`
-	MJMLMedianMs   float64 `json:"mjml_median_ms"`
-	MJMLMinMs      float64 `json:"mjml_min_ms"`
-	MJMLErrors     int     `json:"mjml_errors"`
-	RatioMean      float64 `json:"ratio_mean"`
-	MJMLCPUMs      float64 `json:"mjml_cpu_ms"`
-	RatioMJMLFloor float64 `json:"ratio_mjml_min"`
-	RatioCPU       float64 `json:"ratio_cpu"`
-	CPUs           string  `json:"cpus_allowed"`
+	Design       string                 `json:"design"`
+	JSONBytes    int                    `json:"json_bytes"`
+	MJMLBytes    int                    `json:"mjml_bytes"`
+	OurHTMLBytes int                    `json:"our_html_bytes"`
+	OurN         int                    `json:"our_n"`
+	OurTotalUs   float64                `json:"our_decode_render_us"`
+	OurRenderUs  float64                `json:"our_render_us"`
+	OurCPUUs     float64                `json:"our_cpu_us"`
+	Engines      map[string]EngineStats `json:"engines"` // by engine name: mjml, mrml
+	CPUs         string                 `json:"cpus_allowed"`
 }
 
-func writeJSON(file string, rows []*row, cpus string) error {
+// EngineStats is one engine's figures for one design in Result.
+type EngineStats struct {
+	N          int     `json:"n"`
+	HTMLBytes  int     `json:"html_bytes"`
+	MeanMs     float64 `json:"mean_ms"`
+	MedianMs   float64 `json:"median_ms"`
+	MinMs      float64 `json:"min_ms"`
+	CPUMs      float64 `json:"cpu_ms"`
+	Errors     int     `json:"errors"`
+	RatioMean  float64 `json:"ratio_mean"` // engine's mean / our decode+render
+	RatioFloor float64 `json:"ratio_min"`  // engine's fastest render / our decode+render
+	RatioCPU   float64 `json:"ratio_cpu"`  // engine's CPU time / ours
+}
+
+func writeJSON(file string, rows []*row, engines []string, cpus string) error {
 	out := make([]Result, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, Result{
-			Design:         strings.TrimSuffix(r.name, ".json"),
-			JSONBytes:      r.jsonBytes,
-			MJMLBytes:      r.mjmlBytes,
-			OurHTMLBytes:   r.ourHTMLBytes,
-			MJMLHTMLBytes:  r.mjml.HTMLBytes,
-			OurN:           r.ourN,
-			OurTotalUs:     float64(r.ourTotal.Nanoseconds()) / 1e3,
-			OurRenderUs:    float64(r.ourRender.Nanoseconds()) / 1e3,
-			OurCPUUs:       float64(r.ourCPU.Nanoseconds()) / 1e3,
-			MJMLN:          r.mjml.N,
-			MJMLMeanMs:     r.mjml.MeanMs,
-			MJMLMedianMs:   r.mjml.MedianMs,
-			MJMLMinMs:      r.mjml.MinMs,
-			MJMLCPUMs:      r.mjmlCPU,
-			MJMLErrors:     r.mjml.Errors,
-			RatioMean:      r.ratioMean,
-			RatioMJMLFloor: r.ratioFloor,
-			RatioCPU:       r.ratioCPU,
-			CPUs:           cpus,
-		})
+		res := Result{
+			Design:       strings.TrimSuffix(r.name, ".json"),
+			JSONBytes:    r.jsonBytes,
+			MJMLBytes:    r.mjmlBytes,
+			OurHTMLBytes: r.ourHTMLBytes,
+			OurN:         r.ourN,
+			OurTotalUs:   float64(r.ourTotal.Nanoseconds()) / 1e3,
+			OurRenderUs:  float64(r.ourRender.Nanoseconds()) / 1e3,
+			OurCPUUs:     float64(r.ourCPU.Nanoseconds()) / 1e3,
+			Engines:      map[string]EngineStats{},
+			CPUs:         cpus,
+		}
+		for i, e := range r.engines {
+			st := e.stats
+			res.Engines[engines[i]] = EngineStats{
+				N: st.N, HTMLBytes: st.HTMLBytes, MeanMs: st.MeanMs, MedianMs: st.MedianMs, MinMs: st.MinMs,
+				CPUMs: st.CPUMs, Errors: st.Errors, RatioMean: st.RatioMean, RatioFloor: st.RatioFloor, RatioCPU: st.RatioCPU,
+			}
+		}
+		out = append(out, res)
 	}
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -464,20 +523,46 @@ func writeJSON(file string, rows []*row, cpus string) error {
 	return os.WriteFile(file, append(data, '\n'), 0o644)
 }
 
-func printTable(w io.Writer, rows []*row, cpus string) {
-	fmt.Fprintln(w, "## C. render.HTML vs MJML (warm, in-process, same designs)")
+func printTable(w io.Writer, rows []*row, engines []string, cpus string) {
+	fmt.Fprintf(w, "## C. render.HTML vs %s (warm, in-process, same designs)\n", strings.Join(engines, ", "))
 	if cpus == "" {
 		cpus = "unknown"
 	}
-	fmt.Fprintf(w, "CPUs allowed to both sides: %s (online: %s)\n", cpus, onlineCPUs())
+	fmt.Fprintf(w, "CPUs allowed to every side: %s (online: %s)\n", cpus, onlineCPUs())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "design\tJSON KB\tMJML KB\tour HTML KB\tmjml HTML KB\tours n\tours decode+render µs\tours render µs\tours CPU µs\tmjml mean ms\tmjml min ms\tmjml CPU ms\tmjml n\tmjml/ours (mean)\tmjml min/ours\tmjml/ours (CPU)\t")
+	head := "design\tJSON KB\tMJML KB\tour HTML KB\tours n\tours decode+render µs\tours render µs\tours CPU µs\t"
+	for _, e := range engines {
+		head += fmt.Sprintf("%[1]s HTML KB\t%[1]s n\t%[1]s mean µs\t%[1]s min µs\t%[1]s CPU µs\t%[1]s/ours (mean)\t%[1]s min/ours\t%[1]s/ours (CPU)\t", e)
+	}
+	fmt.Fprintln(tw, head)
+	ratios := make([][]float64, len(engines))    // wall (mean) time ratios
+	cpuRatios := make([][]float64, len(engines)) // CPU time ratios
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.0f\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%.0fx\t%.0fx\t%.0fx\t\n",
+		line := fmt.Sprintf("%s\t%.1f\t%.1f\t%.1f\t%d\t%.0f\t%.0f\t%.0f\t",
 			strings.TrimSuffix(r.name, ".json"),
-			float64(r.jsonBytes)/1024, float64(r.mjmlBytes)/1024, float64(r.ourHTMLBytes)/1024, float64(r.mjml.HTMLBytes)/1024, r.ourN,
-			float64(r.ourTotal.Nanoseconds())/1e3, float64(r.ourRender.Nanoseconds())/1e3, float64(r.ourCPU.Nanoseconds())/1e3,
-			r.mjml.MeanMs, r.mjml.MinMs, r.mjmlCPU, r.mjml.N, r.ratioMean, r.ratioFloor, r.ratioCPU)
+			float64(r.jsonBytes)/1024, float64(r.mjmlBytes)/1024, float64(r.ourHTMLBytes)/1024, r.ourN,
+			float64(r.ourTotal.Nanoseconds())/1e3, float64(r.ourRender.Nanoseconds())/1e3, float64(r.ourCPU.Nanoseconds())/1e3)
+		for i, e := range r.engines {
+			st := e.stats
+			line += fmt.Sprintf("%.1f\t%d\t%.0f\t%.0f\t%.0f\t%.2fx\t%.2fx\t%.2fx\t",
+				float64(st.HTMLBytes)/1024, st.N, st.MeanMs*1e3, st.MinMs*1e3, st.CPUMs*1e3, st.RatioMean, st.RatioFloor, st.RatioCPU)
+			ratios[i] = append(ratios[i], st.RatioMean)
+			cpuRatios[i] = append(cpuRatios[i], st.RatioCPU)
+		}
+		fmt.Fprintln(tw, line)
 	}
 	_ = tw.Flush()
+	for i, e := range engines {
+		for _, r := range []struct {
+			what string
+			xs   []float64
+		}{{"mean wall times", ratios[i]}, {"CPU times", cpuRatios[i]}} {
+			xs := r.xs
+			sort.Float64s(xs)
+			if len(xs) > 0 {
+				fmt.Fprintf(w, "%s/ours over %d designs (%s): min %.2fx, median %.2fx, max %.2fx\n",
+					e, len(xs), r.what, xs[0], (xs[(len(xs)-1)/2]+xs[len(xs)/2])/2, xs[len(xs)-1])
+			}
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -39,11 +40,13 @@ type loadResult struct {
 type mjmlResult struct {
 	Design     string  `json:"design"`
 	OurTotalUs float64 `json:"our_decode_render_us"`
-	MJMLMeanMs float64 `json:"mjml_mean_ms"`
-	MJMLErrors int     `json:"mjml_errors"`
-	RatioMean  float64 `json:"ratio_mean"`
-	RatioCPU   float64 `json:"ratio_cpu"`
-	CPUs       string  `json:"cpus_allowed"`
+	Engines    map[string]struct {
+		MeanMs    float64 `json:"mean_ms"`
+		Errors    int     `json:"errors"`
+		RatioMean float64 `json:"ratio_mean"`
+		RatioCPU  float64 `json:"ratio_cpu"`
+	} `json:"engines"`
+	CPUs string `json:"cpus_allowed"`
 }
 
 // benchTemplate mirrors bench/benchtable's -json output.
@@ -201,9 +204,23 @@ func run(dir, largestEmail string, w io.Writer) error {
 		if err := json.Unmarshal(data, &rs); err != nil {
 			return err
 		}
+		// Every design at least 2x faster than mrml; the median design at
+		// least 50x faster than mjml. By CPU time per render: on a busy
+		// machine wall times mostly measure waiting for a core.
+		var mjmlRatios []float64
 		for _, r := range rs {
-			fmt.Fprintf(tw, "C %s\tours %.0f µs vs mjml %.1f ms = %.0fx (CPU time %.0fx; CPUs %s)\t>= 50x\t%s\n",
-				r.Design, r.OurTotalUs, r.MJMLMeanMs, r.RatioMean, r.RatioCPU, r.CPUs, verdict(r.RatioMean >= 50))
+			if e, ok := r.Engines["mrml"]; ok {
+				fmt.Fprintf(tw, "C mrml %s\tCPU time %.2fx (wall %.2fx: ours %.0f µs vs mrml %.0f µs; CPUs %s)\t>= 2x\t%s\n",
+					r.Design, e.RatioCPU, e.RatioMean, r.OurTotalUs, e.MeanMs*1e3, r.CPUs, verdict(e.RatioCPU >= 2 && e.Errors == 0))
+			}
+			if e, ok := r.Engines["mjml"]; ok {
+				mjmlRatios = append(mjmlRatios, e.RatioCPU)
+			}
+		}
+		if len(mjmlRatios) > 0 {
+			m := median(mjmlRatios)
+			fmt.Fprintf(tw, "C mjml, median of %d designs\tCPU time %.1fx (min %.1fx)\t>= 50x\t%s\n",
+				len(mjmlRatios), m, slices.Min(mjmlRatios), verdict(m >= 50))
 		}
 	} else {
 		fmt.Fprintf(tw, "C MJML\t(no result: %v)\t\t-\n", err)

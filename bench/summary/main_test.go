@@ -60,7 +60,10 @@ func TestRun(t *testing.T) {
 		{"target":"express-raw","concurrency":1,"median_rps":200}]`)
 	write("a-memory-bridge.json", `[{"target":"bridge","concurrency":1,"requests":50,"rss_before_kb":51200,"rss_after_kb":52224,"hwm_after_kb":53248}]`)
 	write("b-render.json", `[{"name":"big","render":{"ns_op":900000},"decode_render":{"ns_op":1200000},"render_vs_json":2,"decode_render_vs_json":6}]`)
-	write("c-mjml.json", `[{"design":"x","our_decode_render_us":100,"mjml_mean_ms":10,"ratio_mean":100}]`)
+	write("c-mjml.json", `[
+		{"design":"x","our_decode_render_us":100,"engines":{"mjml":{"mean_ms":10,"ratio_mean":100,"ratio_cpu":100},"mrml":{"mean_ms":0.3,"ratio_mean":3,"ratio_cpu":3}}},
+		{"design":"y","our_decode_render_us":100,"engines":{"mjml":{"mean_ms":1,"ratio_mean":10,"ratio_cpu":10},"mrml":{"mean_ms":0.15,"ratio_mean":2.5,"ratio_cpu":1.5}}},
+		{"design":"z","our_decode_render_us":100,"engines":{"mjml":{"mean_ms":2,"ratio_mean":20,"ratio_cpu":20},"mrml":{"mean_ms":0.3,"ratio_mean":3,"ratio_cpu":3,"errors":1}}}]`)
 	write("d-wrk-c64.txt", wrkOutput)
 	var out strings.Builder
 	if err := run(dir, "big", &out); err != nil {
@@ -74,7 +77,8 @@ func TestRun(t *testing.T) {
 		"peak (VmHWM) 52.0 MiB = start +2.0 MiB",
 		"B render.HTML / json.Unmarshal (1 templates)",
 		"B largest email (big), -cpu 1",
-		"C x",
+		"C mrml x  CPU time 3.00x (wall 3.00x: ours 100 µs vs mrml 300 µs",
+		"C mjml, median of 3 designs  CPU time 20.0x (min 10.0x)",
 		"D content_service renders, wrk c=64",
 	} {
 		if !strings.Contains(collapse(got), collapse(line)) {
@@ -89,7 +93,10 @@ func TestRun(t *testing.T) {
 		"B render.HTML / json.Unmarshal":              "met",
 		"B (Decode+render.HTML)":                      "MISSED",
 		"B largest email":                             "MISSED",
-		"C x":                                         "met",
+		"C mrml x":                                    "met",
+		"C mrml y":                                    "MISSED",
+		"C mrml z":                                    "MISSED",
+		"C mjml, median":                              "MISSED",
 		"D content_service":                           "met",
 	}
 	for prefix, want := range verdicts {
