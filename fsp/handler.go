@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image/png"
 	"net/http"
 	"strconv"
 	"strings"
@@ -124,7 +123,7 @@ type Handler struct {
 	fetcher *fetcher
 	slots   *uploadSlots
 	// thumbPNG encodes thumbnails, keeping compressors between uploads.
-	thumbPNG *png.Encoder
+	thumbPNG *thumbEncoder
 	logger   *zap.Logger
 	// storageLog names the storage in the log of every 3100.
 	storageLog []zap.Field

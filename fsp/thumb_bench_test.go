@@ -141,7 +141,8 @@ func BenchmarkThumbnailSteps(b *testing.B) {
 		}{
 			{"png-default", &png.Encoder{}},
 			{"png-bestspeed", &png.Encoder{CompressionLevel: png.BestSpeed}},
-			{"png-bestspeed-pooled", newThumbEncoder()},
+			{"png-bestspeed-pooled", &newThumbEncoder().fast},
+			{"png-stored-pooled", &newThumbEncoder().stored},
 		} {
 			b.Run(img.name+"/encode-"+e.name, func(b *testing.B) {
 				enc := e.enc
