@@ -297,7 +297,7 @@ func TestThumbnail(t *testing.T) {
 		{"png", 50, 60, 50, 60},
 		{"png", 200, 200, 200, 200},
 	} {
-		out, err := makeThumbnail(testImage(t, c.format, c.w, c.h), defaultMaxImageMemory)
+		out, err := makeThumbnail(testImage(t, c.format, c.w, c.h), defaultMaxImageMemory, newThumbEncoder())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +342,7 @@ func TestThumbnailKinds(t *testing.T) {
 		{"interlaced gray", imagebomb.PNGOfZeros(300, 100, 8, 0, true), color.NRGBA{0, 0, 0, 255}},
 		{"jpeg", jb.Bytes(), color.NRGBA{200, 10, 10, 255}},
 	} {
-		out, err := makeThumbnail(c.data, defaultMaxImageMemory)
+		out, err := makeThumbnail(c.data, defaultMaxImageMemory, newThumbEncoder())
 		if err != nil || out == nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -361,6 +361,62 @@ func TestThumbnailKinds(t *testing.T) {
 	}
 }
 
+// TestThumbnailQuality: fine detail averages out instead of aliasing
+// (stripes one pixel wide, every third one white, give an even grey, where
+// sampling a few pixels would give bands), and transparency is kept.
+func TestThumbnailQuality(t *testing.T) {
+	stripes := image.NewGray(image.Rect(0, 0, 1600, 1000))
+	for y := range 1000 {
+		for x := range 1600 {
+			if x%3 == 0 {
+				stripes.Pix[y*stripes.Stride+x] = 255
+			}
+		}
+	}
+	half := image.NewNRGBA(image.Rect(0, 0, 800, 400)) // clear left half
+	for y := range 400 {
+		for x := 400; x < 800; x++ {
+			half.SetNRGBA(x, y, color.NRGBA{30, 140, 220, 255})
+		}
+	}
+	decode := func(img image.Image) image.Image {
+		var b bytes.Buffer
+		if err := png.Encode(&b, img); err != nil {
+			t.Fatal(err)
+		}
+		out, err := makeThumbnail(b.Bytes(), defaultMaxImageMemory, newThumbEncoder())
+		if err != nil || out == nil {
+			t.Fatal(err)
+		}
+		m, err := png.Decode(bytes.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := decode(stripes)
+	lo, hi := uint8(255), uint8(0)
+	for y := range m.Bounds().Dy() {
+		for x := 1; x < m.Bounds().Dx()-1; x++ {
+			g := color.GrayModel.Convert(m.At(x, y)).(color.Gray).Y
+			lo, hi = min(lo, g), max(hi, g)
+		}
+	}
+	if lo < 85-25 || hi > 85+25 { // a third of 255
+		t.Errorf("stripes: grey from %d to %d, want about 85 throughout", lo, hi)
+	}
+	m = decode(half)
+	for _, c := range []struct {
+		x, y int
+		want color.NRGBA
+	}{{20, 50, color.NRGBA{}}, {180, 50, color.NRGBA{30, 140, 220, 255}}} {
+		got := color.NRGBAModel.Convert(m.At(c.x, c.y)).(color.NRGBA)
+		if got.A != c.want.A || (c.want.A != 0 && got != c.want) {
+			t.Errorf("transparency: pixel (%d,%d) is %v, want %v", c.x, c.y, got, c.want)
+		}
+	}
+}
+
 // TestThumbnailBudget: the memory a thumbnail takes is worked out from the
 // header before anything is decoded; an image over the budget is not
 // decoded at all, however small its file.
@@ -375,7 +431,9 @@ func TestThumbnailBudget(t *testing.T) {
 		{"plain 16-bit RGBA 6320²", imagebomb.PNGOfZeros(6320, 6320, 16, 6, false), 6320 * 6320 * 12, 6320 * 6320 * 16},
 		{"8-bit RGBA 2000²", imagebomb.PNGOfZeros(2000, 2000, 8, 6, false), 2000 * 2000 * 4, 64 << 20},
 		{"interlaced gray 2000²", imagebomb.PNGOfZeros(2000, 2000, 8, 0, true), 2000 * 2000 * 2, 64 << 20},
-		{"1 pixel wide, 3,000,000 high", imagebomb.PNGOfZeros(1, 3_000_000, 8, 0, false), 3_000_000 * 32, 1 << 40},
+		// Decoded at 4 bytes a pixel, then halved to 200 high: about as
+		// much again in the steps.
+		{"1 pixel wide, 3,000,000 high", imagebomb.PNGOfZeros(1, 3_000_000, 8, 0, false), 3_000_000 * 8, 1 << 40},
 	} {
 		cost, err := thumbCost(c.data)
 		if err != nil || cost < c.min || cost > c.max {
@@ -384,7 +442,7 @@ func TestThumbnailBudget(t *testing.T) {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	out, err := makeThumbnail(bomb, defaultMaxImageMemory)
+	out, err := makeThumbnail(bomb, defaultMaxImageMemory, newThumbEncoder())
 	runtime.ReadMemStats(&after)
 	if out != nil || err != nil {
 		t.Errorf("the bomb got a thumbnail (%d bytes, %v)", len(out), err)
@@ -395,7 +453,7 @@ func TestThumbnailBudget(t *testing.T) {
 	// Just under the budget it is decoded, within it.
 	fits := imagebomb.PNGOfZeros(2000, 2000, 8, 6, false)
 	runtime.ReadMemStats(&before)
-	if out, err := makeThumbnail(fits, defaultMaxImageMemory); out == nil || err != nil {
+	if out, err := makeThumbnail(fits, defaultMaxImageMemory, newThumbEncoder()); out == nil || err != nil {
 		t.Fatalf("no thumbnail for an image within the budget: %v", err)
 	}
 	runtime.ReadMemStats(&after)

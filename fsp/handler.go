@@ -122,7 +122,9 @@ type Handler struct {
 	storage Storage
 	fetcher *fetcher
 	slots   *uploadSlots
-	logger  *zap.Logger
+	// thumbPNG encodes thumbnails, keeping compressors between uploads.
+	thumbPNG *thumbEncoder
+	logger   *zap.Logger
 	// storageLog names the storage in the log of every 3100.
 	storageLog []zap.Field
 	life       *lifetime
@@ -178,6 +180,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.Validate(); err != nil {
 		return err
 	}
+	h.thumbPNG = newThumbEncoder()
 	for field, template := range map[string]string{"root": h.Root, "public_url": h.PublicURL} {
 		if err := checkEnv(field, template); err != nil {
 			return err

@@ -3,6 +3,8 @@ package fsp
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -50,7 +52,7 @@ type S3Config struct {
 	Insecure bool `json:"insecure,omitempty"`
 
 	// Timeout bounds the wait for the server's answer to one S3 request
-	// (default 30s); a request is tried up to four times.
+	// (default 30s); a request is tried up to three times.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 }
 
@@ -295,7 +297,7 @@ func (s *s3Storage) List(ctx context.Context, dir string) ([]Entry, error) {
 func (s *s3Storage) putMarker(ctx context.Context, dir string, exclusive bool) error {
 	opts := minio.PutObjectOptions{ContentType: "application/x-directory"}
 	if exclusive {
-		opts.SetMatchETagExcept("*")
+		return s.putExclusive(ctx, s.dirPrefix(dir), bytes.NewReader(nil), 0, opts)
 	}
 	_, err := s.client.PutObject(ctx, s.bucket, s.dirPrefix(dir), bytes.NewReader(nil), 0, opts)
 	return mapS3Err(err)
@@ -364,10 +366,40 @@ func (s *s3Storage) put(ctx context.Context, k string, r io.Reader, size int64, 
 		opts.ContentDisposition = "attachment"
 	}
 	if exclusive {
-		opts.SetMatchETagExcept("*")
+		return s.putExclusive(ctx, s.key(k), r, size, opts)
 	}
 	_, err := s.client.PutObject(ctx, s.bucket, s.key(k), r, size, opts)
 	return mapS3Err(err)
+}
+
+// writerMeta is the user metadata (x-amz-meta-fsp-writer) that names the
+// conditional write which stored an object.
+const writerMeta = "Fsp-Writer"
+
+// putExclusive stores the object at key only if no object is there
+// (If-None-Match: *). The client sends a request again after a timeout, a
+// reset connection or a 5xx, when the server may already have stored the
+// first one: the resent request then fails its precondition on our own
+// object. Each call marks its object with a random writer id, so such a
+// failure is told apart from another writer's object by one HEAD.
+func (s *s3Storage) putExclusive(ctx context.Context, key string, r io.Reader, size int64, opts minio.PutObjectOptions) error {
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return err
+	}
+	writer := hex.EncodeToString(id[:])
+	opts.UserMetadata = map[string]string{writerMeta: writer}
+	opts.SetMatchETagExcept("*")
+	_, err := s.client.PutObject(ctx, s.bucket, key, r, size, opts)
+	err = mapS3Err(err)
+	if !isExist(err) {
+		return err
+	}
+	info, statErr := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	if statErr == nil && info.UserMetadata[writerMeta] == writer {
+		return nil // our own earlier attempt stored it
+	}
+	return err
 }
 
 // WriteFirstFree looks at each key (HEAD) and writes, conditionally, only

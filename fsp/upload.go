@@ -114,7 +114,7 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 	}
 	var thumb []byte
 	if isRaster(sniffed) {
-		if thumb, err = makeThumbnail(data, q.h.MaxImageMemory); err != nil {
+		if thumb, err = makeThumbnail(data, q.h.MaxImageMemory, q.h.thumbPNG); err != nil {
 			return nil, uploadFail(uploadErr("the image could not be decoded"))
 		}
 	}

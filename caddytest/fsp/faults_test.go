@@ -1,6 +1,8 @@
 package fsp
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -11,18 +13,24 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // faultKind is what the fault proxy does to a request it was told about,
 // always after the request reached the S3 server (so it took effect): the
 // answer is a 500, never comes (the client's timeout ends the wait), or
-// the connection is reset.
+// the connection is reset. Or, with faultTaken, another writer stores the
+// request's key just before the request reaches the server, whose answer
+// then passes unchanged: a real conflict.
 type faultKind string
 
 const (
 	fault500   faultKind = "500"
 	faultHang  faultKind = "hang"
 	faultReset faultKind = "reset"
+	faultTaken faultKind = "taken"
 )
 
 // faultProxy is a proxy in front of the real S3 server that injects
@@ -33,7 +41,14 @@ type faultProxy struct {
 	method string
 	suffix string
 	kind   faultKind
-	hits   int
+	// once ends the fault after the first request it hits, so that the
+	// client's resent request reaches the server and its answer comes back.
+	once bool
+	hits int
+	// other is the other writer of faultTaken: it stores key in bucket.
+	other func(bucket, key string) error
+	// otherErr is the other writer's first failure.
+	otherErr error
 	// putBytes counts the bytes of every PUT's body: what was written.
 	putBytes int64
 }
@@ -49,6 +64,25 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 			p.putBytes += r.ContentLength
 			p.mu.Unlock()
 		}
+		key, _ := url.PathUnescape(r.URL.EscapedPath())
+		p.mu.Lock()
+		kind := faultKind("")
+		if p.kind != "" && r.Method == p.method && strings.HasSuffix(key, p.suffix) {
+			kind = p.kind
+			p.hits++
+			if p.once {
+				p.kind = ""
+			}
+		}
+		p.mu.Unlock()
+		if kind == faultTaken {
+			bucket, object, _ := strings.Cut(strings.TrimPrefix(key, "/"), "/")
+			if err := p.other(bucket, object); err != nil {
+				p.mu.Lock()
+				p.otherErr = cmp.Or(p.otherErr, err)
+				p.mu.Unlock()
+			}
+		}
 		out := r.Clone(r.Context())
 		out.RequestURI = ""
 		out.URL.Scheme, out.URL.Host = "http", target
@@ -59,14 +93,6 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 			return
 		}
 		defer res.Body.Close()
-		key, _ := url.PathUnescape(r.URL.EscapedPath())
-		p.mu.Lock()
-		kind := faultKind("")
-		if p.kind != "" && r.Method == p.method && strings.HasSuffix(key, p.suffix) {
-			kind = p.kind
-			p.hits++
-		}
-		p.mu.Unlock()
 		switch kind {
 		case fault500:
 			_, _ = io.Copy(io.Discard, res.Body)
@@ -104,33 +130,52 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 // fault proxy, with extra settings (one line, or ""), and the proxy.
 func behindFaultProxy(t *testing.T, b backend, extra string) (string, *faultProxy) {
 	proxy := newFaultProxy(t, fmt.Sprintf("127.0.0.1:%d", versityPort))
+	client, err := minio.New(fmt.Sprintf("127.0.0.1:%d", versityPort), &minio.Options{
+		Creds: credentials.NewStaticV4(s3Access, s3Secret, ""), Region: "us-east-1",
+		BucketLookup: minio.BucketLookupPath,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.other = func(bucket, key string) error {
+		data := "other"
+		if strings.HasSuffix(key, "/") {
+			data = "" // a folder marker
+		}
+		_, err := client.PutObject(context.Background(), bucket, key, strings.NewReader(data), int64(len(data)), minio.PutObjectOptions{})
+		return err
+	}
 	storage := fmt.Sprintf("s3 {\n\t\t\tendpoint %s\n\t\t\tbucket %s\n\t\t\taccess_key {env.FSP_TEST_S3_ACCESS}\n\t\t\tsecret_key {env.FSP_TEST_S3_SECRET}\n\t\t\tinsecure\n\t\t\t%s\n\t\t}",
 		strings.TrimPrefix(proxy.URL, "http://"), b.bucket, extra)
 	return storage, proxy
 }
 
-// inject sets the fault for the next requests (kind "" for none) and
-// returns how many requests the previous fault hit.
-func (p *faultProxy) inject(method, suffix string, kind faultKind) int {
+// inject sets the fault for the next requests (kind "" for none), for
+// the first matching one only if once, and returns how many requests the
+// previous fault hit and the other writer's failure, if any.
+func (p *faultProxy) inject(method, suffix string, kind faultKind, once bool) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	hits := p.hits
-	p.method, p.suffix, p.kind, p.hits = method, suffix, kind, 0
-	return hits
+	hits, otherErr := p.hits, p.otherErr
+	p.method, p.suffix, p.kind, p.once, p.hits, p.otherErr = method, suffix, kind, once, 0, nil
+	return hits, otherErr
 }
 
 // faultRow is one operation under one fault. Afterwards, for every group
-// of keys in keep, one of them must exist: the old state or the new.
+// of keys in keep, one of them must exist: the old state or the new; and
+// none of absent may.
 type faultRow struct {
 	name     string
 	backends string // "s3", "local" or "" for both
 	setup    []call
 	op       call
 	fault    faultKind
+	once     bool   // only the first request the fault matches
 	method   string // the S3 request the fault hits
 	suffix   string // …whose key ends so
 	wantCode int    // the answer (0: success)
 	keep     [][]string
+	absent   []string
 }
 
 // TestProviderFaultsLoseNothing runs operations while the storage fails
@@ -221,6 +266,68 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 			keep:     [][]string{{root + "a/f.png"}},
 		})
 	}
+	// A conditional write the server carried out, whose answer was lost:
+	// the client sends it again, and the second finds the first's object.
+	// That object is the operation's own: it succeeded, once.
+	for _, kind := range []faultKind{fault500, faultHang, faultReset} {
+		rows = append(rows,
+			faultRow{
+				name:     fmt.Sprintf("create folder, marker write %s once", kind),
+				backends: "s3",
+				setup:    []call{{method: "POST", target: "/a/"}},
+				op:       call{method: "POST", target: "/a/new/"},
+				fault:    kind, once: true, method: "PUT", suffix: "/a/new/",
+				keep: [][]string{{root + "a/new/"}},
+			},
+			faultRow{
+				name:     fmt.Sprintf("upload keep, file write %s once", kind),
+				backends: "s3",
+				setup:    []call{{method: "POST", target: "/a/"}, direct("/a/k.png", img)},
+				op:       withStrategy(direct("/a/k.png", img2), "keep"),
+				fault:    kind, once: true, method: "PUT", suffix: "/a/k_1.png",
+				keep:   [][]string{{root + "a/k.png"}, {root + "a/k_1.png"}},
+				absent: []string{root + "a/k_2.png"},
+			},
+			faultRow{
+				name:     fmt.Sprintf("move ask, destination write %s once", kind),
+				backends: "s3",
+				setup:    []call{{method: "POST", target: "/a/"}, {method: "POST", target: "/b/"}, direct("/a/src.png", img)},
+				op:       call{method: "PATCH", target: "/a/src.png", body: moveBody("/b/", "ask")},
+				fault:    kind, once: true, method: "PUT", suffix: "/b/src.png",
+				keep:   [][]string{{root + "b/src.png"}},
+				absent: []string{root + "a/src.png"},
+			},
+		)
+	}
+	// Another writer takes the name between the look and the conditional
+	// write: a real conflict, however the client's requests fared.
+	rows = append(rows,
+		faultRow{
+			name:     "create folder, another writer's marker",
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}},
+			op:       call{method: "POST", target: "/a/new/"},
+			fault:    faultTaken, method: "PUT", suffix: "/a/new/",
+			wantCode: 3400,
+		},
+		faultRow{
+			name:     "move ask, another writer's file",
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}, {method: "POST", target: "/b/"}, direct("/a/src.png", img)},
+			op:       call{method: "PATCH", target: "/a/src.png", body: moveBody("/b/", "ask")},
+			fault:    faultTaken, method: "PUT", suffix: "/b/src.png",
+			wantCode: 3400,
+			keep:     [][]string{{root + "a/src.png"}, {root + "b/src.png"}},
+		},
+		faultRow{
+			name:     "upload keep, another writer's file",
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/k.png", img)},
+			op:       withStrategy(direct("/a/k.png", img2), "keep"),
+			fault:    faultTaken, method: "PUT", suffix: "/a/k_1.png",
+			keep: [][]string{{root + "a/k.png"}, {root + "a/k_1.png"}, {root + "a/k_2.png"}},
+		},
+	)
 	rows = append(rows,
 		// Local only: versitygw's posix store cannot overwrite such a key.
 		faultRow{
@@ -285,26 +392,23 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 					}
 					for _, c := range row.setup {
 						c.uid, c.auth = uid, "-"
-						res := send(t, faultSetupPort, c)
-						// In a fresh tree a folder that already exists can
-						// only be this request's own: the S3 client sent
-						// its conditional write again after a transient
-						// error, and the second found the first's marker.
-						// The folder is there, which is all setup needs.
-						ownFolder := res.Status == 409 && c.method == "POST" && strings.HasSuffix(c.target, "/")
-						if res.Status != 200 && !ownFolder {
+						if res := send(t, faultSetupPort, c); res.Status != 200 {
 							t.Fatalf("setup %s %s: %d %s", c.method, c.target, res.Status, res.Body)
 						}
 					}
 					if row.fault != "" {
-						proxy.inject(row.method, row.suffix, row.fault)
+						proxy.inject(row.method, row.suffix, row.fault, row.once)
 					}
 					op := row.op
 					op.uid, op.auth = uid, "-"
 					res := send(t, privatePort, op)
 					if row.fault != "" {
-						if hits := proxy.inject("", "", ""); hits == 0 {
+						hits, otherErr := proxy.inject("", "", "", false)
+						if hits == 0 {
 							t.Fatalf("the fault hit no request (%s …%s)", row.method, row.suffix)
+						}
+						if otherErr != nil {
+							t.Fatalf("the other writer: %v", otherErr)
 						}
 					}
 					got := decodeFSP(res.Body).Code
@@ -325,6 +429,11 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 						}
 						if !found {
 							t.Errorf("lost: none of %v exists (answer %d %s)", at(group), res.Status, res.Body)
+						}
+					}
+					for _, k := range at(row.absent) {
+						if stored[k] {
+							t.Errorf("%s exists (answer %d %s)", k, res.Status, res.Body)
 						}
 					}
 				})
