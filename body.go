@@ -2,9 +2,12 @@ package designbridge
 
 import (
 	"bytes"
+	"errors"
 	"hash/maphash"
 	"io"
 	"os"
+	"sync"
+	"sync/atomic"
 )
 
 // spoolAbove is the size above which an export's body waits for the
@@ -18,6 +21,13 @@ const spoolAbove = 1 << 20
 // can be sent again on a fresh connection): in memory, or past spoolAbove
 // in a temporary file that no other process can open (it is removed from
 // its directory at once where the system allows it).
+//
+// The memory is a pooled buffer (bufpool.go), so the body counts who
+// still reads it: its owner (the request, then the call that sends it),
+// and the holds taken with retain (each reader handed to net/http, which
+// may go on sending the body after the answer is in; the flight group,
+// while identical exports can still join and compare). The last to let go
+// frees it.
 type requestBody struct {
 	mem  bytes.Buffer
 	file *os.File
@@ -26,6 +36,17 @@ type requestBody struct {
 	// sum, when set (hashWith), hashes what goes to the file as it
 	// arrives, so that a spooled body's key needs no second read.
 	sum *maphash.Hash
+
+	holds  atomic.Int32 // references besides the owner's
+	closed atomic.Bool  // the owner has let go (Close)
+}
+
+// sizeFor gives the body, before it is read, room for n bytes and
+// bytes.Buffer's read margin (bytes.Buffer.ReadFrom wants MinRead bytes of
+// room before each read: with that much to spare the buffer is never grown
+// and copied on the way, however the body arrives).
+func (rb *requestBody) sizeFor(n int) {
+	rb.mem = *bytes.NewBuffer(getBuf(n + bytes.MinRead))
 }
 
 // hashWith makes the body hash, under seed, every byte that goes to a
@@ -139,8 +160,28 @@ func (rb *requestBody) Bytes() []byte {
 	return rb.mem.Bytes()
 }
 
-// Close releases the temporary file, if any.
+// Close is the owner letting go of the body (once; a second Close does
+// nothing): the body is freed when no reader or other holder is left.
 func (rb *requestBody) Close() error {
+	if rb.closed.Swap(true) {
+		return nil
+	}
+	return rb.release()
+}
+
+// retain takes a reference to the body for a holder other than the
+// owner, which release gives back. It must be taken while another
+// reference is still held, never on a body that may have been freed.
+func (rb *requestBody) retain() { rb.holds.Add(1) }
+
+// release gives back a reference; the last one frees the body: the
+// temporary file is closed and removed, the memory goes back to the pool.
+func (rb *requestBody) release() error {
+	if rb.holds.Add(-1) != -1 {
+		return nil
+	}
+	putBuf(rb.mem.Bytes())
+	rb.mem = bytes.Buffer{}
 	if rb.file == nil {
 		return nil
 	}
@@ -149,4 +190,41 @@ func (rb *requestBody) Close() error {
 		_ = os.Remove(rb.name)
 	}
 	return err
+}
+
+// openReader returns a reader of the whole body that holds a reference to
+// it until closed: what net/http sends, from its own goroutine and
+// possibly after the answer has arrived. Once closed it reads nothing,
+// whoever still calls Read.
+func (rb *requestBody) openReader() io.ReadCloser {
+	rb.retain()
+	return &bodyReader{rb: rb, r: rb.Reader()}
+}
+
+type bodyReader struct {
+	mu sync.Mutex // Close may come from another goroutine than Read
+	rb *requestBody
+	r  io.Reader
+}
+
+var errBodyClosed = errors.New("design_bridge: request body read after close")
+
+func (br *bodyReader) Read(p []byte) (int, error) {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	if br.rb == nil {
+		return 0, errBodyClosed
+	}
+	return br.r.Read(p)
+}
+
+func (br *bodyReader) Close() error {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	if br.rb == nil {
+		return nil
+	}
+	rb := br.rb
+	br.rb, br.r = nil, nil
+	return rb.release()
 }

@@ -261,6 +261,10 @@ func (c *exportCache) put(key exportKey, design []byte, a *exportAnswer) bool {
 	for c.bytes+size > c.max {
 		c.remove(c.order.Back())
 	}
+	// The cache's reference is never given back: a hit may be writing the
+	// answer at any time, so an evicted answer is left to the collector
+	// rather than reused.
+	a.retain()
 	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, design: design, answer: a, size: size, expires: c.now().Add(c.ttl)})
 	c.bytes += size
 	c.held.Add(float64(size))

@@ -35,48 +35,71 @@ type flightGroup struct {
 }
 
 type flightCall struct {
-	body    *requestBody // what the call sends, compared whole by who joins
-	done    chan struct{}
-	answer  *exportAnswer
-	err     error
-	waiters int
-	cancel  context.CancelFunc
+	body     *requestBody // what the call sends, compared whole by who joins
+	done     chan struct{}
+	answer   *exportAnswer
+	err      error
+	waiters  int
+	finished bool // the answer is in; each waiter left holds a reference to it
+	cancel   context.CancelFunc
 }
 
 // do returns the answer of the call for key and body, starting it with fn
 // when none is in flight; joined reports that another export started it.
-// When ctx ends first, do returns 499 (the client went away).
+// When ctx ends first, do returns 499 (the client went away). The caller
+// holds a reference to a non-nil answer, which it releases when done.
+//
+// fn holds body as its owner; the group holds a reference of its own
+// while the call can be found (joiners compare it), and each joiner one
+// while it compares.
 func (g *flightGroup) do(ctx context.Context, key exportKey, body *requestBody, fn func(context.Context) (*exportAnswer, error)) (a *exportAnswer, err error, joined bool) {
 	g.mu.Lock()
 	c, joined := g.calls[key]
 	if joined {
 		c.waiters++
+		c.body.retain()
 	} else {
 		// The call's context keeps the first request's values (request
 		// id, replacer, logger) but not its cancellation.
 		callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		c = &flightCall{body: body, done: make(chan struct{}), waiters: 1, cancel: cancel}
+		body.retain()
 		g.calls[key] = c
 		// The call runs apart from every waiter; fn is bounded by timeout.
 		go func() {
 			defer cancel()
-			c.answer, c.err = runCall(callCtx, fn)
+			a, err := runCall(callCtx, fn)
 			g.mu.Lock()
+			c.answer, c.err = a, err
 			if g.calls[key] == c {
 				delete(g.calls, key)
 			}
+			// One reference for each waiter still counted (none can join
+			// any more), whether it takes the answer or leaves.
+			if a != nil {
+				a.holds.Add(int32(c.waiters))
+			}
+			c.finished = true
 			g.mu.Unlock()
 			close(c.done)
+			_ = c.body.release() // nobody can find the call to compare it now
+			if a != nil {
+				a.release() // the call's own
+			}
 		}()
 	}
 	g.mu.Unlock()
 	// The key holds only a hash of the body: compared whole (outside the
 	// lock, a spooled body is read back), another body of the same hash
 	// makes a call of its own, which nobody joins.
-	if joined && !sameBody(c.body, body) {
-		g.leave(key, c)
-		a, err = runCall(ctx, fn)
-		return a, err, false
+	if joined {
+		same := sameBody(c.body, body)
+		_ = c.body.release()
+		if !same {
+			g.leave(key, c)
+			a, err = runCall(ctx, fn)
+			return a, err, false
+		}
 	}
 	select {
 	case <-c.done:
@@ -88,10 +111,18 @@ func (g *flightGroup) do(ctx context.Context, key exportKey, body *requestBody, 
 }
 
 // leave stops waiting for c; when nobody waits any more the call is
-// cancelled, and an export arriving now starts a call of its own.
+// cancelled, and an export arriving now starts a call of its own. Once
+// the call has finished, leaving gives back the waiter's reference to its
+// answer.
 func (g *flightGroup) leave(key exportKey, c *flightCall) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if c.finished {
+		if c.answer != nil {
+			c.answer.release()
+		}
+		return
+	}
 	c.waiters--
 	if c.waiters == 0 {
 		c.cancel()

@@ -1,7 +1,6 @@
 package designbridge
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -101,10 +100,9 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 			return nil, false, b.internalError(w, r, fmt.Errorf("a temporary file for the body: %w", err))
 		}
 	case r.ContentLength > 0:
-		// bytes.Buffer.ReadFrom wants MinRead bytes of room before each
-		// read: with that much to spare the buffer is never grown (and
-		// copied) on the way, however the body arrives.
-		body.mem.Grow(int(r.ContentLength) + bytes.MinRead)
+		body.sizeFor(int(r.ContentLength))
+	default: // the size is not known until the end
+		body.sizeFor(minPooled)
 	}
 	n, err := io.Copy(body, io.LimitReader(r.Body, limit+1))
 	if err != nil || n > limit {

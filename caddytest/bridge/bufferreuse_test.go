@@ -1,0 +1,136 @@
+package bridge
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestBuffersNeverCrossExports: design_bridge reuses the buffers of
+// request bodies and recorded answers, so many different exports at once
+// (each design sent twice together, so that some share a call) must each
+// reach the content service byte for byte and get back the answer to
+// their own design. The upstream answers some before it has read the
+// body (net/http's transport is then still sending it after the answer is
+// in) and checks every body it reads against what its id says it must be.
+// A buffer given back while a joined export, the transport or a
+// comparison still reads it shows here as a wrong body or answer (and
+// under -race as a race).
+func TestBuffersNeverCrossExports(t *testing.T) {
+	const ids = 160
+	design := func(id int) []byte {
+		size := 40 << 10
+		if id%16 == 0 {
+			size = 2 << 20 // past the in-memory size of an ordinary body
+		}
+		sum := sha256.Sum256([]byte(strconv.Itoa(id)))
+		pad := strings.Repeat(hex.EncodeToString(sum[:]), size/64+1)[:size]
+		return []byte(fmt.Sprintf(`{"id":"%06d","pad":"%s"}`, id, pad))
+	}
+	answer := func(id int) string {
+		return "<p>" + strings.Repeat(fmt.Sprintf("%06d ", id), 26000/7) + "</p>"
+	}
+	idOf := func(prefix []byte) (int, bool) {
+		s, ok := bytes.CutPrefix(prefix, []byte(`{"id":"`))
+		if !ok || len(s) < 6 {
+			return 0, false
+		}
+		id, err := strconv.Atoi(string(s[:6]))
+		return id, err == nil
+	}
+
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		prefix := make([]byte, 13)
+		if _, err := io.ReadFull(r.Body, prefix); err != nil {
+			t.Errorf("upstream: reading the body: %v", err)
+			return
+		}
+		id, ok := idOf(prefix)
+		if !ok {
+			t.Errorf("upstream: a body that starts %q", prefix)
+			http.Error(w, "bad body", http.StatusBadRequest)
+			return
+		}
+		check := func() {
+			rest, err := io.ReadAll(r.Body)
+			if err != nil {
+				t.Errorf("upstream: design %d: reading the body: %v", id, err)
+				return
+			}
+			if got := append(prefix, rest...); !bytes.Equal(got, design(id)) {
+				t.Errorf("upstream: design %d arrived as other bytes (%d, want %d): %.60q…", id, len(got), len(design(id)), got)
+			}
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if id%2 == 0 {
+			w.Header().Set("Content-Length", strconv.Itoa(len(answer(id))))
+		}
+		if id%3 == 0 {
+			// The answer first, the body after: the bridge has its answer
+			// while its transport still sends the design.
+			_ = http.NewResponseController(w).EnableFullDuplex()
+			io.WriteString(w, answer(id))
+			_ = http.NewResponseController(w).Flush()
+			check()
+			return
+		}
+		check()
+		io.WriteString(w, answer(id))
+	}))
+	defer up.Close()
+	load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s", up.URL, tokenPlain)))
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
+	defer client.CloseIdleConnections()
+	send := func(id int) error {
+		res, err := client.Post(siteURL+"/v1/message/html", "application/json", bytes.NewReader(design(id)))
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		got, err := io.ReadAll(res.Body)
+		if err != nil {
+			return err
+		}
+		if res.StatusCode != 200 || string(got) != answer(id) {
+			return fmt.Errorf("%d %.60q…, want design %d's answer", res.StatusCode, got, id)
+		}
+		return nil
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range work {
+				// The same design twice at once: one of them may join the
+				// other's call and write the answer it recorded.
+				var pair sync.WaitGroup
+				for range 2 {
+					pair.Add(1)
+					go func() {
+						defer pair.Done()
+						if err := send(id); err != nil {
+							t.Errorf("export of design %d: %v", id, err)
+						}
+					}()
+				}
+				pair.Wait()
+			}
+		}()
+	}
+	for id := range ids {
+		work <- id
+	}
+	close(work)
+	wg.Wait()
+}
