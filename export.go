@@ -181,7 +181,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 type answerRecorder struct {
 	header      http.Header
 	status      int
-	body        bytes.Buffer
+	body        []byte // a pooled buffer (exportAnswer.buf once recorded)
 	overflow    bool
 	finalHeader http.Header
 }
@@ -199,18 +199,26 @@ func (a *answerRecorder) WriteHeader(code int) {
 	if err != nil || n <= 0 || n > maxSharedAnswer {
 		n = 32 << 10
 	}
-	a.body = *bytes.NewBuffer(getBuf(n))
+	a.body = getBuf(n)
 }
 
 func (a *answerRecorder) Write(p []byte) (int, error) {
 	if a.status == 0 {
 		a.WriteHeader(http.StatusOK)
 	}
-	if a.body.Len()+len(p) > maxSharedAnswer {
+	if len(a.body)+len(p) > maxSharedAnswer {
 		a.overflow = true
 		return 0, errors.New("answer too large to share")
 	}
-	return a.body.Write(p)
+	if len(a.body)+len(p) > cap(a.body) {
+		// Grown into a pooled buffer too, the old one given back: an
+		// answer of unknown length may take a few of these.
+		grown := append(getBuf(2*cap(a.body)+len(p)), a.body...)
+		putBuf(a.body)
+		a.body = grown
+	}
+	a.body = append(a.body, p...)
+	return len(p), nil
 }
 
 // FlushError has nothing to flush: the answer is sent when it is whole.
@@ -220,7 +228,7 @@ func (a *answerRecorder) FlushError() error { return nil }
 // place.
 func (a *answerRecorder) reset() {
 	a.status = 0
-	a.body = bytes.Buffer{}
+	a.body = a.body[:0]
 	a.finalHeader = nil
 	a.overflow = false
 }
@@ -256,7 +264,7 @@ func (a *answerRecorder) answer() *exportAnswer {
 	for _, k := range []string{"Date", "Set-Cookie", "Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length"} {
 		h.Del(k)
 	}
-	return &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body.Bytes(), buf: a.body.Bytes(), unshared: unsharedReason(h)}
+	return &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body, buf: a.body, unshared: unsharedReason(h)}
 }
 
 // exportAnswer is an export's answer as the client was sent it: after the
