@@ -10,11 +10,42 @@ import (
 	"sync/atomic"
 )
 
-// spoolAbove is the size above which an export's body waits for the
-// upstream in a temporary file instead of memory: designs are rarely
-// larger, and memory then stays flat however many large exports arrive
-// at once (each is still bounded by max_body).
-const spoolAbove = 1 << 20
+// spoolAbove is the size above which an export's body no longer waits
+// for the upstream in one buffer: designs are rarely larger. A larger body
+// that says its length (Content-Length) is held in memory in chunks of
+// largeChunk bytes while the bodies so held stay within largeBodyMemory
+// (memoryBudget), and in a temporary file otherwise, so that memory stays
+// bounded however many large exports arrive at once (each is still
+// bounded by max_body). A file costs three crossings of the kernel more
+// than a forward does (written, read back, its pages kept); memory costs
+// none of them.
+const (
+	spoolAbove      = 1 << 20
+	largeChunk      = 1 << 20
+	largeBodyMemory = 64 << 20 // per design_bridge handler
+)
+
+// memoryBudget is the memory that large bodies may hold at once.
+type memoryBudget struct {
+	left atomic.Int64
+}
+
+func newMemoryBudget(n int64) *memoryBudget {
+	m := new(memoryBudget)
+	m.left.Store(n)
+	return m
+}
+
+// take reserves n bytes, all or nothing.
+func (m *memoryBudget) take(n int64) bool {
+	if m.left.Add(-n) >= 0 {
+		return true
+	}
+	m.left.Add(n)
+	return false
+}
+
+func (m *memoryBudget) give(n int64) { m.left.Add(n) }
 
 // requestBody is a request body read whole before anything goes upstream
 // (so that a slow upload never holds an upstream connection, and the body
@@ -29,12 +60,16 @@ const spoolAbove = 1 << 20
 // while identical exports can still join and compare). The last to let go
 // frees it.
 type requestBody struct {
-	mem  bytes.Buffer
-	file *os.File
-	name string // the file's name while it must still be removed
-	size int64
-	// sum, when set (hashWith), hashes what goes to the file as it
-	// arrives, so that a spooled body's key needs no second read.
+	mem bytes.Buffer
+	// chunks hold a large body in memory (holdLarge), reserved from budget.
+	chunks   [][]byte
+	budget   *memoryBudget
+	reserved int64
+	file     *os.File
+	name     string // the file's name while it must still be removed
+	size     int64
+	// sum, when set (hashWith), hashes what goes to the chunks or the
+	// file as it arrives, so that a large body's key needs no second read.
 	sum *maphash.Hash
 
 	holds  atomic.Int32 // references besides the owner's
@@ -67,6 +102,57 @@ func (rb *requestBody) fileWriter() io.Writer {
 	return io.MultiWriter(rb.file, rb.sum)
 }
 
+// holdLarge makes the body, before it is read, hold its n bytes in
+// chunks reserved from budget; false when the budget has no room left.
+func (rb *requestBody) holdLarge(budget *memoryBudget, n int64) bool {
+	if budget == nil || !budget.take(n) {
+		return false
+	}
+	rb.budget, rb.reserved = budget, n
+	rb.chunks = make([][]byte, 0, (n+largeChunk-1)/largeChunk)
+	return true
+}
+
+// readChunks reads src to its end into the chunks, hashing as it goes.
+// More than was reserved (net/http holds a body to its Content-Length, so
+// never) is refused.
+func (rb *requestBody) readChunks(src io.Reader) (int64, error) {
+	var n int64
+	for {
+		last := len(rb.chunks) - 1
+		if last < 0 || len(rb.chunks[last]) == cap(rb.chunks[last]) {
+			if rb.size >= rb.reserved {
+				// Only EOF may follow.
+				var one [1]byte
+				m, err := io.ReadFull(src, one[:])
+				if m > 0 {
+					return n, errors.New("design_bridge: body longer than its Content-Length")
+				}
+				if err == io.EOF {
+					err = nil
+				}
+				return n, err
+			}
+			rb.chunks = append(rb.chunks, getBuf(largeChunk))
+			last++
+		}
+		c := rb.chunks[last]
+		m, err := src.Read(c[len(c):cap(c)])
+		if rb.sum != nil {
+			_, _ = rb.sum.Write(c[len(c) : len(c)+m])
+		}
+		rb.chunks[last] = c[:len(c)+m]
+		rb.size += int64(m)
+		n += int64(m)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
 // memoryBody is a body already in memory, such as LoginV2's.
 func memoryBody(b []byte) *requestBody {
 	rb := &requestBody{size: int64(len(b))}
@@ -97,6 +183,9 @@ func (rb *requestBody) Write(p []byte) (int, error) {
 // into memory while the body fits in spoolAbove bytes, then into a
 // temporary file.
 func (rb *requestBody) ReadFrom(src io.Reader) (int64, error) {
+	if rb.chunks != nil {
+		return rb.readChunks(src)
+	}
 	var n int64
 	if rb.file == nil {
 		m, err := rb.mem.ReadFrom(io.LimitReader(src, spoolAbove+1-rb.size))
@@ -140,21 +229,28 @@ func (rb *requestBody) Reader() io.Reader {
 	if rb.file != nil {
 		return io.NewSectionReader(rb.file, 0, rb.size)
 	}
+	if rb.chunks != nil {
+		readers := make([]io.Reader, len(rb.chunks))
+		for i, c := range rb.chunks {
+			readers[i] = bytes.NewReader(c)
+		}
+		return io.MultiReader(readers...)
+	}
 	return bytes.NewReader(rb.mem.Bytes())
 }
 
-// spooledSum is the hash of a spooled body taken as it arrived (false
-// when the body is in memory, or was not hashed).
+// spooledSum is the hash of a large body taken as it arrived (false
+// when the body is in one buffer, or was not hashed).
 func (rb *requestBody) spooledSum() (uint64, bool) {
-	if rb.file == nil || rb.sum == nil {
+	if (rb.file == nil && rb.chunks == nil) || rb.sum == nil {
 		return 0, false
 	}
 	return rb.sum.Sum64(), true
 }
 
-// Bytes returns a body held in memory (nil once spooled).
+// Bytes returns a body held in one buffer (nil for a large one).
 func (rb *requestBody) Bytes() []byte {
-	if rb.file != nil {
+	if rb.file != nil || rb.chunks != nil {
 		return nil
 	}
 	return rb.mem.Bytes()
@@ -182,6 +278,14 @@ func (rb *requestBody) release() error {
 	}
 	putBuf(rb.mem.Bytes())
 	rb.mem = bytes.Buffer{}
+	for _, c := range rb.chunks {
+		putBuf(c)
+	}
+	rb.chunks = nil
+	if rb.budget != nil {
+		rb.budget.give(rb.reserved)
+		rb.budget = nil
+	}
 	if rb.file == nil {
 		return nil
 	}

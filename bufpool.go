@@ -40,6 +40,12 @@ func getBuf(n int) []byte {
 // putBuf gives b back for reuse; the caller and everyone it lent b to are
 // done with it.
 func putBuf(b []byte) {
+	if poisonFreed {
+		b = b[:cap(b)]
+		for i := range b {
+			b[i] = 0xdb
+		}
+	}
 	if cap(b) < minPooled {
 		return
 	}

@@ -94,6 +94,7 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 		return body, true, nil
 	}
 	switch {
+	case r.ContentLength > spoolAbove && body.holdLarge(b.largeBodies, r.ContentLength):
 	case r.ContentLength > spoolAbove:
 		// Straight to the file: not even spoolAbove of it in memory.
 		if err := body.spool(); err != nil {
