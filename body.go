@@ -3,7 +3,6 @@ package designbridge
 import (
 	"bytes"
 	"errors"
-	"hash/maphash"
 	"io"
 	"os"
 	"sync"
@@ -68,12 +67,10 @@ type requestBody struct {
 	file     *os.File
 	name     string // the file's name while it must still be removed
 	size     int64
-	// sum, when set (hashWith), hashes what goes to the chunks or the
-	// file as it arrives, so that a large body's key needs no second read.
-	sum *maphash.Hash
 
 	holds  atomic.Int32 // references besides the owner's
 	closed atomic.Bool  // the owner has let go (Close)
+	freed  bool         // set by the last reference, after which nobody reads
 }
 
 // sizeFor gives the body, before it is read, room for n bytes and
@@ -82,24 +79,6 @@ type requestBody struct {
 // and copied on the way, however the body arrives).
 func (rb *requestBody) sizeFor(n int) {
 	rb.mem = *bytes.NewBuffer(getBuf(n + bytes.MinRead))
-}
-
-// hashWith makes the body hash, under seed, every byte that goes to a
-// temporary file (all of a spooled body).
-func (rb *requestBody) hashWith(seed maphash.Seed) {
-	if seed == (maphash.Seed{}) {
-		return // a bridge not provisioned: the key reads the file back
-	}
-	rb.sum = new(maphash.Hash)
-	rb.sum.SetSeed(seed)
-}
-
-// fileWriter is where the spooled bytes go: the file, and the hash.
-func (rb *requestBody) fileWriter() io.Writer {
-	if rb.sum == nil {
-		return rb.file
-	}
-	return io.MultiWriter(rb.file, rb.sum)
 }
 
 // holdLarge makes the body, before it is read, hold its n bytes in
@@ -113,7 +92,7 @@ func (rb *requestBody) holdLarge(budget *memoryBudget, n int64) bool {
 	return true
 }
 
-// readChunks reads src to its end into the chunks, hashing as it goes.
+// readChunks reads src to its end into the chunks.
 // More than was reserved (net/http holds a body to its Content-Length, so
 // never) is refused.
 func (rb *requestBody) readChunks(src io.Reader) (int64, error) {
@@ -138,9 +117,6 @@ func (rb *requestBody) readChunks(src io.Reader) (int64, error) {
 		}
 		c := rb.chunks[last]
 		m, err := src.Read(c[len(c):cap(c)])
-		if rb.sum != nil {
-			_, _ = rb.sum.Write(c[len(c) : len(c)+m])
-		}
 		rb.chunks[last] = c[:len(c)+m]
 		rb.size += int64(m)
 		n += int64(m)
@@ -171,7 +147,7 @@ func (rb *requestBody) Write(p []byte) (int, error) {
 	var n int
 	var err error
 	if rb.file != nil {
-		n, err = rb.fileWriter().Write(p)
+		n, err = rb.file.Write(p)
 	} else {
 		n, err = rb.mem.Write(p)
 	}
@@ -198,7 +174,7 @@ func (rb *requestBody) ReadFrom(src io.Reader) (int64, error) {
 			return n, err
 		}
 	}
-	m, err := io.Copy(rb.fileWriter(), src)
+	m, err := io.Copy(rb.file, src)
 	rb.size += m
 	return n + m, err
 }
@@ -213,7 +189,7 @@ func (rb *requestBody) spool() error {
 	if os.Remove(rb.name) == nil { // not on Windows, while the file is open
 		rb.name = ""
 	}
-	if _, err := rb.fileWriter().Write(rb.mem.Bytes()); err != nil {
+	if _, err := rb.file.Write(rb.mem.Bytes()); err != nil {
 		return err
 	}
 	rb.mem = bytes.Buffer{}
@@ -230,22 +206,35 @@ func (rb *requestBody) Reader() io.Reader {
 		return io.NewSectionReader(rb.file, 0, rb.size)
 	}
 	if rb.chunks != nil {
-		readers := make([]io.Reader, len(rb.chunks))
-		for i, c := range rb.chunks {
-			readers[i] = bytes.NewReader(c)
-		}
-		return io.MultiReader(readers...)
+		return io.NewSectionReader(rb, 0, rb.size)
 	}
 	return bytes.NewReader(rb.mem.Bytes())
 }
 
-// spooledSum is the hash of a large body taken as it arrived (false
-// when the body is in one buffer, or was not hashed).
-func (rb *requestBody) spooledSum() (uint64, bool) {
-	if (rb.file == nil && rb.chunks == nil) || rb.sum == nil {
-		return 0, false
+// ReadAt reads the body from off, wherever it is held.
+func (rb *requestBody) ReadAt(p []byte, off int64) (int, error) {
+	switch {
+	case rb.freed:
+		return 0, errBodyClosed
+	case rb.file != nil:
+		return rb.file.ReadAt(p, off)
+	case rb.chunks == nil:
+		return bytes.NewReader(rb.mem.Bytes()).ReadAt(p, off)
 	}
-	return rb.sum.Sum64(), true
+	n := 0
+	for _, c := range rb.chunks {
+		if off >= int64(len(c)) {
+			off -= int64(len(c))
+			continue
+		}
+		m := copy(p[n:], c[off:])
+		n += m
+		off = 0
+		if n == len(p) {
+			return n, nil
+		}
+	}
+	return n, io.EOF
 }
 
 // Bytes returns a body held in one buffer (nil for a large one).
@@ -276,6 +265,7 @@ func (rb *requestBody) release() error {
 	if rb.holds.Add(-1) != -1 {
 		return nil
 	}
+	rb.freed = true
 	putBuf(rb.mem.Bytes())
 	rb.mem = bytes.Buffer{}
 	for _, c := range rb.chunks {

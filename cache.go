@@ -3,6 +3,7 @@ package designbridge
 import (
 	"bytes"
 	"container/list"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -146,24 +147,38 @@ type exportKey struct {
 }
 
 // keyOf is the key of an export of body.
+//
+// A body held in one buffer is hashed whole: it may be kept. A larger one
+// (past spoolAbove) is never kept, only shared with identical exports in
+// flight, which compare it whole before they join; its key only has to
+// tell bodies apart most of the time, so it hashes the length and
+// keySample bytes at each end rather than up to max_body bytes (about a
+// millisecond for 10 MiB, a quarter of what forwarding it costs). Bodies
+// that differ only in the middle meet in one key, and the comparison sends
+// each to its own call.
 func keyOf(seed maphash.Seed, path, accept string, body *requestBody) (exportKey, error) {
 	key := exportKey{path: path, accept: accept}
 	if b := body.Bytes(); b != nil {
 		key.sum = maphash.Bytes(seed, b)
 		return key, nil
 	}
-	if sum, ok := body.spooledSum(); ok {
-		key.sum = sum
-		return key, nil
-	}
-	var h maphash.Hash // a spooled body not hashed as it arrived, read back
+	var h maphash.Hash
 	h.SetSeed(seed)
-	if _, err := io.Copy(&h, body.Reader()); err != nil {
-		return key, err
+	size := body.Len()
+	_, _ = h.Write(binary.LittleEndian.AppendUint64(nil, uint64(size)))
+	head := io.NewSectionReader(body, 0, min(keySample, size))
+	tail := io.NewSectionReader(body, max(size-keySample, 0), min(keySample, size))
+	for _, part := range []io.Reader{head, tail} {
+		if _, err := io.Copy(&h, part); err != nil {
+			return key, err
+		}
 	}
 	key.sum = h.Sum64()
 	return key, nil
 }
+
+// keySample is what the key of a large body hashes at each of its ends.
+const keySample = 64 << 10
 
 // sameBody reports whether two buffered bodies hold the same bytes; a
 // body that cannot be read back (closed) is never the same.

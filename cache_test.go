@@ -64,45 +64,44 @@ func TestExportKey(t *testing.T) {
 	if key("/v1/message/html", "", `{"page":{}}`) != base {
 		t.Error("the same export gave another key")
 	}
-	// A body spooled to a file has the key of the same bytes in memory.
-	big := bytes.Repeat([]byte("x"), spoolAbove+1)
-	spooled := new(requestBody)
-	if _, err := spooled.Write(big); err != nil {
-		t.Fatal(err)
-	}
-	defer spooled.Close()
-	if spooled.Bytes() != nil {
-		t.Fatal("a body past spoolAbove stayed in memory")
-	}
-	if k, err := keyOf(testSeed, "/p", "", spooled); err != nil || k != testKey("/p", "", big) {
-		t.Errorf("spooled body: key differs from the same bytes in memory (err %v)", err)
-	}
-	// Hashed as it arrives, in one write and in many, with the first
-	// spoolAbove bytes in memory before the file: the same key.
-	for _, chunk := range []int{len(big), 1000} {
-		hashed := new(requestBody)
-		hashed.hashWith(testSeed)
-		for rest := big; len(rest) > 0; rest = rest[min(chunk, len(rest)):] {
-			if _, err := hashed.Write(rest[:min(chunk, len(rest))]); err != nil {
-				t.Fatal(err)
-			}
+	// A large body has one key whether it is held in memory chunks or in
+	// a file, and a key of its length and both ends: a body that differs
+	// there has another key.
+	big := bytes.Repeat([]byte("x"), 3*spoolAbove+12345)
+	large := func(b []byte, inMemory bool) exportKey {
+		t.Helper()
+		rb := new(requestBody)
+		if inMemory && !rb.holdLarge(newMemoryBudget(int64(len(b))), int64(len(b))) {
+			t.Fatal("no room in the budget")
 		}
-		defer hashed.Close()
-		if _, ok := hashed.spooledSum(); !ok {
-			t.Fatal("a spooled body was not hashed as it arrived")
+		defer rb.Close()
+		if _, err := rb.ReadFrom(bytes.NewReader(b)); err != nil {
+			t.Fatal(err)
 		}
-		if k, err := keyOf(testSeed, "/p", "", hashed); err != nil || k != testKey("/p", "", big) {
-			t.Errorf("hashed as it arrived in writes of %d: key differs from the same bytes in memory (err %v)", chunk, err)
+		if rb.Bytes() != nil || (rb.chunks != nil) != inMemory {
+			t.Fatalf("held in chunks %v, want %v", rb.chunks != nil, inMemory)
 		}
+		k, err := keyOf(testSeed, "/p", "", rb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
 	}
-	read := new(requestBody)
-	read.hashWith(testSeed)
-	if _, err := read.ReadFrom(bytes.NewReader(big)); err != nil {
-		t.Fatal(err)
+	baseLarge := large(big, true)
+	if large(big, false) != baseLarge {
+		t.Error("a large body in a file has another key than in memory")
 	}
-	defer read.Close()
-	if k, err := keyOf(testSeed, "/p", "", read); err != nil || k != testKey("/p", "", big) {
-		t.Errorf("hashed as it was read: key differs from the same bytes in memory (err %v)", err)
+	for _, change := range []struct {
+		name string
+		b    []byte
+	}{
+		{"first byte", append([]byte("y"), big[1:]...)},
+		{"last byte", append(bytes.Clone(big[:len(big)-1]), 'y')},
+		{"one byte longer", append(bytes.Clone(big), 'x')},
+	} {
+		if large(change.b, true) == baseLarge {
+			t.Errorf("large body, %s changed: same key", change.name)
+		}
 	}
 }
 

@@ -88,7 +88,6 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 		return nil, false, b.tooLarge(w, r, limit)
 	}
 	body = new(requestBody)
-	body.hashWith(b.seed)
 	if r.Body == nil || r.Body == http.NoBody {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 		return body, true, nil
