@@ -35,9 +35,9 @@ func testCache(max int64) (*exportCache, prometheus.Gauge, *time.Time) {
 // testSeed is the seed of the keys in these tests.
 var testSeed = maphash.MakeSeed()
 
-// testKey is keyOf a body held in memory.
+// testKey is keyOf a body held in memory, to be kept.
 func testKey(path, accept string, body []byte) exportKey {
-	k, err := keyOf(testSeed, path, accept, memoryBody(body))
+	k, err := keyOf(testSeed, path, accept, memoryBody(body), true)
 	if err != nil {
 		panic(err)
 	}
@@ -81,7 +81,7 @@ func TestExportKey(t *testing.T) {
 		if rb.Bytes() != nil || (rb.chunks != nil) != inMemory {
 			t.Fatalf("held in chunks %v, want %v", rb.chunks != nil, inMemory)
 		}
-		k, err := keyOf(testSeed, "/p", "", rb)
+		k, err := keyOf(testSeed, "/p", "", rb, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,6 +102,14 @@ func TestExportKey(t *testing.T) {
 		if large(change.b, true) == baseLarge {
 			t.Errorf("large body, %s changed: same key", change.name)
 		}
+	}
+	// A design that may be kept is hashed whole: one that differs only in
+	// the middle has another key (the cache holds one answer per key).
+	design := bytes.Repeat([]byte("d"), 40<<10)
+	edited := bytes.Clone(design)
+	edited[len(edited)/2] = 'e'
+	if testKey("/p", "", design) == testKey("/p", "", edited) {
+		t.Error("designs to be kept that differ in the middle: same key")
 	}
 }
 
@@ -452,14 +460,16 @@ func TestUnsharedReason(t *testing.T) {
 func BenchmarkExportKey(b *testing.B) {
 	design := bytes.Repeat([]byte(`{"type":"text","value":"<p>x</p>"},`), 40<<10/36)
 	body := memoryBody(design)
-	b.Run("maphash", func(b *testing.B) {
-		b.SetBytes(int64(len(design)))
-		for b.Loop() {
-			if _, err := keyOf(testSeed, "/v1/message/html", "", body); err != nil {
-				b.Fatal(err)
+	for _, whole := range []bool{true, false} {
+		b.Run(fmt.Sprintf("maphash/whole=%v", whole), func(b *testing.B) {
+			b.SetBytes(int64(len(design)))
+			for b.Loop() {
+				if _, err := keyOf(testSeed, "/v1/message/html", "", body, whole); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
 	b.Run("compare", func(b *testing.B) {
 		other := memoryBody(bytes.Clone(design))
 		b.SetBytes(int64(len(design)))

@@ -79,20 +79,20 @@ func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body *requestBo
 // It owns body: the call that sends it closes it when done (the call may
 // outlive this request, see flightGroup); otherwise it is closed here.
 func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requestBody, deadline time.Time) error {
-	key, err := keyOf(b.seed, r.URL.Path, acceptKey(r.Header.Values("Accept")), body)
-	if err != nil {
-		body.Close()
-		return b.internalError(w, r, fmt.Errorf("reading the buffered body: %w", err))
-	}
-	// A body spooled to a file (past spoolAbove) is shared with identical
-	// exports in flight but not kept: the cache would hold the whole
-	// design for the comparison.
+	// A large body (past spoolAbove) is shared with identical exports in
+	// flight but not kept: the cache would hold the whole design for the
+	// comparison.
 	design := body.Bytes()
 	// PDF and image answers are never kept: a PDF link expires, an image
 	// is large, and neither is worth a second render's saving.
 	cache := b.cache
 	if !cacheablePath(r.URL.Path) || design == nil {
 		cache = nil
+	}
+	key, err := keyOf(b.seed, r.URL.Path, acceptKey(r.Header.Values("Accept")), body, cache != nil)
+	if err != nil {
+		body.Close()
+		return b.internalError(w, r, fmt.Errorf("reading the buffered body: %w", err))
 	}
 	bypass := cache != nil && hasNoCache(r.Header.Get("Cache-Control"))
 	if cache != nil && !bypass {
