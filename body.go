@@ -174,7 +174,11 @@ func (rb *requestBody) ReadFrom(src io.Reader) (int64, error) {
 			return n, err
 		}
 	}
-	m, err := io.Copy(rb.file, src)
+	// In writes of largeChunk: os.File's own ReadFrom would copy through
+	// 32 KiB, a system call each.
+	buf := getBuf(largeChunk)
+	m, err := io.CopyBuffer(struct{ io.Writer }{rb.file}, src, buf[:cap(buf)])
+	putBuf(buf)
 	rb.size += m
 	return n + m, err
 }
@@ -192,6 +196,7 @@ func (rb *requestBody) spool() error {
 	if _, err := rb.file.Write(rb.mem.Bytes()); err != nil {
 		return err
 	}
+	putBuf(rb.mem.Bytes())
 	rb.mem = bytes.Buffer{}
 	return nil
 }
