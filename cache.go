@@ -155,8 +155,8 @@ type exportKey struct {
 // other body is only shared with identical exports in flight, which
 // compare it whole before they join; its key only has to tell bodies
 // apart most of the time, so it hashes the length and keySample bytes at
-// each end rather than every byte (about 5 µs for a 40 KB design, a
-// millisecond for 10 MiB). Bodies in flight together that differ only in
+// each end rather than every byte (0.8 µs against 3.5 µs for a 40 KB
+// design, a millisecond for 10 MiB). Bodies in flight together that differ only in
 // the middle meet in one key, and the comparison sends each to its own
 // call.
 func keyOf(seed maphash.Seed, path, accept string, body *requestBody, whole bool) (exportKey, error) {

@@ -76,8 +76,9 @@ func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body *requestBo
 // export already in flight, or makes the upstream call itself and shares
 // its answer with those that joined.
 //
-// It owns body: the call that sends it closes it when done (the call may
-// outlive this request, see flightGroup); otherwise it is closed here.
+// It owns body: the call that sends it closes it when done (a reader
+// net/http still holds keeps it until closed, see requestBody); otherwise
+// it is closed here.
 func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requestBody, deadline time.Time) error {
 	// A large body (past spoolAbove) is shared with identical exports in
 	// flight but not kept: the cache would hold the whole design for the
