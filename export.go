@@ -229,7 +229,8 @@ func (a *answerRecorder) FlushError() error { return nil }
 // place.
 func (a *answerRecorder) reset() {
 	a.status = 0
-	a.body = a.body[:0]
+	putBuf(a.body) // nothing has read it yet; WriteHeader takes another
+	a.body = nil
 	a.finalHeader = nil
 	a.overflow = false
 }

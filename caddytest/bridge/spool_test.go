@@ -93,16 +93,26 @@ func TestLargeBodiesSpooled(t *testing.T) {
 	}
 }
 
-// TestLargeBodySentAgain: a spooled body is sent again whole when the
-// upstream closed the kept-alive connection it was first sent on.
+// TestLargeBodySentAgain: a large body, in memory (it states its length)
+// or in a temporary file (chunked), is sent again whole when the upstream
+// closed the kept-alive connection it was first sent on.
 func TestLargeBodySentAgain(t *testing.T) {
 	url, served := closingUpstream(t)
 	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s", url, tokenPlain)))
-	big := bytes.Repeat([]byte(" "), 2<<20)
+	body := append([]byte(`{"page":{}}`), bytes.Repeat([]byte(" "), 2<<20)...)
 	for i := range 3 {
-		res := post(t, tc, "/v1/message/html", append([]byte(`{"page":{}}`), big...), map[string]string{"Cache-Control": "no-cache"})
-		if res.Status != 200 {
-			t.Fatalf("request %d: %d %s", i+1, res.Status, res.Body)
+		var rd io.Reader = bytes.NewReader(body)
+		if i == 1 {
+			rd = struct{ io.Reader }{rd} // length unknown: sent chunked
+		}
+		res, err := tc.Client.Post(siteURL+"/v1/message/html", "application/json", rd)
+		if err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		got, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("request %d: %d %s", i+1, res.StatusCode, got)
 		}
 	}
 	if n := served(); n != 3 {
