@@ -160,3 +160,48 @@ func (s slowReader) Read(p []byte) (int, error) {
 	time.Sleep(time.Millisecond)
 	return s.r.Read(p[:min(len(p), 64<<10)])
 }
+
+// TestKeptAnswersOutliveTheirBuffers: what the cache keeps (the design it
+// compares and the answer it gives) stays whole while many other exports
+// reuse the buffers their requests and answers came in: every kept
+// design is answered from the cache again, with its own answer.
+func TestKeptAnswersOutliveTheirBuffers(t *testing.T) {
+	design := func(id int) []byte {
+		sum := sha256.Sum256([]byte(strconv.Itoa(id)))
+		return []byte(fmt.Sprintf(`{"id":"%06d","pad":"%s"}`, id, strings.Repeat(hex.EncodeToString(sum[:]), 600)))
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		sum := sha256.Sum256(body)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<p>"+strings.Repeat(hex.EncodeToString(sum[:]), 125)+"</p>")
+	}))
+	defer up.Close()
+	load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tcache 16MiB 10m", up.URL, tokenPlain)))
+	export := func(path string, id int) (string, string) {
+		res, err := http.Post(siteURL+path, "application/json", bytes.NewReader(design(id)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		got, _ := io.ReadAll(res.Body)
+		sum := sha256.Sum256(design(id))
+		if want := "<p>" + strings.Repeat(hex.EncodeToString(sum[:]), 125) + "</p>"; res.StatusCode != 200 || string(got) != want {
+			t.Errorf("%s design %d: %d %.60q…, not its own answer", path, id, res.StatusCode, got)
+		}
+		return res.Header.Get("Cache-Status"), string(got)
+	}
+	for id := range 10 {
+		export("/v1/message/html", id)
+	}
+	// PDF answers are never kept: their buffers go back to the pool, and
+	// so do the bodies of every export.
+	for id := 10; id < 60; id++ {
+		export("/v1/page/pdf", id)
+	}
+	for id := range 10 {
+		if status, _ := export("/v1/message/html", id); status != "design_bridge; hit" {
+			t.Errorf("design %d again: Cache-Status %q, want a hit", id, status)
+		}
+	}
+}
