@@ -208,6 +208,66 @@ func TestFlightComparesDesign(t *testing.T) {
 	}
 }
 
+// TestFlightHoldsTheDesign: a call in flight keeps its design for the
+// exports that join it and compare, even once the call itself is done
+// with it (its body closed, the transport's readers gone) and other
+// exports take buffers from the pool: the same design still joins.
+func TestFlightHoldsTheDesign(t *testing.T) {
+	g := &flightGroup{calls: map[exportKey]*flightCall{}}
+	design := bytes.Repeat([]byte("design "), 40<<10/7)
+	pooled := func() *requestBody {
+		rb := new(requestBody)
+		rb.sizeFor(len(design))
+		_, _ = rb.Write(design)
+		return rb
+	}
+	k := testKey("/p", "", design)
+	release := make(chan struct{})
+	var calls atomic.Int32
+	go g.do(context.Background(), k, pooled(), func(context.Context) (*exportAnswer, error) {
+		calls.Add(1)
+		<-release
+		return answerOf(1), nil
+	})
+	for waiting := false; !waiting; time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		c := g.calls[k]
+		if waiting = c != nil; waiting {
+			c.body.Close() // the call is done sending it
+		}
+		g.mu.Unlock()
+	}
+	for range 4 {
+		b := getBuf(len(design) + 512)
+		b = append(b, bytes.Repeat([]byte{'x'}, cap(b))...)
+		defer putBuf(b)
+	}
+	done := make(chan bool)
+	go func() {
+		_, _, joined := g.do(context.Background(), k, pooled(), func(context.Context) (*exportAnswer, error) {
+			calls.Add(1)
+			return answerOf(2), nil
+		})
+		done <- joined
+	}()
+	for waiting := 0; waiting < 2; time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		if c := g.calls[k]; c != nil {
+			waiting = c.waiters
+		}
+		g.mu.Unlock()
+		select {
+		case joined := <-done:
+			t.Fatalf("the same design did not wait for the call in flight (joined %v, %d calls)", joined, calls.Load())
+		default:
+		}
+	}
+	close(release)
+	if joined := <-done; !joined || calls.Load() != 1 {
+		t.Errorf("joined %v with %d calls, want the one call shared", joined, calls.Load())
+	}
+}
+
 func TestExportCache(t *testing.T) {
 	d := func(i int) []byte { return []byte{byte(i)} }
 	k := func(i int) exportKey { return testKey("/p", "", []byte{byte(i)}) }
