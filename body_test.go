@@ -3,6 +3,8 @@ package designbridge
 import (
 	"bytes"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"testing"
@@ -71,5 +73,78 @@ func checkBody(t *testing.T, rb *requestBody, want []byte, spooled bool) {
 		if err := rb.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
+	}
+}
+
+// TestBodyHeldByReaders: a body whose owner has let go stays whole while
+// a reader handed to net/http is open (the transport may still be sending
+// it after the answer is in), even as other bodies take buffers from the
+// pool; the reader reads nothing once closed, and the body is freed then.
+func TestBodyHeldByReaders(t *testing.T) {
+	for _, size := range []int{40 << 10, 3 << 20} {
+		want := bytes.Repeat([]byte("design "), size/7)
+		rb := new(requestBody)
+		if size > spoolAbove {
+			rb.holdLarge(newMemoryBudget(int64(len(want))), int64(len(want)))
+		} else {
+			rb.sizeFor(len(want))
+		}
+		if _, err := io.Copy(rb, io.LimitReader(bytes.NewReader(want), int64(len(want)))); err != nil {
+			t.Fatal(err)
+		}
+		r := rb.openReader()
+		rb.Close()
+		// Other exports take buffers of the same size and fill them: a
+		// body freed too early would now hold their bytes.
+		for range 4 {
+			b := getBuf(min(len(want), largeChunk))
+			b = append(b, bytes.Repeat([]byte{'x'}, cap(b))...)
+			defer putBuf(b)
+		}
+		got, err := io.ReadAll(r)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes: read %d bytes (%v) after the owner let go, not the body", size, len(got), err)
+		}
+		r.Close()
+		if n, err := r.Read(make([]byte, 1)); n != 0 || err == nil {
+			t.Errorf("%d bytes: a closed reader read %d bytes, err %v", size, n, err)
+		}
+		if rb.mem.Cap() != 0 || rb.chunks != nil {
+			t.Errorf("%d bytes: the body was not freed after its last reader closed", size)
+		}
+	}
+}
+
+// TestLargeBodyMemoryBudget: bodies past spoolAbove that say their length
+// are held in memory while the bridge's budget lasts, then in temporary
+// files; a freed body gives its share back.
+func TestLargeBodyMemoryBudget(t *testing.T) {
+	b := &Bridge{largeBodies: newMemoryBudget(5 << 20)}
+	read := func() *requestBody {
+		body := bytes.Repeat([]byte("x"), 2<<20)
+		r := httptest.NewRequest(http.MethodPost, "/v1/message/html", bytes.NewReader(body))
+		rb, ok, err := b.readBody(httptest.NewRecorder(), r, 16<<20)
+		if !ok || err != nil {
+			t.Fatalf("readBody: %v", err)
+		}
+		if got, _ := io.ReadAll(rb.Reader()); !bytes.Equal(got, body) {
+			t.Fatal("the body reads back as other bytes")
+		}
+		return rb
+	}
+	one, two, three := read(), read(), read()
+	if one.chunks == nil || two.chunks == nil || three.file == nil {
+		t.Errorf("in memory: %v %v %v, want the first two (4 MiB of the 5 MiB budget)", one.chunks != nil, two.chunks != nil, three.chunks != nil)
+	}
+	one.Close()
+	four := read()
+	if four.chunks == nil {
+		t.Error("a body freed did not give its memory back to the budget")
+	}
+	for _, rb := range []*requestBody{two, three, four} {
+		rb.Close()
+	}
+	if left := b.largeBodies.left.Load(); left != 5<<20 {
+		t.Errorf("budget left %d after every body was freed, want %d", left, 5<<20)
 	}
 }

@@ -35,9 +35,9 @@ func testCache(max int64) (*exportCache, prometheus.Gauge, *time.Time) {
 // testSeed is the seed of the keys in these tests.
 var testSeed = maphash.MakeSeed()
 
-// testKey is keyOf a body held in memory.
+// testKey is keyOf a body held in memory, to be kept.
 func testKey(path, accept string, body []byte) exportKey {
-	k, err := keyOf(testSeed, path, accept, memoryBody(body))
+	k, err := keyOf(testSeed, path, accept, memoryBody(body), true)
 	if err != nil {
 		panic(err)
 	}
@@ -68,45 +68,52 @@ func TestExportKey(t *testing.T) {
 	if key("/v1/message/html", "", `{"page":{}}`) != base {
 		t.Error("the same export gave another key")
 	}
-	// A body spooled to a file has the key of the same bytes in memory.
-	big := bytes.Repeat([]byte("x"), spoolAbove+1)
-	spooled := new(requestBody)
-	if _, err := spooled.Write(big); err != nil {
-		t.Fatal(err)
-	}
-	defer spooled.Close()
-	if spooled.Bytes() != nil {
-		t.Fatal("a body past spoolAbove stayed in memory")
-	}
-	if k, err := keyOf(testSeed, "/p", "", spooled); err != nil || k != testKey("/p", "", big) {
-		t.Errorf("spooled body: key differs from the same bytes in memory (err %v)", err)
-	}
-	// Hashed as it arrives, in one write and in many, with the first
-	// spoolAbove bytes in memory before the file: the same key.
-	for _, chunk := range []int{len(big), 1000} {
-		hashed := new(requestBody)
-		hashed.hashWith(testSeed)
-		for rest := big; len(rest) > 0; rest = rest[min(chunk, len(rest)):] {
-			if _, err := hashed.Write(rest[:min(chunk, len(rest))]); err != nil {
-				t.Fatal(err)
-			}
+	// A large body has one key whether it is held in memory chunks or in
+	// a file, and a key of its length and both ends: a body that differs
+	// there has another key.
+	big := bytes.Repeat([]byte("x"), 3*spoolAbove+12345)
+	large := func(b []byte, inMemory bool) exportKey {
+		t.Helper()
+		rb := new(requestBody)
+		if inMemory && !rb.holdLarge(newMemoryBudget(int64(len(b))), int64(len(b))) {
+			t.Fatal("no room in the budget")
 		}
-		defer hashed.Close()
-		if _, ok := hashed.spooledSum(); !ok {
-			t.Fatal("a spooled body was not hashed as it arrived")
+		defer rb.Close()
+		if _, err := rb.ReadFrom(bytes.NewReader(b)); err != nil {
+			t.Fatal(err)
 		}
-		if k, err := keyOf(testSeed, "/p", "", hashed); err != nil || k != testKey("/p", "", big) {
-			t.Errorf("hashed as it arrived in writes of %d: key differs from the same bytes in memory (err %v)", chunk, err)
+		if rb.Bytes() != nil || (rb.chunks != nil) != inMemory {
+			t.Fatalf("held in chunks %v, want %v", rb.chunks != nil, inMemory)
+		}
+		k, err := keyOf(testSeed, "/p", "", rb, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	baseLarge := large(big, true)
+	if large(big, false) != baseLarge {
+		t.Error("a large body in a file has another key than in memory")
+	}
+	for _, change := range []struct {
+		name string
+		b    []byte
+	}{
+		{"first byte", append([]byte("y"), big[1:]...)},
+		{"last byte", append(bytes.Clone(big[:len(big)-1]), 'y')},
+		{"one byte longer", append(bytes.Clone(big), 'x')},
+	} {
+		if large(change.b, true) == baseLarge {
+			t.Errorf("large body, %s changed: same key", change.name)
 		}
 	}
-	read := new(requestBody)
-	read.hashWith(testSeed)
-	if _, err := read.ReadFrom(bytes.NewReader(big)); err != nil {
-		t.Fatal(err)
-	}
-	defer read.Close()
-	if k, err := keyOf(testSeed, "/p", "", read); err != nil || k != testKey("/p", "", big) {
-		t.Errorf("hashed as it was read: key differs from the same bytes in memory (err %v)", err)
+	// A design that may be kept is hashed whole: one that differs only in
+	// the middle has another key (the cache holds one answer per key).
+	design := bytes.Repeat([]byte("d"), 40<<10)
+	edited := bytes.Clone(design)
+	edited[len(edited)/2] = 'e'
+	if testKey("/p", "", design) == testKey("/p", "", edited) {
+		t.Error("designs to be kept that differ in the middle: same key")
 	}
 }
 
@@ -202,6 +209,66 @@ func TestFlightComparesDesign(t *testing.T) {
 	}
 	if a := <-first; len(a.body) != 1 {
 		t.Fatalf("first design got %d bytes", len(a.body))
+	}
+}
+
+// TestFlightHoldsTheDesign: a call in flight keeps its design for the
+// exports that join it and compare, even once the call itself is done
+// with it (its body closed, the transport's readers gone) and other
+// exports take buffers from the pool: the same design still joins.
+func TestFlightHoldsTheDesign(t *testing.T) {
+	g := &flightGroup{calls: map[exportKey]*flightCall{}}
+	design := bytes.Repeat([]byte("design "), 40<<10/7)
+	pooled := func() *requestBody {
+		rb := new(requestBody)
+		rb.sizeFor(len(design))
+		_, _ = rb.Write(design)
+		return rb
+	}
+	k := testKey("/p", "", design)
+	release := make(chan struct{})
+	var calls atomic.Int32
+	go g.do(context.Background(), k, pooled(), func(context.Context) (*exportAnswer, error) {
+		calls.Add(1)
+		<-release
+		return answerOf(1), nil
+	})
+	for waiting := false; !waiting; time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		c := g.calls[k]
+		if waiting = c != nil; waiting {
+			c.body.Close() // the call is done sending it
+		}
+		g.mu.Unlock()
+	}
+	for range 4 {
+		b := getBuf(len(design) + 512)
+		b = append(b, bytes.Repeat([]byte{'x'}, cap(b))...)
+		defer putBuf(b)
+	}
+	done := make(chan bool)
+	go func() {
+		_, _, joined := g.do(context.Background(), k, pooled(), func(context.Context) (*exportAnswer, error) {
+			calls.Add(1)
+			return answerOf(2), nil
+		})
+		done <- joined
+	}()
+	for waiting := 0; waiting < 2; time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		if c := g.calls[k]; c != nil {
+			waiting = c.waiters
+		}
+		g.mu.Unlock()
+		select {
+		case joined := <-done:
+			t.Fatalf("the same design did not wait for the call in flight (joined %v, %d calls)", joined, calls.Load())
+		default:
+		}
+	}
+	close(release)
+	if joined := <-done; !joined || calls.Load() != 1 {
+		t.Errorf("joined %v with %d calls, want the one call shared", joined, calls.Load())
 	}
 }
 
@@ -457,14 +524,16 @@ func TestUnsharedReason(t *testing.T) {
 func BenchmarkExportKey(b *testing.B) {
 	design := bytes.Repeat([]byte(`{"type":"text","value":"<p>x</p>"},`), 40<<10/36)
 	body := memoryBody(design)
-	b.Run("maphash", func(b *testing.B) {
-		b.SetBytes(int64(len(design)))
-		for b.Loop() {
-			if _, err := keyOf(testSeed, "/v1/message/html", "", body); err != nil {
-				b.Fatal(err)
+	for _, whole := range []bool{true, false} {
+		b.Run(fmt.Sprintf("maphash/whole=%v", whole), func(b *testing.B) {
+			b.SetBytes(int64(len(design)))
+			for b.Loop() {
+				if _, err := keyOf(testSeed, "/v1/message/html", "", body, whole); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
 	b.Run("compare", func(b *testing.B) {
 		other := memoryBody(bytes.Clone(design))
 		b.SetBytes(int64(len(design)))

@@ -8,11 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -43,7 +43,10 @@ func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body *requestBo
 	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
 	out := r.Clone(context.WithValue(ctx, replayBodyKey{}, body))
-	out.Body = io.NopCloser(body.Reader())
+	// upstreamTransport sends readers of its own; this one is closed here,
+	// so that nothing reads the body through it once this call is done.
+	out.Body = body.openReader()
+	defer out.Body.Close()
 	out.ContentLength = body.Len()
 	out.TransferEncoding = nil
 	for _, h := range []string{"Authorization", "Cookie", "Proxy-Authorization", "Accept-Encoding"} {
@@ -73,23 +76,24 @@ func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body *requestBo
 // export already in flight, or makes the upstream call itself and shares
 // its answer with those that joined.
 //
-// It owns body: the call that sends it closes it when done (the call may
-// outlive this request, see flightGroup); otherwise it is closed here.
+// It owns body: the call that sends it closes it when done (a reader
+// net/http still holds keeps it until closed, see requestBody); otherwise
+// it is closed here.
 func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requestBody, deadline time.Time) error {
-	key, err := keyOf(b.seed, r.URL.Path, acceptKey(r.Header.Values("Accept")), body)
-	if err != nil {
-		body.Close()
-		return b.internalError(w, r, fmt.Errorf("reading the buffered body: %w", err))
-	}
-	// A body spooled to a file (past spoolAbove) is shared with identical
-	// exports in flight but not kept: the cache would hold the whole
-	// design for the comparison.
+	// A large body (past spoolAbove) is shared with identical exports in
+	// flight but not kept: the cache would hold the whole design for the
+	// comparison.
 	design := body.Bytes()
 	// PDF and image answers are never kept: a PDF link expires, an image
 	// is large, and neither is worth a second render's saving.
 	cache := b.cache
 	if !cacheablePath(r.URL.Path) || design == nil {
 		cache = nil
+	}
+	key, err := keyOf(b.seed, r.URL.Path, acceptKey(r.Header.Values("Accept")), body, cache != nil)
+	if err != nil {
+		body.Close()
+		return b.internalError(w, r, fmt.Errorf("reading the buffered body: %w", err))
 	}
 	bypass := cache != nil && hasNoCache(r.Header.Get("Cache-Control"))
 	if cache != nil && !bypass {
@@ -122,7 +126,9 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		if err == nil && a.status != 0 {
 			b.metrics.exports.WithLabelValues(r.URL.Path, strconv.Itoa(a.status)).Inc()
 			if cache != nil && a.unshared == "" {
-				cache.put(key, design, a) // a fresh answer, bypass or not
+				// A fresh answer, bypass or not. The design is copied:
+				// its buffer goes back to the pool with the body.
+				cache.put(key, bytes.Clone(design), a)
 			}
 		}
 		return a, err
@@ -131,8 +137,12 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 	if joined && err == nil && a.unshared != "" {
 		// The answer was for the request that made the call alone (it
 		// varies by more than the key, or is private): ask for ours.
+		a.release()
 		a, err = runCall(r.Context(), call)
 		joined = false
+	}
+	if a != nil {
+		defer a.release() // written (or not) by the time this returns
 	}
 	if joined {
 		body.Close() // the call that answered sent another request's copy
@@ -172,7 +182,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 type answerRecorder struct {
 	header      http.Header
 	status      int
-	body        bytes.Buffer
+	body        []byte // a pooled buffer (exportAnswer.buf once recorded)
 	overflow    bool
 	finalHeader http.Header
 }
@@ -186,20 +196,30 @@ func (a *answerRecorder) WriteHeader(code int) {
 	a.status = code
 	a.finalHeader = a.header.Clone()
 	// Room for the whole answer at once when the upstream says its size.
-	if n, err := strconv.Atoi(a.header.Get("Content-Length")); err == nil && n > 0 && n <= maxSharedAnswer {
-		a.body.Grow(n)
+	n, err := strconv.Atoi(a.header.Get("Content-Length"))
+	if err != nil || n <= 0 || n > maxSharedAnswer {
+		n = 32 << 10
 	}
+	a.body = getBuf(n)
 }
 
 func (a *answerRecorder) Write(p []byte) (int, error) {
 	if a.status == 0 {
 		a.WriteHeader(http.StatusOK)
 	}
-	if a.body.Len()+len(p) > maxSharedAnswer {
+	if len(a.body)+len(p) > maxSharedAnswer {
 		a.overflow = true
 		return 0, errors.New("answer too large to share")
 	}
-	return a.body.Write(p)
+	if len(a.body)+len(p) > cap(a.body) {
+		// Grown into a pooled buffer too, the old one given back: an
+		// answer of unknown length may take a few of these.
+		grown := append(getBuf(2*cap(a.body)+len(p)), a.body...)
+		putBuf(a.body)
+		a.body = grown
+	}
+	a.body = append(a.body, p...)
+	return len(p), nil
 }
 
 // FlushError has nothing to flush: the answer is sent when it is whole.
@@ -209,7 +229,8 @@ func (a *answerRecorder) FlushError() error { return nil }
 // place.
 func (a *answerRecorder) reset() {
 	a.status = 0
-	a.body = bytes.Buffer{}
+	putBuf(a.body) // nothing has read it yet; WriteHeader takes another
+	a.body = nil
 	a.finalHeader = nil
 	a.overflow = false
 }
@@ -245,7 +266,7 @@ func (a *answerRecorder) answer() *exportAnswer {
 	for _, k := range []string{"Date", "Set-Cookie", "Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length"} {
 		h.Del(k)
 	}
-	return &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body.Bytes(), unshared: unsharedReason(h)}
+	return &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body, buf: a.body, unshared: unsharedReason(h)}
 }
 
 // exportAnswer is an export's answer as the client was sent it: after the
@@ -257,6 +278,23 @@ type exportAnswer struct {
 	trailer  http.Header
 	body     []byte
 	unshared string // why it is neither kept nor shared; "" when it may be
+
+	// buf is the pooled buffer the body was recorded in (body itself, or
+	// the masked copy's source). The call that recorded it holds it, and
+	// every export it is handed to (flightGroup counts them); the last to
+	// let go (release) gives it back. A kept answer is never given back.
+	buf   []byte
+	holds atomic.Int32 // references besides the call's
+}
+
+// retain takes a reference to the answer, while another is still held.
+func (a *exportAnswer) retain() { a.holds.Add(1) }
+
+// release gives back a reference; after it the answer must not be read.
+func (a *exportAnswer) release() {
+	if a.holds.Add(-1) == -1 {
+		putBuf(a.buf)
+	}
 }
 
 // size is what the answer counts against the cache's bound: its body, its

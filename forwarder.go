@@ -1,7 +1,6 @@
 package designbridge
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,22 +88,21 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 		return nil, false, b.tooLarge(w, r, limit)
 	}
 	body = new(requestBody)
-	body.hashWith(b.seed)
 	if r.Body == nil || r.Body == http.NoBody {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 		return body, true, nil
 	}
 	switch {
+	case r.ContentLength > spoolAbove && body.holdLarge(b.largeBodies, r.ContentLength):
 	case r.ContentLength > spoolAbove:
 		// Straight to the file: not even spoolAbove of it in memory.
 		if err := body.spool(); err != nil {
 			return nil, false, b.internalError(w, r, fmt.Errorf("a temporary file for the body: %w", err))
 		}
 	case r.ContentLength > 0:
-		// bytes.Buffer.ReadFrom wants MinRead bytes of room before each
-		// read: with that much to spare the buffer is never grown (and
-		// copied) on the way, however the body arrives.
-		body.mem.Grow(int(r.ContentLength) + bytes.MinRead)
+		body.sizeFor(int(r.ContentLength))
+	default: // the size is not known until the end
+		body.sizeFor(minPooled)
 	}
 	n, err := io.Copy(body, io.LimitReader(r.Body, limit+1))
 	if err != nil || n > limit {

@@ -150,9 +150,10 @@ type Bridge struct {
 	retiring    []*retire.Transport // the two proxies' transports, retired by Cleanup
 	logger      *zap.Logger
 
-	cache        *exportCache // nil when Cache is
-	flight       *flightGroup // identical exports in flight
-	seed         maphash.Seed // of the designs' hashes in exportKey
+	cache        *exportCache  // nil when Cache is
+	flight       *flightGroup  // identical exports in flight
+	seed         maphash.Seed  // of the designs' hashes in exportKey
+	largeBodies  *memoryBudget // of export bodies past spoolAbove
 	metrics      *bridgeMetrics
 	authLimiter  *ratelimit.Limiter // nil when auth_rate_limit is off
 	authLimitKey *authLimitKey      // its key in authLimiters

@@ -104,7 +104,9 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		// replayable without sending the header.
 		out.Body, out.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
 		if body.Len() > 0 {
-			out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.Reader()), nil }
+			// Each reader holds the body until net/http closes it,
+			// which may be after the answer has arrived.
+			out.GetBody = func() (io.ReadCloser, error) { return body.openReader(), nil }
 			out.Body, _ = out.GetBody()
 		}
 		out.ContentLength = body.Len()

@@ -15,11 +15,12 @@ import (
 	"time"
 )
 
-// TestLargeBodiesSpooled: export bodies past 1 MiB wait for the upstream
-// in a temporary file instead of memory. Each still reaches the content
-// service byte for byte (identical ones in one shared call), is sent
-// again whole when a kept-alive connection was closed, and leaves no file
-// and no open descriptor behind.
+// TestLargeBodiesSpooled: export bodies past 1 MiB that do not say their
+// length (chunked) wait for the upstream in a temporary file; those that
+// do, in memory (within its budget, see TestLargeBodyMemoryBudget). Each
+// still reaches the content service byte for byte (identical ones in one
+// shared call), is sent again whole when a kept-alive connection was
+// closed, and leaves no file and no open descriptor behind.
 func TestLargeBodiesSpooled(t *testing.T) {
 	var mu sync.Mutex
 	got := map[[32]byte]int{} // SHA-256 of each body the upstream read, and how often
@@ -54,9 +55,19 @@ func TestLargeBodiesSpooled(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			// 0 and 1 send the same body: one call, which one of them joins.
-			res := post(t, tc, "/v1/message/html", body(max(i, 1)), nil)
-			if res.Status != 200 || string(res.Body) != "<p>ok</p>" {
-				t.Errorf("export %d: %d %.200s", i, res.Status, res.Body)
+			var rd io.Reader = bytes.NewReader(body(max(i, 1)))
+			if i >= 3 {
+				rd = struct{ io.Reader }{rd} // length unknown: sent chunked
+			}
+			res, err := tc.Client.Post(siteURL+"/v1/message/html", "application/json", rd)
+			if err != nil {
+				t.Errorf("export %d: %v", i, err)
+				return
+			}
+			got, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 || string(got) != "<p>ok</p>" {
+				t.Errorf("export %d: %d %.200s", i, res.StatusCode, got)
 			}
 		}()
 	}
@@ -82,16 +93,26 @@ func TestLargeBodiesSpooled(t *testing.T) {
 	}
 }
 
-// TestLargeBodySentAgain: a spooled body is sent again whole when the
-// upstream closed the kept-alive connection it was first sent on.
+// TestLargeBodySentAgain: a large body, in memory (it states its length)
+// or in a temporary file (chunked), is sent again whole when the upstream
+// closed the kept-alive connection it was first sent on.
 func TestLargeBodySentAgain(t *testing.T) {
 	url, served := closingUpstream(t)
 	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s", url, tokenPlain)))
-	big := bytes.Repeat([]byte(" "), 2<<20)
+	body := append([]byte(`{"page":{}}`), bytes.Repeat([]byte(" "), 2<<20)...)
 	for i := range 3 {
-		res := post(t, tc, "/v1/message/html", append([]byte(`{"page":{}}`), big...), map[string]string{"Cache-Control": "no-cache"})
-		if res.Status != 200 {
-			t.Fatalf("request %d: %d %s", i+1, res.Status, res.Body)
+		var rd io.Reader = bytes.NewReader(body)
+		if i == 1 {
+			rd = struct{ io.Reader }{rd} // length unknown: sent chunked
+		}
+		res, err := tc.Client.Post(siteURL+"/v1/message/html", "application/json", rd)
+		if err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		got, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("request %d: %d %s", i+1, res.StatusCode, got)
 		}
 	}
 	if n := served(); n != 3 {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package designbridge
+
+const poisonFreed = false // see bufpool_race.go
