@@ -12,16 +12,15 @@ import (
 // spoolAbove is the size above which an export's body no longer waits
 // for the upstream in one buffer: designs are rarely larger. A larger body
 // that says its length (Content-Length) is held in memory in chunks of
-// largeChunk bytes while the bodies so held stay within largeBodyMemory
-// (memoryBudget), and in a temporary file otherwise, so that memory stays
+// largeChunk bytes while the bodies so held stay within the handler's
+// large_body_memory (memoryBudget), and in a temporary file otherwise, so that memory stays
 // bounded however many large exports arrive at once (each is still
 // bounded by max_body). A file costs two more crossings of the kernel
 // (written, read back) and page-cache work: about 1.5× reverse_proxy's
 // CPU for a 10 MiB body against 1.15× from memory (docs/benchmarks.md).
 const (
-	spoolAbove      = 1 << 20
-	largeChunk      = 1 << 20
-	largeBodyMemory = 64 << 20 // per design_bridge handler
+	spoolAbove = 1 << 20
+	largeChunk = 1 << 20
 )
 
 // memoryBudget is the memory that large bodies may hold at once.

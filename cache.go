@@ -45,7 +45,7 @@ type ExportCache struct {
 func (b *Bridge) provisionShared(ctx caddy.Context) error {
 	b.flight = &flightGroup{calls: map[exportKey]*flightCall{}}
 	b.seed = maphash.MakeSeed()
-	b.largeBodies = newMemoryBudget(largeBodyMemory)
+	b.largeBodies = newMemoryBudget(max(b.LargeBodyMemory, 0))
 	var err error
 	if b.metrics, err = newBridgeMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("metrics: %v", err)

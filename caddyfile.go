@@ -117,6 +117,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 //		export_paths    <paths...>
 //		auth_path       <path>
 //		max_body        <size>
+//		large_body_memory <size> | off
 //		timeout         <duration>
 //		unwrap_html
 //		allowed_origins <origins...>
@@ -204,6 +205,20 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("max_body: %v", err)
 			}
 			b.MaxBody = size
+		case "large_body_memory":
+			var v string
+			if !d.AllArgs(&v) {
+				return d.ArgErr()
+			}
+			if v == "off" || v == "0" {
+				b.LargeBodyMemory = -1
+				break
+			}
+			size, err := confvalue.Size(v)
+			if err != nil {
+				return d.Errf("large_body_memory: %v", err)
+			}
+			b.LargeBodyMemory = size
 		case "timeout":
 			var v string
 			if !d.AllArgs(&v) {

@@ -136,3 +136,51 @@ func openSpoolFiles(t *testing.T) int {
 	}
 	return n
 }
+
+// TestLargeBodyMemorySetting: large_body_memory decides where a large
+// body that states its length waits for the upstream: in memory within
+// the setting, in a temporary file with it off or once it is used up.
+func TestLargeBodyMemorySetting(t *testing.T) {
+	var mu sync.Mutex
+	var inFile []bool // per export, in the order the upstream read them
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := openSpoolFiles(t)
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		inFile = append(inFile, n > 0)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<p>ok</p>")
+	}))
+	defer up.Close()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // see TestLargeBodiesSpooled
+	for _, tt := range []struct {
+		setting string
+		want    bool // in a file
+	}{
+		{"", false}, // the 64 MiB default holds a 3 MiB body
+		{"large_body_memory 8MiB", false},
+		{"large_body_memory 2MiB", true}, // too small for the body
+		{"large_body_memory off", true},
+	} {
+		tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\t%s", up.URL, tokenPlain, tt.setting)))
+		mu.Lock()
+		inFile = nil
+		mu.Unlock()
+		body := []byte(`{"page":{},"pad":"` + strings.Repeat("m", 3<<20) + `"}`)
+		res, err := tc.Client.Post(siteURL+"/v1/message/html", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("%q: %v", tt.setting, err)
+		}
+		got, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("%q: %d %.200s", tt.setting, res.StatusCode, got)
+		}
+		mu.Lock()
+		if len(inFile) != 1 || inFile[0] != tt.want {
+			t.Errorf("%q: body in a temporary file while sent: %v, want %v", tt.setting, inFile, tt.want)
+		}
+		mu.Unlock()
+	}
+}
