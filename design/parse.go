@@ -26,6 +26,7 @@ type parser struct {
 	// as Raw: checked but not built ("" for none; see widgets.go).
 	rawName string
 	block   []Member // where keep cuts containers' children from (see parsemem.go)
+	members int      // no fewer than the members left to keep (see keep)
 	buf     []byte   // scratch for unquoting strings with invalid UTF-8
 }
 
@@ -67,6 +68,7 @@ func parse(src string, data []byte, lim Limits, anyUTF8 bool, rawName string) (V
 		lim:     lim,
 		anyUTF8: anyUTF8,
 		rawName: rawName,
+		members: memberCount(data),
 	}
 	var v Value
 	tok, err := p.dec.ReadToken()

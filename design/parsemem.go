@@ -1,6 +1,7 @@
 package design
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -13,26 +14,34 @@ import (
 // keep copies a container's children to their final place, cut from a
 // block shared with the containers around: an allocation per container
 // was most of the decoder's allocations (705 for a large legacy design,
-// 118 with blocks). A block is sized for what is left of the document,
-// at about one member per bytesPerMember bytes of it, so that a small
-// document does not get a large block.
+// 118 with blocks). A block is sized for the members the document has
+// left (p.members), so that a document gets about one block (up to
+// maxBlock members each) and no more room than it uses.
 func (p *parser) keep(children []Member) []Member {
 	if len(children) > cap(p.block)-len(p.block) {
-		left := len(p.src) - int(p.dec.InputOffset())
-		size := min(max(left/bytesPerMember, minBlock), maxBlock)
+		size := min(max(p.members, minBlock), maxBlock)
 		p.block = make([]Member, 0, max(len(children), size))
 	}
+	p.members -= len(children)
 	i := len(p.block)
 	p.block = append(p.block, children...)
 	return p.block[i:len(p.block):len(p.block)]
 }
 
-// Block sizes, in members. Designs hold one member per 26 to 80 bytes.
+// Block sizes, in members.
 const (
-	bytesPerMember = 32
-	minBlock       = 16
-	maxBlock       = 1024
+	minBlock = 16
+	maxBlock = 1024
 )
+
+// memberCount is at least the number of members and elements of the
+// document data: each but a container's first follows a comma, the first
+// its '{' or '['. Commas and brackets inside strings only add to it: the
+// count is exact for most designs, where sizing blocks by the document's
+// length left up to 2.4 times the room needed (white space, long text).
+func memberCount(data []byte) int {
+	return bytes.Count(data, []byte{','}) + bytes.Count(data, []byte{'{'}) + bytes.Count(data, []byte{'['})
+}
 
 // unescape returns the text of the JSON string raw. jsontext has
 // checked raw (its escapes, surrogate pairs and UTF-8), so this only
