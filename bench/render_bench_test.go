@@ -13,15 +13,19 @@
 // has no bytes to copy), as C times ours beside mjml given its source as a
 // string. Tokenize and TokenizeTags are the floor under Render's rich
 // text: x/net/html's tokenizer alone over the design's rich-text fragments
-// (see benchTokenize).
+// (see benchTokenize). JSONTokens is the floor under Decode: jsontext's
+// tokenizer alone reading every token of the document, which Decode
+// builds on.
 package bench
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/net/html"
 
 	"github.com/designbridge/caddy-designbridge/design"
@@ -72,6 +76,21 @@ func BenchmarkCorpus(b *testing.B) {
 				var v any
 				if err := json.Unmarshal(doc.data, &v); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(doc.name+"/JSONTokens", func(b *testing.B) {
+			b.SetBytes(int64(len(doc.data)))
+			b.ReportAllocs()
+			r := bytes.NewReader(doc.data)
+			dec := jsontext.NewDecoder(r)
+			for b.Loop() {
+				r.Reset(doc.data)
+				dec.Reset(r)
+				for {
+					if _, err := dec.ReadToken(); err != nil {
+						break
+					}
 				}
 			}
 		})
