@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -131,7 +132,14 @@ func (s *service) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 	setWarnings(hdr, out.Warnings)
 	answer, ctype := out.Body, f.rawCType
 	if wantsJSON(r.Header.Values("Accept"), f.rawType) {
-		answer, ctype = wrapBody(f.jsonKey, out.Body), "application/json"
+		bufp := s.wrapBufs.Get().(*[]byte)
+		answer, ctype = wrapBody(*bufp, f.jsonKey, out.Body), "application/json"
+		defer func() {
+			if cap(answer) <= maxPooledBody {
+				*bufp = answer[:0]
+				s.wrapBufs.Put(bufp)
+			}
+		}()
 	}
 	// Content-Length, so that the answer goes out in one piece rather
 	// than chunked.
@@ -354,9 +362,10 @@ func headerSafe(s string, max int) string {
 }
 
 // wrapBody returns {"body":{"<key>":"<body as a JSON string>"}}, written
-// directly into one buffer: it is on every JSON-form export.
-func wrapBody(key string, body []byte) []byte {
-	buf := make([]byte, 0, len(body)+len(body)/8+len(key)+16)
+// directly into dst's memory (grown as needed): it is on every JSON-form
+// export.
+func wrapBody(dst []byte, key string, body []byte) []byte {
+	buf := slices.Grow(dst[:0], len(body)+len(body)/8+len(key)+16)
 	buf = append(buf, `{"body":{"`...)
 	buf = append(buf, key...)
 	buf = append(buf, `":`...)

@@ -18,8 +18,10 @@ func encodingJSONWrap(key string, body []byte) []byte {
 
 func checkWrap(t *testing.T, body []byte) {
 	t.Helper()
+	// A recycled buffer holding an earlier answer must not show through.
+	stale := []byte(`{"body":{"html":"an earlier, longer answer"}}`)
 	for _, key := range []string{"html", "text"} {
-		got, want := wrapBody(key, body), encodingJSONWrap(key, body)
+		got, want := wrapBody(stale, key, body), encodingJSONWrap(key, body)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("wrapBody(%q, %q)\n got %q\nwant %q", key, body, got, want)
 		}
