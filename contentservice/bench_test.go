@@ -24,16 +24,22 @@ func benchDesign(b *testing.B) []byte {
 // BenchmarkServeHTTP measures the whole handler path of an export (token
 // check, body read, decode, render, response) with the real renderer and a
 // request prepared as Caddy's server prepares it.
+// The small case (one spacer, 2 KB) is mostly the handler's own work:
+// authentication, body read, headers and the write.
 func BenchmarkServeHTTP(b *testing.B) {
-	body := benchDesign(b)
+	typical := benchDesign(b)
+	small := designtest.OwnFile(b, "fixture-module-spacer")
 	h, _ := newTestService(b, nil)
 	for _, bc := range []struct {
 		name, path, accept string
+		body               []byte
 	}{
-		{"html", PathHTML, ""},
-		{"html-json", PathHTML, "application/json"},
-		{"plain-text", PathPlainText, ""},
+		{"html", PathHTML, "", typical},
+		{"html-json", PathHTML, "application/json", typical},
+		{"plain-text", PathPlainText, "", typical},
+		{"html-small", PathHTML, "", small},
 	} {
+		body := bc.body
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()

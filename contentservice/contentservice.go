@@ -146,6 +146,9 @@ type service struct {
 	// shares its body's memory (design.DecodeWithLimits), so a body's
 	// buffer goes back only once the answer is written.
 	bodyBufs sync.Pool
+	// wrapBufs recycles the JSON form's answer buffers (*[]byte), each
+	// back once its answer is written.
+	wrapBufs sync.Pool
 }
 
 // App is one application configured on the service.
@@ -270,6 +273,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*service, error) {
 	s := &service{passThru: cfg.PassThru, logger: logger}
 	s.bodyBufs.New = func() any { return new([]byte) }
+	s.wrapBufs.New = func() any { return new([]byte) }
 
 	if cfg.SigningKey == "" {
 		return nil, fmt.Errorf("signing_key is required (e.g. signing_key {env.SIGNING_KEY} with %d or more random bytes, such as the output of `openssl rand -base64 48`)", MinSigningKeyLen)

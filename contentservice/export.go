@@ -1,16 +1,16 @@
 package contentservice
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -57,11 +57,17 @@ var (
 // nothing about the body.
 func (s *service) serveExport(w http.ResponseWriter, r *http.Request, f exportFormat) {
 	id := requestID(r)
-	w.Header().Set("X-Request-Id", id)
+	// Every answer's single-valued headers share one backing array (a
+	// slice each is an allocation each); each value's slice is capped, so
+	// an Add to one header cannot reach another's value.
+	vals := make([]string, 5)
+	hdr := w.Header()
+	vals[0], vals[1], vals[2] = id, "sandbox", "nosniff"
+	hdr["X-Request-Id"] = vals[0:1:1]
 	// The HTML holds whatever the design's html modules hold: a browser
 	// that navigates to this answer must run none of it on this origin.
-	w.Header().Set("Content-Security-Policy", "sandbox")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	hdr["Content-Security-Policy"] = vals[1:2:2]
+	hdr["X-Content-Type-Options"] = vals[2:3:3]
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		writeError(w, http.StatusMethodNotAllowed, http.StatusMethodNotAllowed, "Method not allowed", "use POST")
@@ -123,20 +129,25 @@ func (s *service) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 	// Writers must not retain what they are given (io.Writer), so the
 	// body's buffer can serve a later render once it is written.
 	defer out.Release()
-	setWarnings(w.Header(), out.Warnings)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	setWarnings(hdr, out.Warnings)
+	answer, ctype := out.Body, f.rawCType
 	if wantsJSON(r.Header.Values("Accept"), f.rawType) {
-		wrapped := wrapBody(f.jsonKey, out.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(wrapped)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(wrapped)
-		return
+		bufp := s.wrapBufs.Get().(*[]byte)
+		answer, ctype = wrapBody(*bufp, f.jsonKey, out.Body), "application/json"
+		defer func() {
+			if cap(answer) <= maxPooledBody {
+				*bufp = answer[:0]
+				s.wrapBufs.Put(bufp)
+			}
+		}()
 	}
-	w.Header().Set("Content-Type", f.rawCType)
-	w.Header().Set("Content-Length", strconv.Itoa(len(out.Body)))
+	// Content-Length, so that the answer goes out in one piece rather
+	// than chunked.
+	vals[3], vals[4] = ctype, strconv.Itoa(len(answer))
+	hdr["Content-Type"] = vals[3:4:4]
+	hdr["Content-Length"] = vals[4:5:5]
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out.Body)
+	_, _ = w.Write(answer)
 }
 
 // maxPooledBody bounds the body buffers kept for reuse, so that a few
@@ -351,18 +362,69 @@ func headerSafe(s string, max int) string {
 }
 
 // wrapBody returns {"body":{"<key>":"<body as a JSON string>"}}, written
-// directly into one buffer: it is on every JSON-form export.
-func wrapBody(key string, body []byte) []byte {
-	var buf bytes.Buffer
-	buf.Grow(len(body) + len(body)/8 + len(key) + 16)
-	buf.WriteString(`{"body":{"`)
-	buf.WriteString(key)
-	buf.WriteString(`":`)
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	// Encoding a string cannot fail (invalid UTF-8 becomes U+FFFD).
-	_ = enc.Encode(string(body))
-	buf.Truncate(buf.Len() - 1) // the encoder's newline
-	buf.WriteString("}}")
-	return buf.Bytes()
+// directly into dst's memory (grown as needed): it is on every JSON-form
+// export.
+func wrapBody(dst []byte, key string, body []byte) []byte {
+	buf := slices.Grow(dst[:0], len(body)+len(body)/8+len(key)+16)
+	buf = append(buf, `{"body":{"`...)
+	buf = append(buf, key...)
+	buf = append(buf, `":`...)
+	buf = appendJSONString(buf, body)
+	return append(buf, "}}"...)
+}
+
+// appendJSONString appends s as a JSON string, byte for byte as
+// encoding/json writes a string with SetEscapeHTML(false): \" \\ \b \f
+// \n \r \t, other control bytes as \u00XX, U+2028 and U+2029 escaped,
+// invalid UTF-8 as \ufffd. Without the encoder the body is neither
+// copied into a string first nor written through an interface.
+func appendJSONString(dst, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }

@@ -15,8 +15,9 @@ import (
 
 // TestConcurrentRealRenders sends different corpus designs through the
 // handler from several goroutines at once and compares every answer with
-// a render of the same design made beforehand: request-body and output
-// buffers are recycled between requests, so an answer that held on to a
+// a render of the same design made beforehand, in the raw and the JSON
+// form by turns: request-body, output and JSON-wrapper buffers are
+// recycled between requests, so an answer that held on to a
 // recycled buffer, or a design that still pointed into one, would show
 // another design's bytes (and -race would see the overlap).
 func TestConcurrentRealRenders(t *testing.T) {
@@ -56,12 +57,17 @@ func TestConcurrentRealRenders(t *testing.T) {
 				r := httptest.NewRequest(http.MethodPost, PathHTML, bytes.NewReader(bodies[i]))
 				r.Header.Set("Authorization", "Bearer "+testAPIToken)
 				r.Header.Set("Content-Type", "application/json")
+				wantBody := want[i]
+				if n%2 == 1 {
+					r.Header.Set("Accept", "application/json")
+					wantBody = encodingJSONWrap("html", want[i])
+				}
 				w := httptest.NewRecorder()
 				if err := h.ServeHTTP(w, r, nil); err != nil || w.Code != http.StatusOK {
 					t.Errorf("%s: %v %d", filepath.Base(paths[i]), err, w.Code)
 					return
 				}
-				if !bytes.Equal(w.Body.Bytes(), want[i]) {
+				if !bytes.Equal(w.Body.Bytes(), wantBody) {
 					t.Errorf("%s: the answer differs from its serial render", filepath.Base(paths[i]))
 					return
 				}
@@ -69,4 +75,54 @@ func TestConcurrentRealRenders(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// reentrantWriter serves another request from inside the first answer's
+// Write, before keeping the first answer: on the same goroutine, so that
+// a buffer given back to a pool before its answer was written would be
+// the one the nested request takes and overwrites.
+type reentrantWriter struct {
+	*httptest.ResponseRecorder
+	nested func()
+}
+
+func (w *reentrantWriter) Write(p []byte) (int, error) {
+	if f := w.nested; f != nil {
+		w.nested = nil
+		f()
+	}
+	return w.ResponseRecorder.Write(p)
+}
+
+// TestBuffersHeldUntilWritten checks that no recycled buffer (request
+// body, rendered output, JSON wrapper) goes back before its answer is
+// written, in both forms.
+func TestBuffersHeldUntilWritten(t *testing.T) {
+	h, _ := newTestService(t, nil)
+	first := designtest.OwnFile(t, "starter-newsletter")
+	second := designtest.OwnFile(t, "starter-product-launch")
+	export := func(w http.ResponseWriter, body []byte, accept string) {
+		r := httptest.NewRequest(http.MethodPost, PathHTML, bytes.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+testAPIToken)
+		r.Header.Set("Accept", accept)
+		if err := h.ServeHTTP(w, r, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, accept := range []string{"text/html", "application/json"} {
+		want := httptest.NewRecorder()
+		export(want, first, accept)
+		if want.Code != http.StatusOK {
+			t.Fatalf("%s: status %d", accept, want.Code)
+		}
+		// Several times: under -race a pool drops some of what it is given.
+		for range 8 {
+			w := &reentrantWriter{ResponseRecorder: httptest.NewRecorder()}
+			w.nested = func() { export(httptest.NewRecorder(), second, accept) }
+			export(w, first, accept)
+			if !bytes.Equal(w.Body.Bytes(), want.Body.Bytes()) {
+				t.Fatalf("%s: the answer was overwritten by a later request's", accept)
+			}
+		}
+	}
 }

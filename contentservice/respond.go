@@ -55,8 +55,11 @@ func requestID(r *http.Request) string {
 		_, hasExtra := ctx.Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields)
 		_, hasVars := ctx.Value(caddyhttp.VarsCtxKey).(map[string]any)
 		if hasExtra && hasVars {
-			if id := repl.ReplaceAll("{http.request.uuid}", ""); id != "" {
-				return id
+			// Get, not ReplaceAll: no template to parse or build.
+			if v, ok := repl.Get("http.request.uuid"); ok {
+				if id, _ := v.(string); id != "" {
+					return id
+				}
 			}
 		}
 	}
