@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/design"
@@ -369,62 +369,8 @@ func wrapBody(dst []byte, key string, body []byte) []byte {
 	buf = append(buf, `{"body":{"`...)
 	buf = append(buf, key...)
 	buf = append(buf, `":`...)
-	buf = appendJSONString(buf, body)
+	// Invalid UTF-8 becomes U+FFFD, as encoding/json has it; the error
+	// only says there was some.
+	buf, _ = jsontext.AppendQuote(buf, body)
 	return append(buf, "}}"...)
-}
-
-// appendJSONString appends s as a JSON string, byte for byte as
-// encoding/json writes a string with SetEscapeHTML(false): \" \\ \b \f
-// \n \r \t, other control bytes as \u00XX, U+2028 and U+2029 escaped,
-// invalid UTF-8 as \ufffd. Without the encoder the body is neither
-// copied into a string first nor written through an interface.
-func appendJSONString(dst, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
