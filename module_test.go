@@ -248,13 +248,13 @@ func wantBearer(want string) func(t *testing.T, b *Bridge) {
 // public interface, documented in the README).
 func TestJSONFieldNames(t *testing.T) {
 	b := Bridge{ContentService: "a", Token: "b", ClientID: "c", ClientSecret: "d", AuthURL: "e", UID: "f",
-		ExportPaths: []string{"/g"}, AuthPath: "/h", MaxBody: 1, Timeout: 2, UnwrapHTML: true,
+		ExportPaths: []string{"/g"}, AuthPath: "/h", MaxBody: 1, LargeBodyMemory: 3, Timeout: 2, UnwrapHTML: true,
 		AllowedOrigins: []string{"i"}, InsecureHTTP: true, InsecureCallerUID: true}
 	raw, err := json.Marshal(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"content_service":"a","token":"b","client_id":"c","client_secret":"d","auth_url":"e","uid":"f","insecure_caller_uid":true,"export_paths":["/g"],"auth_path":"/h","max_body":1,"timeout":2,"unwrap_html":true,"allowed_origins":["i"],"insecure_http":true}`
+	want := `{"content_service":"a","token":"b","client_id":"c","client_secret":"d","auth_url":"e","uid":"f","insecure_caller_uid":true,"export_paths":["/g"],"auth_path":"/h","max_body":1,"large_body_memory":3,"timeout":2,"unwrap_html":true,"allowed_origins":["i"],"insecure_http":true}`
 	if string(raw) != want {
 		t.Errorf("got  %s\nwant %s", raw, want)
 	}
