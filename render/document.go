@@ -13,21 +13,23 @@ import (
 const defaultFont = "Arial, 'Helvetica Neue', Helvetica, sans-serif"
 
 func newEmailWriter(d *design.Design, bs blocks, maxOutput int) *emailWriter {
-	w := &emailWriter{d: d, blocks: bs, maxOutput: maxOutput}
+	w := &emailWriter{d: d, blocks: bs, maxOutput: maxOutput, rowIndex: -1}
 	b := &d.Page.Body
 	w.font = defaultFont
-	if f := cssValue(b.FontFamily); f != "" && !strings.EqualFold(f, "inherit") {
+	if f := w.safeCSS("fontFamily", b.FontFamily); f != "" && !strings.EqualFold(f, "inherit") {
 		w.font = withGeneric(f)
 		w.useFont(f)
 	}
-	w.color = cssColor(b.Color)
+	w.color = w.safeColor("color", b.Color)
 	if w.color == "" {
 		w.color = "#000000"
 	}
-	w.linkColor = cssColor(b.LinkColor)
+	w.linkColor = w.safeColor("linkColor", b.LinkColor)
 	if w.linkColor == "" {
 		w.linkColor = "#0068A5"
 	}
+	w.messageBg = w.safeColor("messageBackgroundColor", b.MessageBackgroundColor)
+	w.bodyBg = w.safeColor("backgroundColor", b.BackgroundColor)
 	// Output is typically 0.25–0.6× the JSON; growing once is cheaper
 	// than doubling a small buffer several times. The body is only
 	// scratch (assemble copies it behind the head), so HTML recycles it.
@@ -61,7 +63,7 @@ func (w *emailWriter) recycle() {
 func (w *emailWriter) document() {
 	p := &w.d.Page
 	b := &p.Body
-	bg := cssColor(b.BackgroundColor)
+	bg := w.bodyBg
 	st := w.style()
 	st.raw("margin:0;padding:0;-webkit-text-size-adjust:none;text-size-adjust:none;")
 	if !isTransparent(bg) {
@@ -76,7 +78,7 @@ func (w *emailWriter) document() {
 	if !isTransparent(bg) {
 		ct.add("background-color", bg)
 	}
-	ct.add("background-image", cssURLValue(b.Container.Get("background-image")))
+	ct.add("background-image", w.cssURLValue(b.Container.Get("background-image")))
 	if len(ct.b) > 0 && strings.Contains(string(ct.b), "background-image") {
 		ct.copyProps(b.Container, "background-position", "background-repeat", "background-size")
 	}
@@ -94,9 +96,10 @@ func (w *emailWriter) document() {
 	w.s(">")
 	for i := range p.Rows {
 		w.checkTotal()
-		w.rowIndex = i
+		w.rowIndex, w.colIndex = i, -1
 		w.row(&p.Rows[i])
 	}
+	w.rowIndex = -1
 	w.s("</td></tr></table></body></html>")
 }
 
@@ -115,8 +118,8 @@ func (w *emailWriter) preheader(text string) {
 
 // cssURLValue accepts a background-image value only when it is a
 // url(...) of a safe URL ("none" and junk give "").
-func cssURLValue(v string) string {
-	u := cssURL(v)
+func (w *emailWriter) cssURLValue(v string) string {
+	u := w.safeURL("background-image", v)
 	if u == "" {
 		return ""
 	}
@@ -125,20 +128,33 @@ func cssURLValue(v string) string {
 
 // cssURL extracts the URL of "url('x')", "url(x)" or a bare URL.
 func cssURL(v string) string {
+	u, _ := checkURL(v)
+	return u
+}
+
+// checkURL is cssURL; for a dropped URL it also says why, for the
+// render's warnings.
+func checkURL(v string) (u, why string) {
 	v = strings.TrimSpace(v)
 	if v == "" || strings.EqualFold(v, "none") {
-		return ""
+		return "", ""
 	}
 	if len(v) > 4 && strings.EqualFold(v[:4], "url(") {
 		v = strings.TrimSuffix(v[4:], ")")
 		v = strings.Trim(strings.TrimSpace(v), `'"`)
 	}
-	if v == "" || !design.SafeURL(v) || strings.ContainsAny(v, "<>\\;{}\n\r") {
-		return ""
+	switch {
+	case v == "":
+		return "", ""
+	case !design.SafeURL(v):
+		return "", "URL scheme not allowed"
+	}
+	if i := strings.IndexAny(v, "<>\\;{}\n\r"); i >= 0 {
+		return "", "contains " + strconv.QuoteRune(rune(v[i]))
 	}
 	// Characters that would end url('…') are percent-encoded, which
 	// leaves the URL's meaning unchanged.
-	return urlInCSS.Replace(v)
+	return urlInCSS.Replace(v), ""
 }
 
 var urlInCSS = strings.NewReplacer("'", "%27", `"`, "%22", "(", "%28", ")", "%29", " ", "%20")
