@@ -16,7 +16,7 @@ func newEmailWriter(d *design.Design, bs blocks, maxOutput int) *emailWriter {
 	w := &emailWriter{d: d, blocks: bs, maxOutput: maxOutput, rowIndex: -1}
 	b := &d.Page.Body
 	w.font = defaultFont
-	if f := w.safeCSS("fontFamily", b.FontFamily); f != "" && !strings.EqualFold(f, "inherit") {
+	if f := w.safeCSS("font-family", b.FontFamily); f != "" && !strings.EqualFold(f, "inherit") {
 		w.font = withGeneric(f)
 		w.useFont(f)
 	}
@@ -29,7 +29,7 @@ func newEmailWriter(d *design.Design, bs blocks, maxOutput int) *emailWriter {
 		w.linkColor = "#0068A5"
 	}
 	w.messageBg = w.safeColor("messageBackgroundColor", b.MessageBackgroundColor)
-	w.bodyBg = w.safeColor("backgroundColor", b.BackgroundColor)
+	w.bodyBg = w.safeColor("background-color", b.BackgroundColor)
 	// Output is typically 0.25–0.6× the JSON; growing once is cheaper
 	// than doubling a small buffer several times. The body is only
 	// scratch (assemble copies it behind the head), so HTML recycles it.

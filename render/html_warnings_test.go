@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,5 +49,152 @@ func TestWarnings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// cssDesign is a one-row design: body, row (container style), column and
+// paragraph styles as given (JSON object members, "" for none).
+func cssDesign(body, row, col, para string) string {
+	return `{"page":{"body":{"content":{"style":{` + body + `}}},"rows":[{"container":{"style":{` + row +
+		`}},"columns":[{"grid-columns":12,"style":{` + col + `},"modules":[` +
+		`{"type":"mailup-bee-newsletter-modules-paragraph","descriptor":{"paragraph":{"html":"<p>Hi</p>","style":{` + para + `}}}}]}]}]}}`
+}
+
+// TestCSSWarnings: a CSS value the renderer drops from a design (unsafe or
+// over its bound) is named in the warnings, by property, reason and place,
+// alike in every layout, and is not in the HTML.
+func TestCSSWarnings(t *testing.T) {
+	long := `"` + strings.Repeat("Arial, ", 80) + `serif"` // 565 bytes
+	tests := []struct {
+		name           string
+		body, row, col string
+		para           string
+		absent         string // what must not reach the HTML
+		want           []string
+	}{
+		{name: "safe values warn nothing", body: `"font-family":"Georgia, serif","color":"#333333"`,
+			row: `"background-image":"url('https://example.com/bg.png')"`, col: `"background-color":"#ffffff"`,
+			para: `"font-family":"Arial, sans-serif","color":"red"`},
+		{name: "over-long value", para: `"font-family":` + long, absent: "Arial, Arial,",
+			want: []string{`CSS value of "font-family" dropped (over 512 bytes) at page.rows[0].columns[0].modules[0]`}},
+		{name: "over-long colour", para: `"color":"` + strings.Repeat("a", 65) + `"`, absent: "aaaaaaaa",
+			want: []string{`CSS value of "color" dropped (over 64 bytes) at page.rows[0].columns[0].modules[0]`}},
+		{name: "unsafe url scheme", row: `"background-image":"url(javascript:alert(1))"`, absent: "javascript",
+			want: []string{`CSS value of "background-image" dropped (URL scheme not allowed) at page.rows[0]`}},
+		{name: "expression", col: `"background-color":"expression(alert(1))"`, absent: "expression",
+			want: []string{`CSS value of "background-color" dropped (contains an expression) at page.rows[0].columns[0]`}},
+		{name: "brace", body: `"font-family":"Arial}body{color:red"`, absent: "Arial}",
+			want: []string{`CSS value of "font-family" dropped (contains '}') at page.body`}},
+		{name: "script URL", para: `"font-family":"x, url(javascript:x)"`, absent: "javascript",
+			want: []string{`CSS value of "font-family" dropped (contains a script URL) at page.rows[0].columns[0].modules[0]`}},
+		{name: "several, in order of first place", body: `"color":"red;x:y"`, col: `"background-color":"expression(1)"`,
+			para: `"font-family":"a<b", "color":"red;x:y"`, absent: "x:y",
+			want: []string{
+				`CSS value of "color" dropped (contains ';') at page.body (and 1 more)`,
+				`CSS value of "background-color" dropped (contains an expression) at page.rows[0].columns[0]`,
+				`CSS value of "font-family" dropped (contains '<') at page.rows[0].columns[0].modules[0]`,
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := design.Decode([]byte(cssDesign(tt.body, tt.row, tt.col, tt.para)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
+				out, err := HTMLWithLimits(d, Limits{Layout: layout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Join(out.Warnings, "\n") != strings.Join(tt.want, "\n") {
+					t.Errorf("%s: warnings\n got %q\nwant %q", layout, out.Warnings, tt.want)
+				}
+				if tt.absent != "" && strings.Contains(string(out.Body), tt.absent) {
+					t.Errorf("%s: HTML has %q", layout, tt.absent)
+				}
+				if !strings.Contains(string(out.Body), "Hi") {
+					t.Errorf("%s: HTML lost the text", layout)
+				}
+			}
+		})
+	}
+}
+
+// badCSSDesign is a design of rows×mods paragraphs whose styles hold
+// only values the renderer drops, each value distinct: one of five
+// reasons for each of the properties a paragraph copies.
+func badCSSDesign(rows, mods int) string {
+	bad := []func(n int) string{
+		func(n int) string { return strconv.Itoa(n) + strings.Repeat("x", 600) },
+		func(n int) string { return "a<" + strconv.Itoa(n) },
+		func(n int) string { return "a;" + strconv.Itoa(n) },
+		func(n int) string { return "expression(" + strconv.Itoa(n) + ")" },
+		func(n int) string { return "url(javascript:" + strconv.Itoa(n) + ")" },
+	}
+	props := []string{"font-family", "color", "font-size", "line-height", "letter-spacing", "font-weight"}
+	var b strings.Builder
+	b.WriteString(`{"page":{"rows":[`)
+	n := 0
+	for r := range rows {
+		if r > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"columns":[{"grid-columns":12,"modules":[`)
+		for m := range mods {
+			if m > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`{"type":"mailup-bee-newsletter-modules-paragraph","descriptor":{"paragraph":{"html":"<p>Hi</p>","style":{`)
+			for i, p := range props {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				n++
+				b.WriteString(strconv.Quote(p) + ":" + strconv.Quote(bad[n%len(bad)](n)))
+			}
+			b.WriteString(`}}}}`)
+		}
+		b.WriteString(`]}]}`)
+	}
+	b.WriteString(`]}}`)
+	return b.String()
+}
+
+// TestCSSWarningsBounded: thousands of dropped values, all different,
+// give one warning per property and reason (a fixed set, whatever the
+// design), each short and header-safe, with the count of places.
+func TestCSSWarningsBounded(t *testing.T) {
+	const rows, mods = 1000, 3
+	d, err := design.Decode([]byte(badCSSDesign(rows, mods)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := HTML(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 6 properties × 5 reasons (a colour's bound is 64 bytes, not 512).
+	if len(out.Warnings) != 30 {
+		t.Errorf("%d warnings, want 30:\n%s", len(out.Warnings), strings.Join(out.Warnings, "\n"))
+	}
+	total := 0
+	for _, w := range out.Warnings {
+		if len(w) > 160 {
+			t.Errorf("warning of %d bytes: %q", len(w), w)
+		}
+		for _, c := range w {
+			if c < 0x20 || c > 0x7e {
+				t.Errorf("warning not header-safe: %q", w)
+			}
+		}
+		n := 1
+		if i := strings.Index(w, " (and "); i >= 0 {
+			n, _ = strconv.Atoi(strings.TrimSuffix(w[i+len(" (and "):], " more)"))
+			n++
+		}
+		total += n
+	}
+	if total != rows*mods*6 {
+		t.Errorf("warnings count %d places, want %d", total, rows*mods*6)
 	}
 }
