@@ -30,6 +30,15 @@ func newEmailWriter(d *design.Design, bs blocks, maxOutput int) *emailWriter {
 	}
 	w.messageBg = w.safeColor("messageBackgroundColor", b.MessageBackgroundColor)
 	w.bodyBg = w.safeColor("background-color", b.BackgroundColor)
+	// The body's background image is checked here, though the popup
+	// layout does not show it, so that every layout warns alike.
+	w.bodyImg = w.cssURLValue(b.Container.Get("background-image"))
+	if w.bodyImg != "" {
+		w.safeCSS("background-image", w.bodyImg)
+		for _, p := range bodyBackgroundProps {
+			w.safeCSS(p, b.Container.Get(p))
+		}
+	}
 	// Output is typically 0.25–0.6× the JSON; growing once is cheaper
 	// than doubling a small buffer several times. The body is only
 	// scratch (assemble copies it behind the head), so HTML recycles it.
@@ -78,9 +87,9 @@ func (w *emailWriter) document() {
 	if !isTransparent(bg) {
 		ct.add("background-color", bg)
 	}
-	ct.add("background-image", w.cssURLValue(b.Container.Get("background-image")))
+	ct.add("background-image", w.bodyImg)
 	if len(ct.b) > 0 && strings.Contains(string(ct.b), "background-image") {
-		ct.copyProps(b.Container, "background-position", "background-repeat", "background-size")
+		ct.copyProps(b.Container, bodyBackgroundProps[:]...)
 	}
 	w.s(`<table class="nl-container" width="100%"`)
 	w.s(tableAttrs)
@@ -115,6 +124,9 @@ func (w *emailWriter) preheader(text string) {
 	w.s(strings.Repeat("&#8199;&#65279;&#847; ", 20))
 	w.s("</div>")
 }
+
+// bodyBackgroundProps are the properties of the body's background image.
+var bodyBackgroundProps = [...]string{"background-position", "background-repeat", "background-size"}
 
 // cssURLValue accepts a background-image value only when it is a
 // url(...) of a safe URL ("none" and junk give "").

@@ -1,11 +1,13 @@
 package render
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
 func TestWarnings(t *testing.T) {
@@ -52,10 +54,11 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
-// cssDesign is a one-row design: body, row (container style), column and
-// paragraph styles as given (JSON object members, "" for none).
-func cssDesign(body, row, col, para string) string {
-	return `{"page":{"body":{"content":{"style":{` + body + `}}},"rows":[{"container":{"style":{` + row +
+// cssDesign is a one-row design: body (content and container), row
+// (container), column and paragraph styles as given (JSON object
+// members, "" for none).
+func cssDesign(body, bodyContainer, row, col, para string) string {
+	return `{"page":{"body":{"content":{"style":{` + body + `}},"container":{"style":{` + bodyContainer + `}}},"rows":[{"container":{"style":{` + row +
 		`}},"columns":[{"grid-columns":12,"style":{` + col + `},"modules":[` +
 		`{"type":"mailup-bee-newsletter-modules-paragraph","descriptor":{"paragraph":{"html":"<p>Hi</p>","style":{` + para + `}}}}]}]}]}}`
 }
@@ -68,6 +71,7 @@ func TestCSSWarnings(t *testing.T) {
 	tests := []struct {
 		name           string
 		body, row, col string
+		bodyContainer  string
 		para           string
 		absent         string // what must not reach the HTML
 		want           []string
@@ -85,6 +89,10 @@ func TestCSSWarnings(t *testing.T) {
 			want: []string{`CSS value of "background-color" dropped (contains an expression) at page.rows[0].columns[0]`}},
 		{name: "brace", body: `"font-family":"Arial}body{color:red"`, absent: "Arial}",
 			want: []string{`CSS value of "font-family" dropped (contains '}') at page.body`}},
+		// The popup layout shows no body background, yet warns alike;
+		// the email layout reads the size twice, yet counts one place.
+		{name: "body background", bodyContainer: `"background-image":"url('https://example.com/a.png')","background-size":"cover;x:y"`,
+			absent: "x:y", want: []string{`CSS value of "background-size" dropped (contains ';') at page.body`}},
 		{name: "script URL", para: `"font-family":"x, url(javascript:x)"`, absent: "javascript",
 			want: []string{`CSS value of "font-family" dropped (contains a script URL) at page.rows[0].columns[0].modules[0]`}},
 		{name: "several, in order of first place", body: `"color":"red;x:y"`, col: `"background-color":"expression(1)"`,
@@ -97,7 +105,7 @@ func TestCSSWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := design.Decode([]byte(cssDesign(tt.body, tt.row, tt.col, tt.para)))
+			d, err := design.Decode([]byte(cssDesign(tt.body, tt.bodyContainer, tt.row, tt.col, tt.para)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,5 +204,65 @@ func TestCSSWarningsBounded(t *testing.T) {
 	}
 	if total != rows*mods*6 {
 		t.Errorf("warnings count %d places, want %d", total, rows*mods*6)
+	}
+}
+
+// spoil appends bad to every non-empty string in the style objects
+// (members whose name contains "style", and all below them) of the
+// decoded JSON v.
+func spoil(v any, bad string, inStyle bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, m := range x {
+			if str, ok := m.(string); ok && inStyle && str != "" {
+				x[k] = str + bad
+				continue
+			}
+			spoil(m, bad, inStyle || strings.Contains(strings.ToLower(k), "style"))
+		}
+	case []any:
+		for _, m := range x {
+			spoil(m, bad, inStyle)
+		}
+	}
+}
+
+// TestCSSWarningsAlikeInLayouts: with every style value of the project's
+// designs (and the corpus's, with DESIGN_CORPUS) made unsafe or
+// over-long, the three layouts warn alike, though they read different
+// values, some of them twice.
+func TestCSSWarningsAlikeInLayouts(t *testing.T) {
+	for name, data := range designtest.OwnAndCorpus(t, false) {
+		for _, bad := range []string{";x", "<", strings.Repeat("y", 600), " expression(1)"} {
+			var v any
+			if err := json.Unmarshal(data, &v); err != nil {
+				continue // the malformed designs of the own set
+			}
+			spoil(v, bad, false)
+			data, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := design.Decode(data)
+			if err != nil {
+				continue
+			}
+			email, err := HTML(d)
+			if err != nil {
+				continue
+			}
+			if len(email.Warnings) == 0 {
+				t.Errorf("%s, values + %.3q: no warnings", name, bad)
+			}
+			for _, layout := range []Layout{LayoutPage, LayoutPopup} {
+				out, err := HTMLWithLimits(d, Limits{Layout: layout})
+				if err != nil {
+					t.Fatalf("%s, values + %.3q, %s: %v", name, bad, layout, err)
+				}
+				if got, want := strings.Join(out.Warnings, "\n"), strings.Join(email.Warnings, "\n"); got != want {
+					t.Errorf("%s, values + %.3q, %s: warnings\n%s\nthe email layout's\n%s", name, bad, layout, got, want)
+				}
+			}
+		}
 	}
 }

@@ -42,9 +42,9 @@ func (w *webWriter) document() {
 	w.styleAttr(&st)
 	w.s(`><div class="db-page"`)
 	ct := w.containerStyle()
-	if img := w.cssURLValue(b.Container.Get("background-image")); img != "" {
+	if img := w.bodyImg; img != "" {
 		ct.add("background-image", img)
-		ct.copyProps(b.Container, "background-position", "background-repeat", "background-size")
+		ct.copyProps(b.Container, bodyBackgroundProps[:]...)
 	}
 	w.styleAttr(&ct)
 	w.s(">")

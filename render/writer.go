@@ -31,6 +31,7 @@ type emailWriter struct {
 	linkColor string
 	messageBg string // page.body's messageBackgroundColor, made safe
 	bodyBg    string // page.body's backgroundColor, made safe
+	bodyImg   string // page.body's background-image as url('…'), made safe
 
 	maxOutput int // bytes of body and mobile rules (see checkSize)
 
