@@ -145,8 +145,9 @@ const (
 )
 
 func (s *style) add(prop, value string) {
-	value = s.w.safeCSS(prop, value)
+	value, why := checkCSS(value, maxCSSValue)
 	if value == "" {
+		s.w.dropped(prop, why)
 		return
 	}
 	s.b = append(s.b, prop...)
