@@ -21,9 +21,9 @@ type warnings struct {
 
 // once reports msg at path, or counts it when already reported. Counts
 // are of places: a message again at the place it was last reported (a
-// value the layout reads twice, as the email layout reads some for both
-// its HTML and Outlook's markup) is not counted again, so that every
-// layout counts alike.
+// value read twice, as the body's background is, once for every layout
+// and again by the layouts that show it) is not counted again, so that
+// every layout counts alike.
 func (t *warnings) once(msg, path string) {
 	if t.index == nil {
 		t.index = map[string]int{}
