@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -31,27 +32,91 @@ const (
 // URLs or legacy IE expressions, at most maxCSSValue bytes. Design values
 // are plain CSS values, so anything else is dropped rather than repaired.
 func cssValue(v string) string {
+	v, _ = checkCSS(v, maxCSSValue)
+	return v
+}
+
+// checkCSS is cssValue with a bound of max bytes; for a dropped value it
+// also says why, for the render's warnings.
+func checkCSS(v string, max int) (safe, why string) {
 	v = strings.TrimSpace(v)
-	if v == "" || len(v) > maxCSSValue {
-		return ""
+	if v == "" {
+		return "", ""
+	}
+	if len(v) > max {
+		return "", "over " + strconv.Itoa(max) + " bytes"
 	}
 	for i := 0; i < len(v); i++ {
 		switch v[i] {
 		case ';', '{', '}', '<', '>', '\\', '\n', '\r':
-			return ""
+			return "", "contains " + strconv.QuoteRune(rune(v[i]))
 		}
 	}
 	if strings.Contains(v, "(") {
 		l := strings.ToLower(v)
-		if strings.Contains(l, "expression") || strings.Contains(l, "javascript:") || strings.Contains(l, "vbscript:") {
-			return ""
+		if strings.Contains(l, "expression") {
+			return "", "contains an expression"
 		}
+		if strings.Contains(l, "javascript:") || strings.Contains(l, "vbscript:") {
+			return "", "contains a script URL"
+		}
+	}
+	return v, ""
+}
+
+// The writer's checked values: cssValue, cssColor, cssURL and repeatable
+// for the value of property prop, with a warning at the current place
+// (see path) when the design's value is dropped, so that a designer
+// learns why a background or font is missing. The warning names the
+// property and the reason, never the value: the design holds it, and
+// keeping values out keeps the warnings few and short.
+
+// safeCSS is cssValue(v) for property prop.
+func (w *emailWriter) safeCSS(prop, v string) string {
+	v, why := checkCSS(v, maxCSSValue)
+	w.dropped(prop, why)
+	return v
+}
+
+// safeColor is cssColor(v) for property prop.
+func (w *emailWriter) safeColor(prop, v string) string {
+	v, why := checkCSS(v, maxCSSRepeated)
+	w.dropped(prop, why)
+	return v
+}
+
+// safeURL is cssURL(v) for property prop.
+func (w *emailWriter) safeURL(prop, v string) string {
+	u, why := checkURL(v)
+	w.dropped(prop, why)
+	return u
+}
+
+// safeRepeated is repeatable(v) for property prop.
+func (w *emailWriter) safeRepeated(prop, v string) string {
+	if repeatable(v) == "" && strings.TrimSpace(v) != "" {
+		w.dropped(prop, "over "+strconv.Itoa(maxCSSRepeated)+" bytes")
+		return ""
 	}
 	return v
 }
 
-// style accumulates declarations for a style attribute.
-type style struct{ b []byte }
+// dropped warns that the value of prop was left out, for reason why
+// ("" when it was kept).
+func (w *emailWriter) dropped(prop, why string) {
+	// A style without a writer (columnFrame's, which only measures)
+	// warns nothing: the column's own style does.
+	if why != "" && w != nil {
+		w.warn.once("CSS value of "+quoteBounded(prop)+" dropped ("+why+")", w.path())
+	}
+}
+
+// style accumulates declarations for a style attribute, checking each
+// value from the design with its writer (safeCSS).
+type style struct {
+	b []byte
+	w *emailWriter
+}
 
 // style returns an empty style with room for most style attributes,
 // cut from the writer's style buffer: a few allocations per render for
@@ -67,7 +132,7 @@ func (w *emailWriter) style() style {
 	}
 	i := len(w.styles)
 	w.styles = w.styles[:i+styleRoom]
-	return style{b: w.styles[i : i : i+styleRoom]}
+	return style{b: w.styles[i : i : i+styleRoom], w: w}
 }
 
 // styleRoom is the room of a new style (growing from nothing would
@@ -80,8 +145,9 @@ const (
 )
 
 func (s *style) add(prop, value string) {
-	value = cssValue(value)
+	value, why := checkCSS(value, maxCSSValue)
 	if value == "" {
+		s.w.dropped(prop, why)
 		return
 	}
 	s.b = append(s.b, prop...)
@@ -133,10 +199,7 @@ func repeatable(v string) string {
 // cssRepeated is cssValue for a value written on every element of a
 // block's rich text: at most maxCSSRepeated bytes.
 func cssRepeated(v string) string {
-	v = cssValue(v)
-	if len(v) > maxCSSRepeated {
-		return ""
-	}
+	v, _ = checkCSS(v, maxCSSRepeated)
 	return v
 }
 

@@ -13,20 +13,31 @@ import (
 const defaultFont = "Arial, 'Helvetica Neue', Helvetica, sans-serif"
 
 func newEmailWriter(d *design.Design, bs blocks, maxOutput int) *emailWriter {
-	w := &emailWriter{d: d, blocks: bs, maxOutput: maxOutput}
+	w := &emailWriter{d: d, blocks: bs, maxOutput: maxOutput, rowIndex: -1}
 	b := &d.Page.Body
 	w.font = defaultFont
-	if f := cssValue(b.FontFamily); f != "" && !strings.EqualFold(f, "inherit") {
+	if f := w.safeCSS("font-family", b.FontFamily); f != "" && !strings.EqualFold(f, "inherit") {
 		w.font = withGeneric(f)
 		w.useFont(f)
 	}
-	w.color = cssColor(b.Color)
+	w.color = w.safeColor("color", b.Color)
 	if w.color == "" {
 		w.color = "#000000"
 	}
-	w.linkColor = cssColor(b.LinkColor)
+	w.linkColor = w.safeColor("linkColor", b.LinkColor)
 	if w.linkColor == "" {
 		w.linkColor = "#0068A5"
+	}
+	w.messageBg = w.safeColor("messageBackgroundColor", b.MessageBackgroundColor)
+	w.bodyBg = w.safeColor("background-color", b.BackgroundColor)
+	// The body's background image is checked here, though the popup
+	// layout does not show it, so that every layout warns alike.
+	w.bodyImg = w.cssURLValue(b.Container.Get("background-image"))
+	if w.bodyImg != "" {
+		w.safeCSS("background-image", w.bodyImg)
+		for _, p := range bodyBackgroundProps {
+			w.safeCSS(p, b.Container.Get(p))
+		}
 	}
 	// Output is typically 0.25–0.6× the JSON; growing once is cheaper
 	// than doubling a small buffer several times. The body is only
@@ -61,7 +72,7 @@ func (w *emailWriter) recycle() {
 func (w *emailWriter) document() {
 	p := &w.d.Page
 	b := &p.Body
-	bg := cssColor(b.BackgroundColor)
+	bg := w.bodyBg
 	st := w.style()
 	st.raw("margin:0;padding:0;-webkit-text-size-adjust:none;text-size-adjust:none;")
 	if !isTransparent(bg) {
@@ -76,9 +87,9 @@ func (w *emailWriter) document() {
 	if !isTransparent(bg) {
 		ct.add("background-color", bg)
 	}
-	ct.add("background-image", cssURLValue(b.Container.Get("background-image")))
+	ct.add("background-image", w.bodyImg)
 	if len(ct.b) > 0 && strings.Contains(string(ct.b), "background-image") {
-		ct.copyProps(b.Container, "background-position", "background-repeat", "background-size")
+		ct.copyProps(b.Container, bodyBackgroundProps[:]...)
 	}
 	w.s(`<table class="nl-container" width="100%"`)
 	w.s(tableAttrs)
@@ -94,9 +105,10 @@ func (w *emailWriter) document() {
 	w.s(">")
 	for i := range p.Rows {
 		w.checkTotal()
-		w.rowIndex = i
+		w.rowIndex, w.colIndex = i, -1
 		w.row(&p.Rows[i])
 	}
+	w.rowIndex = -1
 	w.s("</td></tr></table></body></html>")
 }
 
@@ -113,10 +125,13 @@ func (w *emailWriter) preheader(text string) {
 	w.s("</div>")
 }
 
+// bodyBackgroundProps are the properties of the body's background image.
+var bodyBackgroundProps = [...]string{"background-position", "background-repeat", "background-size"}
+
 // cssURLValue accepts a background-image value only when it is a
 // url(...) of a safe URL ("none" and junk give "").
-func cssURLValue(v string) string {
-	u := cssURL(v)
+func (w *emailWriter) cssURLValue(v string) string {
+	u := w.safeURL("background-image", v)
 	if u == "" {
 		return ""
 	}
@@ -125,20 +140,33 @@ func cssURLValue(v string) string {
 
 // cssURL extracts the URL of "url('x')", "url(x)" or a bare URL.
 func cssURL(v string) string {
+	u, _ := checkURL(v)
+	return u
+}
+
+// checkURL is cssURL; for a dropped URL it also says why, for the
+// render's warnings.
+func checkURL(v string) (u, why string) {
 	v = strings.TrimSpace(v)
 	if v == "" || strings.EqualFold(v, "none") {
-		return ""
+		return "", ""
 	}
 	if len(v) > 4 && strings.EqualFold(v[:4], "url(") {
 		v = strings.TrimSuffix(v[4:], ")")
 		v = strings.Trim(strings.TrimSpace(v), `'"`)
 	}
-	if v == "" || !design.SafeURL(v) || strings.ContainsAny(v, "<>\\;{}\n\r") {
-		return ""
+	switch {
+	case v == "":
+		return "", ""
+	case !design.SafeURL(v):
+		return "", "URL scheme not allowed"
+	}
+	if i := strings.IndexAny(v, "<>\\;{}\n\r"); i >= 0 {
+		return "", "contains " + strconv.QuoteRune(rune(v[i]))
 	}
 	// Characters that would end url('…') are percent-encoded, which
 	// leaves the URL's meaning unchanged.
-	return urlInCSS.Replace(v)
+	return urlInCSS.Replace(v), ""
 }
 
 var urlInCSS = strings.NewReplacer("'", "%27", `"`, "%22", "(", "%28", ")", "%29", " ", "%20")

@@ -9,7 +9,7 @@ import "strings"
 // default; the result always ends with a generic family, so a missing web
 // font degrades to a sensible local one. It records the font as used.
 func (w *emailWriter) fontStack(f string) string {
-	f = cssValue(f)
+	f = w.safeCSS("font-family", f)
 	if f == "" || strings.EqualFold(f, "inherit") {
 		return w.font
 	}

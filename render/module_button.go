@@ -51,8 +51,8 @@ func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
 	linked := href != "" && design.SafeURL(href)
 	label := b.label
 
-	bg := cssColor(st.Get("background-color"))
-	color := cssColor(st.Get("color"))
+	bg := w.safeColor("background-color", st.Get("background-color"))
+	color := w.safeColor("color", st.Get("color"))
 	if color == "" {
 		color = "#ffffff"
 	}

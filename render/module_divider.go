@@ -15,7 +15,7 @@ var dividerKind = kind{
 
 func (b *dividerBlock) html(w *emailWriter, m *design.Module) {
 	st := b.style
-	border := cssValue(st.Get("border-top"))
+	border := w.safeCSS("border-top", st.Get("border-top"))
 	if border == "" {
 		border = "1px solid #BBBBBB"
 	}

@@ -39,7 +39,7 @@ func (b *formBlock) html(w *emailWriter, m *design.Module) {
 	w.blockOpen(m, "form", nil, "")
 
 	lbl := w.style()
-	lbl.add("color", cssColor(labels.Get("color")))
+	lbl.add("color", w.safeColor("color", labels.Get("color")))
 	lbl.add("font-family", w.fontStack(m.Style.Get("font-family")))
 	lbl.add("font-size", m.Style.Get("font-size"))
 	lbl.add("line-height", labels.Get("line-height"))
@@ -53,7 +53,7 @@ func (b *formBlock) html(w *emailWriter, m *design.Module) {
 	lbl.raw("padding:3px;")
 
 	box := w.style()
-	bg := cssColor(boxes.GetAny("backgroundColor", "background-color"))
+	bg := w.safeColor("backgroundColor", boxes.GetAny("backgroundColor", "background-color"))
 	if isTransparent(bg) {
 		bg = "#ffffff"
 	}
@@ -77,10 +77,10 @@ func (b *formBlock) html(w *emailWriter, m *design.Module) {
 				btn.raw("display:inline-block;")
 			}
 			btn.raw("text-decoration:none;text-align:center;")
-			if bgc := cssColor(buttons.GetAny("backgroundColor", "background-color")); !isTransparent(bgc) {
+			if bgc := w.safeColor("backgroundColor", buttons.GetAny("backgroundColor", "background-color")); !isTransparent(bgc) {
 				btn.add("background-color", bgc)
 			}
-			btn.add("color", cssColor(buttons.Get("color")))
+			btn.add("color", w.safeColor("color", buttons.Get("color")))
 			btn.add("font-family", w.fontStack(buttons.Get("font-family")))
 			if fs := buttons.Get("font-size"); fs != "" {
 				btn.add("font-size", fs)

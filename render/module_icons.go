@@ -81,7 +81,7 @@ func (b *iconsBlock) html(w *emailWriter, m *design.Module) {
 	item := w.style()
 	item.addPadding(padding(design.StyleOf(m.Computed.Value("iconSpacing"))))
 	txt := w.style()
-	txt.add("color", cssColor(st.Get("color")))
+	txt.add("color", w.safeColor("color", st.Get("color")))
 	txt.add("font-family", w.fontStack(st.Get("font-family")))
 	txt.add("font-size", st.Get("font-size"))
 	txt.add("font-weight", st.Get("font-weight"))

@@ -112,7 +112,7 @@ func (img *imageBlock) html(w *emailWriter, m *design.Module) {
 	fullMobile := strings.Contains(cls, "fullwidthonmobile") ||
 		strings.Contains(lower(m.Mobile.Get("class")), "fullwidth")
 	w.imageTag(img.src, img.alt, img.title, img.href, img.target, width, align,
-		cssValue(m.Style.Get("border-radius")), fullMobile)
+		w.safeCSS("border-radius", m.Style.Get("border-radius")), fullMobile)
 	w.blockClose()
 }
 

@@ -35,9 +35,9 @@ func (b *listBlock) html(w *emailWriter, m *design.Module) {
 		listItemGap: gap,
 		// Written on every <ul>/<ol> of the text: bounded as colours are
 		// (richStyleDefaults makes them safe).
-		listIndent:   repeatable(cs.Get("liIndent")),
-		listStyle:    repeatable(cs.Get("listStyleType")),
-		listPosition: repeatable(cs.Get("listStylePosition")),
+		listIndent:   w.safeRepeated("liIndent", cs.Get("liIndent")),
+		listStyle:    w.safeRepeated("listStyleType", cs.Get("listStyleType")),
+		listPosition: w.safeRepeated("listStylePosition", cs.Get("listStylePosition")),
 	}
 	if o.listStyle == "revert" {
 		o.listStyle = ""

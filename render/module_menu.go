@@ -84,7 +84,7 @@ func (b *menuBlock) html(w *emailWriter, m *design.Module) {
 	w.blockOpenClass(m, "menu", padCls, &td, align)
 	linkColor := w.linkColorFor(m.Computed.Get("linkColor"), st.Get("color"))
 	box := w.style()
-	box.add("color", cssColor(st.Get("color")))
+	box.add("color", w.safeColor("color", st.Get("color")))
 	box.add("font-family", w.fontStack(st.Get("font-family")))
 	box.add("font-size", st.Get("font-size"))
 	box.add("font-weight", st.Get("font-weight"))

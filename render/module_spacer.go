@@ -27,7 +27,7 @@ func (b *spacerBlock) html(w *emailWriter, m *design.Module) {
 	w.s("px;line-height:")
 	w.s(formatPx(h))
 	w.s("px;font-size:1px")
-	if bg := cssColor(st.Get("background-color")); !isTransparent(bg) {
+	if bg := w.safeColor("background-color", st.Get("background-color")); !isTransparent(bg) {
 		w.s(";background-color:")
 		w.text(bg)
 	}

@@ -67,13 +67,13 @@ func (b *tableBlock) html(w *emailWriter, m *design.Module) {
 	w.blockOpen(m, "table", nil, "")
 	tbl := w.style()
 	tbl.raw("border-collapse:collapse;width:100%;table-layout:fixed;word-break:break-word;")
-	tbl.add("color", cssColor(st.Get("color")))
+	tbl.add("color", w.safeColor("color", st.Get("color")))
 	tbl.add("font-family", w.fontStack(st.Get("font-family")))
 	tbl.add("font-size", st.Get("font-size"))
 	tbl.add("font-weight", st.Get("font-weight"))
 	tbl.add("line-height", st.Get("line-height"))
 	tbl.add("letter-spacing", st.Get("letter-spacing"))
-	if bg := cssColor(st.Get("background-color")); !isTransparent(bg) {
+	if bg := w.safeColor("background-color", st.Get("background-color")); !isTransparent(bg) {
 		tbl.add("background-color", bg)
 	}
 	if d := lower(st.Get("direction")); d == "rtl" {
@@ -87,16 +87,16 @@ func (b *tableBlock) html(w *emailWriter, m *design.Module) {
 	}
 	head := w.style()
 	head.raw(string(cell.b))
-	if bg := cssColor(cs.Get("headersBackgroundColor")); !isTransparent(bg) {
+	if bg := w.safeColor("headersBackgroundColor", cs.Get("headersBackgroundColor")); !isTransparent(bg) {
 		head.add("background-color", bg)
 	}
-	head.add("color", cssColor(cs.Get("headersColor")))
+	head.add("color", w.safeColor("headersColor", cs.Get("headersColor")))
 	head.add("font-size", cs.Get("headersFontSize"))
 	head.add("font-weight", cs.Get("headersFontWeight"))
 	if a := textAlign(cs.Get("headersTextAlign")); a != "" {
 		head.add("text-align", a)
 	}
-	alt := cssColor(cs.Get("alternateRowBackgroundColor"))
+	alt := w.safeColor("alternateRowBackgroundColor", cs.Get("alternateRowBackgroundColor"))
 	o := &richOpts{linkColor: w.linkColorFor(cs.Get("linkColor")), pMargin: true}
 
 	w.s(`<table class="tx" width="100%" border="0" cellpadding="0" cellspacing="0"`)

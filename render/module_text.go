@@ -12,7 +12,7 @@ import (
 func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 	s := w.style()
 	s.raw(extra)
-	color := cssColor(st.Get("color"))
+	color := w.safeColor("color", st.Get("color"))
 	if color == "" {
 		color = w.color
 	}

@@ -109,11 +109,11 @@ func (b *videoBlock) html(w *emailWriter, m *design.Module) {
 		w.s(formatPx(size))
 		w.s(`px;height:auto">`)
 	} else {
-		bg := cssColor(b.iconBg)
+		bg := w.safeColor("iconColor1", b.iconBg)
 		if bg == "" {
 			bg = "#000000"
 		}
-		fg := cssColor(b.iconFg)
+		fg := w.safeColor("iconColor2", b.iconFg)
 		if fg == "" {
 			fg = "#ffffff"
 		}

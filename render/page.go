@@ -35,16 +35,16 @@ func (w *webWriter) document() {
 	b := &w.d.Page.Body
 	st := w.style()
 	st.raw("margin:0;padding:0;")
-	if bg := cssColor(b.BackgroundColor); !isTransparent(bg) {
+	if bg := w.bodyBg; !isTransparent(bg) {
 		st.add("background-color", bg)
 	}
 	w.s("<body")
 	w.styleAttr(&st)
 	w.s(`><div class="db-page"`)
 	ct := w.containerStyle()
-	if img := cssURLValue(b.Container.Get("background-image")); img != "" {
+	if img := w.bodyImg; img != "" {
 		ct.add("background-image", img)
-		ct.copyProps(b.Container, "background-position", "background-repeat", "background-size")
+		ct.copyProps(b.Container, bodyBackgroundProps[:]...)
 	}
 	w.styleAttr(&ct)
 	w.s(">")
@@ -64,9 +64,10 @@ func (w *webWriter) containerStyle() style {
 func (w *webWriter) rows() {
 	for i := range w.d.Page.Rows {
 		w.checkTotal()
-		w.rowIndex = i
+		w.rowIndex, w.colIndex = i, -1
 		w.row(&w.d.Page.Rows[i])
 	}
+	w.rowIndex = -1
 }
 
 // assemble writes the document (page) or the fragment (popup) in front of

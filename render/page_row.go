@@ -24,13 +24,13 @@ func (w *webWriter) row(r *design.Row) {
 	if r.HideOnDesktop {
 		w.desktopHideOpen()
 	}
-	w.rowLink = cssColor(r.Computed.Get("linkColor"))
+	w.rowLink = w.safeColor("linkColor", r.Computed.Get("linkColor"))
 
 	band := w.style()
-	if bg := cssColor(r.ContainerStyle.Get("background-color")); !isTransparent(bg) {
+	if bg := w.safeColor("background-color", r.ContainerStyle.Get("background-color")); !isTransparent(bg) {
 		band.add("background-color", bg)
 	}
-	if img := cssURL(r.ContainerStyle.Get("background-image")); img != "" {
+	if img := w.safeURL("background-image", r.ContainerStyle.Get("background-image")); img != "" {
 		band.add("background-image", "url('"+img+"')")
 		w.backgroundProps(&band, r.ContainerStyle)
 	}
@@ -93,25 +93,25 @@ func (w *webWriter) rowBox(r *design.Row) (style, float64) {
 		// a block ignores it and gets margins (columns).
 		box.addPx("gap", r.ColumnsSpacing)
 	}
-	bg := cssColor(cs.Get("background-color"))
+	bg := w.safeColor("background-color", cs.Get("background-color"))
 	if isTransparent(bg) {
-		bg = cssColor(r.Computed.Get("messageBackgroundColor"))
+		bg = w.safeColor("messageBackgroundColor", r.Computed.Get("messageBackgroundColor"))
 	}
 	if isTransparent(bg) {
-		bg = cssColor(w.d.Page.Body.MessageBackgroundColor)
+		bg = w.messageBg
 	}
 	if !isTransparent(bg) {
 		box.add("background-color", bg)
 	}
-	if img := cssURL(cs.Get("background-image")); img != "" {
+	if img := w.safeURL("background-image", cs.Get("background-image")); img != "" {
 		box.add("background-image", "url('"+img+"')")
 		w.backgroundProps(&box, cs)
 	}
-	if c := cssColor(cs.Get("color")); c != "" && !strings.EqualFold(c, w.color) {
+	if c := w.safeColor("color", cs.Get("color")); c != "" && !strings.EqualFold(c, w.color) {
 		box.add("color", c)
 	}
 	bh, _ := box.addBorders(cs)
-	if rad := cssValue(cs.Get("border-radius")); rad != "" && rad != "0px" && rad != "0" {
+	if rad := w.safeCSS("border-radius", cs.Get("border-radius")); rad != "" && rad != "0px" && rad != "0" {
 		box.add("border-radius", rad)
 		box.raw("overflow:hidden;")
 	}
@@ -176,9 +176,11 @@ func columnFrame(st design.Style) float64 {
 // and its modules, which get width to lay out in.
 func (w *webWriter) column(r *design.Row, c *design.Column, index int, cls string, s *style, width float64) {
 	w.checkTotal()
+	w.colIndex, w.modIndex = index, -1
+	defer func() { w.colIndex = -1 }()
 	w.columnSeq++
 	st := c.Style
-	if bg := cssColor(st.Get("background-color")); !isTransparent(bg) {
+	if bg := w.safeColor("background-color", st.Get("background-color")); !isTransparent(bg) {
 		s.add("background-color", bg)
 	}
 	s.addBorders(st)
@@ -209,5 +211,6 @@ func (w *webWriter) column(r *design.Row, c *design.Column, index int, cls strin
 		w.colIndex, w.modIndex = index, mi
 		w.module(&c.Modules[mi], b)
 	}
+	w.modIndex = -1
 	w.s("</div>")
 }

@@ -23,7 +23,7 @@ func (w *emailWriter) row(r *design.Row) {
 	if r.HideOnDesktop {
 		w.desktopHideOpen()
 	}
-	w.rowLink = cssColor(r.Computed.Get("linkColor"))
+	w.rowLink = w.safeColor("linkColor", r.Computed.Get("linkColor"))
 
 	// Full-width band.
 	cls := "row r" + strconv.Itoa(n)
@@ -31,11 +31,11 @@ func (w *emailWriter) row(r *design.Row) {
 		cls += " mh"
 	}
 	band := w.style()
-	bandBg := cssColor(r.ContainerStyle.Get("background-color"))
+	bandBg := w.safeColor("background-color", r.ContainerStyle.Get("background-color"))
 	if !isTransparent(bandBg) {
 		band.add("background-color", bandBg)
 	}
-	bandImg := cssURL(r.ContainerStyle.Get("background-image"))
+	bandImg := w.safeURL("background-image", r.ContainerStyle.Get("background-image"))
 	if bandImg != "" {
 		band.add("background-image", "url('"+bandImg+"')")
 		w.backgroundProps(&band, r.ContainerStyle)
@@ -62,26 +62,26 @@ func (w *emailWriter) row(r *design.Row) {
 	box.raw("width:100%;max-width:")
 	box.raw(strconv.Itoa(int(width)))
 	box.raw("px;margin:0 auto;")
-	boxBg := cssColor(cs.Get("background-color"))
+	boxBg := w.safeColor("background-color", cs.Get("background-color"))
 	if isTransparent(boxBg) {
-		boxBg = cssColor(r.Computed.Get("messageBackgroundColor"))
+		boxBg = w.safeColor("messageBackgroundColor", r.Computed.Get("messageBackgroundColor"))
 	}
 	if isTransparent(boxBg) {
-		boxBg = cssColor(w.d.Page.Body.MessageBackgroundColor)
+		boxBg = w.messageBg
 	}
 	if !isTransparent(boxBg) {
 		box.add("background-color", boxBg)
 	}
-	boxImg := cssURL(cs.Get("background-image"))
+	boxImg := w.safeURL("background-image", cs.Get("background-image"))
 	if boxImg != "" {
 		box.add("background-image", "url('"+boxImg+"')")
 		w.backgroundProps(&box, cs)
 	}
-	if c := cssColor(cs.Get("color")); c != "" && !strings.EqualFold(c, w.color) {
+	if c := w.safeColor("color", cs.Get("color")); c != "" && !strings.EqualFold(c, w.color) {
 		box.add("color", c)
 	}
 	bh, _ := box.addBorders(cs)
-	if rad := cssValue(cs.Get("border-radius")); rad != "" && rad != "0px" && rad != "0" {
+	if rad := w.safeCSS("border-radius", cs.Get("border-radius")); rad != "" && rad != "0px" && rad != "0" {
 		box.add("border-radius", rad)
 		box.raw("overflow:hidden;")
 	}
@@ -288,10 +288,12 @@ func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool)
 // column writes one column's box and its modules.
 func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, multi bool, index int) {
 	w.checkTotal()
+	w.colIndex, w.modIndex = index, -1
+	defer func() { w.colIndex = -1 }()
 	w.columnSeq++
 	st := c.Style
 	s := w.style()
-	if bg := cssColor(st.Get("background-color")); !isTransparent(bg) {
+	if bg := w.safeColor("background-color", st.Get("background-color")); !isTransparent(bg) {
 		s.add("background-color", bg)
 	}
 	bh, _ := s.addBorders(st)
@@ -327,6 +329,7 @@ func (w *emailWriter) column(r *design.Row, c *design.Column, width float64, mul
 		w.colIndex, w.modIndex = index, mi
 		w.module(&c.Modules[mi], b)
 	}
+	w.modIndex = -1
 	w.s("</td></tr></table>")
 }
 
@@ -436,7 +439,7 @@ func (w *emailWriter) blockMobileRules(m *design.Module, cls string) {
 // linkColorFor picks the module's link colour: its own, the row's, the body's.
 func (w *emailWriter) linkColorFor(vals ...string) string {
 	for _, v := range vals {
-		if c := cssColor(v); c != "" {
+		if c := w.safeColor("link-color", v); c != "" {
 			return c
 		}
 	}

@@ -14,22 +14,31 @@ import (
 // response header).
 type warnings struct {
 	msgs  []string
-	count []int          // occurrences, parallel to msgs
+	count []int          // places, parallel to msgs
+	last  []string       // the last place of each, parallel to msgs
 	index map[string]int // message → index in msgs
 }
 
-// once reports msg at path, or counts it when already reported.
+// once reports msg at path, or counts it when already reported. Counts
+// are of places: a message again at the place it was last reported (a
+// value read twice, as the body's background is, once for every layout
+// and again by the layouts that show it) is not counted again, so that
+// every layout counts alike.
 func (t *warnings) once(msg, path string) {
 	if t.index == nil {
 		t.index = map[string]int{}
 	}
 	if i, ok := t.index[msg]; ok {
-		t.count[i]++
+		if t.last[i] != path {
+			t.count[i]++
+			t.last[i] = path
+		}
 		return
 	}
 	t.index[msg] = len(t.msgs)
 	t.msgs = append(t.msgs, msg+" at "+path)
 	t.count = append(t.count, 1)
+	t.last = append(t.last, path)
 }
 
 // list is the warnings with their repeat counts; nil when there is none.

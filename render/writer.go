@@ -29,6 +29,9 @@ type emailWriter struct {
 	font      string // default font stack
 	color     string // default text colour
 	linkColor string
+	messageBg string // page.body's messageBackgroundColor, made safe
+	bodyBg    string // page.body's backgroundColor, made safe
+	bodyImg   string // page.body's background-image as url('…'), made safe
 
 	maxOutput int // bytes of body and mobile rules (see checkSize)
 
@@ -37,9 +40,11 @@ type emailWriter struct {
 	colWidth  float64
 	blockSeq  int // module counter, for per-block mobile classes
 	columnSeq int
-	rowIndex  int
-	colIndex  int // current column and module, for warning paths
-	modIndex  int
+	// The current row, column and module, for warning paths: -1 above
+	// that level (before the rows, in a row outside its columns, …).
+	rowIndex int
+	colIndex int
+	modIndex int
 }
 
 // Table attributes shared by every layout table: a presentation role for
@@ -176,8 +181,19 @@ func (w *emailWriter) styleAttr(s *style) {
 	w.body.WriteByte('"')
 }
 
-// path is the JSON path of the module being rendered, for warnings.
-func (w *emailWriter) path() string { return modulePath(w.rowIndex, w.colIndex, w.modIndex) }
+// path is the JSON path of the module, column, row or body being
+// rendered, for warnings.
+func (w *emailWriter) path() string {
+	switch {
+	case w.rowIndex < 0:
+		return "page.body"
+	case w.colIndex < 0:
+		return "page.rows[" + strconv.Itoa(w.rowIndex) + "]"
+	case w.modIndex < 0:
+		return "page.rows[" + strconv.Itoa(w.rowIndex) + "].columns[" + strconv.Itoa(w.colIndex) + "]"
+	}
+	return modulePath(w.rowIndex, w.colIndex, w.modIndex)
+}
 
 // mobileRule appends one rule to the @media block.
 func (w *emailWriter) mobileRule(selector string, decls string) {

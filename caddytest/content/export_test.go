@@ -121,6 +121,77 @@ func TestExportUnknownModuleWarns(t *testing.T) {
 	}
 }
 
+// A CSS value the renderer drops from a design (here a background image
+// of a script URL) is named in X-Design-Warnings, in both forms; a design
+// of thousands of dropped values, all different, still gets a bounded
+// header.
+func TestExportDroppedCSSWarns(t *testing.T) {
+	t.Parallel()
+	tester := start(t)
+	var doc map[string]any
+	if err := json.Unmarshal(designtest.OwnFile(t, smallDesign), &doc); err != nil {
+		t.Fatal(err)
+	}
+	row := doc["page"].(map[string]any)["rows"].([]any)[0].(map[string]any)
+	row["container"] = map[string]any{"style": map[string]any{"background-image": "url(javascript:alert('SHOULD-NOT-RENDER'))"}}
+	body, _ := json.Marshal(doc)
+	for _, accept := range []string{"text/html", "application/json"} {
+		headers := bearer(apiToken)
+		headers["Accept"] = accept
+		r := post(t, tester, http.MethodPost, mainSite+"/v1/message/html", headers, body)
+		if r.status != 200 {
+			t.Fatalf("%s: status %d: %s", accept, r.status, r.body)
+		}
+		const want = `CSS value of "background-image" dropped (URL scheme not allowed) at page.rows[0]`
+		if got := r.header.Values("X-Design-Warnings"); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: X-Design-Warnings %q, want %q", accept, got, want)
+		}
+		if bytes.Contains(r.body, []byte("SHOULD-NOT-RENDER")) {
+			t.Errorf("%s: the dropped value was rendered", accept)
+		}
+	}
+
+	// 2400 values (6 properties × 5 reasons in 400 paragraphs, within
+	// the site's body limit): 30 distinct warnings, each counting 80
+	// places.
+	bad := []func(n int) string{
+		func(n int) string { return "a{" + strconv.Itoa(n) },
+		func(n int) string { return "a<" + strconv.Itoa(n) },
+		func(n int) string { return "a;" + strconv.Itoa(n) },
+		func(n int) string { return "expression(" + strconv.Itoa(n) + ")" },
+		func(n int) string { return "url(javascript:" + strconv.Itoa(n) + ")" },
+	}
+	var modules []any
+	n := 0
+	for range 400 {
+		st := map[string]any{}
+		for _, p := range []string{"font-family", "color", "font-size", "line-height", "letter-spacing", "font-weight"} {
+			n++
+			st[p] = bad[n%len(bad)](n)
+		}
+		modules = append(modules, map[string]any{"type": "mailup-bee-newsletter-modules-paragraph",
+			"descriptor": map[string]any{"paragraph": map[string]any{"html": "<p>Hi</p>", "style": st}}})
+	}
+	body, _ = json.Marshal(map[string]any{"page": map[string]any{"rows": []any{
+		map[string]any{"columns": []any{map[string]any{"grid-columns": 12, "modules": modules}}}}}})
+	r := post(t, tester, http.MethodPost, mainSite+"/v1/message/html", bearer(apiToken), body)
+	if r.status != 200 {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	got := r.header.Values("X-Design-Warnings")
+	size := 0
+	for _, v := range got {
+		size += len(v)
+		if len(v) > 200 {
+			t.Errorf("X-Design-Warnings value of %d bytes: %q", len(v), v)
+		}
+	}
+	// At most 20 warnings, then how many more.
+	if len(got) != 21 || got[20] != "10 more warnings" || !strings.HasSuffix(got[0], "(and 79 more)") {
+		t.Errorf("X-Design-Warnings (%d values, %d bytes):\n%s", len(got), size, strings.Join(got, "\n"))
+	}
+}
+
 func TestExportAuthentication(t *testing.T) {
 	t.Parallel()
 	tester := start(t)
