@@ -82,7 +82,6 @@ func (w *webWriter) row(r *design.Row) {
 // borders and padding.
 func (w *webWriter) rowBox(r *design.Row) (style, float64) {
 	width := float64(w.d.Page.Body.Width)
-	cs := r.ContentStyle
 	box := w.style()
 	box.raw("display:flex;width:100%;max-width:")
 	box.raw(strconv.Itoa(int(width)))
@@ -93,29 +92,8 @@ func (w *webWriter) rowBox(r *design.Row) (style, float64) {
 		// a block ignores it and gets margins (columns).
 		box.addPx("gap", r.ColumnsSpacing)
 	}
-	bg := w.safeColor("background-color", cs.Get("background-color"))
-	if isTransparent(bg) {
-		bg = w.safeColor("messageBackgroundColor", r.Computed.Get("messageBackgroundColor"))
-	}
-	if isTransparent(bg) {
-		bg = w.messageBg
-	}
-	if !isTransparent(bg) {
-		box.add("background-color", bg)
-	}
-	if img := w.safeURL("background-image", cs.Get("background-image")); img != "" {
-		box.add("background-image", "url('"+img+"')")
-		w.backgroundProps(&box, cs)
-	}
-	if c := w.safeColor("color", cs.Get("color")); c != "" && !strings.EqualFold(c, w.color) {
-		box.add("color", c)
-	}
-	bh, _ := box.addBorders(cs)
-	if rad := w.safeCSS("border-radius", cs.Get("border-radius")); rad != "" && rad != "0px" && rad != "0" {
-		box.add("border-radius", rad)
-		box.raw("overflow:hidden;")
-	}
-	pt, pr, pb, pl := padding(cs)
+	_, _, bh := w.decorateContentBox(&box, r)
+	pt, pr, pb, pl := padding(r.ContentStyle)
 	box.addPadding(pt, pr, pb, pl)
 	return box, max(width-bh-pr-pl, 20)
 }

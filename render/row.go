@@ -62,34 +62,9 @@ func (w *emailWriter) row(r *design.Row) {
 	box.raw("width:100%;max-width:")
 	box.raw(strconv.Itoa(int(width)))
 	box.raw("px;margin:0 auto;")
-	boxBg := w.safeColor("background-color", cs.Get("background-color"))
-	if isTransparent(boxBg) {
-		boxBg = w.safeColor("messageBackgroundColor", r.Computed.Get("messageBackgroundColor"))
-	}
-	if isTransparent(boxBg) {
-		boxBg = w.messageBg
-	}
-	if !isTransparent(boxBg) {
-		box.add("background-color", boxBg)
-	}
-	boxImg := w.safeURL("background-image", cs.Get("background-image"))
-	if boxImg != "" {
-		box.add("background-image", "url('"+boxImg+"')")
-		w.backgroundProps(&box, cs)
-	}
-	if c := w.safeColor("color", cs.Get("color")); c != "" && !strings.EqualFold(c, w.color) {
-		box.add("color", c)
-	}
-	bh, _ := box.addBorders(cs)
-	if rad := w.safeCSS("border-radius", cs.Get("border-radius")); rad != "" && rad != "0px" && rad != "0" {
-		box.add("border-radius", rad)
-		box.raw("overflow:hidden;")
-	}
-	pt, pr, pb, pl := padding(cs)
-	inner := width - bh - pr - pl
-	if inner < 20 {
-		inner = 20
-	}
+	boxBg, boxImg, bh := w.decorateContentBox(&box, r)
+	pt, pr, pb, pl := padding(cs) // on the cell inside, for Outlook
+	inner := max(width-bh-pr-pl, 20)
 
 	w.s(`<!--[if mso]><table align="center" width="`)
 	w.int(int(width))
@@ -451,3 +426,35 @@ func (w *emailWriter) linkColorFor(vals ...string) string {
 
 // lower lower-cases ASCII.
 func lower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// decorateContentBox adds to box what every layout draws of a row's
+// content box: its background colour (else the message's), background
+// image, text colour, borders and radius. It returns the colour and
+// image (Outlook's VML repeats them) and the borders' width.
+func (w *emailWriter) decorateContentBox(box *style, r *design.Row) (bg, img string, borders float64) {
+	cs := r.ContentStyle
+	bg = w.safeColor("background-color", cs.Get("background-color"))
+	if isTransparent(bg) {
+		bg = w.safeColor("messageBackgroundColor", r.Computed.Get("messageBackgroundColor"))
+	}
+	if isTransparent(bg) {
+		bg = w.messageBg
+	}
+	if !isTransparent(bg) {
+		box.add("background-color", bg)
+	}
+	img = w.safeURL("background-image", cs.Get("background-image"))
+	if img != "" {
+		box.add("background-image", "url('"+img+"')")
+		w.backgroundProps(box, cs)
+	}
+	if c := w.safeColor("color", cs.Get("color")); c != "" && !strings.EqualFold(c, w.color) {
+		box.add("color", c)
+	}
+	borders, _ = box.addBorders(cs)
+	if rad := w.safeCSS("border-radius", cs.Get("border-radius")); rad != "" && rad != "0px" && rad != "0" {
+		box.add("border-radius", rad)
+		box.raw("overflow:hidden;")
+	}
+	return bg, img, borders
+}
