@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/testutil/inventory"
 )
@@ -42,4 +45,26 @@ func renderForTest(t testing.TB, data []byte) []byte {
 		t.Fatalf("HTML: %v", err)
 	}
 	return out.Body
+}
+
+// checkInert reports what in the element n could run script: an element
+// that runs or embeds anything, an event handler, a URL of an unsafe
+// scheme, a script URL in a style.
+func checkInert(t *testing.T, n *html.Node) {
+	t.Helper()
+	switch n.DataAtom {
+	case atom.Script, atom.Iframe, atom.Object, atom.Embed, atom.Form, atom.Input:
+		t.Errorf("forbidden element <%s>", n.Data)
+	}
+	for _, a := range n.Attr {
+		if strings.HasPrefix(a.Key, "on") {
+			t.Errorf("event handler %s on <%s>", a.Key, n.Data)
+		}
+		if (a.Key == "href" || a.Key == "src") && !design.SafeURL(a.Val) {
+			t.Errorf("unsafe URL %s=%q", a.Key, a.Val)
+		}
+		if a.Key == "style" && strings.Contains(strings.ToLower(a.Val), "javascript:") {
+			t.Errorf("script URL in style %q", a.Val)
+		}
+	}
 }
