@@ -13,36 +13,13 @@
 # Loopback only; every process started here is stopped on exit.
 set -euo pipefail
 REF=${1:-HEAD}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-TMP=$(mktemp -d /tmp/designbridge-contentcpu.XXXXXX)
-OUT=${OUT:-$TMP/out}
-mkdir -p "$OUT"
-PIDS=()
-cleanup() {
-	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	git -C "$ROOT" worktree remove --force "$TMP/old" 2>/dev/null || true
-	rm -rf "$TMP/old" "$TMP/bin"
-}
-trap cleanup EXIT
-mkdir -p "$TMP/bin"
-git -C "$ROOT" worktree add --detach --quiet "$TMP/old" "$REF"
-(cd "$TMP/old" && go build -o "$TMP/bin/caddy-old" ./cmd/caddy)
-(cd "$ROOT" && go build -o "$TMP/bin/caddy-new" ./cmd/caddy && go build -o "$TMP/bin/load" ./bench/load)
+NAME=contentcpu
+. "$(dirname "$0")/refpair.sh"
 
 DESIGN=${DESIGN:-${DESIGN_CORPUS:?"set DESIGN_CORPUS (or DESIGN)"}/beefree-sdk-csapi-simple-integration__initial-template.json}
 N=${N:-3000}
 ROUNDS=${ROUNDS:-3}
 export BENCH_TOKEN=bench-token
-
-wait_port() {
-	for _ in $(seq 1 200); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "nothing listens on 127.0.0.1:$1" >&2
-	return 1
-}
 
 # start_caddy NAME PORT
 declare -A CADDY_PID PORT

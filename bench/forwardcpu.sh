@@ -19,23 +19,9 @@
 # JSON to $OUT (default a temporary folder, printed).
 set -euo pipefail
 REF=${1:-HEAD}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-TMP=$(mktemp -d /tmp/designbridge-forwardcpu.XXXXXX)
-OUT=${OUT:-$TMP/out}
-mkdir -p "$OUT"
-PIDS=()
-cleanup() {
-	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	git -C "$ROOT" worktree remove --force "$TMP/old" 2>/dev/null || true
-	rm -rf "$TMP/old" "$TMP/bin"
-}
-trap cleanup EXIT
-mkdir -p "$TMP/bin"
-git -C "$ROOT" worktree add --detach --quiet "$TMP/old" "$REF"
-(cd "$TMP/old" && go build -o "$TMP/bin/caddy-old" ./cmd/caddy)
-(cd "$ROOT" && go build -o "$TMP/bin/caddy-new" ./cmd/caddy && go build -o "$TMP/bin/load" ./bench/load &&
-	go build -o "$TMP/bin/upstream" ./bench/upstream)
+NAME=forwardcpu
+. "$(dirname "$0")/refpair.sh"
+(cd "$ROOT" && go build -o "$TMP/bin/upstream" ./bench/upstream)
 
 DESIGN=${DESIGN:-}
 BODY=(-body-bytes 40960)
@@ -46,15 +32,6 @@ N=${N:-3000}
 LARGE_N=${LARGE_N:-40}
 ROUNDS=${ROUNDS:-3}
 export BENCH_TOKEN=bench-token UPSTREAM_PORT=9601
-
-wait_port() {
-	for _ in $(seq 1 200); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "nothing listens on 127.0.0.1:$1" >&2
-	return 1
-}
 
 "$TMP/bin/upstream" -addr "127.0.0.1:$UPSTREAM_PORT" -token "$BENCH_TOKEN" -html-bytes "${ANSWER_BYTES:-26000}" >"$OUT/upstream.log" 2>&1 &
 PIDS+=($!)
