@@ -195,30 +195,24 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			} else {
 				b.AllowedOrigins = args
 			}
-		case "max_body":
+		case "max_body", "large_body_memory":
 			var v string
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
 			}
-			size, err := confvalue.Size(v)
-			if err != nil {
-				return d.Errf("max_body: %v", err)
-			}
-			b.MaxBody = size
-		case "large_body_memory":
-			var v string
-			if !d.AllArgs(&v) {
-				return d.ArgErr()
-			}
-			if v == "off" || v == "0" {
+			if name == "large_body_memory" && (v == "off" || v == "0") {
 				b.LargeBodyMemory = -1
 				break
 			}
 			size, err := confvalue.Size(v)
 			if err != nil {
-				return d.Errf("large_body_memory: %v", err)
+				return d.Errf("%s: %v", name, err)
 			}
-			b.LargeBodyMemory = size
+			if name == "max_body" {
+				b.MaxBody = size
+			} else {
+				b.LargeBodyMemory = size
+			}
 		case "timeout":
 			var v string
 			if !d.AllArgs(&v) {
