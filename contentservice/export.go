@@ -292,6 +292,9 @@ func (s *service) renderSafely(body []byte, f exportFormat, layout render.Layout
 	if err != nil {
 		return nil, classifyDecodeError(err)
 	}
+	// The output is the renderer's own memory: the design's tree can go
+	// back for the next request's (design.Design.Release).
+	defer d.Release()
 	lim := s.output
 	lim.Layout = layout
 	out, err = f.render(d, lim)

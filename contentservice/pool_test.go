@@ -16,10 +16,11 @@ import (
 // TestConcurrentRealRenders sends different corpus designs through the
 // handler from several goroutines at once and compares every answer with
 // a render of the same design made beforehand, in the raw and the JSON
-// form by turns: request-body, output and JSON-wrapper buffers are
-// recycled between requests, so an answer that held on to a
-// recycled buffer, or a design that still pointed into one, would show
-// another design's bytes (and -race would see the overlap).
+// form by turns: request-body, output and JSON-wrapper buffers, design
+// trees and style buffers are recycled between requests, so an answer
+// that held on to a recycled buffer, or a design that still pointed into
+// one or was read after its release, would show another design's bytes
+// (and -race would see the overlap).
 func TestConcurrentRealRenders(t *testing.T) {
 	designs := designtest.OwnAndCorpus(t, false)
 	paths := designtest.Names(designs)

@@ -22,6 +22,21 @@ type Design struct {
 	Root Value // the whole document as decoded; Encode writes it back
 	Page Page
 	Size int // bytes of JSON decoded (renderers size their buffers by it)
+
+	blocks []*[]Member // the memory Root is cut from (see Release)
+}
+
+// Release lets a later Decode reuse the memory of the design's document
+// tree. Calling it is optional (a server calls it once the design is
+// rendered); afterwards neither the design nor anything read from it
+// (its Values, Rows, Modules) may be used. Strings read from it stay
+// valid: they are the document's text, not the tree's.
+func (d *Design) Release() {
+	if d == nil {
+		return
+	}
+	releaseBlocks(d.blocks)
+	*d = Design{}
 }
 
 // Page is the design (the document's "page" member).
@@ -284,7 +299,7 @@ func decode(src string, data []byte, lim Limits) (*Design, error) {
 		src, data = src[len(bom):], data[len(bom):]
 	}
 	d := &Design{Size: len(src)}
-	root, err := parseDocument(src, data, lim)
+	root, blocks, err := parseDocument(src, data, lim)
 	if err != nil {
 		var le *limitError
 		if errors.As(err, &le) {
@@ -292,9 +307,10 @@ func decode(src string, data []byte, lim Limits) (*Design, error) {
 		}
 		return nil, fmt.Errorf("%w: %v", ErrNotJSON, err)
 	}
-	d.Root = root
+	d.Root, d.blocks = root, blocks
 	b := builder{lim: lim}
 	if err := b.page(&d.Page, &d.Root); err != nil {
+		d.Release()
 		return nil, err
 	}
 	return d, nil

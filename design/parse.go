@@ -25,9 +25,9 @@ type parser struct {
 	// rawName is a member name, as written, whose array value is kept
 	// as Raw: checked but not built ("" for none; see widgets.go).
 	rawName string
-	block   []Member // where keep cuts containers' children from (see parsemem.go)
-	members int      // no fewer than the members left to keep (see keep)
-	buf     []byte   // scratch for unquoting strings with invalid UTF-8
+	block   []Member    // where keep cuts containers' children from (see parsemem.go)
+	blocks  []*[]Member // the pooled blocks the tree is cut from, block last
+	buf     []byte      // scratch for unquoting strings with invalid UTF-8
 }
 
 type limitError struct{ msg string }
@@ -43,22 +43,26 @@ func (e *limitError) Error() string { return e.msg }
 // every document is. Where that read fails, a second one decides the
 // verdict as encoding/json would: invalid UTF-8 and lone surrogates
 // decode to U+FFFD.
-func parseDocument(src string, data []byte, lim Limits) (Value, error) {
-	v, err := parse(src, data, lim, false, widgetsKey)
+//
+// The tree is cut from blocks, returned with it, to give back with
+// releaseBlocks once the tree is no longer used.
+func parseDocument(src string, data []byte, lim Limits) (Value, []*[]Member, error) {
+	v, blocks, err := parse(src, data, lim, false, widgetsKey)
 	var le *limitError
 	if err != nil && !errors.As(err, &le) {
-		v, err = parse(src, data, lim, true, widgetsKey)
+		v, blocks, err = parse(src, data, lim, true, widgetsKey)
 	}
 	if err == errNotRaw {
-		v, err = parse(src, data, lim, true, "")
+		v, blocks, err = parse(src, data, lim, true, "")
 	}
-	return v, err
+	return v, blocks, err
 }
 
 // parse parses src (and data, its bytes). anyUTF8 accepts invalid UTF-8
 // (and lone surrogates); the array values of members named rawName (as
-// written) are kept as Raw.
-func parse(src string, data []byte, lim Limits, anyUTF8 bool, rawName string) (Value, error) {
+// written) are kept as Raw. It returns the tree and the blocks it is cut
+// from; a parse that fails gives its blocks back itself.
+func parse(src string, data []byte, lim Limits, anyUTF8 bool, rawName string) (Value, []*[]Member, error) {
 	// Designs repeat member names (the last one wins, see Get).
 	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(anyUTF8)}
 	p := &parser{
@@ -68,8 +72,17 @@ func parse(src string, data []byte, lim Limits, anyUTF8 bool, rawName string) (V
 		lim:     lim,
 		anyUTF8: anyUTF8,
 		rawName: rawName,
-		members: memberCount(data),
 	}
+	v, err := p.document()
+	if err != nil {
+		releaseBlocks(p.blocks)
+		return Value{}, nil, err
+	}
+	return v, p.blocks, nil
+}
+
+// document reads the one value of the document and its end.
+func (p *parser) document() (Value, error) {
 	var v Value
 	tok, err := p.dec.ReadToken()
 	if err == nil {

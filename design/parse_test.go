@@ -22,7 +22,7 @@ func BenchmarkParse(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := parseDocument(string(data), data, DefaultLimits()); err != nil {
+				if _, _, err := parseDocument(string(data), data, DefaultLimits()); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -155,7 +155,7 @@ func TestEscapedStrings(t *testing.T) {
 		{doc: "{\"a\":\"x\\\"y\",\"b\":\"ctl\\\"\x01\"}", wantErr: "jsontext: invalid character '\\x01' in string (expecting non-control character) within \"/b\" after offset 22"},
 		{doc: `{"a":"x\"y","b":"open\"`, wantErr: "jsontext: unexpected EOF within \"/b\" after offset 23"},
 	} {
-		v, err := parseDocument(tc.doc, []byte(tc.doc), DefaultLimits())
+		v, _, err := parseDocument(tc.doc, []byte(tc.doc), DefaultLimits())
 		if tc.wantErr != "" {
 			if err == nil || err.Error() != tc.wantErr {
 				t.Errorf("%q: error %v, want %q", tc.doc, err, tc.wantErr)
@@ -232,7 +232,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(doc))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := parseDocument(string(data), data, DefaultLimits())
+		v, _, err := parseDocument(string(data), data, DefaultLimits())
 		var le *limitError
 		if errors.As(err, &le) {
 			return

@@ -3,6 +3,7 @@ package render
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/designbridge/caddy-designbridge/design"
@@ -119,16 +120,16 @@ type style struct {
 }
 
 // style returns an empty style with room for most style attributes,
-// cut from the writer's style buffer: a few allocations per render for
-// all its styles instead of one per style, a third of all the renderer
-// allocated. A style that outgrows its room moves to a slice of its own,
-// as append does; a style is never reused, so none can see another's
-// bytes.
+// cut from the writer's style buffer: no allocation per style (a third
+// of all the renderer allocated), and with the buffers pooled between
+// renders, none per render. A style that outgrows its room moves to a
+// slice of its own, as append does; a style is never reused within a
+// render, so none can see another's bytes, and none outlives it.
 func (w *emailWriter) style() style {
 	if cap(w.styles)-len(w.styles) < styleRoom {
-		// Twice the last buffer: a small email takes a small one.
-		size := min(max(2*cap(w.styles), minStyles), maxStyles)
-		w.styles = make([]byte, 0, size)
+		bp := styleBufs.Get().(*[]byte)
+		w.styleBufs = append(w.styleBufs, bp)
+		w.styles = (*bp)[:0]
 	}
 	i := len(w.styles)
 	w.styles = w.styles[:i+styleRoom]
@@ -136,13 +137,15 @@ func (w *emailWriter) style() style {
 }
 
 // styleRoom is the room of a new style (growing from nothing would
-// allocate 8, 16, 32… bytes in turn); the style buffers hold 8 to 128
-// styles.
+// allocate 8, 16, 32… bytes in turn); a style buffer holds 128 styles.
 const (
-	styleRoom = 192
-	minStyles = 8 * styleRoom
-	maxStyles = 128 * styleRoom
+	styleRoom   = 192
+	styleBuffer = 128 * styleRoom
 )
+
+// styleBufs holds style buffers (*[]byte, styleBuffer bytes) between
+// renders; recycle gives a render's back.
+var styleBufs = sync.Pool{New: func() any { b := make([]byte, 0, styleBuffer); return &b }}
 
 func (s *style) add(prop, value string) {
 	value, why := checkCSS(value, maxCSSValue)

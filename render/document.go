@@ -57,7 +57,7 @@ var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
 const maxPooledBody = 1 << 20
 
 // recycle gives the body's array back to bodyBufs once assemble has
-// copied it; it is the last use of w.
+// copied it, and the style buffers to styleBufs; it is the last use of w.
 func (w *emailWriter) recycle() {
 	if buf := w.body.Bytes(); cap(buf) <= maxPooledBody {
 		*w.bodyBuf = buf[:0]
@@ -65,6 +65,10 @@ func (w *emailWriter) recycle() {
 	}
 	w.bodyBuf = nil
 	w.body = bytes.Buffer{}
+	for _, bp := range w.styleBufs {
+		styleBufs.Put(bp)
+	}
+	w.styleBufs, w.styles = nil, nil
 }
 
 // document writes the <body> content; assemble adds the head once the

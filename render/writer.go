@@ -18,7 +18,9 @@ type emailWriter struct {
 	bodyBuf *[]byte      // the pooled array behind body (see recycle)
 	mobile  bytes.Buffer // rules for the one @media block
 	styles  []byte       // where style() cuts new styles from
-	warn    warnings
+	// styleBufs are the pooled buffers styles were cut from (see recycle).
+	styleBufs []*[]byte
+	warn      warnings
 
 	fontsUsed []string // normalised first family names seen in styles
 	hasRev    bool     // some row reverses its columns on mobile

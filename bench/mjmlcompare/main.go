@@ -260,7 +260,8 @@ func prepare(name string, data []byte, dir string) (*row, error) {
 	}
 	r := &row{name: name, jsonBytes: len(data), mjmlBytes: len(mj), ourHTMLBytes: len(out.Body), mjmlFile: file}
 	// As content_service does per request: decode, render, and hand the
-	// output's buffer back once it is written. The JSON is a string, as
+	// design's tree and the output's buffer back once the answer is
+	// written. The JSON is a string, as
 	// the MJML is to mjml2html (from bytes, Decode copies them first: B's
 	// DecodeRender against DecodeRenderString).
 	src := string(data)
@@ -271,6 +272,7 @@ func prepare(name string, data []byte, dir string) (*row, error) {
 		}
 		out, err := render.HTML(x)
 		out.Release()
+		x.Release()
 		return err
 	}
 	r.ours.renderOnly = func() error {
