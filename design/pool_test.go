@@ -42,7 +42,10 @@ func TestReleaseReuse(t *testing.T) {
 			if d.Root.Kind != Absent || d.Page.Rows != nil {
 				t.Fatalf("%s: a released design still reads as a design", name)
 			}
+			d.Release() // a second release gives nothing back twice
 		}
+		var none *Design
+		none.Release()
 	}
 }
 
