@@ -129,7 +129,7 @@ func (b *iconsBlock) html(w *emailWriter, m *design.Module) {
 			textCell()
 		}
 		w.s(`<td valign="middle">`)
-		w.imageTag(ic.image, ic.alt, ic.title, ic.href, ic.target, iw, "center", "", false)
+		w.imageTag(ic.image, ic.alt, ic.title, ic.href, ic.target, iw, iw, "center", "", false)
 		w.s("</td>")
 		switch pos {
 		case "left":

@@ -11,6 +11,16 @@ import (
 // computed class), the computed width (number, "245px" or "100%"), the
 // natural width and percWidth, clamped to the space the column leaves.
 func imageWidth(m *design.Module, img *imageBlock, avail float64, cls string) float64 {
+	wd := imageDesignWidth(m, img, avail, cls)
+	if wd <= 0 || wd > avail {
+		wd = avail
+	}
+	return float64(int(wd + 0.5))
+}
+
+// imageDesignWidth is the width the design asks of an image, before the
+// column's bound (0 when it asks none).
+func imageDesignWidth(m *design.Module, img *imageBlock, avail float64, cls string) float64 {
 	computed := 0.0
 	if n, unit, ok := m.Computed.Value("width").Number(); ok && n > 0 {
 		switch unit {
@@ -26,25 +36,36 @@ func imageWidth(m *design.Module, img *imageBlock, avail float64, cls string) fl
 			computed = avail * p / 100
 		}
 	}
-	var wd float64
 	switch {
 	case hasToken(cls, "fullwidth"):
-		wd = avail
+		return avail
 	case hasToken(cls, "autowidth"):
-		wd = natural
-		if wd == 0 {
-			wd = computed
+		if natural > 0 {
+			return natural
 		}
+		return computed
 	default: // fixedwidth, or no class
-		wd = computed
-		if wd == 0 {
-			wd = natural
+		if computed > 0 {
+			return computed
 		}
+		return natural
 	}
-	if wd <= 0 || wd > avail {
-		wd = avail
+}
+
+// fluidMaxWidth is an image's max-width in the web layouts, where a
+// column is as wide as the screen lets it be (a stacked column takes the
+// row), given avail, the room its column leaves on the desktop: the width
+// the design asks, bounded by the room the column's width in the editor
+// leaves, as in the vendor's page and popup exports. The desktop room
+// alone (the email layout's bound, which Outlook needs) left a stacked
+// 250 px image at 245 px where a popup's other column has padding.
+func (w *emailWriter) fluidMaxWidth(m *design.Module, img *imageBlock, avail float64, cls string) float64 {
+	room := max(avail+w.colNominal-w.colWidth, 10) // the block's padding off the editor's width
+	wd := imageDesignWidth(m, img, room, cls)
+	if wd <= 0 || wd > room {
+		wd = room
 	}
-	return float64(int(wd + 0.5))
+	return float64(int(wd)) // whole pixels, down, as the vendor writes them
 }
 
 // imageAlign is the alignment token of the lower-cased class cls (or
@@ -109,15 +130,20 @@ func (img *imageBlock) html(w *emailWriter, m *design.Module) {
 	td.raw("text-align:" + align + ";")
 	avail := w.blockOpen(m, "image", &td, align)
 	width := imageWidth(m, img, avail, cls)
+	maxWidth := width
+	if w.fluid {
+		maxWidth = w.fluidMaxWidth(m, img, avail, cls)
+	}
 	fullMobile := strings.Contains(cls, "fullwidthonmobile") ||
 		strings.Contains(lower(m.Mobile.Get("class")), "fullwidth")
-	w.imageTag(img.src, img.alt, img.title, img.href, img.target, width, align,
+	w.imageTag(img.src, img.alt, img.title, img.href, img.target, width, maxWidth, align,
 		w.safeCSS("border-radius", m.Style.Get("border-radius")), fullMobile)
 	w.blockClose()
 }
 
-// imageTag writes an optionally linked <img>.
-func (w *emailWriter) imageTag(src, alt, title, href, target string, width float64, align, radius string, fullMobile bool) {
+// imageTag writes an optionally linked <img>: width wide for Outlook, and
+// fluid up to maxWidth elsewhere.
+func (w *emailWriter) imageTag(src, alt, title, href, target string, width, maxWidth float64, align, radius string, fullMobile bool) {
 	href = strings.TrimSpace(href)
 	linked := href != "" && design.SafeURL(href)
 	if linked {
@@ -146,7 +172,7 @@ func (w *emailWriter) imageTag(src, alt, title, href, target string, width float
 	w.s(` width="`)
 	w.int(int(width))
 	w.s(`" style="display:block;height:auto;border:0;width:100%;max-width:`)
-	w.int(int(width))
+	w.int(int(maxWidth))
 	w.s("px")
 	switch align {
 	case "center":

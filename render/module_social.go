@@ -109,7 +109,7 @@ func (b *socialBlock) html(w *emailWriter, m *design.Module) {
 			w.styleAttr(&inner)
 		}
 		w.s(">")
-		w.imageTag(ic.src, alt, ic.title, ic.href, ic.target, iw, "", "", false)
+		w.imageTag(ic.src, alt, ic.title, ic.href, ic.target, iw, iw, "", "", false)
 		if t := ic.text; t != "" {
 			w.s(`<span class="tx">`)
 			w.text(t)

@@ -61,7 +61,7 @@ func (b *videoBlock) html(w *emailWriter, m *design.Module) {
 
 	// Outlook: the plain thumbnail.
 	w.s("<!--[if mso]>")
-	w.imageTag(thumb, alt, "", href, "_blank", width, "center", "", false)
+	w.imageTag(thumb, alt, "", href, "_blank", width, width, "center", "", false)
 	w.s("<![endif]--><!--[if !mso]><!-->")
 	if linked {
 		w.s("<a")

@@ -134,11 +134,14 @@ func (w *webWriter) columns(r *design.Row, inner float64, stack, reverse bool) {
 			s.raw("flex-basis:" + strconv.FormatFloat(math.Round(share*1e6)/1e4, 'f', -1, 64) + "%;")
 			content = avail*share - columnFrame(c.Style)
 		}
+		// The column's width in the editor: its grid share of the row,
+		// the spacing between columns left in, less its own frame.
+		nominal := inner*share - columnFrame(c.Style)
 		cls := "db-col"
 		if gapCls != "" && i < len(cols)-1 {
 			cls += " " + gapCls
 		}
-		w.column(r, c, i, cls, &s, content)
+		w.column(r, c, i, cls, &s, content, nominal)
 	}
 }
 
@@ -151,8 +154,9 @@ func columnFrame(st design.Style) float64 {
 }
 
 // column writes one column, its box style s completed with the design's,
-// and its modules, which get width to lay out in.
-func (w *webWriter) column(r *design.Row, c *design.Column, index int, cls string, s *style, width float64) {
+// and its modules, which get width to lay out in (and nominal, the
+// editor's width of the column: see fluidMaxWidth).
+func (w *webWriter) column(r *design.Row, c *design.Column, index int, cls string, s *style, width, nominal float64) {
 	w.checkTotal()
 	w.colIndex, w.modIndex = index, -1
 	defer func() { w.colIndex = -1 }()
@@ -184,7 +188,7 @@ func (w *webWriter) column(r *design.Row, c *design.Column, index int, cls strin
 	w.s(`"`)
 	w.styleAttr(s)
 	w.s(">")
-	w.colWidth = max(width, 10)
+	w.colWidth, w.colNominal = max(width, 10), max(nominal, 10)
 	for mi, b := range w.blocks.column(r, w.rowIndex, index) {
 		w.colIndex, w.modIndex = index, mi
 		w.module(&c.Modules[mi], b)

@@ -113,6 +113,7 @@ func HTMLWithLimits(d *design.Design, lim Limits) (*Output, error) {
 	w := newEmailWriter(d, bs, lim.MaxOutput)
 	document, assemble := w.document, w.assemble
 	if lim.Layout != LayoutEmail {
+		w.fluid = true
 		web := &webWriter{emailWriter: w, popup: lim.Layout == LayoutPopup}
 		document, assemble = web.document, web.assemble
 	}

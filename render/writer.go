@@ -36,12 +36,18 @@ type emailWriter struct {
 	bodyImg   string // page.body's background-image as url('…'), made safe
 
 	maxOutput int // bytes of body and mobile rules (see checkSize)
+	// fluid: a web layout, where a column's width is the screen's to
+	// choose (stacked columns take the row), not a fixed desktop width;
+	// colNominal is then the column's width in the editor (its grid
+	// share less its own frame), which bounds its images.
+	fluid bool
 
 	// Per-row/per-column context.
-	rowLink   string // row link colour override
-	colWidth  float64
-	blockSeq  int // module counter, for per-block mobile classes
-	columnSeq int
+	rowLink    string // row link colour override
+	colWidth   float64
+	colNominal float64
+	blockSeq   int // module counter, for per-block mobile classes
+	columnSeq  int
 	// The current row, column and module, for warning paths: -1 above
 	// that level (before the rows, in a row outside its columns, …).
 	rowIndex int
