@@ -261,9 +261,7 @@ func prepare(name string, data []byte, dir string) (*row, error) {
 	r := &row{name: name, jsonBytes: len(data), mjmlBytes: len(mj), ourHTMLBytes: len(out.Body), mjmlFile: file}
 	// As content_service does per request: decode, render, and hand the
 	// design's tree and the output's buffer back once the answer is
-	// written. The JSON is a string, as
-	// the MJML is to mjml2html (from bytes, Decode copies them first: B's
-	// DecodeRender against DecodeRenderString).
+	// written. The JSON is a string, as the MJML is to mjml2html.
 	src := string(data)
 	r.ours.full = func() error {
 		x, err := design.DecodeString(src)
