@@ -1,7 +1,6 @@
 package render
 
 import (
-	"io"
 	"math"
 	"strings"
 
@@ -255,52 +254,50 @@ func plain(s string) string {
 // class="txtTinyMce-wrapper"><p>…</p></div>, or a bare <p>) holding only
 // inline markup as that markup, in a span with the paragraph's
 // attributes (its font, size and colour) when it has any; any other
-// label as it is.
+// label as it is. It reads the label's token stream (richlex.go), whose
+// places in the label give the paragraph's start tag and content.
 func inlineLabel(label string) string {
 	if !strings.Contains(label, "<") {
 		return label
 	}
-	z := html.NewTokenizer(strings.NewReader(label))
 	var (
-		pos, start, end int
-		pTag            string // the paragraph's start tag
-		depth           int    // open wrapper divs
-		state           int    // 0 before the p, 1 inside it, 2 after it
+		pos        int    // where the last token ended
+		start, end int    // the paragraph's content
+		pTag       string // the paragraph's start tag
+		depth      int    // open wrapper divs
+		state      int    // 0 before the p, 1 inside it, 2 after it
+		other      bool   // the label is not one such paragraph
 	)
-	for {
-		tt := z.Next()
-		if tt == html.ErrorToken {
-			break
+	richTokens(label, func(t richToken) {
+		// A gap between tokens is a comment or a doctype, which the
+		// stream leaves out: inside the paragraph it stays part of it.
+		gap := t.start != pos
+		pos = t.end
+		if other {
+			return
 		}
-		raw := len(z.Raw())
-		name, _ := z.TagName()
-		tag := string(name)
+		tag := string(t.name)
 		switch {
-		case tt == html.TextToken && state != 1:
-			if strings.TrimSpace(string(z.Raw())) != "" {
-				return label
+		case gap && state != 1:
+			other = true
+		case t.kind == html.TextToken && state != 1:
+			other = strings.TrimSpace(label[t.start:t.end]) != ""
+		case state == 1 && t.kind != html.TextToken && blockTag(tag):
+			if t.kind != html.EndTagToken || tag != "p" {
+				other = true
 			}
-		case tt == html.CommentToken || tt == html.DoctypeToken:
-			if state != 1 {
-				return label
-			}
-		case state == 1 && (tt == html.StartTagToken || tt == html.EndTagToken || tt == html.SelfClosingTagToken) && blockTag(tag):
-			if tt != html.EndTagToken || tag != "p" {
-				return label
-			}
-			state, end = 2, pos
-		case state == 0 && tt == html.StartTagToken && tag == "div":
+			state, end = 2, t.start
+		case state == 0 && t.kind == html.StartTagToken && tag == "div":
 			depth++
-		case state == 0 && tt == html.StartTagToken && tag == "p":
-			state, start, pTag = 1, pos+raw, string(z.Raw())
-		case state == 2 && tt == html.EndTagToken && tag == "div" && depth > 0:
+		case state == 0 && t.kind == html.StartTagToken && tag == "p":
+			state, start, pTag = 1, t.end, label[t.start:t.end]
+		case state == 2 && t.kind == html.EndTagToken && tag == "div" && depth > 0:
 			depth--
 		case state != 1:
-			return label
+			other = true
 		}
-		pos += raw
-	}
-	if z.Err() != io.EOF || state != 2 || depth != 0 {
+	})
+	if other || state != 2 || depth != 0 || pos != len(label) {
 		return label
 	}
 	if attrs := pTag[2:]; strings.TrimSpace(attrs) != ">" {

@@ -29,6 +29,10 @@ type richToken struct {
 	z       *html.Tokenizer
 	hasAttr bool
 	simple  []simpleAttr
+	// start and end are the token's place in the fragment: src[start:end]
+	// is the token as written. The tokens in turn cover the fragment but
+	// for the comments and doctypes left out, which leave a gap.
+	start, end int
 }
 
 // attrs yields a start tag's attributes, keys lower-cased and values
@@ -99,8 +103,10 @@ func richTokens(src string, yield func(t richToken)) {
 // htmlTokens is richTokens by x/net/html's tokenizer, for any src.
 func htmlTokens(src string, yield func(t richToken)) {
 	z := html.NewTokenizer(strings.NewReader(src))
-	for {
-		t := richToken{kind: z.Next()}
+	for pos := 0; ; {
+		t := richToken{kind: z.Next(), start: pos}
+		pos += len(z.Raw())
+		t.end = pos
 		switch t.kind {
 		case html.ErrorToken:
 			return // io.EOF: a string reader fails in no other way
@@ -152,12 +158,12 @@ func simpleTokens(src string, yield func(t richToken)) bool {
 				j = len(src) - i
 			}
 			if yield != nil {
-				yield(richToken{kind: html.TextToken, text: data[i : i+j]})
+				yield(richToken{kind: html.TextToken, text: data[i : i+j], start: i, end: i + j})
 			}
 			i += j
 			continue
 		}
-		t := richToken{kind: html.StartTagToken}
+		t := richToken{kind: html.StartTagToken, start: i}
 		i++
 		if i < len(src) && src[i] == '/' {
 			t.kind = html.EndTagToken
@@ -216,7 +222,7 @@ func simpleTokens(src string, yield func(t richToken)) bool {
 			}
 		}
 		if yield != nil {
-			t.name = data[name : name+n]
+			t.name, t.end = data[name:name+n], i
 			t.a = atom.Lookup(t.name)
 			if t.kind != html.EndTagToken {
 				t.simple = attrs

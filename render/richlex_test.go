@@ -17,6 +17,8 @@ type lexed struct {
 	text   string
 	escape bool
 	attrs  []richAttr
+	// start, end: the token's place in the fragment
+	start, end int
 }
 
 type richAttr struct{ key, val string }
@@ -31,6 +33,30 @@ func lexAll(src string) []lexed {
 		toks = append(toks, l)
 	})
 	return toks
+}
+
+// TestRichTokenPlaces: each token knows where it is written in the
+// fragment, by either lexer; what the stream leaves out (comments,
+// doctypes) is a gap between places.
+func TestRichTokenPlaces(t *testing.T) {
+	for src, want := range map[string][]string{
+		`<p class="x">a&amp;b<br/></p>`: {`<p class="x">`, `a&amp;b`, `<br/>`, `</p>`},
+		`<P>a<!-- c -->b</P >`:          {`<P>`, `a`, `b`, `</P >`},
+		`<!DOCTYPE html><div>x</div>`:   {`<div>`, `x`, `</div>`},
+	} {
+		var got []string
+		prev := 0
+		richTokens(src, func(tok richToken) {
+			if tok.start < prev || tok.end < tok.start {
+				t.Errorf("%q: token at %d–%d after %d", src, tok.start, tok.end, prev)
+			}
+			got = append(got, src[tok.start:tok.end])
+			prev = tok.end
+		})
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: places give %q, want %q", src, got, want)
+		}
+	}
 }
 
 func TestRichTokens(t *testing.T) {
@@ -102,7 +128,7 @@ func lexWith(lex func(string, func(richToken)) bool, src string) ([]lexed, []str
 	var toks []lexed
 	var decoded []string
 	ok := lex(src, func(t richToken) {
-		l := lexed{kind: t.kind, a: t.a, name: string(t.name), text: string(t.text), escape: t.escape}
+		l := lexed{kind: t.kind, a: t.a, name: string(t.name), text: string(t.text), escape: t.escape, start: t.start, end: t.end}
 		for key, val := range t.attrs() {
 			l.attrs = append(l.attrs, richAttr{string(key), string(val)})
 		}
@@ -115,8 +141,8 @@ func lexWith(lex func(string, func(richToken)) bool, src string) ([]lexed, []str
 }
 
 // FuzzSimpleTokens: wherever simpleTokens takes a fragment, its tokens
-// (kinds, names, atoms, attributes, text as written and decoded) are
-// x/net/html's, and its check (yield nil) agrees with its reading.
+// (kinds, names, atoms, attributes, text as written and decoded, places
+// in the fragment) are x/net/html's, and its check (yield nil) agrees with its reading.
 func FuzzSimpleTokens(f *testing.F) {
 	for _, s := range []string{
 		`<p style="margin:0;line-height:1.2"><span style='color:#333'>Hi&nbsp;there &amp; you</span></p>`,
