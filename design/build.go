@@ -117,12 +117,12 @@ func (b *builder) body(bd *Body, pv *Value) error {
 	bd.Raw = bv
 	for _, part := range [...]string{"container", "content"} {
 		v := bv.Get(part)
-		if err := objectOrEmpty(v, "page.body."+part, part); err != nil {
-			return err
+		if !isObjectOrAbsent(v) { // the path is built only for the error
+			return objectOrEmpty(v, "page.body."+part, part)
 		}
 		for _, sub := range [...]string{"style", "computedStyle"} {
-			if err := objectOrEmpty(v.Get(sub), "page.body."+part+"."+sub, sub); err != nil {
-				return err
+			if v := v.Get(sub); !isObjectOrAbsent(v) {
+				return objectOrEmpty(v, "page.body."+part+"."+sub, sub)
 			}
 		}
 	}
@@ -153,6 +153,9 @@ func (b *builder) body(bd *Body, pv *Value) error {
 	}
 	if fonts.Present() && fonts.Kind != Array {
 		return perr("page.body.webFonts", "must be an array, not %s", fonts.Kind)
+	}
+	if n := fonts.Len(); n > 0 {
+		bd.WebFonts = make([]WebFont, 0, n)
 	}
 	for i := range fonts.Len() {
 		f := fonts.Index(i)
