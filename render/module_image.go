@@ -11,11 +11,15 @@ import (
 // computed class), the computed width (number, "245px" or "100%"), the
 // natural width and percWidth, clamped to the space the column leaves.
 func imageWidth(m *design.Module, img *imageBlock, avail float64, cls string) float64 {
-	wd := imageDesignWidth(m, img, avail, cls)
-	if wd <= 0 || wd > avail {
-		wd = avail
+	return float64(int(within(imageDesignWidth(m, img, avail, cls), avail) + 0.5))
+}
+
+// within is the width wd bounded by room, room when wd asks nothing.
+func within(wd, room float64) float64 {
+	if wd <= 0 || wd > room {
+		return room
 	}
-	return float64(int(wd + 0.5))
+	return wd
 }
 
 // imageDesignWidth is the width the design asks of an image, before the
@@ -40,12 +44,12 @@ func imageDesignWidth(m *design.Module, img *imageBlock, avail float64, cls stri
 	case hasToken(cls, "fullwidth"):
 		return avail
 	case hasToken(cls, "autowidth"):
-		if natural > 0 {
+		if natural != 0 {
 			return natural
 		}
 		return computed
 	default: // fixedwidth, or no class
-		if computed > 0 {
+		if computed != 0 {
 			return computed
 		}
 		return natural
@@ -60,12 +64,8 @@ func imageDesignWidth(m *design.Module, img *imageBlock, avail float64, cls stri
 // alone (the email layout's bound, which Outlook needs) left a stacked
 // 250 px image at 245 px where a popup's other column has padding.
 func (w *emailWriter) fluidMaxWidth(m *design.Module, img *imageBlock, avail float64, cls string) float64 {
-	room := max(avail+w.colNominal-w.colWidth, 10) // the block's padding off the editor's width
-	wd := imageDesignWidth(m, img, room, cls)
-	if wd <= 0 || wd > room {
-		wd = room
-	}
-	return float64(int(wd)) // whole pixels, down, as the vendor writes them
+	room := max(avail+w.colNominal-w.colWidth, 10)                         // the block's padding off the editor's width
+	return float64(int(within(imageDesignWidth(m, img, room, cls), room))) // whole pixels, down, as the vendor writes them
 }
 
 // imageAlign is the alignment token of the lower-cased class cls (or
