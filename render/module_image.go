@@ -64,8 +64,10 @@ func imageDesignWidth(m *design.Module, img *imageBlock, avail float64, cls stri
 // alone (the email layout's bound, which Outlook needs) left a stacked
 // 250 px image at 245 px where a popup's other column has padding.
 func (w *emailWriter) fluidMaxWidth(m *design.Module, img *imageBlock, avail float64, cls string) float64 {
-	room := max(avail+w.colNominal-w.colWidth, 10)                         // the block's padding off the editor's width
-	return float64(int(within(imageDesignWidth(m, img, room, cls), room))) // whole pixels, down, as the vendor writes them
+	// The block's padding off the editor's width; whole pixels, down, as
+	// the vendor writes them.
+	room := max(avail+w.colNominal-w.colWidth, 10)
+	return float64(int(within(imageDesignWidth(m, img, room, cls), room)))
 }
 
 // imageAlign is the alignment token of the lower-cased class cls (or
