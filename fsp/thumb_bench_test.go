@@ -41,8 +41,8 @@ func photo(w, h int, alpha bool) *image.NRGBA {
 	return img
 }
 
-// thumbBenchImages are uploads of the kinds the editor sends: a camera
-// JPEG, a screenshot-sized photo PNG, a PNG with transparency, a GIF, and
+// thumbBenchImages are uploads of the kinds the editor sends: a resized
+// and a camera-size JPEG, a screenshot-sized photo PNG, a PNG with transparency, a GIF, and
 // BenchmarkUpload's 200 KB PNG of noise (caddytest/fsp).
 func thumbBenchImages(b *testing.B) []struct {
 	name string
@@ -69,6 +69,9 @@ func thumbBenchImages(b *testing.B) []struct {
 	}{
 		{"jpeg-photo-1600x1067", enc(func(w *bytes.Buffer) error {
 			return jpeg.Encode(w, photo(1600, 1067, false), &jpeg.Options{Quality: 85})
+		})},
+		{"jpeg-camera-4000x3000", enc(func(w *bytes.Buffer) error {
+			return jpeg.Encode(w, photo(4000, 3000, false), &jpeg.Options{Quality: 90})
 		})},
 		{"png-photo-640x427", enc(func(w *bytes.Buffer) error { return png.Encode(w, photo(640, 427, false)) })},
 		{"png-alpha-800x600", enc(func(w *bytes.Buffer) error { return png.Encode(w, photo(800, 600, true)) })},

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/jpeg"
 	"image/png"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
@@ -19,8 +21,9 @@ import (
 )
 
 // startBench runs the provider sites in this process's Caddy (caddytest's
-// Tester needs a *testing.T) and returns the backend.
-func startBench(b *testing.B, mk func(testing.TB) backend, src *sources) backend {
+// Tester needs a *testing.T) and returns the backend; edits, pairs of old
+// and new text, change the provider's configuration.
+func startBench(b *testing.B, mk func(testing.TB) backend, src *sources, edits ...string) backend {
 	b.Helper()
 	b.Setenv("FSP_TEST_S3_ACCESS", s3Access)
 	b.Setenv("FSP_TEST_S3_SECRET", s3Secret)
@@ -32,6 +35,7 @@ func startBench(b *testing.B, mk func(testing.TB) backend, src *sources) backend
 	sites := providerSites(be, src, "", string(hash))
 	// the benchmark's uploads are 200 KB
 	sites = strings.Replace(sites, "max_size 300KB", "max_size 1MB", 1)
+	sites = strings.NewReplacer(edits...).Replace(sites)
 	if status, body, err := testcaddy.Load([]byte(template(globalOptions()+sites)), "text/caddyfile", true); err != nil || status != http.StatusOK {
 		b.Fatalf("loading config: %v %s", err, body)
 	}
@@ -144,4 +148,68 @@ func (be backend) put(b *testing.B, key string, data []byte) {
 		b.Fatal("no direct write for " + be.name)
 	}
 	be.write(b, key, data)
+}
+
+// BenchmarkUploadPhoto uploads JPEG photos (fetched from a loopback
+// source) to a local folder, with their thumbnail and without it
+// (max_image_memory too small for any), and reports the CPU time of the
+// whole process per upload (Caddy, the source and the client): the
+// difference is what the thumbnail costs, the rest an upper bound of what
+// the upload costs without it.
+func BenchmarkUploadPhoto(b *testing.B) {
+	for _, size := range []image.Point{{1600, 1067}, {4000, 3000}} {
+		data := photoJPEG(size.X, size.Y)
+		for _, thumb := range []bool{true, false} {
+			name := fmt.Sprintf("%dx%d/thumbnail=%v", size.X, size.Y, thumb)
+			b.Run(name, func(b *testing.B) {
+				src := newSources(b)
+				srv := http.NewServeMux()
+				srv.HandleFunc("/photo.jpg", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(data) })
+				src.Config.Handler = srv
+				limits := "max_size 8MB"
+				if !thumb {
+					limits += "\n\t\t\tmax_image_memory 1KiB"
+				}
+				startBench(b, localBackend, src, "max_size 1MB", limits)
+				benchRuns++
+				uid := fmt.Sprintf("bench-photo-%d", benchRuns)
+				benchDo(b, "POST", "/photos/", uid, "")
+				cpu0 := processCPU()
+				for i := 0; b.Loop(); i++ {
+					benchDo(b, "POST", fmt.Sprintf("/photos/photo-%d.jpg", i), uid, upload(src.URL+"/photo.jpg", "replace"))
+				}
+				b.ReportMetric(float64(processCPU()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64(len(data)), "bytes/file")
+			})
+		}
+	}
+}
+
+// photoJPEG is a w×h JPEG with what makes photos cost what they cost to
+// decode: smooth shading, hard edges and a little noise.
+func photoJPEG(w, h int) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	r := rand.New(rand.NewPCG(5, 6))
+	for y := range h {
+		for x := range w {
+			v := (x*255/w + y*255/h) / 2
+			if (x/97+y/61)%3 == 0 {
+				v = 255 - v
+			}
+			n := r.IntN(13) - 6
+			img.SetRGBA(x, y, color.RGBA{uint8(max(0, min(255, v+n))), uint8(max(0, min(255, v*4/5+n))), uint8(max(0, min(255, v*3/5+n))), 255})
+		}
+	}
+	var buf bytes.Buffer
+	_ = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90})
+	return buf.Bytes()
+}
+
+// processCPU is the user and system CPU time this process has used.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
