@@ -450,16 +450,25 @@ func TestThumbnailBudget(t *testing.T) {
 	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
 		t.Errorf("refusing the bomb allocated %d bytes", n)
 	}
-	// Just under the budget it is decoded, within it.
-	fits := imagebomb.PNGOfZeros(2000, 2000, 8, 6, false)
-	runtime.ReadMemStats(&before)
-	if out, err := makeThumbnail(fits, defaultMaxImageMemory, newThumbEncoder()); out == nil || err != nil {
-		t.Fatalf("no thumbnail for an image within the budget: %v", err)
+	// Within the budget it is decoded, taking no more than worked out: a
+	// PNG, and a colour JPEG (halved on its planes, see halveYCbCr).
+	var photo bytes.Buffer
+	if err := jpeg.Encode(&photo, ycbcrTestImage(2001, 1499, image.YCbCrSubsampleRatio420), nil); err != nil {
+		t.Fatal(err)
 	}
-	runtime.ReadMemStats(&after)
-	cost, _ := thumbCost(fits)
-	if n := int64(after.TotalAlloc - before.TotalAlloc); n > cost {
-		t.Errorf("the thumbnail allocated %d bytes, more than the %d worked out", n, cost)
+	for name, fits := range map[string][]byte{
+		"PNG 2000²":      imagebomb.PNGOfZeros(2000, 2000, 8, 6, false),
+		"JPEG 2001×1499": photo.Bytes(),
+	} {
+		runtime.ReadMemStats(&before)
+		if out, err := makeThumbnail(fits, defaultMaxImageMemory, newThumbEncoder()); out == nil || err != nil {
+			t.Fatalf("%s: no thumbnail for an image within the budget: %v", name, err)
+		}
+		runtime.ReadMemStats(&after)
+		cost, _ := thumbCost(fits)
+		if n := int64(after.TotalAlloc - before.TotalAlloc); n > cost {
+			t.Errorf("%s: the thumbnail allocated %d bytes, more than the %d worked out", name, n, cost)
+		}
 	}
 }
 
