@@ -270,9 +270,8 @@ func halveYCbCr(src *image.YCbCr, w, h int) *image.YCbCr {
 	for x := range w {
 		first, weight := halfTaps(x, w, r.Dx())
 		for k, sx := range [2]int{first, min(first+1, r.Dx()-1)} {
-			sx += r.Min.X
-			yCols[x].at[k] = sx - r.Min.X
-			cCols[x].at[k] = src.COffset(sx, r.Min.Y) - src.COffset(r.Min.X, r.Min.Y)
+			yCols[x].at[k] = sx
+			cCols[x].at[k] = src.COffset(r.Min.X+sx, r.Min.Y) - src.COffset(r.Min.X, r.Min.Y)
 		}
 		yCols[x].weight, cCols[x].weight = weight, weight
 	}
