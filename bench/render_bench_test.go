@@ -22,7 +22,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -31,6 +30,7 @@ import (
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/render"
 	"github.com/designbridge/caddy-designbridge/testutil/designtest"
+	"github.com/designbridge/caddy-designbridge/testutil/proccpu"
 )
 
 type corpusDoc struct {
@@ -137,8 +137,8 @@ func BenchmarkCorpus(b *testing.B) {
 func benchDecodeRender(b *testing.B, size int, decode func() (*design.Design, error)) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
-	cpu0 := processCPU()
-	defer func() { b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op") }()
+	cpu0 := proccpu.Used()
+	defer func() { b.ReportMetric(float64(proccpu.Used()-cpu0)/float64(b.N), "cpu-ns/op") }()
 	for b.Loop() {
 		d, err := decode()
 		if err != nil {
@@ -179,14 +179,4 @@ func benchTokenize(b *testing.B, size int, frags []string, tags bool) {
 			}
 		}
 	}
-}
-
-// processCPU is the CPU time (user and system, all threads) this process
-// has used so far, in nanoseconds.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

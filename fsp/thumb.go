@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"path"
 	"sync"
+	"unsafe"
 
 	"golang.org/x/image/draw"
 )
@@ -107,7 +108,7 @@ func thumbCost(data []byte) (int64, error) {
 	// The halving steps' images (RGBA, or YCbCr and its column taps); the
 	// thumbnail; the decoder's two rows; zlib and encoder state.
 	for sw, sh, ok := halve(cfg.Width, cfg.Height, dw, dh); ok; sw, sh, ok = halve(sw, sh, dw, dh) {
-		fixed += int64(sw)*int64(sh)*4 + int64(sw)*2*tapsSize
+		fixed += int64(sw)*int64(sh)*4 + 2*int64(sw)*tapsSize
 	}
 	fixed += int64(dw)*int64(dh)*4 + 2*w*8 + 2<<20
 	return px*perPixel + fixed, nil
@@ -308,7 +309,7 @@ type taps struct {
 }
 
 // tapsSize is the size of taps, for thumbCost.
-const tapsSize = 3 * 8
+const tapsSize = int64(unsafe.Sizeof(taps{}))
 
 // meanRow is lerpRow for a step that halves both sides exactly, where
 // every weight is a half: the mean of four, in half the time.

@@ -3,7 +3,6 @@ package fsp
 import (
 	"bytes"
 	"image"
-	"image/color"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
@@ -12,34 +11,9 @@ import (
 	"testing"
 
 	"golang.org/x/image/draw"
-)
 
-// photo is a w×h picture with what makes photos cost what they cost:
-// smooth shading, a few hard edges and a little sensor noise.
-func photo(w, h int, alpha bool) *image.NRGBA {
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	r := rand.New(rand.NewPCG(3, 4))
-	for y := range h {
-		for x := range w {
-			fx, fy := float64(x)/float64(w), float64(y)/float64(h)
-			shade := 0.5 + 0.3*math.Sin(7*fx+3*fy) + 0.2*math.Cos(11*fy-5*fx*fy)
-			if (x/97+y/61)%3 == 0 { // objects with hard edges
-				shade = 1 - shade
-			}
-			c := func(k float64) uint8 {
-				v := 255*shade*k + float64(r.IntN(13)-6)
-				return uint8(max(0, min(255, v)))
-			}
-			a := uint8(255)
-			if alpha { // a round cut-out with a soft edge, clear outside
-				d := math.Hypot(fx-0.5, fy-0.5)
-				a = uint8(255 * max(0, min(1, (0.45-d)*20)))
-			}
-			img.SetNRGBA(x, y, color.NRGBA{c(1), c(0.8), c(0.6), a})
-		}
-	}
-	return img
-}
+	"github.com/designbridge/caddy-designbridge/testutil/testimage"
+)
 
 // thumbBenchImages are uploads of the kinds the editor sends: a resized
 // and a camera-size JPEG, a screenshot-sized photo PNG, a PNG with transparency, a GIF, and
@@ -68,15 +42,15 @@ func thumbBenchImages(b *testing.B) []struct {
 		data []byte
 	}{
 		{"jpeg-photo-1600x1067", enc(func(w *bytes.Buffer) error {
-			return jpeg.Encode(w, photo(1600, 1067, false), &jpeg.Options{Quality: 85})
+			return jpeg.Encode(w, testimage.Photo(1600, 1067, false), &jpeg.Options{Quality: 85})
 		})},
 		{"jpeg-camera-4000x3000", enc(func(w *bytes.Buffer) error {
-			return jpeg.Encode(w, photo(4000, 3000, false), &jpeg.Options{Quality: 90})
+			return jpeg.Encode(w, testimage.Photo(4000, 3000, false), &jpeg.Options{Quality: 90})
 		})},
-		{"png-photo-640x427", enc(func(w *bytes.Buffer) error { return png.Encode(w, photo(640, 427, false)) })},
-		{"png-alpha-800x600", enc(func(w *bytes.Buffer) error { return png.Encode(w, photo(800, 600, true)) })},
+		{"png-photo-640x427", enc(func(w *bytes.Buffer) error { return png.Encode(w, testimage.Photo(640, 427, false)) })},
+		{"png-alpha-800x600", enc(func(w *bytes.Buffer) error { return png.Encode(w, testimage.Photo(800, 600, true)) })},
 		{"gif-480x360", enc(func(w *bytes.Buffer) error {
-			return gif.Encode(w, photo(480, 360, false), nil)
+			return gif.Encode(w, testimage.Photo(480, 360, false), nil)
 		})},
 		{"png-noise-200KB", enc(func(w *bytes.Buffer) error { return png.Encode(w, noise) })},
 	}

@@ -36,13 +36,13 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/designbridge/caddy-designbridge/bench/internal/mjml"
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/render"
+	"github.com/designbridge/caddy-designbridge/testutil/proccpu"
 )
 
 // defaultDesigns (-designs five) are corpus emails from small to the largest, all eras.
@@ -311,28 +311,18 @@ func (o *ourTimes) measure(d time.Duration) error {
 	if _, _, err := timeLoop(o.full, d/4); err != nil {
 		return err
 	}
-	cpu0 := processCPU()
+	cpu0 := proccpu.Used()
 	t, n, err := timeLoop(o.full, d)
 	if err != nil {
 		return err
 	}
-	o.fullCPU += processCPU() - cpu0
+	o.fullCPU += proccpu.Used() - cpu0
 	o.fullTime += t
 	o.fullN += n
 	t, n, err = timeLoop(o.renderOnly, d/2)
 	o.renderTime += t
 	o.renderN += n
 	return err
-}
-
-// processCPU is the CPU time this process has used so far, all threads
-// (the collector's included), as Node's process.cpuUsage counts it.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // allowedCPUs is the CPUs this process (and Node, which inherits them)

@@ -12,12 +12,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
+	"github.com/designbridge/caddy-designbridge/testutil/proccpu"
+	"github.com/designbridge/caddy-designbridge/testutil/testimage"
 )
 
 // startBench runs the provider sites in this process's Caddy (caddytest's
@@ -174,42 +175,20 @@ func BenchmarkUploadPhoto(b *testing.B) {
 				benchRuns++
 				uid := fmt.Sprintf("bench-photo-%d", benchRuns)
 				benchDo(b, "POST", "/photos/", uid, "")
-				cpu0 := processCPU()
+				cpu0 := proccpu.Used()
 				for i := 0; b.Loop(); i++ {
 					benchDo(b, "POST", fmt.Sprintf("/photos/photo-%d.jpg", i), uid, upload(src.URL+"/photo.jpg", "replace"))
 				}
-				b.ReportMetric(float64(processCPU()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64(proccpu.Used()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 				b.ReportMetric(float64(len(data)), "bytes/file")
 			})
 		}
 	}
 }
 
-// photoJPEG is a w×h JPEG with what makes photos cost what they cost to
-// decode: smooth shading, hard edges and a little noise.
+// photoJPEG is testimage.Photo as a camera writes it.
 func photoJPEG(w, h int) []byte {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	r := rand.New(rand.NewPCG(5, 6))
-	for y := range h {
-		for x := range w {
-			v := (x*255/w + y*255/h) / 2
-			if (x/97+y/61)%3 == 0 {
-				v = 255 - v
-			}
-			n := r.IntN(13) - 6
-			img.SetRGBA(x, y, color.RGBA{uint8(max(0, min(255, v+n))), uint8(max(0, min(255, v*4/5+n))), uint8(max(0, min(255, v*3/5+n))), 255})
-		}
-	}
 	var buf bytes.Buffer
-	_ = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90})
+	_ = jpeg.Encode(&buf, testimage.Photo(w, h, false), &jpeg.Options{Quality: 90})
 	return buf.Bytes()
-}
-
-// processCPU is the user and system CPU time this process has used.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
