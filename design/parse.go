@@ -22,9 +22,9 @@ type parser struct {
 	values int // values read so far, against MaxValues
 	// anyUTF8: jsontext accepts invalid UTF-8, so the parse must look for it.
 	anyUTF8 bool
-	// rawName is a member name, as written, whose array value is kept
-	// as Raw: checked but not built ("" for none; see widgets.go).
-	rawName string
+	// keepRaw keeps the values of some members as Raw: checked but
+	// not built (see raw.go).
+	keepRaw bool
 	block   []Member    // where keep cuts containers' children from (see parsemem.go)
 	blocks  []*[]Member // the pooled blocks the tree is cut from, block last
 	buf     []byte      // scratch for unquoting strings with invalid UTF-8
@@ -47,22 +47,22 @@ func (e *limitError) Error() string { return e.msg }
 // The tree is cut from blocks, returned with it, to give back with
 // releaseBlocks once the tree is no longer used.
 func parseDocument(src string, data []byte, lim Limits) (Value, []*[]Member, error) {
-	v, blocks, err := parse(src, data, lim, false, widgetsKey)
+	v, blocks, err := parse(src, data, lim, false, true)
 	var le *limitError
 	if err != nil && !errors.As(err, &le) {
-		v, blocks, err = parse(src, data, lim, true, widgetsKey)
+		v, blocks, err = parse(src, data, lim, true, true)
 	}
 	if err == errNotRaw {
-		v, blocks, err = parse(src, data, lim, true, "")
+		v, blocks, err = parse(src, data, lim, true, false)
 	}
 	return v, blocks, err
 }
 
 // parse parses src (and data, its bytes). anyUTF8 accepts invalid UTF-8
-// (and lone surrogates); the array values of members named rawName (as
-// written) are kept as Raw. It returns the tree and the blocks it is cut
-// from; a parse that fails gives its blocks back itself.
-func parse(src string, data []byte, lim Limits, anyUTF8 bool, rawName string) (Value, []*[]Member, error) {
+// (and lone surrogates); keepRaw keeps the members of rawMember as Raw.
+// It returns the tree and the blocks it is cut from; a parse that fails
+// gives its blocks back itself.
+func parse(src string, data []byte, lim Limits, anyUTF8, keepRaw bool) (Value, []*[]Member, error) {
 	// Designs repeat member names (the last one wins, see Get).
 	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(anyUTF8)}
 	p := &parser{
@@ -71,7 +71,7 @@ func parse(src string, data []byte, lim Limits, anyUTF8 bool, rawName string) (V
 		dec:     jsontext.NewDecoder(bytes.NewBuffer(data), opts...),
 		lim:     lim,
 		anyUTF8: anyUTF8,
-		rawName: rawName,
+		keepRaw: keepRaw,
 	}
 	v, err := p.document()
 	if err != nil {
@@ -256,7 +256,7 @@ func (p *parser) tooManyItems(kind Kind) error {
 
 // member reads into m the member whose name, as written, was just read:
 // the name (a value to jsontext, not to MaxValues) and its value, kept as
-// Raw for a widgets array.
+// Raw for a member of rawMember.
 func (p *parser) member(m *Member, name string, depth int) error {
 	var err error
 	if m.Key, err = p.str(name); err != nil {
@@ -267,8 +267,7 @@ func (p *parser) member(m *Member, name string, depth int) error {
 	if err != nil {
 		return err
 	}
-	// Compared as written: "widget\u0073" is not the legacy member.
-	if p.rawName != "" && name == p.rawName && tok.Kind() == '[' {
+	if p.keepRaw && rawMember(name, tok.Kind()) {
 		return p.rawValue(&m.Value, tok, from, depth)
 	}
 	return p.value(&m.Value, tok, from, depth)

@@ -140,6 +140,82 @@ func TestRawWidgets(t *testing.T) {
 	}
 }
 
+// TestRawTranslations: a block's translations are kept as checked JSON
+// text, which Expand decodes to what decoding them would have built.
+func TestRawTranslations(t *testing.T) {
+	doc := func(tr string) string {
+		return `{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-paragraph",` +
+			`"descriptor":{"paragraph":{"html":"<p>Hi</p>","translations":` + tr + `}}}]}]}]}}`
+	}
+	paragraph := func(d *Design) *Value { return d.Page.Rows[0].Columns[0].Modules[0].Descriptor.Get("paragraph") }
+
+	tr := `{ "it-IT": {"html": "<p>Ciao \"tu\"</p>", "n": [1, -2.5e3, true, null]}, "ar-SA": {"html": "\u0645\ud83d\ude00"} }`
+	d, err := Decode([]byte(doc(tr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := paragraph(d).Get("translations")
+	if raw.Kind != Raw || raw.Str != tr {
+		t.Fatalf("translations = %v %q, want Raw with the text as written", raw.Kind, raw.Str)
+	}
+	if got := paragraph(d).Get("html").Text(); got != "<p>Hi</p>" {
+		t.Errorf("the block's own copy = %q", got)
+	}
+	var want any
+	if err := json.Unmarshal([]byte(tr), &want); err != nil {
+		t.Fatal(err)
+	}
+	x := raw.Expand()
+	if got := plainValue(x, false); !reflect.DeepEqual(got, want) {
+		t.Errorf("Expand = %#v, want %#v", got, want)
+	}
+	if got := x.At("it-IT", "html").Text(); got != `<p>Ciao "tu"</p>` {
+		t.Errorf("it-IT html = %q", got)
+	}
+	if e := paragraph(d).Get("html"); e.Expand() != e {
+		t.Error("Expand of a decoded value is not the value itself")
+	}
+	out, err := d.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if json.Unmarshal([]byte(doc(tr)), &a) != nil || json.Unmarshal(out, &b) != nil || !reflect.DeepEqual(a, b) {
+		t.Fatalf("round trip changed the document:\n in  %s\n out %s", doc(tr), out)
+	}
+
+	// A lone surrogate's escape is valid UTF-8 as written: kept, and
+	// decoded as encoding/json decodes it.
+	d, err = Decode([]byte(doc(`{"x":"a\ud800b"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw := paragraph(d).Get("translations"); raw.Kind != Raw || raw.Expand().Get("x").Text() != "a\uFFFDb" {
+		t.Errorf("lone surrogate: %v, expanded %q", raw.Kind, raw.Expand().Get("x").Text())
+	}
+	// Limits count inside translations as elsewhere.
+	if _, err := DecodeWithLimits([]byte(doc(`{"a":[1,2,3,4,5,6]}`)), Limits{MaxItems: 5}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("MaxItems inside translations: err = %v, want ErrTooLarge", err)
+	}
+	if _, err := Decode([]byte(doc(`{"a":[1,]}`))); !errors.Is(err, ErrNotJSON) {
+		t.Errorf("bad JSON inside translations: err = %v, want ErrNotJSON", err)
+	}
+	// Invalid UTF-8 needs decoding; only objects, only the name as written.
+	for _, in := range []string{
+		doc("{\"x\":\"a\xffb\"}"),
+		doc(`[{"x":1}]`),
+		strings.Replace(doc(`{"x":1}`), `"translations"`, `"translation\u0073"`, 1),
+	} {
+		d, err := Decode([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr := paragraph(d).Get("translations"); tr.Kind == Raw || !tr.Present() {
+			t.Errorf("%s: translations kept raw (%v)", in, tr.Kind)
+		}
+	}
+}
+
 // TestEscapedStrings: escaped strings decode as encoding/json decodes
 // them, beside invalid UTF-8 and lone surrogates, and errors say where.
 func TestEscapedStrings(t *testing.T) {
@@ -226,6 +302,7 @@ func FuzzParse(f *testing.F) {
 		`{"a":"b\"c"} x`,
 		`["\ud800x","\"\u0041",1e5,-0.5,true,false,null]`,
 		`{"widgets":[{"a":"\"x\""},"\u00e9"],"b":"\n"}`,
+		`{"translations":{"a":"\"x\"","b":["\u00e9"]},"c":"\n"}`,
 		"{\"widgets\":[\"\xff\\\"\"],\"b\":\"\\\"\"}",
 		`{"a":"x\"y","b":"bad\q"}`,
 	} {

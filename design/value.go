@@ -19,9 +19,9 @@ const (
 	Array
 	Object
 	// Raw is a value kept as its JSON text (Str, as written), checked
-	// but not decoded: the legacy editor metadata `widgets` (not
-	// content; docs/contracts.md, "Design JSON"), up to half of a 0.0.1
-	// document, which no renderer reads. Encode writes it back.
+	// but not decoded: a member no renderer reads, such as the legacy
+	// editor metadata `widgets` or a block's `translations` (see
+	// raw.go). Encode writes it back; Expand decodes it.
 	Raw
 )
 

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/html"
 
@@ -135,14 +136,14 @@ func appendModule(out []widget, m *design.Module, base widget) []widget {
 		return append(out, w)
 	case design.KindIcons, design.KindSocial:
 		list := m.Descriptor.Get("iconsList")
-		icons := list.Get("icons")
+		icons, t := list.Get("icons"), translations(list)
 		for i := 0; i < icons.Len(); i++ {
 			ic := icons.Index(i)
 			if !ic.IsObjectLike() {
 				continue
 			}
 			w := base
-			w.elem, w.trans = ic, itemTranslation(list, "icons", i)
+			w.elem, w.trans = ic, itemTranslation(t, "icons", i)
 			if kind == design.KindSocial {
 				w.typ = widgetSocial
 				w.src, w.alt, w.href = []string{"image", "src"}, []string{"image", "alt"}, []string{"image", "href"}
@@ -154,14 +155,14 @@ func appendModule(out []widget, m *design.Module, base widget) []widget {
 		}
 	case design.KindMenu:
 		list := m.Descriptor.Get("menuItemsList")
-		items := list.Get("items")
+		items, t := list.Get("items"), translations(list)
 		for i := 0; i < items.Len(); i++ {
 			it := items.Index(i)
 			if !it.IsObjectLike() {
 				continue
 			}
 			w := base
-			w.typ, w.elem, w.trans = widgetMenu, it, itemTranslation(list, "items", i)
+			w.typ, w.elem, w.trans = widgetMenu, it, itemTranslation(t, "items", i)
 			w.href = []string{"link", "href"}
 			out = append(out, w)
 		}
@@ -185,13 +186,21 @@ func imageWidgetType(kind string, img *design.Value) string {
 // contentTranslation finds a block's translated copy in
 // <content>.translations.<lang>.
 func contentTranslation(c *design.Value) func(string) *design.Value {
-	return func(lang string) *design.Value { return c.At("translations", lang) }
+	t := translations(c)
+	return func(lang string) *design.Value { return t().Get(lang) }
 }
 
 // itemTranslation finds item i of a list's translated copy in
-// <list>.translations.<lang>.<key>[i].
-func itemTranslation(list *design.Value, key string, i int) func(string) *design.Value {
-	return func(lang string) *design.Value { return list.At("translations", lang, key).Index(i) }
+// <list>.translations.<lang>.<key>[i], t being translations(list).
+func itemTranslation(t func() *design.Value, key string, i int) func(string) *design.Value {
+	return func(lang string) *design.Value { return t().At(lang, key).Index(i) }
+}
+
+// translations returns v's translations, decoded on first use (once
+// for a list's items): the design keeps them as JSON text (design.Raw),
+// since the HTML never reads them.
+func translations(v *design.Value) func() *design.Value {
+	return sync.OnceValue(func() *design.Value { return v.Get("translations").Expand() })
 }
 
 // missingAlt: an image, gif, sticker, icon or social icon showing an
