@@ -283,6 +283,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`[[[[{}]]]]`))
 	f.Add([]byte("\xef\xbb\xbf{}"))
 	f.Add([]byte(`{"page":{"rows":[{"columns":[],"widgets":[{"items":[1,"x\u00e9",{"a":[]}]}]}]}}`))
+	f.Add([]byte(`{"page":{"rows":[{"columns":[{"modules":[{"descriptor":{"text":{"translations":{"it-IT":{"html":"\"x\u00e9"}}}}}]}]}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := Decode(data)
 		trimmed := data

@@ -279,15 +279,9 @@ func plainValue(v *Value, literal bool) any {
 		}
 		return out
 	case Raw:
-		dec := json.NewDecoder(strings.NewReader(v.Str))
-		if literal {
-			dec.UseNumber()
-		}
-		var out any
-		if err := dec.Decode(&out); err != nil {
-			return err
-		}
-		return out
+		// What Expand decodes the text to, held to encoding/json's view
+		// of the whole document like every other value.
+		return plainValue(v.Expand(), literal)
 	}
 	return nil
 }
