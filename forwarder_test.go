@@ -77,9 +77,10 @@ func TestMaskingReaderPassesErrors(t *testing.T) {
 }
 
 func TestScrubHeader(t *testing.T) {
-	tr := &upstreamTransport{secrets: [][]byte{[]byte("s3cr3t-token"), []byte("short")}}
+	tr := &upstreamTransport{folded: foldSecrets([][]byte{[]byte("s3cr3t-token"), []byte("short"), []byte("MiXeD-Secret-9")})}
 	h := http.Header{
 		"X-Plain":               {"fine"},
+		"X-Mixed":               {"mixed-secret-9"},
 		"X-Value":               {"a s3cr3t-token"},
 		"X-Value-Case":          {"S3CR3T-TOKEN"},
 		"S3cr3t-Token":          {"name is the secret"},

@@ -13,9 +13,27 @@ import (
 	"unicode/utf8"
 )
 
-func containsSecretFold(s string, secrets [][]byte) bool {
+// foldSecrets returns the secrets long enough to mask, in lower case, for
+// containsSecretFold: folded once, not for every header of every answer.
+func foldSecrets(secrets [][]byte) []string {
+	var folded []string
 	for _, sec := range secrets {
-		if len(sec) >= minMaskedSecret && len(s) >= len(sec) && strings.Contains(strings.ToLower(s), strings.ToLower(string(sec))) {
+		if len(sec) >= minMaskedSecret {
+			folded = append(folded, strings.ToLower(string(sec)))
+		}
+	}
+	return folded
+}
+
+// containsSecretFold reports whether s holds one of the folded secrets
+// (foldSecrets) in any case.
+func containsSecretFold(s string, folded []string) bool {
+	if len(folded) == 0 {
+		return false
+	}
+	s = strings.ToLower(s) // s itself when it has no upper case
+	for _, sec := range folded {
+		if strings.Contains(s, sec) {
 			return true
 		}
 	}

@@ -46,6 +46,7 @@ func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string, end
 		bearer:   bearer,
 		endpoint: endpoint,
 		secrets:  b.secrets,
+		folded:   foldSecrets(b.secrets),
 		logger:   b.logger,
 	}
 	h := &reverseproxy.Handler{
@@ -75,6 +76,7 @@ type upstreamTransport struct {
 	// request path is appended to.
 	endpoint bool
 	secrets  [][]byte
+	folded   []string // secrets in lower case, for headers (foldSecrets)
 	logger   *zap.Logger
 }
 
@@ -148,13 +150,13 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 func (t *upstreamTransport) scrubHeader(h http.Header) bool {
 	removed := false
 	for name, values := range h {
-		if containsSecretFold(name, t.secrets) {
+		if containsSecretFold(name, t.folded) {
 			delete(h, name)
 			removed = true
 			continue
 		}
 		for _, v := range values {
-			if containsSecretFold(v, t.secrets) {
+			if containsSecretFold(v, t.folded) {
 				delete(h, name)
 				removed = true
 				break
