@@ -27,7 +27,10 @@ type parser struct {
 	keepRaw bool
 	block   []Member    // where keep cuts containers' children from (see parsemem.go)
 	blocks  []*[]Member // the pooled blocks the tree is cut from, block last
-	buf     []byte      // scratch for unquoting strings with invalid UTF-8
+	// unpooled gives each container a block of its own size, not from
+	// the pool: for a tree that is never released (Expand).
+	unpooled bool
+	buf      []byte // scratch for unquoting strings with invalid UTF-8
 }
 
 type limitError struct{ msg string }
@@ -63,9 +66,19 @@ func parseDocument(src string, data []byte, lim Limits) (Value, []*[]Member, err
 // It returns the tree and the blocks it is cut from; a parse that fails
 // gives its blocks back itself.
 func parse(src string, data []byte, lim Limits, anyUTF8, keepRaw bool) (Value, []*[]Member, error) {
+	p := newParser(src, data, lim, anyUTF8, keepRaw)
+	v, err := p.document()
+	if err != nil {
+		releaseBlocks(p.blocks)
+		return Value{}, nil, err
+	}
+	return v, p.blocks, nil
+}
+
+func newParser(src string, data []byte, lim Limits, anyUTF8, keepRaw bool) *parser {
 	// Designs repeat member names (the last one wins, see Get).
 	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(anyUTF8)}
-	p := &parser{
+	return &parser{
 		src: src,
 		// From a bytes.Buffer jsontext reads in place, without a copy.
 		dec:     jsontext.NewDecoder(bytes.NewBuffer(data), opts...),
@@ -73,12 +86,6 @@ func parse(src string, data []byte, lim Limits, anyUTF8, keepRaw bool) (Value, [
 		anyUTF8: anyUTF8,
 		keepRaw: keepRaw,
 	}
-	v, err := p.document()
-	if err != nil {
-		releaseBlocks(p.blocks)
-		return Value{}, nil, err
-	}
-	return v, p.blocks, nil
 }
 
 // document reads the one value of the document and its end.

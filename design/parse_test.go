@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -174,6 +175,17 @@ func TestRawTranslations(t *testing.T) {
 	}
 	if e := paragraph(d).Get("html"); e.Expand() != e {
 		t.Error("Expand of a decoded value is not the value itself")
+	}
+	// An expanded tree is cut to its own size, not from 64 KiB blocks: a
+	// Check holds one for every block's translations.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 100 {
+		raw.Expand()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / 100; per > 8<<10 {
+		t.Errorf("Expand of %d bytes allocates %d bytes", len(raw.Str), per)
 	}
 	out, err := d.Encode()
 	if err != nil {

@@ -30,12 +30,17 @@ func (p *parser) keep(children []Member) []Member {
 }
 
 // newBlock starts a block with room for n members: a pooled one, or for
-// a container larger than a pooled block, one of its own (kept out of
-// the pool so that the pool's blocks stay one size).
+// a container larger than a pooled block or an unpooled parse, one of
+// its own (kept out of the pool so that the pool's blocks stay one size).
 func (p *parser) newBlock(n int) {
-	bp := blockPool.Get().(*[]Member)
-	if n > cap(*bp) {
-		blockPool.Put(bp)
+	var bp *[]Member
+	if !p.unpooled {
+		bp = blockPool.Get().(*[]Member)
+	}
+	if bp == nil || n > cap(*bp) {
+		if bp != nil {
+			blockPool.Put(bp)
+		}
 		b := make([]Member, 0, n)
 		bp = &b
 	}

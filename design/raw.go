@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -54,8 +55,10 @@ func (p *parser) rawValue(v *Value, tok jsontext.Token, from int64, depth int) e
 // Expand returns the value a Raw value's text decodes to, with its raw
 // members decoded too, and any other value as it is. The text was
 // checked against the limits of the decode that kept it, so it is
-// decoded without limits of its own; the tree is not cut from the
-// decoder's pool, and Release does not concern it.
+// decoded without limits of its own. The tree is not cut from the
+// decoder's pooled blocks (Release does not concern it), but from
+// blocks of its containers' own sizes: a Check of a design with
+// thousands of small translations holds a tree for each.
 func (v *Value) Expand() *Value {
 	if v == nil || v.Kind != Raw {
 		return v
@@ -63,7 +66,10 @@ func (v *Value) Expand() *Value {
 	lim := Limits{MaxDepth: math.MaxInt, MaxValues: math.MaxInt, MaxItems: math.MaxInt, MaxString: math.MaxInt}
 	// anyUTF8: the text may hold a lone surrogate's escape, which the
 	// decode that kept it accepted.
-	x, _, err := parse(v.Str, []byte(v.Str), lim, true, false)
+	// jsontext only reads the bytes (see DecodeStringWithLimits).
+	p := newParser(v.Str, unsafe.Slice(unsafe.StringData(v.Str), len(v.Str)), lim, true, false)
+	p.unpooled = true
+	x, err := p.document()
 	if err != nil { // only for a Raw value made by hand
 		return &absent
 	}
