@@ -92,16 +92,16 @@ type checkAnswer []struct {
 	Status                string           `json:"status"`
 }
 
-func postCheck(t *testing.T, site, path string, body any) (response, checkAnswer) {
+func postCheck(t *testing.T, site *string, path string, body any) (response, checkAnswer) {
 	t.Helper()
-	tester := start(t)
+	tester := start(t) // sets site: a test run on its own starts Caddy here
 	data, err := json.Marshal(body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	headers := bearer(apiToken)
 	headers["Content-Type"] = "application/json"
-	r := post(t, tester, http.MethodPost, site+path, headers, data)
+	r := post(t, tester, http.MethodPost, *site+path, headers, data)
 	checkRequestID(t, r)
 	noSecrets(t, r)
 	if r.status != http.StatusOK {
@@ -134,7 +134,7 @@ func byType(t *testing.T, checks []map[string]any, typ string) map[string]any {
 func TestCheckMessage(t *testing.T) {
 	t.Parallel()
 	srv, _ := imageHost(t)
-	r, ans := postCheck(t, fetchSite, "/v1/message/check", map[string]any{
+	r, ans := postCheck(t, &fetchSite, "/v1/message/check", map[string]any{
 		"languages": []string{"it-IT"},
 		"checks": []map[string]any{
 			{"category": "missingAltText"},
@@ -220,7 +220,7 @@ func TestCheckMessage(t *testing.T) {
 func TestCheckImagesNotFetchedFromPrivate(t *testing.T) {
 	t.Parallel()
 	srv, hits := imageHost(t)
-	r, ans := postCheck(t, mainSite, "/v1/message/check", map[string]any{
+	r, ans := postCheck(t, &mainSite, "/v1/message/check", map[string]any{
 		"checks":   []map[string]any{{"category": "overageImageWeight"}},
 		"template": checkDesign(t, srv.URL),
 	})
@@ -248,7 +248,7 @@ func TestCheckHungImages(t *testing.T) {
 	srv, _ := imageHost(t)
 	d := strings.ReplaceAll(string(checkDesign(t, srv.URL)), srv.URL+"/img/", srv.URL+"/hang/x")
 	start := time.Now()
-	r, ans := postCheck(t, fetchSite, "/v1/page/check", map[string]any{
+	r, ans := postCheck(t, &fetchSite, "/v1/page/check", map[string]any{
 		"checks":   []map[string]any{{"category": "overageImageWeight"}},
 		"template": json.RawMessage(d),
 	})
@@ -268,7 +268,7 @@ func TestCheckHungImages(t *testing.T) {
 // checks and their own design shapes.
 func TestCheckPageAndRow(t *testing.T) {
 	t.Parallel()
-	r, ans := postCheck(t, mainSite, "/v1/page/check", map[string]any{
+	r, ans := postCheck(t, &mainSite, "/v1/page/check", map[string]any{
 		"checks":   []map[string]any{{"category": "missingDetailsPage"}},
 		"template": json.RawMessage(`{"page":{"head":{"meta":{"title":"Spring"}},"rows":[]}}`),
 	})
@@ -276,7 +276,7 @@ func TestCheckPageAndRow(t *testing.T) {
 		t.Errorf("page details: %d %s", r.status, r.body)
 	}
 	row := `{"uuid":"r-9","synced":true,"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-button","uuid":"b-9","descriptor":{"button":{"label":"Go","href":""}}}]}]}`
-	r, ans = postCheck(t, mainSite, "/v1/row/check", map[string]any{
+	r, ans = postCheck(t, &mainSite, "/v1/row/check", map[string]any{
 		"checks": []map[string]any{{"category": "missingCopyLink"}},
 		"row":    json.RawMessage(row),
 	})
@@ -285,7 +285,7 @@ func TestCheckPageAndRow(t *testing.T) {
 		t.Errorf("row: %d %s", r.status, r.body)
 	}
 	// The template may also come as the editor's JSON string.
-	r, ans = postCheck(t, mainSite, "/v1/message/check", map[string]any{
+	r, ans = postCheck(t, &mainSite, "/v1/message/check", map[string]any{
 		"checks":   []map[string]any{{"category": "missingDetailsEmail"}},
 		"template": `{"page":{"head":{"meta":{"subject":"s","preheader":"p"}},"rows":[]}}`,
 	})
