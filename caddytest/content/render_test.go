@@ -183,6 +183,7 @@ func countRed(img image.Image) int {
 }
 
 func TestImageExport(t *testing.T) {
+	start(t) // sets the sites' URLs when this test runs on its own
 	for _, tc := range []struct {
 		name string
 		body map[string]any
@@ -221,8 +222,9 @@ func TestImageExport(t *testing.T) {
 // TestRenderHungPage: a page whose image never arrives is answered 504
 // once browser.timeout passes, and the service renders afterwards.
 func TestRenderHungPage(t *testing.T) {
+	start(t) // sets the sites' URLs when this test runs on its own
 	srv, _ := imageHost(t)
-	start := time.Now()
+	began := time.Now()
 	r := postJSON(t, renderSite+"/v1/message/image", map[string]any{
 		"html": `<img src="` + srv.URL + `/hang/x.png">`, "width": 100, "file_type": "png"})
 	if r.status != http.StatusGatewayTimeout {
@@ -231,7 +233,7 @@ func TestRenderHungPage(t *testing.T) {
 	if code, _, _ := exportError(t, r); code != 5040 {
 		t.Errorf("code %d, want 5040", code)
 	}
-	if elapsed := time.Since(start); elapsed > 15*time.Second {
+	if elapsed := time.Since(began); elapsed > 15*time.Second {
 		t.Errorf("answered after %v", elapsed)
 	}
 	r = postJSON(t, renderSite+"/v1/message/image", map[string]any{"html": shortHTML, "width": 100, "file_type": "png"})
@@ -243,6 +245,7 @@ func TestRenderHungPage(t *testing.T) {
 // TestRenderPrivateImageNotFetched: without allow_private, the image of
 // the HTML on loopback is never requested; the render still succeeds.
 func TestRenderPrivateImageNotFetched(t *testing.T) {
+	start(t) // sets the sites' URLs when this test runs on its own
 	srv, hits := imageHost(t)
 	r := postJSON(t, mainSite+"/v1/message/image", map[string]any{
 		"html": `<img src="` + srv.URL + `/img/100/a.png">` + shortHTML, "width": 300, "file_type": "png"})
@@ -261,6 +264,7 @@ func TestRenderPrivateImageNotFetched(t *testing.T) {
 }
 
 func TestRenderErrors(t *testing.T) {
+	start(t) // sets the sites' URLs when this test runs on its own
 	for _, tc := range []struct {
 		name, site, path string
 		body             any
