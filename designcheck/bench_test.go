@@ -16,7 +16,7 @@ func (sizeWeigher) Weigh(context.Context, string) (int64, error) { return 64 << 
 
 // BenchmarkCheck measures decoding a design and running every message
 // check on it (the Check API's work per request, image weights cached),
-// and the widget checks alone.
+// the widget checks alone, and the widget checks in four languages.
 func BenchmarkCheck(b *testing.B) {
 	designs := designtest.OwnAndCorpus(b, false)
 	all := Request{}
@@ -27,7 +27,14 @@ func BenchmarkCheck(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	widgets, _, _ := (&Request{Checks: []Spec{{Category: MissingAltText}, {Category: MissingImageLink}, {Category: MissingCopyLink}}}).Validate(Message)
+	widgetChecks := []Spec{{Category: MissingAltText}, {Category: MissingImageLink}, {Category: MissingCopyLink}}
+	widgets, _, _ := (&Request{Checks: widgetChecks}).Validate(Message)
+	// Four of multi-rtl-language-template's languages: the widget checks
+	// read their translations (design.Value.Expand).
+	_, languages, err := (&Request{Checks: widgetChecks, Languages: []string{"ar-SA", "ja-JP", "ur-PK", "tr-TR"}}).Validate(Message)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, name := range designtest.Names(designs) {
 		data := designs[name]
 		if _, err := design.Decode(data); err != nil {
@@ -36,7 +43,8 @@ func BenchmarkCheck(b *testing.B) {
 		for _, bc := range []struct {
 			name  string
 			specs []Spec
-		}{{"all", specs}, {"widgets", widgets}} {
+			langs []string
+		}{{"all", specs, langs}, {"widgets", widgets, langs}, {"widgets-languages", widgets, languages}} {
 			b.Run(name+"/"+bc.name, func(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(len(data)))
@@ -45,7 +53,7 @@ func BenchmarkCheck(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					Run(context.Background(), d, Message, bc.specs, langs, Options{Weigher: sizeWeigher{}})
+					Run(context.Background(), d, Message, bc.specs, bc.langs, Options{Weigher: sizeWeigher{}})
 				}
 			})
 		}
