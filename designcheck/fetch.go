@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,7 +96,10 @@ func (h *HTTPWeigher) Weigh(ctx context.Context, src string) (int64, error) {
 		}
 	}
 	if h.maxCached > 0 && ttl > 0 {
-		h.cache[src] = cached{size: size, err: err, expires: now.Add(ttl)}
+		// src is cut from the request's design: kept as the key, it would
+		// keep the whole design in memory for the TTL (4,096 entries of
+		// 4 MiB designs).
+		h.cache[strings.Clone(src)] = cached{size: size, err: err, expires: now.Add(ttl)}
 	}
 	return size, err
 }

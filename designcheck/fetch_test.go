@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // imageServer serves /len/<n> (Content-Length n), /chunked/<n> (no length
@@ -114,5 +115,23 @@ func TestHTTPWeigherCache(t *testing.T) {
 	}
 	if len(w.cache) > 2 {
 		t.Errorf("cache holds %d entries, bound 2", len(w.cache))
+	}
+}
+
+// TestHTTPWeigherCacheOwnsKeys: a URL cut from a design is remembered as
+// a copy, so the cache does not keep the design it came from.
+func TestHTTPWeigherCacheOwnsKeys(t *testing.T) {
+	srv, _ := imageServer(t)
+	w := NewHTTPWeigher(WeigherConfig{Timeout: time.Second, MaxSize: 1000, AllowPrivate: true, CacheTTL: time.Minute, MaxCached: 8})
+	defer w.Close()
+	doc := strings.Repeat(" ", 1<<20) + srv.URL + "/len/5"
+	src := doc[1<<20:]
+	if n, err := w.Weigh(context.Background(), src); n != 5 || err != nil {
+		t.Fatal(n, err)
+	}
+	for k := range w.cache {
+		if unsafe.StringData(k) == unsafe.StringData(src) {
+			t.Errorf("the cache key %q is the design's own memory", k)
+		}
 	}
 }
