@@ -77,6 +77,9 @@ func (s *service) serveCheck(w http.ResponseWriter, r *http.Request, coll design
 		writeError(w, failure.status, failure.code, failure.message, failure.details)
 		return
 	}
+	// The answer holds no part of the tree (its strings are the
+	// template's), so the tree's blocks go back to the decoder's pool.
+	defer d.Release()
 
 	ctx, cancel := context.WithTimeout(r.Context(), s.fetch.totalTimeout)
 	defer cancel()
