@@ -87,8 +87,9 @@ func FormFields(form *Value) []FormField {
 	st := form.Get("structure")
 	fields := st.Get("fields")
 	layout := st.Get("layout")
-	var out []FormField
-	seen := map[string]bool{}
+	// Sized once: at most one entry per field.
+	out := make([]FormField, 0, fields.Len())
+	seen := make(map[string]bool, fields.Len())
 	addField := func(id string) {
 		if seen[id] {
 			return

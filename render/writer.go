@@ -234,14 +234,17 @@ func important(decls string) string {
 // mobilePadding turns the padding sides a mobileStyle sets (and only
 // those) into !important declarations.
 func mobilePadding(st design.Style) string {
-	var b strings.Builder
+	// Built on the stack, with room for the four sides: one allocation,
+	// the string (a Builder grew five times).
+	var buf [160]byte
+	b := buf[:0]
 	for _, side := range [...]string{"padding-top", "padding-right", "padding-bottom", "padding-left"} {
 		if v, ok := st.Px(side); ok {
-			b.WriteString(side)
-			b.WriteByte(':')
-			b.WriteString(formatPx(max(v, 0)))
-			b.WriteString("px!important;")
+			b = append(b, side...)
+			b = append(b, ':')
+			b = appendPx(b, max(v, 0))
+			b = append(b, "px!important;"...)
 		}
 	}
-	return b.String()
+	return string(b)
 }
