@@ -1,0 +1,5 @@
+//go:build !race
+
+package contentservice
+
+const raceEnabled = false // see race_on_test.go
