@@ -35,12 +35,12 @@ func (p *parser) keep(children []Member) []Member {
 func (p *parser) newBlock(n int) {
 	var bp *[]Member
 	if !p.unpooled {
-		bp = blockPool.Get().(*[]Member)
-	}
-	if bp == nil || n > cap(*bp) {
-		if bp != nil {
+		if bp = blockPool.Get().(*[]Member); n > cap(*bp) {
 			blockPool.Put(bp)
+			bp = nil
 		}
+	}
+	if bp == nil {
 		b := make([]Member, 0, n)
 		bp = &b
 	}

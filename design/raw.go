@@ -12,7 +12,7 @@ import (
 // Members no renderer reads, which can be most of a document: the legacy
 // editor metadata of 0.0.1-era designs ("widgets" arrays, up to half of
 // such a document) and the copy of multi-language designs in other
-// languages ("translations" objects, five sixths of a design in twelve
+// languages ("translations" objects, five sixths of a design in ten
 // languages). The parser checks them like any value (syntax, every
 // limit) but keeps each as its JSON text, a Value of kind Raw, which
 // Encode writes back compacted and Expand decodes for a reader that
