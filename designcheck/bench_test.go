@@ -54,6 +54,7 @@ func BenchmarkCheck(b *testing.B) {
 						b.Fatal(err)
 					}
 					Run(context.Background(), d, Message, bc.specs, bc.langs, Options{Weigher: sizeWeigher{}})
+					d.Release() // as content_service does once it has answered
 				}
 			})
 		}
