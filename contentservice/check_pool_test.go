@@ -3,6 +3,7 @@ package contentservice
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -42,15 +43,22 @@ func checkBodies(t *testing.T) [][]byte {
 	return bodies
 }
 
-func postCheck(t testing.TB, h *service, body []byte) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(http.MethodPost, PathMessageCheck, bytes.NewReader(body))
+// jsonRequest is a POST of body to path with the test app's token.
+func jsonRequest(path string, body []byte) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 	r.Header.Set("Authorization", "Bearer "+testAPIToken)
 	r.Header.Set("Content-Type", "application/json")
+	return r
+}
+
+// serveOK runs r through h and returns the answer, or an error unless it
+// is a 200 (for goroutines, which must not call t.Fatal).
+func serveOK(h *service, r *http.Request) ([]byte, error) {
 	w := httptest.NewRecorder()
 	if err := h.ServeHTTP(w, r, nil); err != nil || w.Code != http.StatusOK {
-		t.Fatalf("check: %v %d %s", err, w.Code, w.Body.Bytes())
+		return nil, fmt.Errorf("%s: %v %d %.200s", r.URL.Path, err, w.Code, w.Body.Bytes())
 	}
-	return w
+	return w.Body.Bytes(), nil
 }
 
 // TestConcurrentChecks: Checks give their design's blocks back to the
@@ -63,7 +71,11 @@ func TestConcurrentChecks(t *testing.T) {
 	bodies := checkBodies(t)
 	want := make([][]byte, len(bodies))
 	for i, b := range bodies {
-		want[i] = bytes.Clone(postCheck(t, h, b).Body.Bytes())
+		got, err := serveOK(h, jsonRequest(PathMessageCheck, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = bytes.Clone(got)
 	}
 	if !bytes.Contains(want[0], []byte(`"it-IT"`)) {
 		t.Fatalf("no Italian result: %s", want[0])
@@ -73,28 +85,27 @@ func TestConcurrentChecks(t *testing.T) {
 
 	var wg sync.WaitGroup
 	for g := range 6 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for n := range 20 {
 				if (g+n)%2 == 0 { // an export between checks, from the same pool
-					r := httptest.NewRequest(http.MethodPost, PathHTML, bytes.NewReader(exports[names[(g+n)%len(names)]]))
-					r.Header.Set("Authorization", "Bearer "+testAPIToken)
-					r.Header.Set("Content-Type", "application/json")
-					w := httptest.NewRecorder()
-					if err := h.ServeHTTP(w, r, nil); err != nil || w.Code != http.StatusOK {
-						t.Errorf("export: %v %d", err, w.Code)
+					if _, err := serveOK(h, jsonRequest(PathHTML, exports[names[(g+n)%len(names)]])); err != nil {
+						t.Error(err)
 						return
 					}
 					continue
 				}
 				i := (g + n) % len(bodies)
-				if got := postCheck(t, h, bodies[i]).Body.Bytes(); !bytes.Equal(got, want[i]) {
+				got, err := serveOK(h, jsonRequest(PathMessageCheck, bodies[i]))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !bytes.Equal(got, want[i]) {
 					t.Errorf("check %d differs from its serial answer:\n got %s\nwant %s", i, got, want[i])
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }
@@ -107,12 +118,17 @@ func TestCheckReleasesDesign(t *testing.T) {
 	}
 	h, _ := newTestService(t, nil)
 	body := checkBodies(t)[0]
-	postCheck(t, h, body) // the pool's first blocks
+	check := func() {
+		if _, err := serveOK(h, jsonRequest(PathMessageCheck, body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check() // the pool's first blocks
 	const n = 50
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range n {
-		postCheck(t, h, body)
+		check()
 	}
 	runtime.ReadMemStats(&after)
 	// About 42 KB of the request's own work (decoding it, the answer);

@@ -55,9 +55,7 @@ func TestConcurrentRealRenders(t *testing.T) {
 			defer wg.Done()
 			for n := range 20 {
 				i := (g + n) % len(paths)
-				r := httptest.NewRequest(http.MethodPost, PathHTML, bytes.NewReader(bodies[i]))
-				r.Header.Set("Authorization", "Bearer "+testAPIToken)
-				r.Header.Set("Content-Type", "application/json")
+				r := jsonRequest(PathHTML, bodies[i])
 				wantBody := want[i]
 				if n%2 == 1 {
 					r.Header.Set("Accept", "application/json")
