@@ -440,6 +440,20 @@ func TestThumbnailBudget(t *testing.T) {
 			t.Errorf("%s: cost %d (%v), want %d..%d", c.name, cost, err, c.min, c.max)
 		}
 	}
+	// Headers at the largest sizes a PNG can state: the cost must not
+	// wrap around to a small or negative figure (a 77-byte file that
+	// passed the budget crashed the decoder with its allocation).
+	for _, huge := range []struct{ w, h int }{{1_000_000_000, 600_000_000}, {1<<31 - 1, 1<<31 - 1}, {1<<31 - 1, 1}} {
+		for _, depth := range []byte{8, 16} {
+			data := imagebomb.PNGHeader(huge.w, huge.h, depth, 6, true)
+			if cost, err := thumbCost(data); err == nil && cost <= defaultMaxImageMemory {
+				t.Errorf("%d×%d, %d-bit: cost %d, within the budget", huge.w, huge.h, depth, cost)
+			}
+			if out, err := makeThumbnail(data, defaultMaxImageMemory, newThumbEncoder()); out != nil {
+				t.Errorf("%d×%d, %d-bit: a thumbnail (%v)", huge.w, huge.h, depth, err)
+			}
+		}
+	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	out, err := makeThumbnail(bomb, defaultMaxImageMemory, newThumbEncoder())

@@ -65,7 +65,9 @@ type Handler struct {
 
 	// Root is the template of each user's folder inside the storage;
 	// placeholder values are made safe path segments (a "/" in a uid
-	// does not make a folder). Default: one folder per client and uid,
+	// does not make a folder), and a request that leaves one empty is
+	// refused (3500). Each placeholder must have a path segment of its
+	// own. Default: one folder per client and uid,
 	// "{http.request.header.X-BEE-ClientId}/{http.request.header.X-BEE-Uid}".
 	Root string `json:"root,omitempty"`
 
@@ -245,6 +247,11 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("fsp: s3: %v", err)
 		}
 	}
+	if h.Root != "" {
+		if err := checkRootTemplate(h.Root); err != nil {
+			return err
+		}
+	}
 	if h.PublicURL == "" {
 		return errors.New("fsp: public_url is required")
 	}
@@ -280,6 +287,27 @@ func (h *Handler) Validate() error {
 		if err := checkAllowType(t); err != nil {
 			return fmt.Errorf("fsp: allow_types: %v", err)
 		}
+	}
+	return nil
+}
+
+// checkRootTemplate checks the storage-root template at load: its literal
+// parts make a relative path without empty or dot segments (one that
+// failed would fail every request), and no segment holds two placeholders,
+// whose values could run together ("a-" then "b" and "a" then "-b").
+func checkRootTemplate(root string) error {
+	const mark = "\x01"
+	rendered, err := caddy.NewEmptyReplacer().ReplaceFunc(root, func(string, any) (any, error) { return mark, nil })
+	if err != nil {
+		return fmt.Errorf("fsp: root %q: %v", root, err)
+	}
+	for _, seg := range strings.Split(rendered, "/") {
+		if strings.Count(seg, mark) > 1 {
+			return fmt.Errorf("fsp: root %q: a path segment holds two placeholders, whose values could run together; separate them with /", root)
+		}
+	}
+	if key, err := cleanRoot(strings.ReplaceAll(rendered, mark, "x")); err != nil || key == "" {
+		return fmt.Errorf("fsp: root %q must be a relative path without empty, \".\" or \"..\" segments", root)
 	}
 	return nil
 }
@@ -387,13 +415,18 @@ type request struct {
 	public string // public URL base, placeholders replaced
 }
 
+// emptyRootValue is the placeholder of the storage root that a request
+// leaves empty (or that is unknown).
+type emptyRootValue string
+
+func (e emptyRootValue) Error() string { return "{" + string(e) + "} is empty" }
+
 // ServeHTTP answers the FSP API; it never calls next.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	var data any
 	var err error
 	if h.life.acquire() {
-		data, err = h.serve(w, r)
-		h.life.done()
+		data, err = h.serveCounted(w, r)
 	} else {
 		err = storageFail(errors.New("the handler was closed by a reload"))
 	}
@@ -444,6 +477,14 @@ func pathFail(err error) error {
 }
 
 // serve runs the operation and returns the success data.
+// serveCounted is serve for a request that acquired h.life: the count
+// goes down however serve ends, a panic included, or a reload would never
+// close this configuration's storage.
+func (h *Handler) serveCounted(w http.ResponseWriter, r *http.Request) (any, error) {
+	defer h.life.done()
+	return h.serve(w, r)
+}
+
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	if repl == nil {
@@ -461,9 +502,23 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 	if clientID == "" || uid == "" {
 		return nil, fail(3500, "The X-BEE-ClientId and X-BEE-Uid headers are required")
 	}
-	rendered, err := repl.ReplaceFunc(h.Root, func(_ string, val any) (any, error) {
-		return rootSegment(fmt.Sprint(val)), nil
+	rendered, err := repl.ReplaceFunc(h.Root, func(key string, val any) (any, error) {
+		// An empty or unknown value must not vanish from the root: "{a}/{b}"
+		// with a empty would be b's value alone, the parent of the folders
+		// of whichever a is called that; unknown would be one folder for all.
+		v := ""
+		if val != nil {
+			v = caddy.ToString(val)
+		}
+		if v == "" {
+			return nil, emptyRootValue(key)
+		}
+		return rootSegment(v), nil
 	})
+	var empty emptyRootValue
+	if errors.As(err, &empty) {
+		return nil, fail(3500, fmt.Sprintf("The storage root needs {%s}, which this request leaves empty", string(empty)))
+	}
 	if err != nil {
 		return nil, &fspError{code: 3600, cause: err}
 	}

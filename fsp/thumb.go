@@ -21,6 +21,11 @@ const thumbSize = 200
 // by default (decoded image, conversions and the halving steps' images).
 const defaultMaxImageMemory = 64 << 20
 
+// maxThumbPixels bounds the pixels of an image thumbCost works out: at
+// the most bytes a pixel costs (24), the cost stays far from overflowing,
+// and such an image is over any budget anyway (a terabyte at one byte).
+const maxThumbPixels = 1 << 40
+
 // thumbName is the storage name of the thumbnail of the file called name:
 // beside it, hidden from listings by the leading dot.
 func thumbName(name string) string { return ".thumb." + name + ".png" }
@@ -61,7 +66,11 @@ func thumbCost(data []byte) (int64, error) {
 		return 1 << 62, nil
 	}
 	w, h := int64(cfg.Width), int64(cfg.Height)
-	px := w * h // both below 2^32: no overflow
+	px := w * h // both below 2^31 (a PNG's limit; JPEG and GIF: 2^16)
+	if px > maxThumbPixels {
+		// Past any budget, and the sums below would overflow.
+		return 1 << 62, nil
+	}
 	var perPixel, fixed int64
 	convert := false
 	switch format {

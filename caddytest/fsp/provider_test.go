@@ -935,6 +935,58 @@ func TestProviderNeedsAuthentication(t *testing.T) {
 	}
 }
 
+// TestProviderRootNeedsEveryValue: a placeholder of the storage root that a
+// request leaves empty (or that nothing sets) is 3500, not a shorter root:
+// with "{tenant}/{uid}", a request without the tenant and uid "u" would
+// otherwise get the folder "u", the parent of tenant u's users' folders.
+func TestProviderRootNeedsEveryValue(t *testing.T) {
+	store := t.TempDir()
+	load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			local %s
+			public_url http://localhost/files
+			root {http.request.header.X-Tenant}/{http.request.header.X-BEE-Uid}
+			allow_anonymous
+		}
+	}
+}
+:%d {
+	handle_path /fsp/* {
+		fsp {
+			local %s
+			public_url http://localhost/files
+			root tenants/{http.request.header.X-BEE-Uid}/{no.such.placeholder}
+			allow_anonymous
+		}
+	}
+}
+`, privatePort, store, brokenPort, store))
+	res := send(t, privatePort, call{method: "POST", target: "/private/", uid: "alice", auth: "-", headers: []string{"X-Tenant: u"}})
+	if res.Status != 200 {
+		t.Fatalf("creating tenant u's folder: %d %s", res.Status, res.Body)
+	}
+	for _, c := range []struct {
+		name string
+		port int
+		call call
+	}{
+		{"no tenant: list", privatePort, call{method: "GET", target: "/", uid: "u", auth: "-"}},
+		{"no tenant: delete", privatePort, call{method: "DELETE", target: "/alice/private/", uid: "u", auth: "-"}},
+		{"empty tenant", privatePort, call{method: "GET", target: "/", uid: "u", auth: "-", headers: []string{"X-Tenant: "}}},
+		{"unknown placeholder", brokenPort, call{method: "GET", target: "/", uid: "u", auth: "-"}},
+	} {
+		res := send(t, c.port, c.call)
+		got := decodeFSP(res.Body)
+		if res.Status != 400 || got.Code != 3500 || !strings.Contains(got.Details, "The storage root needs {") {
+			t.Errorf("%s: %d %s, want 3500 naming the empty placeholder", c.name, res.Status, res.Body)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(store, "u", "alice", "private")); err != nil {
+		t.Errorf("tenant u's folder: %v", err)
+	}
+}
+
 // TestProviderLoadErrors: invalid fsp configurations are refused at load
 // time with an error naming the offending token.
 func TestProviderLoadErrors(t *testing.T) {
@@ -952,6 +1004,8 @@ func TestProviderLoadErrors(t *testing.T) {
 		{"public_url without scheme", "local /tmp/x\n\t\tpublic_url example.com/files", `public_url "example.com/files": write an absolute URL with its scheme`},
 		{"public_url from an empty placeholder", "local /tmp/x\n\t\tpublic_url {env.FSP_TEST_EMPTY}/files", "public_url: the placeholder {env.FSP_TEST_EMPTY} is empty"},
 		{"root from an empty placeholder", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot {env.FSP_TEST_EMPTY}/{http.request.header.X-BEE-Uid}", "root: the placeholder {env.FSP_TEST_EMPTY} is empty"},
+		{"root with two placeholders in a segment", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot {http.request.header.X-Tenant}-{http.request.header.X-BEE-Uid}", `root "{http.request.header.X-Tenant}-{http.request.header.X-BEE-Uid}": a path segment holds two placeholders`},
+		{"root with a dot segment", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot tenants/../{http.request.header.X-BEE-Uid}", `root "tenants/../{http.request.header.X-BEE-Uid}" must be a relative path`},
 		{"s3 endpoint with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:9230/files\n\t\t\tbucket b\n\t\t}", `endpoint "127.0.0.1:9230/files" must be host:port, without scheme or path`},
 		{"s3 endpoint placeholder with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint {env.FSP_TEST_ENDPOINT_WITH_PATH}\n\t\t\tbucket b\n\t\t}", `endpoint "127.0.0.1:1/files": write host:port only`},
 		{"s3 key from an empty placeholder", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t\tbucket b\n\t\t\taccess_key {env.FSP_TEST_EMPTY}\n\t\t\tsecret_key s\n\t\t}", "access_key: evaluated placeholder {env.FSP_TEST_EMPTY} is empty"},
