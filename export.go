@@ -113,7 +113,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		b.metrics.upstreams.WithLabelValues(r.URL.Path).Observe(time.Since(start).Seconds())
 		if rec.overflow { // a held-back answer, unwrapped past the bound
 			rec = &answerRecorder{header: http.Header{}}
-			err = b.answerTooLarge(rec, r)
+			err = b.answerTooLarge(rec, r, maxSharedAnswer)
 		}
 		a := rec.answer()
 		// What the page decodes is masked too (an escaped secret in a
@@ -235,10 +235,11 @@ func (a *answerRecorder) reset() {
 	a.overflow = false
 }
 
-// answerTooLarge answers an export whose answer passed maxSharedAnswer.
-func (b *Bridge) answerTooLarge(w http.ResponseWriter, r *http.Request) error {
+// answerTooLarge answers a request whose upstream answer passed limit
+// bytes: maxSharedAnswer for an export, maxAuthAnswer for LoginV2.
+func (b *Bridge) answerTooLarge(w http.ResponseWriter, r *http.Request, limit int64) error {
 	return b.fail(w, r, http.StatusBadGateway, contract.CodeBadGateway, "Upstream answer too large",
-		fmt.Sprintf("%s answered more than %d bytes", b.upstreamName(r), maxSharedAnswer))
+		fmt.Sprintf("%s answered more than %d bytes", b.upstreamName(r), limit))
 }
 
 func (a *answerRecorder) answer() *exportAnswer {

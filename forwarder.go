@@ -20,7 +20,7 @@ import (
 
 const (
 	maxAuthBody     = 64 << 10
-	maxAuthAnswer   = 1 << 20 // held back to mask; a larger one passes as it streams
+	maxAuthAnswer   = 1 << 20 // held back to mask; a larger one is refused (502)
 	defaultUID      = "demo-user"
 	minMaskedSecret = 8
 )
@@ -176,10 +176,13 @@ func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, ctx context.
 	// The recorder refusing the rest of an answer over its bound also
 	// ends the copy: say that, not that the upstream failed.
 	rec, recorded := watch.ResponseWriter.(*answerRecorder)
-	tooLarge := recorded && rec.overflow
+	tooLarge, limit := recorded && rec.overflow, int64(maxSharedAnswer)
+	if watch.overflow {
+		tooLarge, limit = true, watch.unwrapLimit
+	}
 	watch.discard()
 	if tooLarge {
-		return b.answerTooLarge(w, r)
+		return b.answerTooLarge(w, r, limit)
 	}
 	var he caddyhttp.HandlerError
 	status := http.StatusBadGateway
@@ -191,6 +194,10 @@ func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, ctx context.
 	}
 	if r.Context().Err() != nil {
 		return caddyhttp.Error(499, r.Context().Err())
+	}
+	if errors.Is(err, errUpstreamEncoded) {
+		return b.failCause(w, r, http.StatusBadGateway, contract.CodeBadGateway, "Upstream answer refused",
+			fmt.Sprintf("%s answered compressed (Content-Encoding), which the bridge does not accept: it could not check the answer for secrets", b.upstreamName(r)), err)
 	}
 	if status == http.StatusGatewayTimeout {
 		return b.failCause(w, r, status, contract.CodeGatewayTimeout, "Upstream timeout",

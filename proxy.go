@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -94,6 +95,9 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	out.URL.RawQuery = ""
 	out.URL.ForceQuery = false
 	out.Header.Del("Authorization")
+	// Without Accept-Encoding any coding is acceptable (RFC 9110, 12.5.3),
+	// and a compressed answer could not be checked for secrets.
+	out.Header.Set("Accept-Encoding", "identity")
 	if t.bearer != "" {
 		out.Header.Set("Authorization", t.bearer)
 	}
@@ -131,6 +135,12 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		}
 		return nil, err
 	}
+	// Masking reads the bytes as sent: in a compressed answer a secret
+	// would pass unseen, and the browser would decompress it.
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%w (Content-Encoding %q)", errUpstreamEncoded, ce)
+	}
 	// ServeHTTP has set its own (one header line, not two).
 	resp.Header.Del("X-Content-Type-Options")
 	// Trailer holds the announced trailer names, which Caddy announces to
@@ -165,6 +175,10 @@ func (t *upstreamTransport) scrubHeader(h http.Header) bool {
 	}
 	return removed
 }
+
+// errUpstreamEncoded: the upstream answered in a content coding, which
+// the bridge asked it not to use and cannot check for secrets.
+var errUpstreamEncoded = errors.New("upstream answered with a content coding")
 
 // errUpstreamTimeout is a net.Error with Timeout() true, which Caddy's
 // reverse proxy maps to 504.

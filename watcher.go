@@ -5,6 +5,7 @@ package designbridge
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -25,6 +26,7 @@ type responseWatcher struct {
 	// mask the secrets its JSON strings decode to, and never unwrap it
 	// (the auth path's token answer, which the page parses).
 	maskOnly  bool
+	overflow  bool // maskOnly: the answer passed unwrapLimit and was refused
 	buffering bool
 	buf       bytes.Buffer
 	secrets   [][]byte    // masked again in unwrapped HTML
@@ -94,6 +96,13 @@ func (rw *responseWatcher) Write(p []byte) (int, error) {
 	if rw.buffering {
 		if int64(rw.buf.Len()+len(p)) <= rw.unwrapLimit {
 			return rw.buf.Write(p)
+		}
+		if rw.maskOnly {
+			// Passed on as it streams, a secret written with JSON escapes
+			// would reach the page unmasked; a token answer is a few
+			// hundred bytes, so one this large is refused.
+			rw.overflow = true
+			return 0, errors.New("answer too large to mask")
 		}
 		// Too big to be worth unwrapping: pass it on as it is.
 		rw.buffering = false

@@ -17,8 +17,8 @@ func TestEncodeCompressesExports(t *testing.T) {
 	page := "<!doctype html><html><body>" + strings.Repeat("<p>Hello, compressed world.</p>", 200) + "</body></html>"
 	wrapped, _ := json.Marshal(map[string]any{"body": map[string]string{"html": page}})
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
-		if r.Header.Get("Accept-Encoding") != "" {
-			http.Error(w, "the bridge must not ask the upstream to compress", 500)
+		if ae := r.Header.Get("Accept-Encoding"); ae != "identity" {
+			http.Error(w, "the bridge must ask the upstream not to compress, not "+ae, 500)
 			return
 		}
 		if r.URL.Path == "/json/v1/message/html" {

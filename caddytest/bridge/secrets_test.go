@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -175,4 +177,66 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Fatalf("access log not captured")
 	}
 	assertNoSecret(t, "access log", access)
+}
+
+// TestAnswersTooOpaqueToMask: answers the bridge could not check for
+// secrets are refused (502), not passed on. A compressed answer: masking
+// would read compressed bytes, and the browser would decompress the
+// secret (the bridge asks for "identity", and RFC 9110 lets a server
+// compress when a request does not say). A LoginV2 answer past 1 MiB: it
+// would stream on with only its raw bytes masked, and the page's
+// JSON.parse would decode a secret written with \u escapes.
+func TestAnswersTooOpaqueToMask(t *testing.T) {
+	gzipEcho := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		json.NewEncoder(zw).Encode(map[string]any{"authorization": r.Header.Get("Authorization"), "body": string(body)})
+		zw.Close()
+	})
+	escape := func(s string) string {
+		var b strings.Builder
+		for _, c := range s {
+			fmt.Fprintf(&b, `\u%04x`, c)
+		}
+		return b.String()
+	}
+	hugeLogin := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		var creds struct {
+			Secret string `json:"client_secret"`
+		}
+		json.Unmarshal(body, &creds)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":"t","echo":"%s","pad":"%s"}`, escape(creds.Secret), strings.Repeat("x", 1<<20))
+	})
+	for _, c := range []struct {
+		name, block, path, body, want string
+		up                           *upstream
+	}{
+		{"compressed export", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n", gzipEcho.URL, tokenPlain),
+			"/v1/message/html", `{"page":{"rows":[]}}`, "answered compressed (Content-Encoding)", gzipEcho},
+		{"compressed login", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\tuid u1\n", gzipEcho.URL, tokenPlain, clientID, clientSecret, gzipEcho.URL),
+			"/proxy/bee-auth", `{}`, "answered compressed (Content-Encoding)", gzipEcho},
+		{"login answer past 1 MiB", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\tuid u1\n", hugeLogin.URL, tokenPlain, clientID, clientSecret, hugeLogin.URL),
+			"/proxy/bee-auth", `{}`, "answered more than 1048576 bytes", hugeLogin},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tc := load(t, site(c.block))
+			// Go's client asks for gzip and decompresses, as a browser does.
+			res := do(t, tc, "POST", c.path, []byte(c.body), nil)
+			if c.up.last(t).Header.Get("Accept-Encoding") != "identity" {
+				t.Errorf("the upstream was sent Accept-Encoding %q, want identity", c.up.last(t).Header.Get("Accept-Encoding"))
+			}
+			assertNoSecret(t, c.name+" body", res.Body)
+			assertNoSecret(t, c.name+" headers", headerText(res.Header))
+			var decoded any
+			if json.Unmarshal(res.Body, &decoded) == nil {
+				text, _ := json.Marshal(decoded)
+				assertNoSecret(t, c.name+" body as the page decodes it", text)
+			}
+			if res.Status != http.StatusBadGateway || !bytes.Contains(res.Body, []byte(c.want)) {
+				t.Errorf("%d %.300s, want 502 saying %q", res.Status, res.Body, c.want)
+			}
+		})
+	}
 }
