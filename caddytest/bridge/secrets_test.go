@@ -211,7 +211,7 @@ func TestAnswersTooOpaqueToMask(t *testing.T) {
 	})
 	for _, c := range []struct {
 		name, block, path, body, want string
-		up                           *upstream
+		up                            *upstream
 	}{
 		{"compressed export", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n", gzipEcho.URL, tokenPlain),
 			"/v1/message/html", `{"page":{"rows":[]}}`, "answered compressed (Content-Encoding)", gzipEcho},
