@@ -128,7 +128,8 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 	// (below) before this runs.
 	tab, closeTab := chromedp.NewContext(b.ctx)
 	defer closeTab()
-	var images atomic.Int64
+	j := &job{html: html, fetches: make(chan struct{}, p.cfg.Fetches)}
+	j.budget.Store(p.cfg.MaxImageBytes)
 	chromedp.ListenTarget(tab, func(ev any) {
 		e, ok := ev.(*fetch.EventRequestPaused)
 		if !ok {
@@ -137,7 +138,7 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 		b.jobs.Add(1)
 		go func() {
 			defer b.jobs.Done()
-			p.answer(tab, ctx, e, html, &images)
+			p.answer(tab, ctx, e, j)
 		}()
 	})
 	// The job's deadline and cancellation apply to every call on the tab.
@@ -169,31 +170,61 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 	return err
 }
 
+// job is what the requests of one job's tab share.
+type job struct {
+	html      string
+	docServed atomic.Bool   // the document is answered once, to the tab itself
+	images    atomic.Int64  // images asked for (up to Config.MaxImages)
+	fetches   chan struct{} // images being fetched and handed over (Config.Fetches)
+	budget    atomic.Int64  // bytes of images still allowed (Config.MaxImageBytes)
+}
+
 // answer handles one request of the tab: the document from memory, an
 // image through the Fetcher, anything else refused.
-func (p *Pool) answer(tab, job context.Context, e *fetch.EventRequestPaused, html string, images *atomic.Int64) {
+func (p *Pool) answer(tab, ctx context.Context, e *fetch.EventRequestPaused, j *job) {
 	c := chromedp.FromContext(tab)
 	if c == nil || c.Target == nil {
 		return
 	}
-	exec := cdp.WithExecutor(job, c.Target)
+	exec := cdp.WithExecutor(ctx, c.Target)
 	url := e.Request.URL
 	switch {
-	case url == docURL:
+	case url == docURL && e.ResourceType == network.ResourceTypeDocument && j.docServed.CompareAndSwap(false, true):
+		// Once: frames pointing at it again would each be sent the
+		// whole HTML (1,500 of them in a 3 MiB page made 4 GiB).
 		_ = fetch.FulfillRequest(e.RequestID, 200).
 			WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "text/html; charset=utf-8"}}).
-			WithBody(base64.StdEncoding.EncodeToString([]byte(html))).Do(exec)
+			WithBody(base64.StdEncoding.EncodeToString([]byte(j.html))).Do(exec)
 		return
-	case e.ResourceType == network.ResourceTypeImage && isHTTP(url) && images.Add(1) <= int64(p.cfg.MaxImages):
-		body, ctype, err := p.cfg.Fetch.Fetch(job, url)
-		if err == nil {
-			_ = fetch.FulfillRequest(e.RequestID, 200).
-				WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: ctype}}).
-				WithBody(base64.StdEncoding.EncodeToString(body)).Do(exec)
+	case e.ResourceType == network.ResourceTypeImage && isHTTP(url) && j.images.Add(1) <= int64(p.cfg.MaxImages):
+		if p.fetchImage(ctx, exec, e, j) {
 			return
 		}
 	}
 	_ = fetch.FailRequest(e.RequestID, network.ErrorReasonBlockedByClient).Do(exec)
+}
+
+// fetchImage fetches the image e asks for and hands it to the browser,
+// one of at most Config.Fetches of the job at a time and within its byte
+// budget; false when it did not.
+func (p *Pool) fetchImage(ctx, exec context.Context, e *fetch.EventRequestPaused, j *job) bool {
+	select {
+	case j.fetches <- struct{}{}:
+		defer func() { <-j.fetches }()
+	case <-ctx.Done():
+		return false
+	}
+	if j.budget.Load() <= 0 {
+		return false
+	}
+	body, ctype, err := p.cfg.Fetch.Fetch(ctx, e.Request.URL)
+	if err != nil || j.budget.Add(-int64(len(body))) < 0 {
+		return false
+	}
+	_ = fetch.FulfillRequest(e.RequestID, 200).
+		WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: ctype}}).
+		WithBody(base64.StdEncoding.EncodeToString(body)).Do(exec)
+	return true
 }
 
 func isHTTP(u string) bool {

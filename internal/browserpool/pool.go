@@ -28,8 +28,22 @@ type Config struct {
 	JobTimeout time.Duration // one render; waiting for a tab, the same again
 	Fetch      Fetcher       // fetches the HTML's images
 	MaxImages  int           // images fetched per job; the others fail
-	Logger     *zap.Logger
+	// Fetches bounds the images of one job fetched (and handed to the
+	// browser) at once. Default: DefaultFetches.
+	Fetches int
+	// MaxImageBytes bounds the bytes of all the images one job fetches;
+	// past it, images fail. Default: DefaultMaxImageBytes.
+	MaxImageBytes int64
+	Logger        *zap.Logger
 }
+
+// Defaults of Config. An image is held three times while the browser is
+// handed it (the body, base64, the DevTools message), so a job's peak is
+// about Fetches × the fetcher's size limit × 3.
+const (
+	DefaultFetches       = 4
+	DefaultMaxImageBytes = 64 << 20
+)
 
 // ErrTimeout is a job that did not finish within its time.
 var ErrTimeout = errors.New("rendering took too long")
@@ -82,6 +96,12 @@ func New(cfg Config) (*Pool, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
+	if cfg.Fetches <= 0 {
+		cfg.Fetches = DefaultFetches
+	}
+	if cfg.MaxImageBytes <= 0 {
+		cfg.MaxImageBytes = DefaultMaxImageBytes
+	}
 	return &Pool{cfg: cfg, tabs: make(chan struct{}, cfg.Tabs)}, nil
 }
 
@@ -107,6 +127,17 @@ func (p *Pool) start() (*instance, error) {
 		chromedp.Flag("mute-audio", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
+		// Chromium resolves no name: the pool answers every request it
+		// lets through, and what request interception never sees (a
+		// <link rel=preconnect>, to an address literal too) must not
+		// reach the network.
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+		// A job's frames hold nothing of another site's (no cookies, no
+		// storage, no script), so site isolation protects nothing here,
+		// and with it each cross-site <iframe> of a page would start a
+		// renderer process of its own: hundreds for a few KB of HTML.
+		chromedp.Flag("disable-site-isolation-trials", true),
+		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"),
 	}
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)

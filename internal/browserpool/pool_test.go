@@ -25,12 +25,20 @@ const chromium = "/usr/bin/chromium"
 
 func newPool(t *testing.T, allowPrivate bool, timeout time.Duration) *Pool {
 	t.Helper()
+	return newPoolWith(t, allowPrivate, timeout, func(*Config) {})
+}
+
+// newPoolWith is newPool with the config changed by set.
+func newPoolWith(t *testing.T, allowPrivate bool, timeout time.Duration, set func(*Config)) *Pool {
+	t.Helper()
 	if err := Check(chromium); err != nil {
 		t.Skip(err)
 	}
 	client, tr := safefetch.NewClient(10*time.Second, allowPrivate)
 	t.Cleanup(tr.Retire)
-	p, err := New(Config{ExecPath: chromium, Tabs: 2, JobTimeout: timeout, Fetch: &HTTPFetcher{Client: client, MaxSize: 1 << 20}, MaxImages: 10})
+	cfg := Config{ExecPath: chromium, Tabs: 2, JobTimeout: timeout, Fetch: &HTTPFetcher{Client: client, MaxSize: 1 << 20}, MaxImages: 10}
+	set(&cfg)
+	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,199 @@
+package browserpool
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Pages written to make the service spend: each test fails without the
+// defence it names.
+
+// TestImageFetchesBounded: a page of many images is fetched a few at a
+// time (Config.Fetches), and no more bytes than Config.MaxImageBytes in
+// all. Unbounded, 60 images of 20 MiB took a 5.4 GiB heap.
+func TestImageFetchesBounded(t *testing.T) {
+	var now, peak, served atomic.Int64
+	red := redPNG()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := now.Add(1)
+		defer now.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(150 * time.Millisecond)
+		served.Add(1)
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(red)
+	}))
+	defer srv.Close()
+	page := func(n int) string {
+		var b strings.Builder
+		b.WriteString(`<body style="margin:0;line-height:0">`)
+		for i := range n {
+			fmt.Fprintf(&b, `<img src="%s/%d.png" width="40" height="40" style="margin:0 4px 4px 0">`, srv.URL, i)
+		}
+		return b.String()
+	}
+
+	p := newPoolWith(t, true, 20*time.Second, func(c *Config) { c.Fetches = 2 })
+	shot, err := p.Image(context.Background(), page(8), ImageOptions{Width: 440, Height: 100, MaxHeight: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red, _ := redPixels(t, shot); red < 8*1500 {
+		t.Errorf("%d red pixels, want the 8 images shown", red)
+	}
+	if peak.Load() != 2 {
+		t.Errorf("%d images fetched at once, want 2 (Fetches)", peak.Load())
+	}
+
+	// A budget of two and a half images: two are shown.
+	peak.Store(0)
+	served.Store(0)
+	p = newPoolWith(t, true, 20*time.Second, func(c *Config) { c.Fetches = 1; c.MaxImageBytes = int64(len(red)) * 5 / 2 })
+	shot, err = p.Image(context.Background(), page(8), ImageOptions{Width: 440, Height: 100, MaxHeight: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red, _ := redPixels(t, shot); red < 2*1500 || red > 2*1600 {
+		t.Errorf("%d red pixels, want two images (the budget's)", red)
+	}
+	if n := served.Load(); n != 3 {
+		t.Errorf("%d images fetched, want 3 (the third passes the budget)", n)
+	}
+}
+
+// TestDocumentServedOnce: frames pointing at the document's own URL get
+// nothing; each was sent the whole HTML again (a 3 MiB page of 1,500 such
+// frames timed out with a 1.3 GiB heap).
+func TestDocumentServedOnce(t *testing.T) {
+	p := newPool(t, false, 20*time.Second)
+	html := `<body style="margin:0"><div style="width:40px;height:40px;background:#ff0000"></div>` +
+		`<iframe src="` + docURL + `#again" style="border:0;width:200px;height:100px"></iframe></body>`
+	shot, err := p.Image(context.Background(), html, ImageOptions{Width: 200, Height: 160, MaxHeight: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red, _ := redPixels(t, shot); red < 1500 || red > 1700 {
+		t.Errorf("%d red pixels, want the one square: the frame was given the document", red)
+	}
+}
+
+// TestNoPreconnect: Chromium connects nowhere by itself. Request
+// interception never sees <link rel=preconnect>, which opened a TCP
+// connection to a private address that image fetching refuses.
+func TestNoPreconnect(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	p := newPool(t, false, 20*time.Second)
+	html := `<head><link rel="preconnect" href="http://` + addr + `"><link rel="preconnect" href="https://` + addr + `" crossorigin>` +
+		`<link rel="dns-prefetch" href="http://` + addr + `"></head><body><p>hello</p></body>`
+	for range 2 {
+		if _, err := p.Image(context.Background(), html, ImageOptions{Width: 200, Height: 100, MaxHeight: 500}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second) // a preconnect may land after the job
+	if n := accepted.Load(); n != 0 {
+		t.Errorf("%d connections to %s from the page", n, addr)
+	}
+}
+
+// TestFramesShareRenderers: a page of frames on many sites does not start
+// a renderer process for each (site isolation), which a few KB of HTML
+// turned into hundreds of processes.
+func TestFramesShareRenderers(t *testing.T) {
+	p := newPool(t, false, 30*time.Second)
+	if _, err := p.Image(context.Background(), `<p>start</p>`, ImageOptions{Width: 100, MaxHeight: 100}); err != nil {
+		t.Fatal(err)
+	}
+	browser := chromedp.FromContext(p.current.ctx).Browser.Process().Pid
+	seen := map[int]bool{}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { // every renderer that lives 20 ms or more
+		defer close(done)
+		for {
+			for _, pid := range renderers(browser) {
+				seen[pid] = true
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, `<iframe src="http://h%d.invalid/" width="10" height="10"></iframe>`, i)
+	}
+	_, err := p.Image(context.Background(), b.String(), ImageOptions{Width: 400, MaxHeight: 500})
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The page's, a spare one Chromium keeps ready, the last job's on its
+	// way out: a few, where isolating each site made one per frame.
+	if len(seen) == 0 || len(seen) > 8 {
+		t.Errorf("%d renderer processes for one page of 200 frames, want 1 to 8", len(seen))
+	}
+}
+
+// renderers lists the renderer processes descending from pid (they are
+// the zygote's children, not the browser's).
+func renderers(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces; it ends at the last ")".
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 2 {
+			continue
+		}
+		parent, _ := strconv.Atoi(fields[1])
+		children[parent] = append(children[parent], child)
+	}
+	var found []int
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(queue[0]) + "/cmdline")
+		if strings.Contains(string(cmd), "--type=renderer") {
+			found = append(found, queue[0])
+		}
+		queue = append(queue, children[queue[0]]...)
+	}
+	return found
+}
