@@ -95,14 +95,30 @@ func Public(ip netip.Addr) bool {
 }
 
 // nonPublic are ranges the standard predicates do not cover but that reach
-// no public host: "this network", shared address space (carrier NAT),
-// IETF protocol assignments, benchmarking, reserved, and NAT64 (which
-// could wrap any of the above).
+// no public host (IANA's special-purpose registries): "this network",
+// shared address space (carrier NAT), IETF protocol assignments, the
+// documentation and benchmarking networks, reserved; and the IPv6 ranges
+// that carry an IPv4 address a gateway may unwrap into any of the above
+// (IPv4-compatible and -translated, NAT64 global and local, 6to4, Teredo
+// and the rest of 2001::/23), or that are not global (discard-only,
+// documentation, deprecated site-local).
 var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
 	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("192.88.99.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"),
+	netip.MustParsePrefix("::ffff:0:0:0/96"),
 	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("100::/64"),
+	netip.MustParsePrefix("2001::/23"),
+	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("2002::/16"),
+	netip.MustParsePrefix("fec0::/10"),
 }

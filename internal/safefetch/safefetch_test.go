@@ -32,6 +32,20 @@ func TestPublic(t *testing.T) {
 		{"::ffff:127.0.0.1", false},
 		{"64:ff9b::7f00:1", false},
 		{"224.0.0.1", false},
+		{"192.0.2.1", false},
+		{"198.51.100.7", false},
+		{"203.0.113.9", false},
+		{"192.88.99.1", false},
+		{"::7f00:1", false},                             // IPv4-compatible 127.0.0.1
+		{"::ffff:0:a9fe:a9fe", false},                   // IPv4-translated 169.254.169.254
+		{"64:ff9b:1::a9fe:a9fe", false},                 // local-use NAT64
+		{"2002:7f00:1::1", false},                       // 6to4 of 127.0.0.1
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", false}, // Teredo
+		{"2001:db8::1", false},
+		{"100::1", false},
+		{"fec0::1", false},
+		{"2001:4860:4860::8888", true}, // 2001:4860 is past 2001::/23
+		{"8.8.8.8", true},
 	} {
 		if got := Public(netip.MustParseAddr(tc.addr)); got != tc.want {
 			t.Errorf("Public(%s) = %v, want %v", tc.addr, got, tc.want)
