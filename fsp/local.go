@@ -227,8 +227,19 @@ func (s *localStorage) Move(_ context.Context, from, to string, exclusive bool) 
 		// rename(2) replaces to atomically: never both, never neither.
 		return mapLocalErr(s.root.Rename(from, to))
 	}
+	// One step, or an upload replacing from between a link and a remove
+	// would be deleted by the remove.
+	if done, err := renameNoReplace(s.root, from, to); done {
+		return mapLocalErr(err)
+	}
+	// Without renameat2: link, then remove from unless it was replaced
+	// in between (a narrow window stays between the check and the remove).
 	if err := s.root.Link(from, to); err != nil {
 		return mapLocalErr(err)
+	}
+	now, err := s.root.Lstat(from)
+	if err != nil || !os.SameFile(info, now) {
+		return nil // moved; from is another file now, or gone
 	}
 	return mapLocalErr(s.root.Remove(from))
 }

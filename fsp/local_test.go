@@ -1,0 +1,69 @@
+package fsp
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+// TestLocalMoveKeepsConcurrentReplace: a move that must not replace its
+// destination, racing an upload that replaces its source, never loses the
+// upload: its bytes end at the source or at the destination. Done as a
+// link and then a remove of the source, the remove could delete the bytes
+// the upload had just renamed there.
+func TestLocalMoveKeepsConcurrentReplace(t *testing.T) {
+	s, err := newLocalStorage(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	read := func(key string) string {
+		f, err := s.root.Open(key)
+		if err != nil {
+			return ""
+		}
+		defer f.Close()
+		b := make([]byte, 16)
+		n, _ := f.Read(b)
+		return string(b[:n])
+	}
+	lost := 0
+	outcomes := map[string]int{} // "a's bytes/b's bytes": times
+	for i := range 3000 {
+		if err := s.Write(ctx, "a", []byte("old"), "", false); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Go(func() {
+			<-start
+			if err := s.Move(ctx, "a", "b", true); err != nil && !isNotExist(err) {
+				t.Errorf("move %d: %v", i, err)
+			}
+		})
+		// The last step of a replacing Write, the one that races: the
+		// new bytes renamed onto the source.
+		if err := s.Write(ctx, ".tmp-new", []byte("new"), "", false); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			<-start
+			if err := s.root.Rename(".tmp-new", "a"); err != nil {
+				t.Errorf("replace %d: %v", i, err)
+			}
+		})
+		close(start)
+		wg.Wait()
+		ra, rb := read("a"), read("b")
+		outcomes[ra+"/"+rb]++
+		if ra != "new" && rb != "new" {
+			lost++
+		}
+		_ = s.Remove(ctx, "a")
+		_ = s.Remove(ctx, "b")
+	}
+	if lost > 0 {
+		t.Errorf("the replacing upload was lost %d times in 3000 (outcomes %v)", lost, outcomes)
+	}
+}
