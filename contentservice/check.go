@@ -179,7 +179,7 @@ func (s *service) runChecks(ctx context.Context, d *design.Design, coll designch
 				internal: fmt.Sprintf("panic: %v", v), stack: string(debug.Stack())}
 		}
 	}()
-	opt := designcheck.Options{MaxImages: s.fetch.maxImages}
+	opt := designcheck.Options{MaxImages: s.fetch.maxImages, Limits: s.output}
 	if s.weigher != nil {
 		opt.Weigher = s.weigher
 	}

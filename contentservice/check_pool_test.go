@@ -137,3 +137,28 @@ func TestCheckReleasesDesign(t *testing.T) {
 		t.Errorf("a Check allocates %d bytes", per)
 	}
 }
+
+// TestCheckHTMLWeightBoundedByMaxOutput: overageHtmlWeight renders the
+// design within the service's max_output, as an export would; past it the
+// check is answered as not processed, not rendered to render's default.
+func TestCheckHTMLWeightBoundedByMaxOutput(t *testing.T) {
+	tpl, err := os.ReadFile("../designcheck/testdata/checks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"checks": []map[string]any{{"category": "overageHtmlWeight", "limit": 100}}, "template": json.RawMessage(tpl)})
+	for _, c := range []struct {
+		maxOutput int64
+		processed bool
+	}{{1000, false}, {1 << 20, true}} {
+		h, _ := newTestService(t, func(h *Handler) { h.MaxOutput = c.maxOutput })
+		got, err := serveOK(h, jsonRequest(PathMessageCheck, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`"processed":%v`, c.processed)
+		if !bytes.Contains(got, []byte(want)) {
+			t.Errorf("max_output %d: %s, want %s", c.maxOutput, got, want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/render"
 )
 
 // Collection is what a check request checks: a message (email), a page,
@@ -222,6 +223,10 @@ type Options struct {
 	// MaxImages bounds the distinct image URLs weighed per request; the
 	// others are reported as errored. Default 200.
 	MaxImages int
+	// Limits bounds the render that overageHtmlWeight weighs, as the
+	// service's exports are bounded; past them the check is answered as
+	// not processed. Zero: render's defaults.
+	Limits render.Limits
 }
 
 // Run runs specs on d for every language of langs (as Validate returned
@@ -251,7 +256,7 @@ func Run(ctx context.Context, d *design.Design, c Collection, specs []Spec, lang
 			case MissingDetailsPage:
 				r = details(s.Category, pageDetails(d))
 			case OverageHTMLWeight:
-				r = htmlWeight(d, *s.Limit, *s.Beautified)
+				r = htmlWeight(d, *s.Limit, *s.Beautified, opt.Limits)
 			}
 			lr.add(r)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/render"
 )
 
 // mapWeigher weighs from a table: the checks' logic, without a network
@@ -181,6 +182,18 @@ func TestHTMLWeight(t *testing.T) {
 	pretty, compact := run(1000, true), run(1000, false)
 	if !*pretty.Processed || pretty.MaxWeight == nil || compact.MaxWeight == nil {
 		t.Fatalf("not processed: %+v", pretty)
+	}
+	// Bounded as the service's exports are: a render past the bound is
+	// not weighed.
+	bounded := func(maxOutput int) Result {
+		specs, langs, _ := (&Request{Checks: []Spec{{Category: OverageHTMLWeight, Limit: f64(1000), Beautified: new(bool)}}}).Validate(Message)
+		return Run(context.Background(), d, Message, specs, langs, Options{Limits: render.Limits{MaxOutput: maxOutput}})[0].Checks[0]
+	}
+	if r := bounded(1000); *r.Processed || r.MaxWeight != nil {
+		t.Errorf("rendered past a 1000-byte bound: %+v", r)
+	}
+	if r := bounded(1 << 20); !*r.Processed {
+		t.Errorf("not processed within a 1 MiB bound: %+v", r)
 	}
 	if *pretty.MaxWeight <= *compact.MaxWeight {
 		t.Errorf("beautified %v KB is not heavier than minified %v KB", *pretty.MaxWeight, *compact.MaxWeight)

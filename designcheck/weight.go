@@ -144,7 +144,7 @@ func dataURLSize(s string) (int64, bool) {
 // htmlWeight answers overageHtmlWeight: the design is rendered to email
 // HTML and weighed, indented one tag a line when beautified, else as
 // rendered with the white space between tags removed.
-func htmlWeight(d *design.Design, limit float64, beautified bool) Result {
+func htmlWeight(d *design.Design, limit float64, beautified bool, bounds render.Limits) Result {
 	lim := limit
 	conds := false
 	for i := range d.Page.Rows {
@@ -152,9 +152,9 @@ func htmlWeight(d *design.Design, limit float64, beautified bool) Result {
 	}
 	processed := false
 	r := Result{Type: OverageHTMLWeight, CheckStatus: StatusWarning, Limit: &lim, DisplayConditions: &conds, Processed: &processed}
-	out, err := render.HTML(d)
+	out, err := render.HTMLWithLimits(d, bounds)
 	if err != nil {
-		// The renderer refused the design: the check could not run, as
+		// The renderer refused the design (or its bounds did): the check could not run, as
 		// the vendor answers when its parser does not respond.
 		return r
 	}
