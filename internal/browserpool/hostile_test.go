@@ -197,3 +197,44 @@ func renderers(pid int) []int {
 	}
 	return found
 }
+
+// TestImagePixelsBounded: images are handed to Chromium only when their
+// header's size fits the job's pixel budget (a 428 KB PNG of 20000×20000
+// cost Chromium 1.6 GB to decode), and only in a format whose size Go can
+// read (an SVG may hold any raster as a data: URL).
+func TestImagePixelsBounded(t *testing.T) {
+	red := redPNG() // 40×40
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".svg") {
+			w.Header().Set("Content-Type", "image/svg+xml")
+			_, _ = w.Write([]byte(`<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><rect width="40" height="40" fill="#ff0000"/></svg>`))
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(red)
+	}))
+	defer srv.Close()
+	var page strings.Builder
+	page.WriteString(`<body style="margin:0;line-height:0">`)
+	for i := range 5 {
+		fmt.Fprintf(&page, `<img src="%s/%d.png" width="40" height="40" style="margin:0 4px 4px 0">`, srv.URL, i)
+	}
+	p := newPoolWith(t, true, 20*time.Second, func(c *Config) { c.Fetches = 1; c.MaxImagePixels = 3*40*40 + 100 })
+	shot, err := p.Image(context.Background(), page.String(), ImageOptions{Width: 440, Height: 100, MaxHeight: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red, _ := redPixels(t, shot); red < 3*1500 || red > 3*1600 {
+		t.Errorf("%d red pixels, want three images (the pixel budget's)", red)
+	}
+
+	p = newPool(t, true, 20*time.Second)
+	svg := `<body style="margin:0"><img src="` + srv.URL + `/red.svg" width="40" height="40"><img src="` + srv.URL + `/red.png" width="40" height="40"></body>`
+	shot, err = p.Image(context.Background(), svg, ImageOptions{Width: 200, Height: 100, MaxHeight: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red, _ := redPixels(t, shot); red < 1500 || red > 1600 {
+		t.Errorf("%d red pixels, want the PNG alone, not the SVG", red)
+	}
+}

@@ -130,6 +130,7 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 	defer closeTab()
 	j := &job{html: html, fetches: make(chan struct{}, p.cfg.Fetches)}
 	j.budget.Store(p.cfg.MaxImageBytes)
+	j.pixels.Store(p.cfg.MaxImagePixels)
 	chromedp.ListenTarget(tab, func(ev any) {
 		e, ok := ev.(*fetch.EventRequestPaused)
 		if !ok {
@@ -177,6 +178,7 @@ type job struct {
 	images    atomic.Int64  // images asked for (up to Config.MaxImages)
 	fetches   chan struct{} // images being fetched and handed over (Config.Fetches)
 	budget    atomic.Int64  // bytes of images still allowed (Config.MaxImageBytes)
+	pixels    atomic.Int64  // pixels of images still allowed (Config.MaxImagePixels)
 }
 
 // answer handles one request of the tab: the document from memory, an
@@ -205,8 +207,8 @@ func (p *Pool) answer(tab, ctx context.Context, e *fetch.EventRequestPaused, j *
 }
 
 // fetchImage fetches the image e asks for and hands it to the browser,
-// one of at most Config.Fetches of the job at a time and within its byte
-// budget; false when it did not.
+// one of at most Config.Fetches of the job at a time and within its
+// budgets of bytes and pixels; false when it did not.
 func (p *Pool) fetchImage(ctx, exec context.Context, e *fetch.EventRequestPaused, j *job) bool {
 	select {
 	case j.fetches <- struct{}{}:
@@ -219,6 +221,9 @@ func (p *Pool) fetchImage(ctx, exec context.Context, e *fetch.EventRequestPaused
 	}
 	body, ctype, err := p.cfg.Fetch.Fetch(ctx, e.Request.URL)
 	if err != nil || j.budget.Add(-int64(len(body))) < 0 {
+		return false
+	}
+	if px, err := imagePixels(body); err != nil || j.pixels.Add(-px) < 0 {
 		return false
 	}
 	_ = fetch.FulfillRequest(e.RequestID, 200).

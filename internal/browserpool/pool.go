@@ -34,15 +34,21 @@ type Config struct {
 	// MaxImageBytes bounds the bytes of all the images one job fetches;
 	// past it, images fail. Default: DefaultMaxImageBytes.
 	MaxImageBytes int64
-	Logger        *zap.Logger
+	// MaxImagePixels bounds the pixels of all the images of one job, as
+	// their headers state them (what Chromium decodes, 4 bytes each);
+	// past it, and for images whose size cannot be read, images fail.
+	// Default: DefaultMaxImagePixels.
+	MaxImagePixels int64
+	Logger         *zap.Logger
 }
 
 // Defaults of Config. An image is held three times while the browser is
 // handed it (the body, base64, the DevTools message), so a job's peak is
 // about Fetches × the fetcher's size limit × 3.
 const (
-	DefaultFetches       = 4
-	DefaultMaxImageBytes = 64 << 20
+	DefaultFetches        = 4
+	DefaultMaxImageBytes  = 64 << 20
+	DefaultMaxImagePixels = 64 << 20 // 256 MiB decoded
 )
 
 // ErrTimeout is a job that did not finish within its time.
@@ -101,6 +107,9 @@ func New(cfg Config) (*Pool, error) {
 	}
 	if cfg.MaxImageBytes <= 0 {
 		cfg.MaxImageBytes = DefaultMaxImageBytes
+	}
+	if cfg.MaxImagePixels <= 0 {
+		cfg.MaxImagePixels = DefaultMaxImagePixels
 	}
 	return &Pool{cfg: cfg, tabs: make(chan struct{}, cfg.Tabs)}, nil
 }
