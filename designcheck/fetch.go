@@ -2,13 +2,13 @@ package designcheck
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,8 +29,10 @@ type HTTPWeigher struct {
 	failTTL   time.Duration
 	maxCached int
 
-	mu    sync.Mutex
-	cache map[string]cached
+	mu sync.Mutex
+	// cache is keyed by the URL's SHA-256: a URL is the request's to
+	// choose, up to the body's size, and 4,096 of 1 MiB each were 4 GiB.
+	cache map[[sha256.Size]byte]cached
 }
 
 type cached struct {
@@ -54,7 +56,7 @@ func NewHTTPWeigher(cfg WeigherConfig) *HTTPWeigher {
 	return &HTTPWeigher{
 		client: client, transport: tr, maxSize: cfg.MaxSize,
 		ttl: cfg.CacheTTL, failTTL: cfg.CacheTTL / 10, maxCached: cfg.MaxCached,
-		cache: map[string]cached{},
+		cache: map[[sha256.Size]byte]cached{},
 	}
 }
 
@@ -64,10 +66,14 @@ func (h *HTTPWeigher) Close() { h.transport.Retire() }
 // Weigh implements Weigher.
 func (h *HTTPWeigher) Weigh(ctx context.Context, src string) (int64, error) {
 	now := time.Now()
+	key := sha256.Sum256([]byte(src))
 	h.mu.Lock()
-	if c, ok := h.cache[src]; ok && now.Before(c.expires) {
-		h.mu.Unlock()
-		return c.size, c.err
+	if c, ok := h.cache[key]; ok {
+		if now.Before(c.expires) {
+			h.mu.Unlock()
+			return c.size, c.err
+		}
+		delete(h.cache, key)
 	}
 	h.mu.Unlock()
 
@@ -80,27 +86,21 @@ func (h *HTTPWeigher) Weigh(ctx context.Context, src string) (int64, error) {
 	if err != nil {
 		ttl = h.failTTL
 	}
+	if h.maxCached <= 0 || ttl <= 0 {
+		return size, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.cache) >= h.maxCached {
-		for k, c := range h.cache {
-			if !now.Before(c.expires) {
-				delete(h.cache, k)
-			}
+	// Full: one arbitrary entry goes (map order), in constant time; a
+	// sweep for expired ones cost the whole map on every insert. Expired
+	// entries also go when looked up.
+	for k := range h.cache {
+		if len(h.cache) < h.maxCached {
+			break
 		}
-		for k := range h.cache {
-			if len(h.cache) < h.maxCached {
-				break
-			}
-			delete(h.cache, k) // map order: an arbitrary victim
-		}
+		delete(h.cache, k)
 	}
-	if h.maxCached > 0 && ttl > 0 {
-		// src is cut from the request's design: kept as the key, it would
-		// keep the whole design in memory for the TTL (4,096 entries of
-		// 4 MiB designs).
-		h.cache[strings.Clone(src)] = cached{size: size, err: err, expires: now.Add(ttl)}
-	}
+	h.cache[key] = cached{size: size, err: err, expires: now.Add(ttl)}
 	return size, err
 }
 

@@ -2,14 +2,15 @@ package designcheck
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 )
 
 // imageServer serves /len/<n> (Content-Length n), /chunked/<n> (no length
@@ -118,20 +119,28 @@ func TestHTTPWeigherCache(t *testing.T) {
 	}
 }
 
-// TestHTTPWeigherCacheOwnsKeys: a URL cut from a design is remembered as
-// a copy, so the cache does not keep the design it came from.
-func TestHTTPWeigherCacheOwnsKeys(t *testing.T) {
-	srv, _ := imageServer(t)
-	w := NewHTTPWeigher(WeigherConfig{Timeout: time.Second, MaxSize: 1000, AllowPrivate: true, CacheTTL: time.Minute, MaxCached: 8})
+// TestHTTPWeigherCacheHoldsNoURL: the weight cache holds neither the URLs
+// (a request chooses them, a megabyte each if it likes: 4,096 of them were
+// 4 GiB) nor the design they were cut from, and stays within MaxCached.
+func TestHTTPWeigherCacheHoldsNoURL(t *testing.T) {
+	w := NewHTTPWeigher(WeigherConfig{Timeout: time.Second, MaxSize: 1000, CacheTTL: time.Minute, MaxCached: 8})
 	defer w.Close()
-	doc := strings.Repeat(" ", 1<<20) + srv.URL + "/len/5"
-	src := doc[1<<20:]
-	if n, err := w.Weigh(context.Background(), src); n != 5 || err != nil {
-		t.Fatal(n, err)
-	}
-	for k := range w.cache {
-		if unsafe.StringData(k) == unsafe.StringData(src) {
-			t.Errorf("the cache key %q is the design's own memory", k)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 16 {
+		// Refused (a private address), and remembered as such.
+		src := fmt.Sprintf("http://127.0.0.1/%d/", i) + strings.Repeat("a", 1<<20)
+		if _, err := w.Weigh(context.Background(), src); err == nil || err.Error() != "address not allowed" {
+			t.Fatalf("weighing %d: %v", i, err)
 		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if len(w.cache) != 8 {
+		t.Errorf("%d entries, want MaxCached (8)", len(w.cache))
+	}
+	if grown := int64(after.HeapInuse) - int64(before.HeapInuse); grown > 1<<20 {
+		t.Errorf("the cache holds %d bytes after weighing 16 URLs of 1 MiB", grown)
 	}
 }
