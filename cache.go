@@ -31,8 +31,9 @@ const maxSharedAnswer = 64 << 20
 // design, so a repeated export can be answered without calling the
 // content service again.
 type ExportCache struct {
-	// Most bytes of answers kept (Caddy size syntax in the Caddyfile, e.g.
-	// 64MiB). An answer larger than an eighth of it is not kept.
+	// Most bytes the kept answers hold: their buffers, designs and keys
+	// (Caddy size syntax in the Caddyfile, e.g. 64MiB). An answer larger
+	// than an eighth of it is not kept.
 	// Default: 64 MiB.
 	MaxSize int64 `json:"max_size,omitempty"`
 
@@ -270,7 +271,7 @@ func (c *exportCache) put(key exportKey, design []byte, a *exportAnswer) bool {
 	if a.status != http.StatusOK {
 		return false
 	}
-	size := a.size() + int64(len(design))
+	size := a.size() + int64(cap(design)+len(key.path)+len(key.accept))
 	if size > c.max/8 {
 		return false
 	}

@@ -272,10 +272,30 @@ func TestFlightHoldsTheDesign(t *testing.T) {
 	}
 }
 
+// TestAnswerSizeCountsItsMemory: an answer counts against the cache's
+// bound the memory it holds, not its length: an answer of unknown length
+// is recorded in a 32 KiB buffer, and a kept 10-byte answer counted as 10
+// let a 64 MiB cache hold about 5 GiB.
+func TestAnswerSizeCountsItsMemory(t *testing.T) {
+	rec := &answerRecorder{header: http.Header{}}
+	rec.WriteHeader(http.StatusOK)
+	_, _ = rec.Write([]byte("ten bytes!"))
+	a := rec.answer()
+	defer a.release()
+	if n := a.size(); n < 32<<10 {
+		t.Errorf("a 10-byte answer in a %d-byte buffer counts %d bytes", cap(a.buf), n)
+	}
+	plain := a.size()
+	a.body = []byte("masked copy") // beside the buffer, as masking leaves it
+	if n := a.size(); n < plain+int64(len(a.body)) {
+		t.Errorf("with a masked copy: %d bytes, want at least %d", n, plain+int64(len(a.body)))
+	}
+}
+
 func TestExportCache(t *testing.T) {
 	d := func(i int) []byte { return []byte{byte(i)} }
 	k := func(i int) exportKey { return testKey("/p", "", []byte{byte(i)}) }
-	size := answerOf(1000).size() + 1 // with its one-byte design
+	size := answerOf(1000).size() + 1 + int64(len("/p")) // with its one-byte design and its key
 	tests := []struct {
 		name string
 		run  func(t *testing.T, c *exportCache, now *time.Time)

@@ -298,10 +298,16 @@ func (a *exportAnswer) release() {
 	}
 }
 
-// size is what the answer counts against the cache's bound: its body, its
-// headers and a fixed allowance for the entry's own bookkeeping.
+// size is what the answer counts against the cache's bound: the memory
+// its body holds (the buffer it was recorded in, which may be larger than
+// the body: 32 KiB for an answer of unknown length; and a masked copy
+// beside it), its headers and a fixed allowance for the entry's own
+// bookkeeping.
 func (a *exportAnswer) size() int64 {
-	n := int64(len(a.body)) + 256
+	n := int64(cap(a.buf)) + 256
+	if !sameMemory(a.body, a.buf) {
+		n += int64(cap(a.body))
+	}
 	for _, h := range []http.Header{a.header, a.trailer} {
 		for k, vs := range h {
 			for _, v := range vs {
@@ -310,6 +316,11 @@ func (a *exportAnswer) size() int64 {
 		}
 	}
 	return n
+}
+
+// sameMemory reports whether x and y are cut from one array.
+func sameMemory(x, y []byte) bool {
+	return cap(x) > 0 && cap(y) > 0 && &x[:cap(x)][cap(x)-1] == &y[:cap(y)][cap(y)-1]
 }
 
 // writeTo sends the answer with a Cache-Status header (RFC 9211) saying
