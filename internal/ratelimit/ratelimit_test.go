@@ -110,3 +110,26 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNewKeyWhenFull: a key not seen before, with the table full of
+// buckets that have not refilled (many clients failing logins): the cost
+// of making room.
+func BenchmarkNewKeyWhenFull(b *testing.B) {
+	l := New(10, time.Minute, 0)
+	now := time.Unix(1000, 0)
+	for i := range DefaultMaxKeys {
+		k := fmt.Sprint("p", i)
+		l.Blocked(k, now)
+		l.Take(k, now)
+	}
+	keys := make([]string, b.N)
+	for i := range keys {
+		keys[i] = fmt.Sprint("n", i)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		t := now.Add(time.Duration(i) * time.Microsecond)
+		l.Blocked(keys[i], t)
+		l.Take(keys[i], t)
+	}
+}
