@@ -326,6 +326,12 @@ func (b *Bridge) Validate() error {
 	if b.Timeout < 0 {
 		return fmt.Errorf("timeout must not be negative")
 	}
+	if b.Cache != nil && b.Cache.MaxSize < 0 {
+		return fmt.Errorf("cache: max_size must not be negative")
+	}
+	if b.Cache != nil && b.Cache.TTL < 0 {
+		return fmt.Errorf("cache: ttl must not be negative")
+	}
 	if err := b.AuthRateLimit.validate(); err != nil {
 		return err
 	}

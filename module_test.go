@@ -204,6 +204,8 @@ func TestResolveAndValidate(t *testing.T) {
 		{name: "export path relative (JSON)", b: Bridge{ExportPaths: []string{"x"}}, wantErr: `export path "x" must start with /`},
 		{name: "negative max_body (JSON)", b: Bridge{MaxBody: -1}, wantErr: "max_body must not be negative"},
 		{name: "negative timeout (JSON)", b: Bridge{Timeout: -1}, wantErr: "timeout must not be negative"},
+		{name: "negative cache size (JSON)", b: Bridge{Cache: &ExportCache{MaxSize: -1}}, wantErr: "cache: max_size must not be negative"},
+		{name: "negative cache ttl (JSON)", b: Bridge{Cache: &ExportCache{TTL: -1}}, wantErr: "cache: ttl must not be negative"},
 		{name: "origin with path", b: Bridge{AllowedOrigins: []string{"http://localhost:3000/app"}}, wantErr: `allowed_origins: "http://localhost:3000/app" is not an origin`},
 		{name: "origin without scheme", b: Bridge{AllowedOrigins: []string{"localhost:3000"}}, wantErr: `allowed_origins: "localhost:3000" is not an origin`},
 		{name: "origin normalized", b: Bridge{AllowedOrigins: []string{"HTTP://LocalHost:3000/"}}, check: func(t *testing.T, b *Bridge) {

@@ -64,6 +64,10 @@ func (c *S3Config) validate() error {
 		return fmt.Errorf("endpoint %q must be host:port, without scheme or path (a bucket goes in bucket, a key prefix in prefix)", c.Endpoint)
 	case c.Bucket == "":
 		return errors.New("bucket is required")
+	case c.Timeout < 0:
+		// A negative ResponseHeaderTimeout is none: a silent server
+		// would hold requests for ever.
+		return errors.New("timeout must be positive")
 	}
 	if _, err := cleanRoot(c.Prefix); err != nil {
 		return fmt.Errorf("prefix %q must be relative, without dot segments", c.Prefix)
