@@ -10,7 +10,9 @@ import (
 // TestValidateJSON: values only a JSON config can hold (the Caddyfile
 // refuses them while parsing) are load errors naming their field.
 func TestValidateJSON(t *testing.T) {
-	s3 := func(timeout int64) *S3Config { return &S3Config{Endpoint: "127.0.0.1:1", Bucket: "b", Timeout: caddy.Duration(timeout)} }
+	s3 := func(timeout int64) *S3Config {
+		return &S3Config{Endpoint: "127.0.0.1:1", Bucket: "b", Timeout: caddy.Duration(timeout)}
+	}
 	for _, c := range []struct {
 		name string
 		h    Handler
