@@ -2,6 +2,7 @@ package designcheck
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/design"
@@ -55,6 +56,37 @@ func BenchmarkCheck(b *testing.B) {
 					}
 					Run(context.Background(), d, Message, bc.specs, bc.langs, Options{Weigher: sizeWeigher{}})
 					d.Release() // as content_service does once it has answered
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkCheckCostly runs the widget checks in 15 languages on the
+// costly designs of the Check API (designtest.CostlyDesigns) at two sizes:
+// time per op should grow about 4× from one to the next.
+func BenchmarkCheckCostly(b *testing.B) {
+	checks := []Spec{{Category: MissingAltText}, {Category: MissingImageLink}, {Category: MissingCopyLink}}
+	specs, langs, err := (&Request{Checks: checks, Languages: []string{"en-US", "it-IT", "fr-FR", "de-DE", "es-ES", "pt-PT", "nl-NL", "sv-SE",
+		"da-DK", "fi-FI", "pl-PL", "cs-CZ", "hu-HU", "ro-RO", "el-GR"}}).Validate(Message)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range designtest.CostlyDesigns() {
+		if !c.Check {
+			continue
+		}
+		for _, size := range []int{16 << 10, 64 << 10} {
+			data := c.Build(size)
+			b.Run(fmt.Sprintf("%s/%dKiB", c.Name, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					d, err := design.Decode(data)
+					if err != nil {
+						b.Fatal(err)
+					}
+					Run(context.Background(), d, Message, specs, langs, Options{})
+					d.Release()
 				}
 			})
 		}

@@ -184,23 +184,35 @@ func imageWidgetType(kind string, img *design.Value) string {
 }
 
 // contentTranslation finds a block's translated copy in
-// <content>.translations.<lang>.
+// <content>.translations.<lang> (nil when there is none).
 func contentTranslation(c *design.Value) func(string) *design.Value {
 	t := translations(c)
-	return func(lang string) *design.Value { return t().Get(lang) }
+	return func(lang string) *design.Value { return t()[lang] }
 }
 
 // itemTranslation finds item i of a list's translated copy in
 // <list>.translations.<lang>.<key>[i], t being translations(list).
-func itemTranslation(t func() *design.Value, key string, i int) func(string) *design.Value {
-	return func(lang string) *design.Value { return t().At(lang, key).Index(i) }
+func itemTranslation(t func() map[string]*design.Value, key string, i int) func(string) *design.Value {
+	return func(lang string) *design.Value { return t()[lang].Get(key).Index(i) }
 }
 
-// translations returns v's translations, decoded on first use (once
-// for a list's items): the design keeps them as JSON text (design.Raw),
-// since the HTML never reads them.
-func translations(v *design.Value) func() *design.Value {
-	return sync.OnceValue(func() *design.Value { return v.Get("translations").Expand() })
+// translations returns v's translations by language, decoded on first use
+// (once for a list's items): the design keeps them as JSON text
+// (design.Raw), since the HTML never reads them. They are indexed once:
+// looked up by Value.Get, each of a list's items scanned every key of the
+// object, items × keys × languages (a 250 KB menu took 19 s).
+func translations(v *design.Value) func() map[string]*design.Value {
+	return sync.OnceValue(func() map[string]*design.Value {
+		t := v.Get("translations").Expand()
+		if t.Kind != design.Object {
+			return nil
+		}
+		byLang := make(map[string]*design.Value, len(t.Members))
+		for i := range t.Members {
+			byLang[t.Members[i].Key] = &t.Members[i].Value // the last wins, as in Get
+		}
+		return byLang
+	})
 }
 
 // missingAlt: an image, gif, sticker, icon or social icon showing an

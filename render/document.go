@@ -273,30 +273,18 @@ func (w *emailWriter) assemble() ([]byte, *[]byte) {
 // fontLinks emits a stylesheet link for each web font the design uses,
 // hidden from Outlook (which would stall on it and then ignore it).
 func (w *emailWriter) fontLinks(out *bytes.Buffer) {
-	var seen []string
+	seen := map[string]bool{}
 	for _, f := range w.d.Page.Body.WebFonts {
 		if f.URL == "" || !strings.HasPrefix(strings.ToLower(f.URL), "http") || !design.SafeURL(f.URL) {
 			continue
 		}
-		used := false
-		for _, k := range [...]string{familyKey(f.FontFamily), familyKey(f.Name)} {
-			for _, u := range w.fontsUsed {
-				if k != "" && k == u {
-					used = true
-				}
-			}
-		}
-		if !used {
+		if !w.fontsUsed[familyKey(f.FontFamily)] && !w.fontsUsed[familyKey(f.Name)] {
 			continue
 		}
-		dup := false
-		for _, s := range seen {
-			dup = dup || s == f.URL
-		}
-		if dup {
+		if seen[f.URL] {
 			continue
 		}
-		seen = append(seen, f.URL)
+		seen[f.URL] = true
 		out.WriteString(`<!--[if !mso]><!--><link href="`)
 		escape(out, f.URL)
 		out.WriteString(`" rel="stylesheet" type="text/css"><!--<![endif]-->`)

@@ -74,23 +74,31 @@ func appendFamilyKey(b []byte, stack string) []byte {
 	return b
 }
 
+// maxFamilyKey bounds the family names recorded as used: no font a
+// design can link (webFonts) has a longer one, and a style may hold
+// megabytes of "font-family:".
+const maxFamilyKey = 128
+
+// useFont records the first family of stack as used, for fontLinks.
 func (w *emailWriter) useFont(stack string) {
 	// The key is built on the stack and becomes a string only when it is
 	// new: most modules repeat the page's font.
 	var buf [64]byte
 	k := appendFamilyKey(buf[:0], stack)
-	if len(k) == 0 {
+	if len(k) == 0 || len(k) > maxFamilyKey {
 		return
 	}
-	for _, f := range w.fontsUsed {
-		if f == string(k) {
-			return
-		}
+	if _, ok := w.fontsUsed[string(k)]; ok {
+		return
 	}
-	w.fontsUsed = append(w.fontsUsed, string(k))
+	if w.fontsUsed == nil {
+		w.fontsUsed = map[string]bool{}
+	}
+	w.fontsUsed[string(k)] = true
 }
 
 // scanFonts records font-family declarations found in an inline style.
+// Each declaration's value is read once: the scan goes on after it.
 func (w *emailWriter) scanFonts(style string) {
 	for {
 		i := strings.Index(style, "font-family")
@@ -103,11 +111,11 @@ func (w *emailWriter) scanFonts(style string) {
 			return
 		}
 		style = style[j+1:]
-		end := strings.IndexByte(style, ';')
-		val := style
-		if end >= 0 {
-			val = style[:end]
-		}
+		val, rest, more := strings.Cut(style, ";")
 		w.useFont(strings.TrimSpace(strings.ReplaceAll(val, "&quot;", "")))
+		if !more {
+			return
+		}
+		style = rest
 	}
 }

@@ -175,7 +175,10 @@ func simpleTokens(src string, yield func(t richToken)) bool {
 		}
 		i += n
 		attrs = attrs[:0]
-		for {
+		for nattr := 0; ; nattr++ {
+			if nattr > maxSimpleAttrs {
+				return false
+			}
 			ws := simpleSpace(src[i:])
 			i += ws
 			if i >= len(src) {
@@ -232,6 +235,11 @@ func simpleTokens(src string, yield func(t richToken)) bool {
 	}
 	return true
 }
+
+// maxSimpleAttrs is the most attributes a tag of the fast path has: each
+// is compared with those before it (x/net/html keeps the first of
+// repeated ones), and a tag of thousands is x/net/html's to read.
+const maxSimpleAttrs = 32
 
 // simpleName is the length of the lower-case name (of a tag or an
 // attribute) at the start of s: a letter, then letters, digits and

@@ -68,6 +68,12 @@ type richOpts struct {
 	listPosition string  // list-style-position
 }
 
+// maxRichDepth bounds the allowed elements open at once in rich text. An
+// end tag looks for its element among them, so a fragment of many start
+// tags and then many stray end tags cost one against the other (a 4 MiB
+// design took 29 s); rich text nests a few levels deep.
+const maxRichDepth = 256
+
 // rich writes sanitised rich HTML.
 func (w *emailWriter) rich(src string, o *richOpts) {
 	if src == "" {
@@ -111,6 +117,9 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 			}
 			if !allowedTag(t.a) {
 				return
+			}
+			if len(stack) == maxRichDepth && !isVoid(t.a) {
+				return // past the depth bound: left out, its text kept
 			}
 			w.startTag(&t, o, &paras)
 			// A browser reads <b/> as <b>: the element stays open, so it
