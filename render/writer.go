@@ -23,7 +23,7 @@ type emailWriter struct {
 	warn      warnings
 
 	fontsUsed map[string]bool // normalised first family names seen in styles
-	hasRev    bool     // some row reverses its columns on mobile
+	hasRev    bool            // some row reverses its columns on mobile
 	// kinds whose mobileCSS the document needs, in order of first use
 	mobileCSSKinds []string
 
