@@ -273,16 +273,19 @@ func (w *emailWriter) assemble() ([]byte, *[]byte) {
 // fontLinks emits a stylesheet link for each web font the design uses,
 // hidden from Outlook (which would stall on it and then ignore it).
 func (w *emailWriter) fontLinks(out *bytes.Buffer) {
-	seen := map[string]bool{}
+	var seen map[string]bool // URLs linked: a design may list thousands
 	for _, f := range w.d.Page.Body.WebFonts {
 		if f.URL == "" || !strings.HasPrefix(strings.ToLower(f.URL), "http") || !design.SafeURL(f.URL) {
 			continue
 		}
-		if !w.fontsUsed[familyKey(f.FontFamily)] && !w.fontsUsed[familyKey(f.Name)] {
+		if !w.usesFont(familyKey(f.FontFamily)) && !w.usesFont(familyKey(f.Name)) {
 			continue
 		}
 		if seen[f.URL] {
 			continue
+		}
+		if seen == nil {
+			seen = map[string]bool{}
 		}
 		seen[f.URL] = true
 		out.WriteString(`<!--[if !mso]><!--><link href="`)

@@ -74,27 +74,38 @@ func appendFamilyKey(b []byte, stack string) []byte {
 	return b
 }
 
-// maxFamilyKey bounds the family names recorded as used: no font a
-// design can link (webFonts) has a longer one, and a style may hold
-// megabytes of "font-family:".
-const maxFamilyKey = 128
+// maxFamilyKey and maxFontsUsed bound the family names recorded as used:
+// no font a design can link (webFonts) has a longer name, designs use a
+// handful, and each one met is looked for among those recorded (a style
+// may hold megabytes of "font-family:", rich text thousands of families).
+const (
+	maxFamilyKey = 128
+	maxFontsUsed = 64
+)
+
+// usesFont reports whether the family key k was recorded as used.
+func (w *emailWriter) usesFont(k string) bool {
+	for _, f := range w.fontsUsed {
+		if f == k {
+			return true
+		}
+	}
+	return false
+}
 
 // useFont records the first family of stack as used, for fontLinks.
 func (w *emailWriter) useFont(stack string) {
+	if len(w.fontsUsed) == maxFontsUsed {
+		return
+	}
 	// The key is built on the stack and becomes a string only when it is
 	// new: most modules repeat the page's font.
 	var buf [64]byte
 	k := appendFamilyKey(buf[:0], stack)
-	if len(k) == 0 || len(k) > maxFamilyKey {
+	if len(k) == 0 || len(k) > maxFamilyKey || w.usesFont(string(k)) {
 		return
 	}
-	if _, ok := w.fontsUsed[string(k)]; ok {
-		return
-	}
-	if w.fontsUsed == nil {
-		w.fontsUsed = map[string]bool{}
-	}
-	w.fontsUsed[string(k)] = true
+	w.fontsUsed = append(w.fontsUsed, string(k))
 }
 
 // scanFonts records font-family declarations found in an inline style.

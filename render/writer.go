@@ -22,8 +22,8 @@ type emailWriter struct {
 	styleBufs []*[]byte
 	warn      warnings
 
-	fontsUsed map[string]bool // normalised first family names seen in styles
-	hasRev    bool            // some row reverses its columns on mobile
+	fontsUsed []string // normalised first family names seen in styles
+	hasRev    bool     // some row reverses its columns on mobile
 	// kinds whose mobileCSS the document needs, in order of first use
 	mobileCSSKinds []string
 
