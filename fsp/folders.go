@@ -52,7 +52,7 @@ func (q *request) ensureParent(ctx context.Context, p fspPath, create bool) (aut
 		}
 		return true, nil
 	}
-	if _, err := q.h.storage.Stat(ctx, pl.key, true); isNotExist(err) {
+	if err := q.h.storage.Exists(ctx, pl.key, true); isNotExist(err) {
 		return false, fail(3200, "The folder "+parent.String()+" does not exist")
 	} else if err != nil {
 		return false, storageFail(err)
@@ -65,7 +65,7 @@ func (q *request) rmdir(ctx context.Context, p fspPath) error {
 	if len(p.segs) == 0 || pl.readOnly {
 		return fail(3300, "")
 	}
-	if _, err := q.h.storage.Stat(ctx, pl.key, true); isNotExist(err) {
+	if err := q.h.storage.Exists(ctx, pl.key, true); isNotExist(err) {
 		return fail(3200, "")
 	} else if err != nil {
 		return storageFail(err)

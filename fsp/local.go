@@ -55,6 +55,17 @@ func (s *localStorage) Stat(_ context.Context, key string, dir bool) (Entry, err
 	return e, nil
 }
 
+func (s *localStorage) Exists(_ context.Context, key string, dir bool) error {
+	info, err := s.root.Stat(localName(key))
+	if err != nil {
+		return mapLocalErr(err)
+	}
+	if info.IsDir() != dir {
+		return fs.ErrNotExist
+	}
+	return nil
+}
+
 // count is the number of listed children of dir, counted up to
 // maxDirCount; 0 if it cannot be read.
 func (s *localStorage) count(dir string) int {

@@ -64,7 +64,7 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 	if src.readOnly || dpl.readOnly {
 		return nil, fail(3300, "")
 	}
-	if _, err := q.h.storage.Stat(ctx, src.key, false); isNotExist(err) {
+	if err := q.h.storage.Exists(ctx, src.key, false); isNotExist(err) {
 		return nil, fail(3200, "")
 	} else if err != nil {
 		return nil, storageFail(err)

@@ -222,6 +222,27 @@ func (s *s3Storage) Stat(ctx context.Context, k string, dir bool) (Entry, error)
 	return e, nil
 }
 
+func (s *s3Storage) Exists(ctx context.Context, k string, dir bool) error {
+	if !dir {
+		_, err := s.client.StatObject(ctx, s.bucket, s.key(k), minio.StatObjectOptions{})
+		return mapS3Err(err)
+	}
+	prefix := s.dirPrefix(k)
+	if prefix == "" {
+		return nil
+	}
+	// Its marker or anything inside it: the first key listed.
+	listCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for obj := range s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: 1}) {
+		if obj.Err != nil {
+			return mapS3Err(obj.Err)
+		}
+		return nil
+	}
+	return fs.ErrNotExist
+}
+
 // dirInfo describes the folder at prefix ("a/b/") from one listing page
 // of up to maxDirCount keys: found when its marker or anything inside it
 // exists; its last-modified is the newest of its marker and the files
@@ -231,7 +252,8 @@ func (s *s3Storage) dirInfo(ctx context.Context, prefix string) (e Entry, found 
 	listCtx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the lister after the first page
 	seen := 0
-	for obj := range s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: maxDirCount}) {
+	// One more than maxDirCount: the folder's own marker is listed too.
+	for obj := range s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: maxDirCount + 1}) {
 		if obj.Err != nil {
 			return Entry{}, false, mapS3Err(obj.Err)
 		}
@@ -242,10 +264,11 @@ func (s *s3Storage) dirInfo(ctx context.Context, prefix string) (e Entry, found 
 		if name := strings.TrimSuffix(strings.TrimPrefix(obj.Key, prefix), "/"); name != "" && listable(name) {
 			e.ItemCount++
 		}
-		if seen++; seen >= maxDirCount {
+		if seen++; seen > maxDirCount {
 			break
 		}
 	}
+	e.ItemCount = min(e.ItemCount, maxDirCount)
 	return e, found, nil
 }
 
@@ -418,7 +441,7 @@ func (s *s3Storage) WriteFirstFree(ctx context.Context, keys []string, data []by
 		if err = mapS3Err(err); !isNotExist(err) {
 			return 0, err
 		}
-		if _, err := s.Stat(ctx, k, true); err == nil {
+		if err := s.Exists(ctx, k, true); err == nil {
 			continue // a folder's name is taken too
 		} else if !isNotExist(err) {
 			return 0, err

@@ -16,6 +16,11 @@ type Storage interface {
 	// Stat describes the file or directory at key; dir says which one the
 	// caller means, since on object storage a name may be both.
 	Stat(ctx context.Context, key string, dir bool) (Entry, error)
+	// Exists is Stat without the description: nil when the file or (dir)
+	// directory at key exists, fs.ErrNotExist when not. A folder's Stat
+	// counts its children; a check of a name needs none of that, and a
+	// keep upload checks up to maxKeepAttempts names.
+	Exists(ctx context.Context, key string, dir bool) error
 	// List returns the entries of directory dir, hidden ones (names
 	// starting with a dot: thumbnails, temporary files) included.
 	List(ctx context.Context, dir string) ([]Entry, error)

@@ -93,7 +93,7 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 		}
 	}
 	if strat == strategyAsk {
-		if _, err := q.h.storage.Stat(ctx, pl.key, false); err == nil {
+		if err := q.h.storage.Exists(ctx, pl.key, false); err == nil {
 			return nil, fail(3400, "")
 		} else if !isNotExist(err) {
 			return nil, storageFail(err)
@@ -184,10 +184,10 @@ func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) 
 		for _, candidate := range keepCandidates(p) {
 			// A name seen taken is skipped without moving anything (on
 			// S3 each attempt copies the whole file).
-			if _, err := q.h.storage.Stat(ctx, q.locate(candidate).key, false); err == nil {
+			if err := q.h.storage.Exists(ctx, q.locate(candidate).key, false); err == nil {
 				continue
 			}
-			if _, err := q.h.storage.Stat(ctx, q.locate(candidate).key, true); err == nil {
+			if err := q.h.storage.Exists(ctx, q.locate(candidate).key, true); err == nil {
 				continue // a folder's name is taken too
 			}
 			err := put(candidate, true)
@@ -218,7 +218,7 @@ func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) 
 // noFolderAt answers 3400 when a folder holds the name of file p: a
 // conflict the user can resolve (keep, another name), not a failure.
 func (q *request) noFolderAt(ctx context.Context, p fspPath) error {
-	_, err := q.h.storage.Stat(ctx, q.locate(p).key, true)
+	err := q.h.storage.Exists(ctx, q.locate(p).key, true)
 	switch {
 	case err == nil:
 		return folderConflict(p)

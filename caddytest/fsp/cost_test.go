@@ -30,6 +30,55 @@ func writtenBytes(t *testing.T) int64 {
 	return 0
 }
 
+// TestProviderKeepProbesCheaply: a keep upload past names taken by
+// folders asks S3 only whether each name is taken: each folder of 300
+// files was listed (to count its children) for each name tried.
+func TestProviderKeepProbesCheaply(t *testing.T) {
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	b := s3Backend(t)
+	storage, proxy := behindFaultProxy(t, b, "")
+	load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			%s
+			public_url http://localhost/files
+			allow_anonymous
+		}
+	}
+}
+`, privatePort, storage))
+	const taken, files = 5, 300
+	for n := range taken {
+		name := "pic.png"
+		if n > 0 {
+			name = fmt.Sprintf("pic_%d.png", n)
+		}
+		for i := range files {
+			b.write(t, fmt.Sprintf("c1/u1/k/%s/f%d.png", name, i), []byte("x"))
+		}
+	}
+	proxy.mu.Lock()
+	before := proxy.answerBytes
+	proxy.mu.Unlock()
+	c := withStrategy(direct("/k/pic.png", string(noisePNG(2<<10))), "keep")
+	c.auth = "-"
+	res := send(t, privatePort, c)
+	proxy.mu.Lock()
+	answered := proxy.answerBytes - before
+	proxy.mu.Unlock()
+	var ok struct {
+		Data dataJSON `json:"data"`
+	}
+	if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Data.Meta.Path != fmt.Sprintf("/k/pic_%d.png", taken) {
+		t.Fatalf("keep upload: %d %s", res.Status, res.Body)
+	}
+	// A listing of one key is under 1 KB of XML; of 300, some 100 KB.
+	if answered > 4<<10*taken {
+		t.Errorf("a keep upload past %d folders of %d files read %d bytes of S3 answers", taken, files, answered)
+	}
+}
+
 // TestProviderKeepWritesOnce: a keep upload whose name and its next 29
 // numbered names are taken writes its bytes once, not once per name tried
 // (locally: the bytes this process writes; on S3: the PUT bodies that
@@ -103,5 +152,41 @@ func TestProviderKeepWritesOnce(t *testing.T) {
 				t.Errorf("a %d-byte keep upload past %d taken names wrote %d bytes (%.1f times its size)", len(data), taken, written, float64(written)/float64(len(data)))
 			}
 		})
+	}
+}
+
+// TestProviderFolderCountAtTheBound: a folder of exactly maxDirCount
+// (1,000) files shows an item-count of 1,000 in its parent's listing on
+// S3: its own marker is listed too, and took the last place of the page.
+func TestProviderFolderCountAtTheBound(t *testing.T) {
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	b := s3Backend(t)
+	storage, _ := behindFaultProxy(t, b, "")
+	load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			%s
+			public_url http://localhost/files
+			allow_anonymous
+		}
+	}
+}
+`, privatePort, storage))
+	if res := send(t, privatePort, call{method: "POST", target: "/full/", auth: "-"}); res.Status != 200 {
+		t.Fatalf("mkdir: %d %s", res.Status, res.Body)
+	}
+	for i := range 1000 {
+		b.write(t, fmt.Sprintf("c1/u1/full/f%d.png", i), []byte("x"))
+	}
+	res := send(t, privatePort, call{method: "GET", target: "/", auth: "-"})
+	var ok struct {
+		Data dataJSON `json:"data"`
+	}
+	if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || len(ok.Data.Items) != 1 {
+		t.Fatalf("listing: %d %.300s", res.Status, res.Body)
+	}
+	if n := ok.Data.Items[0].ItemCount; n == nil || *n != 1000 {
+		t.Errorf("item-count %s, want 1000", count(n))
 	}
 }

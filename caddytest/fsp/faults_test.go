@@ -51,6 +51,8 @@ type faultProxy struct {
 	otherErr error
 	// putBytes counts the bytes of every PUT's body: what was written.
 	putBytes int64
+	// answerBytes counts the bytes of the server's answers passed on.
+	answerBytes int64
 }
 
 func newFaultProxy(t *testing.T, target string) *faultProxy {
@@ -120,7 +122,10 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 			w.Header()[k] = v
 		}
 		w.WriteHeader(res.StatusCode)
-		_, _ = io.Copy(w, res.Body)
+		n, _ := io.Copy(w, res.Body)
+		p.mu.Lock()
+		p.answerBytes += n
+		p.mu.Unlock()
 	}))
 	t.Cleanup(p.Close)
 	return p
