@@ -243,6 +243,83 @@ func (s *s3Storage) Exists(ctx context.Context, k string, dir bool) error {
 	return fs.ErrNotExist
 }
 
+// taken reports whether a file or a folder holds the name of k.
+func (s *s3Storage) taken(ctx context.Context, k string) (bool, error) {
+	for _, dir := range []bool{false, true} {
+		if err := s.Exists(ctx, k, dir); err == nil {
+			return true, nil
+		} else if !isNotExist(err) {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// namePages bounds the listing pages Names reads.
+const namePages = 2
+
+// Names lists the folder once, from the longest prefix the names share
+// (at most namePages pages, in key order): a name listed is taken; a
+// name not listed is free when the listing got past it (or to its end),
+// and unknown otherwise. A keep upload past n taken names then costs a
+// listing instead of n HEAD requests (and n listings for folders).
+func (s *s3Storage) Names(ctx context.Context, keys []string) ([]nameState, error) {
+	states := make([]nameState, len(keys))
+	if len(keys) == 0 {
+		return states, nil
+	}
+	dir := path.Dir(keys[0])
+	common := path.Base(keys[0])
+	for _, k := range keys[1:] {
+		if path.Dir(k) != dir {
+			return states, nil // not one folder: nothing known
+		}
+		common = common[:commonPrefix(common, path.Base(k))]
+	}
+	prefix := s.dirPrefix(dir)
+	if dir == "." {
+		prefix = s.dirPrefix("")
+	}
+	listCtx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the lister after the pages read
+	seen := map[string]bool{}
+	last, complete := "", true // last: the last key listed, after prefix
+	n := 0
+	for obj := range s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix + common}) {
+		if obj.Err != nil {
+			return nil, mapS3Err(obj.Err)
+		}
+		if n++; n > namePages*maxDirCount {
+			complete = false
+			break
+		}
+		// A file's key, or a folder's common prefix (name + "/").
+		last = strings.TrimPrefix(obj.Key, prefix)
+		seen[strings.TrimSuffix(last, "/")] = true
+	}
+	for i, k := range keys {
+		switch name := path.Base(k); {
+		case seen[name]:
+			states[i] = nameTaken
+		case complete || name+"/" < last:
+			// Both of its keys, the file's and the folder's ("name" <
+			// "name/"), sort before the last listed: either would have
+			// been listed.
+			states[i] = nameFree
+		}
+	}
+	return states, nil
+}
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
 // dirInfo describes the folder at prefix ("a/b/") from one listing page
 // of up to maxDirCount keys: found when its marker or anything inside it
 // exists; its last-modified is the newest of its marker and the files
@@ -433,18 +510,20 @@ func (s *s3Storage) putExclusive(ctx context.Context, key string, r io.Reader, s
 // to one that is free: the bytes go up once unless another writer takes
 // the key between the look and the write.
 func (s *s3Storage) WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string) (int, error) {
+	states, err := s.Names(ctx, keys)
+	if err != nil {
+		return 0, err
+	}
 	for i, k := range keys {
-		_, err := s.client.StatObject(ctx, s.bucket, s.key(k), minio.StatObjectOptions{})
-		if err == nil {
+		if states[i] == nameTaken {
 			continue
 		}
-		if err = mapS3Err(err); !isNotExist(err) {
-			return 0, err
-		}
-		if err := s.Exists(ctx, k, true); err == nil {
-			continue // a folder's name is taken too
-		} else if !isNotExist(err) {
-			return 0, err
+		if states[i] == nameUnknown {
+			if taken, err := s.taken(ctx, k); err != nil {
+				return 0, err
+			} else if taken {
+				continue
+			}
 		}
 		err = s.Write(ctx, k, data, contentType, true)
 		if err == nil {

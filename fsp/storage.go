@@ -21,6 +21,14 @@ type Storage interface {
 	// counts its children; a check of a name needs none of that, and a
 	// keep upload checks up to maxKeepAttempts names.
 	Exists(ctx context.Context, key string, dir bool) error
+	// Names looks at the names of keys, which share one folder (a keep
+	// upload's or move's candidates), in as few requests as the back end
+	// allows, and says for each whether a file or folder holds it
+	// (nameTaken), none does (nameFree), or it could not tell
+	// (nameUnknown): the caller checks those with Exists. What it says
+	// may be out of date by the time it is used; the write that follows
+	// is exclusive.
+	Names(ctx context.Context, keys []string) ([]nameState, error)
 	// List returns the entries of directory dir, hidden ones (names
 	// starting with a dot: thumbnails, temporary files) included.
 	List(ctx context.Context, dir string) ([]Entry, error)
@@ -48,6 +56,15 @@ type Storage interface {
 	// Close releases the back end's resources.
 	Close() error
 }
+
+// nameState is what Storage.Names knows of a name.
+type nameState uint8
+
+const (
+	nameUnknown nameState = iota
+	nameTaken
+	nameFree
+)
 
 // Entry describes a file or directory.
 type Entry struct {

@@ -181,14 +181,28 @@ func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) 
 		}
 		return p, nil
 	case strategyKeep:
-		for _, candidate := range keepCandidates(p) {
+		candidates := keepCandidates(p)
+		keys := make([]string, len(candidates))
+		for i, c := range candidates {
+			keys[i] = q.locate(c).key
+		}
+		states, err := q.h.storage.Names(ctx, keys)
+		if err != nil {
+			return fspPath{}, storageFail(err)
+		}
+		for i, candidate := range candidates {
 			// A name seen taken is skipped without moving anything (on
 			// S3 each attempt copies the whole file).
-			if err := q.h.storage.Exists(ctx, q.locate(candidate).key, false); err == nil {
+			if states[i] == nameTaken {
 				continue
 			}
-			if err := q.h.storage.Exists(ctx, q.locate(candidate).key, true); err == nil {
-				continue // a folder's name is taken too
+			if states[i] == nameUnknown {
+				if err := q.h.storage.Exists(ctx, keys[i], false); err == nil {
+					continue
+				}
+				if err := q.h.storage.Exists(ctx, keys[i], true); err == nil {
+					continue // a folder's name is taken too
+				}
 			}
 			err := put(candidate, true)
 			if err == nil {

@@ -30,9 +30,10 @@ func writtenBytes(t *testing.T) int64 {
 	return 0
 }
 
-// TestProviderKeepProbesCheaply: a keep upload past names taken by
-// folders asks S3 only whether each name is taken: each folder of 300
-// files was listed (to count its children) for each name tried.
+// TestProviderKeepProbesCheaply: a keep upload past names taken by files
+// and folders learns which are taken from one listing of the folder, not
+// from a HEAD request per name (and a listing per folder of that name,
+// which read each folder of 300 files to count them).
 func TestProviderKeepProbesCheaply(t *testing.T) {
 	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
 	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
@@ -48,24 +49,29 @@ func TestProviderKeepProbesCheaply(t *testing.T) {
 	}
 }
 `, privatePort, storage))
-	const taken, files = 5, 300
+	// Names 0-4 are folders of 300 files, 5-39 files.
+	const folders, files, taken = 5, 300, 40
 	for n := range taken {
 		name := "pic.png"
 		if n > 0 {
 			name = fmt.Sprintf("pic_%d.png", n)
+		}
+		if n >= folders {
+			b.write(t, "c1/u1/k/"+name, []byte("x"))
+			continue
 		}
 		for i := range files {
 			b.write(t, fmt.Sprintf("c1/u1/k/%s/f%d.png", name, i), []byte("x"))
 		}
 	}
 	proxy.mu.Lock()
-	before := proxy.answerBytes
+	before, requestsBefore := proxy.answerBytes, proxy.requests
 	proxy.mu.Unlock()
 	c := withStrategy(direct("/k/pic.png", string(noisePNG(2<<10))), "keep")
 	c.auth = "-"
 	res := send(t, privatePort, c)
 	proxy.mu.Lock()
-	answered := proxy.answerBytes - before
+	answered, requests := proxy.answerBytes-before, proxy.requests-requestsBefore
 	proxy.mu.Unlock()
 	var ok struct {
 		Data dataJSON `json:"data"`
@@ -73,9 +79,14 @@ func TestProviderKeepProbesCheaply(t *testing.T) {
 	if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Data.Meta.Path != fmt.Sprintf("/k/pic_%d.png", taken) {
 		t.Fatalf("keep upload: %d %s", res.Status, res.Body)
 	}
-	// A listing of one key is under 1 KB of XML; of 300, some 100 KB.
-	if answered > 4<<10*taken {
-		t.Errorf("a keep upload past %d folders of %d files read %d bytes of S3 answers", taken, files, answered)
+	t.Logf("a keep upload past %d taken names: %d S3 requests, %d bytes of answers", taken, requests, answered)
+	// The folder's listing (40 names, under 10 KB), the write, the
+	// thumbnail's, the folder's own checks: a few, not one per name.
+	if requests > 10 {
+		t.Errorf("a keep upload past %d taken names made %d S3 requests", taken, requests)
+	}
+	if answered > 64<<10 {
+		t.Errorf("a keep upload past %d folders of %d files read %d bytes of S3 answers", folders, files, answered)
 	}
 }
 
@@ -188,5 +199,42 @@ func TestProviderFolderCountAtTheBound(t *testing.T) {
 	}
 	if n := ok.Data.Items[0].ItemCount; n == nil || *n != 1000 {
 		t.Errorf("item-count %s, want 1000", count(n))
+	}
+}
+
+// TestProviderKeepPastAListingBound: when the folder holds more names of
+// the shared prefix than the listing reads (two pages), the names past
+// the last one listed are checked one by one, so that a folder of a
+// candidate's name is still seen: a keep upload never makes a file of a
+// folder's name.
+func TestProviderKeepPastAListingBound(t *testing.T) {
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	b := s3Backend(t)
+	storage, _ := behindFaultProxy(t, b, "")
+	load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			%s
+			public_url http://localhost/files
+			allow_anonymous
+		}
+	}
+}
+`, privatePort, storage))
+	b.write(t, "c1/u1/k/pic.png", []byte("x"))
+	// 2,100 names between "pic.png" and "pic_1.png" in key order.
+	for i := range 2100 {
+		b.write(t, fmt.Sprintf("c1/u1/k/pic_0%04d.png", i), []byte("x"))
+	}
+	b.write(t, "c1/u1/k/pic_1.png/inside.png", []byte("x")) // a folder
+	c := withStrategy(direct("/k/pic.png", string(noisePNG(2<<10))), "keep")
+	c.auth = "-"
+	res := send(t, privatePort, c)
+	var ok struct {
+		Data dataJSON `json:"data"`
+	}
+	if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Data.Meta.Path != "/k/pic_2.png" {
+		t.Fatalf("keep upload: %d %s, want /k/pic_2.png", res.Status, res.Body)
 	}
 }

@@ -51,8 +51,10 @@ type faultProxy struct {
 	otherErr error
 	// putBytes counts the bytes of every PUT's body: what was written.
 	putBytes int64
-	// answerBytes counts the bytes of the server's answers passed on.
+	// answerBytes counts the bytes of the server's answers passed on,
+	// requests the requests.
 	answerBytes int64
+	requests    int
 }
 
 func newFaultProxy(t *testing.T, target string) *faultProxy {
@@ -125,6 +127,7 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 		n, _ := io.Copy(w, res.Body)
 		p.mu.Lock()
 		p.answerBytes += n
+		p.requests++
 		p.mu.Unlock()
 	}))
 	t.Cleanup(p.Close)
