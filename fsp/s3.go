@@ -234,13 +234,14 @@ func (s *s3Storage) Exists(ctx context.Context, k string, dir bool) error {
 	// Its marker or anything inside it: the first key listed.
 	listCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for obj := range s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: 1}) {
-		if obj.Err != nil {
-			return mapS3Err(obj.Err)
-		}
-		return nil
+	obj, listed := <-s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: 1})
+	switch {
+	case !listed:
+		return fs.ErrNotExist
+	case obj.Err != nil:
+		return mapS3Err(obj.Err)
 	}
-	return fs.ErrNotExist
+	return nil
 }
 
 // taken reports whether a file or a folder holds the name of k.
