@@ -231,7 +231,13 @@ func (s *s3Storage) Exists(ctx context.Context, k string, dir bool) error {
 	if prefix == "" {
 		return nil
 	}
-	// Its marker or anything inside it: the first key listed.
+	// Its marker (the folders fsp makes have one), else anything inside
+	// it: the first key listed.
+	if _, err := s.client.StatObject(ctx, s.bucket, prefix, minio.StatObjectOptions{}); err == nil {
+		return nil
+	} else if err = mapS3Err(err); !isNotExist(err) {
+		return err
+	}
 	listCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	obj, listed := <-s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: 1})
