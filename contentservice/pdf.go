@@ -324,7 +324,8 @@ func (fs *fileStore) open(name string) (*os.File, time.Time, error) {
 	return f, info.ModTime(), nil
 }
 
-// sweep removes expired files, and the oldest beyond maxStoredFiles.
+// sweep removes expired files, the oldest beyond maxStoredFiles, and
+// temporary files left by a write that never finished.
 func (fs *fileStore) sweep() {
 	entries, err := os.ReadDir(fs.dir)
 	if err != nil {
@@ -336,6 +337,14 @@ func (fs *fileStore) sweep() {
 	}
 	var live []file
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".tmp-") {
+			// A write a crash cut short: writes take milliseconds, so
+			// one an hour old is no one's.
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
+				_ = os.Remove(filepath.Join(fs.dir, e.Name()))
+			}
+			continue
+		}
 		if !storedName.MatchString(e.Name()) {
 			continue
 		}

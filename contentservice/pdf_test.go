@@ -50,4 +50,24 @@ func TestFileStore(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("%d files, want the fresh one only", len(entries))
 	}
+	// A temporary file a crash left behind goes once an hour old; one
+	// being written now stays.
+	for name, age := range map[string]time.Duration{".tmp-crashed": 2 * time.Hour, ".tmp-writing": 0} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("%PDF-"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		then := time.Now().Add(-age)
+		if err := os.Chtimes(filepath.Join(dir, name), then, then); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := fs.put([]byte("%PDF-d")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".tmp-crashed")); !os.IsNotExist(err) {
+		t.Error("the sweep left a crashed write's temporary file")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".tmp-writing")); err != nil {
+		t.Errorf("the sweep removed a write in progress: %v", err)
+	}
 }
