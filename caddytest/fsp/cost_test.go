@@ -30,11 +30,9 @@ func writtenBytes(t *testing.T) int64 {
 	return 0
 }
 
-// TestProviderKeepProbesCheaply: a keep upload past names taken by files
-// and folders learns which are taken from one listing of the folder, not
-// from a HEAD request per name (and a listing per folder of that name,
-// which read each folder of 300 files to count them).
-func TestProviderKeepProbesCheaply(t *testing.T) {
+// s3Site loads a site of fsp on a new S3 bucket reached through a fault
+// proxy (which counts requests and answers), and returns both.
+func s3Site(t *testing.T) (backend, *faultProxy) {
 	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
 	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
 	b := s3Backend(t)
@@ -49,6 +47,15 @@ func TestProviderKeepProbesCheaply(t *testing.T) {
 	}
 }
 `, privatePort, storage))
+	return b, proxy
+}
+
+// TestProviderKeepProbesCheaply: a keep upload past names taken by files
+// and folders learns which are taken from one listing of the folder, not
+// from a HEAD request per name (and a listing per folder of that name,
+// which read each folder of 300 files to count them).
+func TestProviderKeepProbesCheaply(t *testing.T) {
+	b, proxy := s3Site(t)
 	// Names 0-4 are folders of 300 files, 5-39 files.
 	const folders, files, taken = 5, 300, 40
 	for n := range taken {
@@ -170,20 +177,7 @@ func TestProviderKeepWritesOnce(t *testing.T) {
 // (1,000) files shows an item-count of 1,000 in its parent's listing on
 // S3: its own marker is listed too, and took the last place of the page.
 func TestProviderFolderCountAtTheBound(t *testing.T) {
-	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
-	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
-	b := s3Backend(t)
-	storage, _ := behindFaultProxy(t, b, "")
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			%s
-			public_url http://localhost/files
-			allow_anonymous
-		}
-	}
-}
-`, privatePort, storage))
+	b, _ := s3Site(t)
 	if res := send(t, privatePort, call{method: "POST", target: "/full/", auth: "-"}); res.Status != 200 {
 		t.Fatalf("mkdir: %d %s", res.Status, res.Body)
 	}
@@ -208,20 +202,7 @@ func TestProviderFolderCountAtTheBound(t *testing.T) {
 // candidate's name is still seen: a keep upload never makes a file of a
 // folder's name.
 func TestProviderKeepPastAListingBound(t *testing.T) {
-	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
-	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
-	b := s3Backend(t)
-	storage, _ := behindFaultProxy(t, b, "")
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			%s
-			public_url http://localhost/files
-			allow_anonymous
-		}
-	}
-}
-`, privatePort, storage))
+	b, _ := s3Site(t)
 	b.write(t, "c1/u1/k/pic.png", []byte("x"))
 	// 2,100 names between "pic.png" and "pic_1.png" in key order.
 	for i := range 2100 {
