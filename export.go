@@ -318,7 +318,8 @@ func (a *exportAnswer) size() int64 {
 	return n
 }
 
-// sameMemory reports whether x and y are cut from one array.
+// sameMemory reports whether x and y reach to the same end of one array:
+// the body is the recorded buffer itself, not a masked copy beside it.
 func sameMemory(x, y []byte) bool {
 	return cap(x) > 0 && cap(y) > 0 && &x[:cap(x)][cap(x)-1] == &y[:cap(y)][cap(y)-1]
 }
