@@ -31,51 +31,65 @@ function resolve(value, base) {
   }
 }
 
-// absoluteImageURLs rewrites, in place, the relative image URLs of a
-// parsed design and reports whether it changed anything.
-export function absoluteImageURLs(node, base) {
-  let changed = false;
-  const visit = (value) => {
-    if (Array.isArray(value)) {
-      value.forEach(visit);
-      return;
-    }
-    if (value === null || typeof value !== "object") {
-      return;
-    }
-    for (const [key, member] of Object.entries(value)) {
-      if (typeof member !== "string") {
-        visit(member);
-        continue;
-      }
-      let next = member;
-      if (URL_KEYS.has(key)) {
-        next = resolve(member, base);
-      } else if (CSS_KEYS.has(key)) {
-        next = member.replace(CSS_URL, (all, quote, url) => {
-          const absolute = resolve(url, base);
-          return absolute === url ? all : `url(${quote}${absolute}${quote})`;
-        });
-      }
-      if (next !== member) {
-        value[key] = next;
-        changed = true;
-      }
-    }
-  };
-  visit(node);
-  return changed;
+// resolveMember returns the value of the member key, a string, with its
+// relative image URLs resolved against base.
+function resolveMember(key, value, base) {
+  if (URL_KEYS.has(key)) {
+    return resolve(value, base);
+  }
+  if (CSS_KEYS.has(key)) {
+    return value.replace(CSS_URL, (all, quote, url) => {
+      const absolute = resolve(url, base);
+      return absolute === url ? all : `url(${quote}${absolute}${quote})`;
+    });
+  }
+  return value;
 }
 
+// A JSON string literal, or one of the characters that matter around it.
+const TOKEN = /"(?:[^"\\]|\\.)*"|[:{}[\],]/g;
+
 // withAbsoluteImageURLs returns the design JSON text with its relative image
-// URLs resolved against base; text that needs no change (or is not JSON)
-// is returned as it is, byte for byte.
+// URLs resolved against base. Only those strings are written again: every
+// other byte of the text stays as the editor delivered it (numbers past
+// 2^53, escapes, spacing), which a JSON.parse and JSON.stringify round trip
+// would not keep. Text that is not JSON is returned as it is.
 export function withAbsoluteImageURLs(text, base) {
-  let design;
   try {
-    design = JSON.parse(text);
+    JSON.parse(text);
   } catch {
     return text;
   }
-  return absoluteImageURLs(design, base) ? JSON.stringify(design) : text;
+  // In valid JSON a string followed by ":" is a member name, and a string
+  // right after one is that member's value.
+  let out = "";
+  let last = 0;
+  let key = null; // the name of the member whose value comes next
+  let prev = null; // the previous string literal, until we know its role
+  for (const match of text.matchAll(TOKEN)) {
+    const token = match[0];
+    if (token === ":") {
+      key = JSON.parse(prev);
+      prev = null;
+      continue;
+    }
+    if (token[0] === '"') {
+      prev = token;
+      if (key === null) {
+        continue;
+      }
+      const value = JSON.parse(token);
+      const next = resolveMember(key, value, base);
+      key = null;
+      prev = null;
+      if (next !== value) {
+        out += text.slice(last, match.index) + JSON.stringify(next);
+        last = match.index + token.length;
+      }
+      continue;
+    }
+    key = null; // a container or another member: no pending value
+    prev = null;
+  }
+  return last === 0 ? text : out + text.slice(last);
 }

@@ -9,11 +9,11 @@
 // other case (not JSON, JSON that is not an object, no "body", no string
 // member) the text itself is the result.
 //
-// The text is the body decoded as UTF-8, as Response.text() gives it: one
-// leading byte order mark is not part of it (removed here too, for a text
-// read some other way). The Content-Type plays no part. The server's
-// unwrap_html applies the same rule, and masks its secrets in whatever
-// this decoding could reveal.
+// The text is the body decoded as UTF-8, as Response.text() gives it: the
+// decoder has dropped one leading byte order mark, and a second one is part
+// of the text (so it is not JSON), as on the server. The Content-Type plays
+// no part. The server's unwrap_html applies the same rule, and masks its
+// secrets in whatever this decoding could reveal.
 
 /**
  * Returns the HTML carried by a response text of /v1/message/html.
@@ -36,9 +36,6 @@ export function plainTextFromResponseText(text) {
 }
 
 function firstStringInWrapper(text, members) {
-  if (text.charCodeAt(0) === 0xfeff) {
-    text = text.slice(1);
-  }
   let parsed;
   try {
     parsed = JSON.parse(text);
