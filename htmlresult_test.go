@@ -101,7 +101,11 @@ func TestHTMLResultCasesInNode(t *testing.T) {
 	}
 	script := `const m = await import(process.argv[1]);
 const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
-process.stdout.write(JSON.stringify(cases.map((c) => m.htmlFromResponseText(c.text))));`
+// Each text is the body's bytes decoded as Response.text() does by the
+// Fetch standard (TextDecoder: one leading BOM dropped). Node 20's own
+// Response.text() drops every leading BOM, so it is not used here.
+const got = cases.map((c) => m.htmlFromResponseText(new TextDecoder().decode(new TextEncoder().encode(c.text))));
+process.stdout.write(JSON.stringify(got));`
 	script = strings.Replace(script, `require("fs")`, `(await import("node:fs"))`, 1)
 	raw, err := os.ReadFile("testdata/htmlresult_cases.json")
 	if err != nil {

@@ -275,9 +275,11 @@ func (b *Bridge) resolve() error {
 		if !s.secret {
 			continue
 		}
+		// A shorter value could not be masked without also masking
+		// ordinary text of the answers, so an upstream echoing it would
+		// reach the browser.
 		if len(v) < minMaskedSecret {
-			b.logger.Warn("secret too short to mask in responses",
-				zap.String("field", s.field), zap.Int("min_length", minMaskedSecret))
+			return fmt.Errorf("%s: %d bytes; a secret must be at least %d bytes, so that it can be masked in what the upstream answers", s.field, len(v), minMaskedSecret)
 		}
 		if configured {
 			confvalue.WarnIfLiteralSecret(b.logger, s.field, s.raw)

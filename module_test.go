@@ -166,7 +166,7 @@ func TestResolveAndValidate(t *testing.T) {
 		{name: "client_secret placeholder empty", b: Bridge{ClientSecret: "{env.DB_TEST_UNSET}"}, wantErr: "client_secret: evaluated placeholder {env.DB_TEST_UNSET} is empty"},
 		{name: "content_service placeholder empty", b: Bridge{ContentService: "{env.DB_TEST_UNSET}"}, wantErr: "content_service: evaluated placeholder {env.DB_TEST_UNSET} is empty"},
 		{name: "token only the prefix", b: Bridge{Token: "Bearer {env.DB_TEST_SPACE}"}, wantErr: `token: is empty`},
-		{name: "content_service from env", b: Bridge{ContentService: "{env.DB_TEST_URL}", Token: "x"}, check: func(t *testing.T, b *Bridge) {
+		{name: "content_service from env", b: Bridge{ContentService: "{env.DB_TEST_URL}", Token: "token-x1"}, check: func(t *testing.T, b *Bridge) {
 			if b.contentURL.String() != "http://127.0.0.1:9" {
 				t.Errorf("content url %s", b.contentURL)
 			}
@@ -176,23 +176,23 @@ func TestResolveAndValidate(t *testing.T) {
 				t.Errorf("path %q", b.contentURL.Path)
 			}
 		}},
-		{name: "plain http to loopback allowed", b: Bridge{ContentService: "http://localhost:8080", AuthURL: "http://[::1]:8080/loginV2", Token: "t", ClientID: "i", ClientSecret: "s", UID: "u"}},
-		{name: "LoginV2 without uid refused", b: Bridge{ClientID: "i", ClientSecret: "s"}, wantErr: "uid: not set, so LoginV2 would mint an editor token for whatever uid the caller sends; take it from the host's authentication, e.g. uid {http.auth.user.id}"},
-		{name: "LoginV2 with uid placeholder", b: Bridge{ClientID: "i", ClientSecret: "s", UID: "{http.auth.user.id}"}},
-		{name: "LoginV2 with caller uid opt-in", b: Bridge{ClientID: "i", ClientSecret: "s", InsecureCallerUID: true}},
-		{name: "caller uid opt-in beside uid", b: Bridge{ClientID: "i", ClientSecret: "s", UID: "u", InsecureCallerUID: true}, wantErr: "insecure_caller_uid: set together with uid"},
-		{name: "no LoginV2 needs no uid", b: Bridge{Token: "t"}},
-		{name: "plain http to LOCALHOST allowed", b: Bridge{ContentService: "http://LocalHost:8080", Token: "t"}},
-		{name: "plain http to 127.0.0.2 allowed", b: Bridge{ContentService: "http://127.0.0.2:8080", Token: "t"}},
+		{name: "plain http to loopback allowed", b: Bridge{ContentService: "http://localhost:8080", AuthURL: "http://[::1]:8080/loginV2", Token: "token-t1", ClientID: "i", ClientSecret: "secret-s", UID: "u"}},
+		{name: "LoginV2 without uid refused", b: Bridge{ClientID: "i", ClientSecret: "secret-s"}, wantErr: "uid: not set, so LoginV2 would mint an editor token for whatever uid the caller sends; take it from the host's authentication, e.g. uid {http.auth.user.id}"},
+		{name: "LoginV2 with uid placeholder", b: Bridge{ClientID: "i", ClientSecret: "secret-s", UID: "{http.auth.user.id}"}},
+		{name: "LoginV2 with caller uid opt-in", b: Bridge{ClientID: "i", ClientSecret: "secret-s", InsecureCallerUID: true}},
+		{name: "caller uid opt-in beside uid", b: Bridge{ClientID: "i", ClientSecret: "secret-s", UID: "u", InsecureCallerUID: true}, wantErr: "insecure_caller_uid: set together with uid"},
+		{name: "no LoginV2 needs no uid", b: Bridge{Token: "token-t1"}},
+		{name: "plain http to LOCALHOST allowed", b: Bridge{ContentService: "http://LocalHost:8080", Token: "token-t1"}},
+		{name: "plain http to 127.0.0.2 allowed", b: Bridge{ContentService: "http://127.0.0.2:8080", Token: "token-t1"}},
 		// Names under .localhost are looked up like any other name.
-		{name: "plain http to *.localhost refused", b: Bridge{ContentService: "http://app.localhost:8080", Token: "t"}, wantErr: "content_service http://app.localhost:8080 would receive the token over plain HTTP"},
-		{name: "plain http auth to *.localhost refused", b: Bridge{AuthURL: "http://auth.localhost/loginV2", ClientSecret: "s"}, wantErr: "auth_url http://auth.localhost/loginV2 would receive the client secret over plain HTTP"},
-		{name: "plain http to localhost. refused", b: Bridge{ContentService: "http://localhost.:8080", Token: "t"}, wantErr: "would receive the token over plain HTTP"},
-		{name: "plain http to localhost.example refused", b: Bridge{ContentService: "http://localhost.example.com", Token: "t"}, wantErr: "would receive the token over plain HTTP"},
-		{name: "plain http to remote refused", b: Bridge{ContentService: "http://cs.example.com", Token: "t"}, wantErr: "content_service http://cs.example.com would receive the token over plain HTTP"},
+		{name: "plain http to *.localhost refused", b: Bridge{ContentService: "http://app.localhost:8080", Token: "token-t1"}, wantErr: "content_service http://app.localhost:8080 would receive the token over plain HTTP"},
+		{name: "plain http auth to *.localhost refused", b: Bridge{AuthURL: "http://auth.localhost/loginV2", ClientSecret: "secret-s"}, wantErr: "auth_url http://auth.localhost/loginV2 would receive the client secret over plain HTTP"},
+		{name: "plain http to localhost. refused", b: Bridge{ContentService: "http://localhost.:8080", Token: "token-t1"}, wantErr: "would receive the token over plain HTTP"},
+		{name: "plain http to localhost.example refused", b: Bridge{ContentService: "http://localhost.example.com", Token: "token-t1"}, wantErr: "would receive the token over plain HTTP"},
+		{name: "plain http to remote refused", b: Bridge{ContentService: "http://cs.example.com", Token: "token-t1"}, wantErr: "content_service http://cs.example.com would receive the token over plain HTTP"},
 		{name: "plain http to remote without token passes", b: Bridge{ContentService: "http://cs.example.com"}},
-		{name: "plain http auth refused", b: Bridge{AuthURL: "http://10.0.0.1/loginV2", ClientSecret: "s"}, wantErr: "auth_url http://10.0.0.1/loginV2 would receive the client secret over plain HTTP"},
-		{name: "insecure_http allows", b: Bridge{ContentService: "http://cs.example.com", AuthURL: "http://a.example.com", Token: "t", ClientSecret: "s", InsecureHTTP: true}},
+		{name: "plain http auth refused", b: Bridge{AuthURL: "http://10.0.0.1/loginV2", ClientSecret: "secret-s"}, wantErr: "auth_url http://10.0.0.1/loginV2 would receive the client secret over plain HTTP"},
+		{name: "insecure_http allows", b: Bridge{ContentService: "http://cs.example.com", AuthURL: "http://a.example.com", Token: "token-t1", ClientSecret: "secret-s", InsecureHTTP: true}},
 		{name: "bad scheme", b: Bridge{ContentService: "ftp://x"}, wantErr: `content_service: "ftp://x": scheme must be http or https`},
 		{name: "no host", b: Bridge{AuthURL: "http://"}, wantErr: `auth_url: "http://": missing host`},
 		{name: "user info", b: Bridge{ContentService: "https://u:p@x"}, wantErr: "user info, query and fragment are not allowed"},

@@ -59,6 +59,31 @@ func TestEmptyPlaceholderLoadError(t *testing.T) {
 	}
 }
 
+// TestShortSecretLoadError: a token or client_secret too short to be
+// masked in answers is refused at load, naming the field; an upstream
+// echoing it would otherwise hand it to the browser.
+func TestShortSecretLoadError(t *testing.T) {
+	load(t, site(""))
+	for _, field := range []string{"token", "client_secret"} {
+		t.Run(field, func(t *testing.T) {
+			cfg := site("\t\t" + field + " sec1234")
+			status, body, err := loadRaw([]byte(cfg), "text/caddyfile", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := field + ": 7 bytes; a secret must be at least 8 bytes"
+			if status == 200 || !strings.Contains(string(body), want) {
+				t.Errorf("load: %d %s; want an error containing %q", status, body, want)
+			}
+			if strings.Contains(string(body), "sec1234") {
+				t.Errorf("the load error repeats the secret: %s", body)
+			}
+		})
+	}
+	// Eight bytes load.
+	load(t, site("\t\ttoken sec12345\n\t\tclient_secret sec12345"))
+}
+
 // TestDefaultsFromEnvironment: with no token or client fields, the
 // defaults {env.CS_API_TOKEN}, {env.CLIENT_ID} and {env.CLIENT_SECRET}
 // are used when set.
@@ -98,8 +123,8 @@ func logEntries(t *testing.T, offset int) []map[string]any {
 }
 
 // TestWarningsNameTheirField: load-time warnings name the field they are
-// about, short-secret and literal-secret warnings cover the real secrets
-// (token, client_secret) and not client_id, and an unset default says
+// about, the literal-secret warning covers the real secrets (token,
+// client_secret) and not client_id, and an unset default says
 // which variable was empty.
 func TestWarningsNameTheirField(t *testing.T) {
 	for _, v := range []string{"CLIENT_ID", "CLIENT_SECRET"} {
@@ -109,7 +134,7 @@ func TestWarningsNameTheirField(t *testing.T) {
 		}
 	}
 	offset := len(readFile(t, logFile))
-	load(t, site("\t\tcontent_service http://127.0.0.1:1\n\t\ttoken short1\n\t\tclient_id id"))
+	load(t, site("\t\tcontent_service http://127.0.0.1:1\n\t\ttoken literal-token-1\n\t\tclient_id id"))
 	type warning struct{ msg, field string }
 	got := map[warning]map[string]any{}
 	for _, e := range logEntries(t, offset) {
@@ -120,7 +145,6 @@ func TestWarningsNameTheirField(t *testing.T) {
 		}
 	}
 	for _, w := range []warning{
-		{"secret too short to mask in responses", "token"},
 		{"secret configured as a literal", "token"},
 		{"secret not set; requests that need it are refused", "client_secret"},
 	} {
