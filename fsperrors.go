@@ -134,8 +134,8 @@ type FSPError struct {
 	// The FSP code: one of the table (3001, 3100, 3200, 3300, 3400, 3450,
 	// 3500, 3600, 3650) or a custom code 3900–3999. May be a placeholder.
 	// If empty (or a placeholder that resolves to empty), the code comes
-	// from the variable fsp_code or, in handle_errors, from the status of
-	// the handled error.
+	// from fsp_code (a variable, or a placeholder as map sets) or, in
+	// handle_errors, from the status of the handled error.
 	Code caddyhttp.WeakString `json:"code,omitempty"`
 
 	// The HTTP status (400–599) for a custom code 3900–3999; required
@@ -316,18 +316,18 @@ func (fe FSPError) resolve(r *http.Request, repl *caddy.Replacer) (fsperr.Body, 
 	source := "code"
 
 	if codeText == "" {
-		if fromVar := fspVar(r, "fsp_code"); fromVar != "" {
+		if fromVar := fspValue(r, repl, "fsp_code"); fromVar != "" {
 			// A code chosen earlier in the request wins over the mapping;
 			// its companions fill in what the directive does not set.
-			codeText, source = fromVar, "variable fsp_code"
+			codeText, source = fromVar, "fsp_code"
 			if statusText == "" {
-				statusText = fspVar(r, "fsp_status")
+				statusText = fspValue(r, repl, "fsp_status")
 			}
 			if message == "" {
-				message = fspVar(r, "fsp_message")
+				message = fspValue(r, repl, "fsp_message")
 			}
 			if details == "" {
-				details = fspVar(r, "fsp_details")
+				details = fspValue(r, repl, "fsp_details")
 			}
 		} else if handled, ok := r.Context().Value(caddyhttp.ErrorCtxKey).(error); ok && handled != nil {
 			if statusText != "" {
@@ -379,9 +379,15 @@ func fspHandledStatus(handled error) int {
 	return http.StatusInternalServerError
 }
 
-// fspVar reads a request variable (set by vars, map or a handler) as text.
-func fspVar(r *http.Request, name string) string {
-	switch value := caddyhttp.GetVar(r.Context(), name).(type) {
+// fspValue reads, as text, a value chosen earlier in the request: a
+// request variable (vars, or a handler) or, when there is none, a
+// placeholder of that name (map sets placeholders, not variables).
+func fspValue(r *http.Request, repl *caddy.Replacer, name string) string {
+	value := caddyhttp.GetVar(r.Context(), name)
+	if value == nil {
+		value, _ = repl.Get(name)
+	}
+	switch value := value.(type) {
 	case nil:
 		return ""
 	case string:

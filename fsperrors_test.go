@@ -53,6 +53,12 @@ var fspWantTable = []fspWant{
 // replacer and a variable table in its context.
 func fspRequest(t testing.TB, method, target string, vars map[string]any, handled error) *http.Request {
 	t.Helper()
+	return fspRequestWith(t, method, target, vars, nil, handled)
+}
+
+// fspRequestWith is fspRequest with placeholders set as map sets them.
+func fspRequestWith(t testing.TB, method, target string, vars, placeholders map[string]any, handled error) *http.Request {
+	t.Helper()
 	r := httptest.NewRequest(method, target, nil)
 	table := map[string]any{}
 	for k, v := range vars {
@@ -61,10 +67,12 @@ func fspRequest(t testing.TB, method, target string, vars map[string]any, handle
 	ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, table)
 	r = r.WithContext(ctx)
 	repl := caddyhttp.NewTestReplacer(r)
+	for k, v := range placeholders {
+		repl.Set(k, v)
+	}
 	if handled != nil {
 		r = (&caddyhttp.HTTPErrorConfig{}).WithError(r, handled)
 	}
-	_ = repl
 	return r
 }
 
@@ -211,6 +219,7 @@ func TestFSPOverridesAndPlaceholders(t *testing.T) {
 		name       string
 		fe         FSPError
 		vars       map[string]any
+		repl       map[string]any // placeholders, as map sets them
 		handled    error
 		wantStatus int
 		wantBody   fsperr.Body
@@ -281,6 +290,22 @@ func TestFSPOverridesAndPlaceholders(t *testing.T) {
 			wantBody:   fsperr.Body{Code: 3300, Message: "Permission denied", Details: "You are not allowed to change this file or directory"},
 		},
 		{
+			name:       "placeholder fsp_code (set by map) with its companions",
+			fe:         FSPError{},
+			repl:       map[string]any{"fsp_code": "3902", "fsp_status": "415", "fsp_message": "Upload error"},
+			handled:    caddyhttp.Error(http.StatusUnsupportedMediaType, errors.New("refused")),
+			wantStatus: 415,
+			wantBody:   fsperr.Body{Code: 3902, Message: "Upload error", Details: ""},
+		},
+		{
+			name:       "variable fsp_code wins over placeholder fsp_code",
+			fe:         FSPError{},
+			vars:       map[string]any{"fsp_code": "3300"},
+			repl:       map[string]any{"fsp_code": "3200"},
+			wantStatus: 403,
+			wantBody:   fsperr.Body{Code: 3300, Message: "Permission denied", Details: "You are not allowed to change this file or directory"},
+		},
+		{
 			name:       "directive's message wins over fsp_message",
 			fe:         FSPError{Message: "Configured"},
 			vars:       map[string]any{"fsp_code": "3920", "fsp_status": "409", "fsp_message": "From var"},
@@ -305,7 +330,7 @@ func TestFSPOverridesAndPlaceholders(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fe := fspProvisioned(t, tt.fe)
-			w := fspServe(t, fe, fspRequest(t, http.MethodGet, "/dir/file.png", tt.vars, tt.handled))
+			w := fspServe(t, fe, fspRequestWith(t, http.MethodGet, "/dir/file.png", tt.vars, tt.repl, tt.handled))
 			if w.Code != tt.wantStatus {
 				t.Errorf("status = %d, want %d", w.Code, tt.wantStatus)
 			}

@@ -160,6 +160,13 @@ func TestHandleErrorsMapping(t *testing.T) {
 		}
 		error 404
 	}
+	handle /mapped/* {
+		map {path} {fsp_code} {fsp_status} {fsp_message} {
+			~\.exe$ 3902 415 "Upload error"
+			default "" "" ""
+		}
+		error 415
+	}
 	handle /pcode/* {
 		fsp_error {http.request.uri.query.code}
 	}
@@ -213,6 +220,8 @@ func TestHandleErrorsMapping(t *testing.T) {
 		{"error 503", "GET /status/503", nil, "", 503, row[3001]},
 		{"error 504", "GET /status/504", nil, "", 503, row[3001]},
 		{"code chosen by vars wins over the mapping", "GET /chosen/x", nil, "", 400, fspBody{3901, "Upload error", "chosen by a rule"}},
+		{"code chosen by map wins over the mapping", "GET /mapped/setup.exe", nil, "", 415, fspBody{3902, "Upload error", ""}},
+		{"map without a code leaves the mapping", "GET /mapped/setup.png", nil, "", 400, row[3500]},
 		{"placeholder code from the table", "GET /pcode/x?code=3300", nil, "", 403, row[3300]},
 		{"placeholder code invalid", "GET /pcode/x?code=39105", nil, "", 503, row[3001]},
 		{"placeholder code not a number", "GET /pcode/x?code=3999x", nil, "", 503, row[3001]},
