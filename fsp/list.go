@@ -159,10 +159,12 @@ func (q *request) list(ctx context.Context, p fspPath, dirsOnly bool) (any, erro
 	}
 	items := make([]meta, 0, len(entries)+len(q.h.Shared))
 	top := len(p.segs) == 0
+	children := 0 // item-count: every child, also those a move listing leaves out
 	for _, e := range entries {
 		if !listable(e.Name) || (top && q.isShared(e.Name)) {
 			continue
 		}
+		children++
 		if e.Dir {
 			items = append(items, q.dirMeta(p.child(e.Name, true), e, pl.readOnly))
 		} else if !dirsOnly {
@@ -177,6 +179,7 @@ func (q *request) list(ctx context.Context, p fspPath, dirsOnly bool) (any, erro
 				return nil, err
 			}
 			items = append(items, q.dirMeta(sp, e, true))
+			children++
 		}
 	}
 	sort.Slice(items, func(i, j int) bool {
@@ -186,7 +189,7 @@ func (q *request) list(ctx context.Context, p fspPath, dirsOnly bool) (any, erro
 		}
 		return items[i].Name < items[j].Name
 	})
-	self.ItemCount = len(items)
+	self.ItemCount = children
 	return map[string]any{"meta": q.dirMeta(p, self, pl.readOnly), "items": items}, nil
 }
 

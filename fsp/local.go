@@ -71,8 +71,8 @@ func (s *localStorage) Names(_ context.Context, keys []string) ([]nameState, err
 	return make([]nameState, len(keys)), nil
 }
 
-// count is the number of listed children of dir, counted up to
-// maxDirCount; 0 if it cannot be read.
+// count is the number of listed children of dir; 0 (unknown) if it
+// cannot be read or there are more than maxDirCount.
 func (s *localStorage) count(dir string) int {
 	f, err := s.root.Open(localName(dir))
 	if err != nil {
@@ -80,18 +80,20 @@ func (s *localStorage) count(dir string) int {
 	}
 	defer f.Close()
 	n := 0
-	for n < maxDirCount {
+	for {
 		names, err := f.Readdirnames(256)
 		for _, name := range names {
-			if listable(name) && n < maxDirCount {
+			if listable(name) {
 				n++
 			}
 		}
+		if n > maxDirCount {
+			return 0
+		}
 		if err != nil {
-			break
+			return n
 		}
 	}
-	return n
 }
 
 func (s *localStorage) List(_ context.Context, dir string) ([]Entry, error) {

@@ -140,17 +140,20 @@ func commonPrefix(a, b string) int {
 	return n
 }
 
-// dirInfo describes the folder at prefix ("a/b/") from one listing page
-// of up to maxDirCount keys: found when its marker or anything inside it
+// dirInfo describes the folder at prefix ("a/b/") from one listing of up
+// to maxDirCount+2 keys: found when its marker or anything inside it
 // exists; its last-modified is the newest of its marker and the files
-// directly inside it, its item-count its listed children. A folder of
-// 100,000 keys costs this one request: it is counted as maxDirCount.
+// directly inside it, its item-count its listed children, or 0 (unknown)
+// when the listing has more keys than it reads. A folder of 100,000 keys
+// costs at most two requests (S3 pages hold 1,000 keys).
 func (s *s3Storage) dirInfo(ctx context.Context, prefix string) (e Entry, found bool, err error) {
 	listCtx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the lister after the first page
 	seen := 0
-	// One more than maxDirCount: the folder's own marker is listed too.
-	for obj := range s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: maxDirCount + 1}) {
+	// The folder's own marker, maxDirCount children and one more: seeing
+	// that many keys shows the count past the bound.
+	const limit = maxDirCount + 2
+	for obj := range s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: limit}) {
 		if obj.Err != nil {
 			return Entry{}, false, mapS3Err(obj.Err)
 		}
@@ -161,11 +164,11 @@ func (s *s3Storage) dirInfo(ctx context.Context, prefix string) (e Entry, found 
 		if name := strings.TrimSuffix(strings.TrimPrefix(obj.Key, prefix), "/"); name != "" && listable(name) {
 			e.ItemCount++
 		}
-		if seen++; seen > maxDirCount {
+		if seen++; seen == limit {
+			e.ItemCount = 0
 			break
 		}
 	}
-	e.ItemCount = min(e.ItemCount, maxDirCount)
 	return e, found, nil
 }
 

@@ -77,9 +77,9 @@ type Entry struct {
 }
 
 // maxDirCount bounds the work of counting a folder's children for its
-// item-count in its parent's listing: one S3 listing page. A folder with
-// more children is counted as maxDirCount there; its own listing counts
-// them all.
+// item-count in its parent's listing: about one S3 listing page. A folder
+// with more children has the item-count 0 there, the contract's
+// "unknown"; its own listing counts them all.
 const maxDirCount = 1000
 
 // errNotEmpty is a directory removal refused because of its contents.

@@ -173,26 +173,47 @@ func TestProviderKeepWritesOnce(t *testing.T) {
 	}
 }
 
-// TestProviderFolderCountAtTheBound: a folder of exactly maxDirCount
-// (1,000) files shows an item-count of 1,000 in its parent's listing on
-// S3: its own marker is listed too, and took the last place of the page.
+// TestProviderFolderCountAtTheBound: in its parent's listing a folder of
+// exactly maxDirCount (1,000) files has the item-count 1,000, on S3 too
+// (where its own marker is listed beside them), and a folder of one more
+// has 0, the contract's "unknown": never a wrong number.
 func TestProviderFolderCountAtTheBound(t *testing.T) {
-	b, _ := s3Site(t)
-	if res := send(t, privatePort, call{method: "POST", target: "/full/", auth: "-"}); res.Status != 200 {
-		t.Fatalf("mkdir: %d %s", res.Status, res.Body)
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	for _, b := range []backend{localBackend(t), s3Backend(t)} {
+		t.Run(b.name, func(t *testing.T) {
+			load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			%s
+			public_url http://localhost/files
+			allow_anonymous
+		}
 	}
-	for i := range 1000 {
-		b.write(t, fmt.Sprintf("c1/u1/full/f%d.png", i), []byte("x"))
-	}
-	res := send(t, privatePort, call{method: "GET", target: "/", auth: "-"})
-	var ok struct {
-		Data dataJSON `json:"data"`
-	}
-	if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || len(ok.Data.Items) != 1 {
-		t.Fatalf("listing: %d %.300s", res.Status, res.Body)
-	}
-	if n := ok.Data.Items[0].ItemCount; n == nil || *n != 1000 {
-		t.Errorf("item-count %s, want 1000", count(n))
+}
+`, privatePort, b.storage))
+			want := map[string]int{"full": 1000, "over": 0}
+			for name, files := range map[string]int{"full": 1000, "over": 1001} {
+				if res := send(t, privatePort, call{method: "POST", target: "/" + name + "/", auth: "-"}); res.Status != 200 {
+					t.Fatalf("mkdir: %d %s", res.Status, res.Body)
+				}
+				for i := range files {
+					b.write(t, fmt.Sprintf("c1/u1/%s/f%d.png", name, i), []byte("x"))
+				}
+			}
+			res := send(t, privatePort, call{method: "GET", target: "/", auth: "-"})
+			var ok struct {
+				Data dataJSON `json:"data"`
+			}
+			if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || len(ok.Data.Items) != 2 {
+				t.Fatalf("listing: %d %.300s", res.Status, res.Body)
+			}
+			for _, it := range ok.Data.Items {
+				if n := it.ItemCount; n == nil || *n != want[it.Name] {
+					t.Errorf("%s: item-count %s, want %d", it.Name, count(n), want[it.Name])
+				}
+			}
+		})
 	}
 }
 
