@@ -316,18 +316,18 @@ func (fe FSPError) resolve(r *http.Request, repl *caddy.Replacer) (fsperr.Body, 
 	source := "code"
 
 	if codeText == "" {
-		if fromVar := fspValue(r, repl, "fsp_code"); fromVar != "" {
+		if chosen, from := fspValue(r, repl, "fsp_code"); chosen != "" {
 			// A code chosen earlier in the request wins over the mapping;
 			// its companions fill in what the directive does not set.
-			codeText, source = fromVar, "fsp_code"
+			codeText, source = chosen, from
 			if statusText == "" {
-				statusText = fspValue(r, repl, "fsp_status")
+				statusText, _ = fspValue(r, repl, "fsp_status")
 			}
 			if message == "" {
-				message = fspValue(r, repl, "fsp_message")
+				message, _ = fspValue(r, repl, "fsp_message")
 			}
 			if details == "" {
-				details = fspValue(r, repl, "fsp_details")
+				details, _ = fspValue(r, repl, "fsp_details")
 			}
 		} else if handled, ok := r.Context().Value(caddyhttp.ErrorCtxKey).(error); ok && handled != nil {
 			if statusText != "" {
@@ -381,19 +381,21 @@ func fspHandledStatus(handled error) int {
 
 // fspValue reads, as text, a value chosen earlier in the request: a
 // request variable (vars, or a handler) or, when there is none, a
-// placeholder of that name (map sets placeholders, not variables).
-func fspValue(r *http.Request, repl *caddy.Replacer, name string) string {
-	value := caddyhttp.GetVar(r.Context(), name)
+// placeholder of that name (map sets placeholders, not variables). from
+// says which, for the log.
+func fspValue(r *http.Request, repl *caddy.Replacer, name string) (text, from string) {
+	value, from := caddyhttp.GetVar(r.Context(), name), "variable "+name
 	if value == nil {
 		value, _ = repl.Get(name)
+		from = "placeholder {" + name + "}"
 	}
 	switch value := value.(type) {
 	case nil:
-		return ""
+		return "", from
 	case string:
-		return strings.TrimSpace(value)
+		return strings.TrimSpace(value), from
 	default:
-		return strings.TrimSpace(fmt.Sprint(value))
+		return strings.TrimSpace(fmt.Sprint(value)), from
 	}
 }
 

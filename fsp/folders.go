@@ -10,6 +10,10 @@ func (q *request) mkdir(ctx context.Context, p fspPath) (any, error) {
 	if len(p.segs) == 0 {
 		return nil, fail(3400, "")
 	}
+	// The contract's folder names; a file's name may hold more.
+	if !vendorFolderName(p.segs[len(p.segs)-1]) {
+		return nil, fail(3500, "A folder name may hold only the letters A-Z and a-z, digits, spaces and . _ - ( )")
+	}
 	pl := q.locate(p)
 	if pl.readOnly {
 		return nil, fail(3300, "")

@@ -270,6 +270,11 @@ func conformanceTable(src *sources) []confStep {
 		confStep{name: "folder name ... ", call: call{method: "POST", target: "/mydir/...%20/"}, check: wantMeta("... ", "/mydir/... /")},
 		confStep{name: "folder name in the pattern", call: call{method: "POST", target: "/mydir/a-b_c.(d)/"}, check: wantMeta("a-b_c.(d)", "/mydir/a-b_c.(d)/")},
 		confStep{name: "folder name with a control character", call: call{method: "POST", target: "/mydir/a%07b/"}, wantCode: 3500, wantDetails: "control characters"},
+		// Folder names keep to the contract's pattern [ a-zA-Z0-9._\-()]+.
+		confStep{name: "folder name outside the pattern (é)", call: call{method: "POST", target: "/mydir/caf%C3%A9/"}, wantCode: 3500, wantDetails: "A folder name may hold only"},
+		confStep{name: "folder name outside the pattern (&<>)", call: call{method: "POST", target: "/mydir/x%26y%3Cz%3E/"}, wantCode: 3500, wantDetails: "A folder name may hold only"},
+		confStep{name: "folder name outside the pattern (?)", call: call{method: "POST", target: "/mydir/a%3Fb/"}, wantCode: 3500, wantDetails: "A folder name may hold only"},
+		confStep{name: "folder name outside the pattern (,;=)", call: call{method: "POST", target: "/mydir/a,b;c=d/"}, wantCode: 3500, wantDetails: "A folder name may hold only"},
 		confStep{name: "folder name ..", call: call{method: "POST", target: "/mydir/%2E%2E/"}, wantCode: 3300},
 		confStep{name: "upload from a source", call: call{method: "POST", target: "/mydir/from%20source.png", body: upload(u("/cat.png"), "")}, check: func(t *testing.T, c *conformance, d dataJSON) {
 			wantFile(t, d.Meta, "/mydir/from source.png", "image/png", len(c.src.png), true)
