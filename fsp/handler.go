@@ -49,6 +49,7 @@ const (
 	defaultRoot          = "{http.request.header.X-BEE-ClientId}/{http.request.header.X-BEE-Uid}"
 	maxJSONBody          = 64 << 10
 	maxKeepAttempts      = 1000
+	keepRandomAttempts   = 4
 )
 
 // Handler serves the FSP API (module ID http.handlers.fsp, Caddyfile

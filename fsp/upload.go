@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"mime"
 	"net/http"
 	"path"
@@ -247,15 +248,26 @@ func folderConflict(p fspPath) error {
 }
 
 // keepCandidates are the names a keep upload or move of p may take, in
-// order: p, p_1, p_2, …
+// order: p, p_1, p_2, … p_999, then a few p_N of random N past those, so
+// that a folder holding all of the first ones still gets a free name of
+// the same form instead of an error.
 func keepCandidates(p fspPath) []fspPath {
 	var out []fspPath
-	for n := 0; n < maxKeepAttempts; n++ {
+	add := func(n int) bool {
 		c := p.parent().child(keepName(p.name(), n), false)
 		if checkSegment(c.name()) != nil {
-			break
+			return false
 		}
 		out = append(out, c)
+		return true
+	}
+	for n := 0; n < maxKeepAttempts; n++ {
+		if !add(n) {
+			return out
+		}
+	}
+	for range keepRandomAttempts {
+		add(maxKeepAttempts + rand.IntN(1e9))
 	}
 	return out
 }

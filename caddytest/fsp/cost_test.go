@@ -97,6 +97,54 @@ func TestProviderKeepProbesCheaply(t *testing.T) {
 	}
 }
 
+// TestProviderKeepPastTheNumberedNames: with pic.png and pic_1.png to
+// pic_999.png all taken, a keep upload still stores the file, under a
+// name of the same form (pic_N.png, N of 1,000 or more), instead of
+// answering 3400 with a free name left.
+func TestProviderKeepPastTheNumberedNames(t *testing.T) {
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	data := noisePNG(1 << 10)
+	for _, bk := range backends {
+		t.Run(bk.name, func(t *testing.T) {
+			b := bk.make(t)
+			load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			%s
+			public_url http://localhost/files
+			allow_anonymous
+		}
+	}
+}
+`, privatePort, b.storage))
+			if res := send(t, privatePort, call{method: "POST", target: "/k/", auth: "-"}); res.Status != 200 {
+				t.Fatalf("mkdir: %d %s", res.Status, res.Body)
+			}
+			for n := range 1000 {
+				name := "pic.png"
+				if n > 0 {
+					name = fmt.Sprintf("pic_%d.png", n)
+				}
+				b.write(t, "c1/u1/k/"+name, []byte("taken"))
+			}
+			c := withStrategy(direct("/k/pic.png", string(data)), "keep")
+			c.auth = "-"
+			res := send(t, privatePort, c)
+			var ok struct {
+				Data dataJSON `json:"data"`
+			}
+			if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil {
+				t.Fatalf("keep upload: %d %s", res.Status, res.Body)
+			}
+			var n int
+			if _, err := fmt.Sscanf(ok.Data.Meta.Name, "pic_%d.png", &n); err != nil || n < 1000 || ok.Data.Meta.Name != fmt.Sprintf("pic_%d.png", n) {
+				t.Errorf("kept as %q, want pic_N.png with N >= 1000", ok.Data.Meta.Name)
+			}
+		})
+	}
+}
+
 // TestProviderKeepWritesOnce: a keep upload whose name and its next 29
 // numbered names are taken writes its bytes once, not once per name tried
 // (locally: the bytes this process writes; on S3: the PUT bodies that
