@@ -403,9 +403,15 @@ func (e *fspError) Error() string {
 
 func fail(code int, details string) error { return &fspError{code: code, details: details} }
 
-// storageFail is an unexpected error of the storage (3100); the cause is
-// logged, never shown.
-func storageFail(err error) error { return &fspError{code: 3100, cause: err} }
+// storageFail is an unexpected error of the storage (3100), or 3600 when
+// the storage says it is not valid as configured (errStorageInvalid); the
+// cause is logged, never shown.
+func storageFail(err error) error {
+	if errors.Is(err, errStorageInvalid) {
+		return &fspError{code: 3600, cause: err}
+	}
+	return &fspError{code: 3100, cause: err}
+}
 
 // request is one request's view: the user's root key and its answers.
 type request struct {
@@ -434,9 +440,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.
 	if err != nil {
 		var fe *fspError
 		if !errors.As(err, &fe) {
-			fe = &fspError{code: 3100, cause: err}
+			errors.As(storageFail(err), &fe)
 		}
-		if fe.code == 3100 || fe.code == 3001 {
+		if fe.code == 3100 || fe.code == 3001 || fe.code == 3600 {
 			h.logger.Error("storage failure", append([]zap.Field{zap.Error(fe.cause),
 				zap.String("method", r.Method), zap.String("uri", r.RequestURI)}, h.storageLog...)...)
 		} else if fe.cause != nil {

@@ -188,6 +188,20 @@ func mapS3Err(err error) error {
 		return fmt.Errorf("%w: %v", fs.ErrNotExist, err)
 	case resp.Code == "PreconditionFailed" || resp.StatusCode == http.StatusPreconditionFailed:
 		return fmt.Errorf("%w: %v", fs.ErrExist, err)
+	case s3ConfigErrors[resp.Code]:
+		return fmt.Errorf("%w: %v", errStorageInvalid, err)
 	}
 	return err
+}
+
+// s3ConfigErrors are the S3 error codes that say the configured storage
+// is not usable as configured (bucket, credentials, permissions), not
+// that it failed for a while: the contract's 3600 "User Error".
+var s3ConfigErrors = map[string]bool{
+	"NoSuchBucket":          true,
+	"InvalidBucketName":     true,
+	"AccessDenied":          true,
+	"AllAccessDisabled":     true,
+	"InvalidAccessKeyId":    true,
+	"SignatureDoesNotMatch": true,
 }

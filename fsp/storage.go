@@ -82,6 +82,10 @@ type Entry struct {
 // "unknown"; its own listing counts them all.
 const maxDirCount = 1000
 
+// errStorageInvalid is a storage that is not usable as configured (a
+// missing bucket, credentials it refuses): 3600, not 3100.
+var errStorageInvalid = errors.New("storage not valid as configured")
+
 // errNotEmpty is a directory removal refused because of its contents.
 var errNotEmpty = errors.New("directory not empty")
 

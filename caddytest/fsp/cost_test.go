@@ -1,12 +1,16 @@
 package fsp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // writtenBytes is the bytes this process (Caddy runs in it) has passed to
@@ -286,5 +290,42 @@ func TestProviderKeepPastAListingBound(t *testing.T) {
 	}
 	if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Data.Meta.Path != "/k/pic_2.png" {
 		t.Fatalf("keep upload: %d %s, want /k/pic_2.png", res.Status, res.Body)
+	}
+}
+
+// TestProviderS3NotValid: an S3 storage no longer valid as configured
+// (its bucket gone; keys it refuses are a load error already) answers the
+// contract's 3600 "User Error", 403, not 3100, which says the storage
+// failed for a while.
+func TestProviderS3NotValid(t *testing.T) {
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	gone := s3Backend(t)
+	load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/gone/* {
+		fsp {
+			%s
+			public_url http://localhost/files
+			allow_anonymous
+		}
+	}
+}
+`, privatePort, gone.storage))
+	client, err := minio.New(fmt.Sprintf("127.0.0.1:%d", versityPort), &minio.Options{
+		Creds: credentials.NewStaticV4(s3Access, s3Secret, ""), Region: "us-east-1",
+		BucketLookup: minio.BucketLookupPath,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.RemoveBucket(context.Background(), gone.bucket); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []call{
+		{method: "GET", target: "/gone/", auth: "-"},
+		{method: "POST", target: "/gone/new/", auth: "-"},
+	} {
+		res := send(t, privatePort, c)
+		checkFSP(t, c.method+" "+c.target, res, 403, fspBody{3600, "User Error", "The storage configured for this user is not valid"})
 	}
 }
