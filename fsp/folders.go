@@ -15,6 +15,9 @@ func (q *request) mkdir(ctx context.Context, p fspPath) (any, error) {
 		return nil, fail(3500, "A folder name may hold only the letters A-Z and a-z, digits, spaces and . _ - ( )")
 	}
 	pl := q.locate(p)
+	if len(p.segs) == 1 && q.isShared(p.segs[0]) {
+		return nil, fail(3400, "") // it exists (it is only not writable)
+	}
 	if pl.readOnly {
 		return nil, fail(3300, "")
 	}

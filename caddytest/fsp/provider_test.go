@@ -651,6 +651,8 @@ func steps(src *sources) []step {
 		{name: "delete missing folder", call: call{method: "DELETE", target: "/photos/new%20dir%20(2)/"}, wantCode: 3200},
 		{name: "delete root", call: call{method: "DELETE", target: "/"}, wantCode: 3300},
 		{name: "delete shared folder", call: call{method: "DELETE", target: "/logos/"}, wantCode: 3300},
+		{name: "create the shared folder", call: call{method: "POST", target: "/logos/"}, wantCode: 3400},
+		{name: "create in the shared folder", call: call{method: "POST", target: "/logos/new/"}, wantCode: 3300},
 		{name: "mkdir in shared", call: call{method: "POST", target: "/logos/sub/"}, wantCode: 3300},
 		{name: "list shared", call: call{method: "GET", target: "/logos/"}, check: func(t *testing.T, _ *env, raw json.RawMessage) {
 			if d := decodeData(t, raw); d.Meta.Permissions != "ro" || len(d.Items) != 0 {
