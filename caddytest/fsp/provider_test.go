@@ -815,6 +815,34 @@ var backends = []struct {
 	make func(testing.TB) backend
 }{{"local", localBackend}, {"s3", s3Backend}}
 
+// sharedFileReadOnly: a file in a shared folder is listed read-only (ro,
+// no can-move), and its metadata says the same.
+func sharedFileReadOnly(t *testing.T, b backend) {
+	t.Helper()
+	if b.name == "local" {
+		if err := os.MkdirAll(filepath.Join(b.files, "shared", "logos"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.write(t, "shared/logos/brand.png", []byte("brand"))
+	for _, target := range []string{"/logos/", "/logos/brand.png"} {
+		res := send(t, providerPort, call{method: "GET", target: target})
+		var ok struct {
+			Data dataJSON `json:"data"`
+		}
+		if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil {
+			t.Fatalf("GET %s: %d %s", target, res.Status, res.Body)
+		}
+		file := ok.Data.Meta
+		if len(ok.Data.Items) > 0 {
+			file = ok.Data.Items[0]
+		}
+		if file.Name != "brand.png" || file.Permissions != "ro" || file.Extra["can-move"] != nil {
+			t.Errorf("GET %s: shared file %+v, want brand.png, ro, no can-move", target, file)
+		}
+	}
+}
+
 // TestProvider runs the operation and error table against a real Caddy
 // on each back end.
 func TestProvider(t *testing.T) {
@@ -830,6 +858,7 @@ func TestProvider(t *testing.T) {
 			b := bk.make(t)
 			load(t, providerSites(b, src, "", string(hash)))
 			runSteps(t, b, src, providerPort, steps(src))
+			sharedFileReadOnly(t, b)
 
 			// 3100: a storage that fails.
 			res := send(t, brokenPort, call{method: "GET", target: "/", auth: "-"})
