@@ -36,9 +36,7 @@ const (
 // loginRequest is the LoginV2 request body; the members stay raw so that
 // a uid that is a JSON number can be told from a missing one.
 type loginRequest struct {
-	ClientID     json.RawMessage `json:"client_id"`
-	ClientSecret json.RawMessage `json:"client_secret"`
-	UID          json.RawMessage `json:"uid"`
+	ClientID, ClientSecret, UID json.RawMessage
 }
 
 // loginResponse is the LoginV2 (and refresh) 200 body, exactly the
@@ -84,11 +82,14 @@ func (s *service) serveLogin(w http.ResponseWriter, r *http.Request) {
 		writeLoginError(w, http.StatusBadRequest, http.StatusBadRequest, "Request body unreadable or over 64 KiB")
 		return
 	}
-	var req loginRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	// Into a map, not a struct: member names are matched exactly, where
+	// encoding/json would take "UID" or "Client_ID" for them.
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil || members == nil {
 		writeLoginError(w, http.StatusBadRequest, http.StatusBadRequest, "Request body must be a JSON object")
 		return
 	}
+	req := loginRequest{ClientID: members["client_id"], ClientSecret: members["client_secret"], UID: members["uid"]}
 	// A missing or non-string client_id or secret simply does not match.
 	var clientID, secret string
 	_ = json.Unmarshal(req.ClientID, &clientID)
@@ -141,7 +142,8 @@ func (s *service) serveRefresh(w http.ResponseWriter, r *http.Request) {
 		writeLoginError(w, http.StatusForbidden, CodeLoginDisabled, "Application disabled")
 		return
 	}
-	if time.Now().Unix() >= claims.RefreshUntil {
+	// Refused once refresh_until has passed: in its own second it holds.
+	if time.Now().Unix() > claims.RefreshUntil {
 		s.logRefusal(w, r, "token refresh refused", "past refresh_until", zap.String("client_id", s.apps[app].clientID))
 		writeLoginError(w, http.StatusUnauthorized, CodeRefreshExpired, "expired token cannot be refreshed")
 		return

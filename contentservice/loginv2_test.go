@@ -40,6 +40,10 @@ func TestLoginErrors(t *testing.T) {
 		{"uid with a slash", "", jsonCT, `{"client_id":"alpha","client_secret":"` + testSecret + `","uid":"../etc"}`, 400, CodeLoginUID},
 		{"uid non-ASCII letter", "", jsonCT, `{"client_id":"alpha","client_secret":"` + testSecret + `","uid":"josé"}`, 400, CodeLoginUID},
 		{"uid too long", "", jsonCT, `{"client_id":"alpha","client_secret":"` + testSecret + `","uid":"` + strings.Repeat("a", 257) + `"}`, 400, CodeLoginUID},
+		// Member names are matched exactly, as JSON.parse would.
+		{"names in upper case", "", jsonCT, `{"CLIENT_ID":"alpha","Client_Secret":"` + testSecret + `","UID":"u"}`, 401, CodeLoginCredentials},
+		{"uid only in upper case", "", jsonCT, `{"client_id":"alpha","client_secret":"` + testSecret + `","UID":"u"}`, 400, CodeLoginUID},
+		{"body null", "", jsonCT, `null`, 400, 400},
 		{"body not JSON", "", jsonCT, `client_id=alpha`, 400, 400},
 		{"body an array", "", jsonCT, `[]`, 400, 400},
 		{"body over 64 KiB", "", jsonCT, `{"uid":"` + strings.Repeat("a", 70<<10) + `"}`, 400, 400},
@@ -157,10 +161,24 @@ func TestRefresh(t *testing.T) {
 	if status, r, _ = refresh(expired); status != 200 || r.RefreshUntil != loggedIn.Add(RefreshWindow).Unix() {
 		t.Fatalf("refresh of an expired token: %d %+v", status, r)
 	}
-	// From refresh_until on: 5101, whichever token (just issued or not).
+	// In the second of refresh_until it has not passed yet: refreshed
+	// (tried again if the clock ticked into the next second meanwhile).
+	for try := 0; ; try++ {
+		at := time.Now().Truncate(time.Second)
+		status, _, e := refresh(editorToken(t, "alpha", "user-7", at.Add(-time.Hour), at))
+		if time.Now().Truncate(time.Second).Equal(at) {
+			if status != 200 {
+				t.Errorf("at refresh_until: %d %+v, want a refresh (it has not passed)", status, e)
+			}
+			break
+		}
+		if try == 10 {
+			t.Fatal("never answered within one second")
+		}
+	}
+	// Once refresh_until has passed: 5101, whichever token (just issued or not).
 	loggedIn = now.Add(-RefreshWindow)
 	for name, tok := range map[string]string{
-		"at refresh_until":    editorToken(t, "alpha", "user-7", now, now),
 		"past refresh_until":  editorToken(t, "alpha", "user-7", loggedIn, loggedIn.Add(RefreshWindow-time.Second)),
 		"expired and past it": editorToken(t, "alpha", "user-7", loggedIn.Add(-time.Hour), loggedIn.Add(RefreshWindow-time.Hour)),
 	} {
@@ -211,5 +229,21 @@ func TestReplicasShareTokens(t *testing.T) {
 	}
 	if w := do(t, b, request{path: PathHTML, headers: bearer(tok), body: minimalDesign}); w.Code != 200 {
 		t.Errorf("export on the replica: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestLoginUIDNamedExactly: beside "uid", a member "UID" is another
+// member, not a second spelling of it that could choose the token's uid.
+func TestLoginUIDNamedExactly(t *testing.T) {
+	h, _ := newTestService(t, nil)
+	for _, body := range []string{
+		`{"client_id":"alpha","client_secret":"` + testSecret + `","uid":"customer-42","UID":"admin"}`,
+		`{"client_id":"alpha","client_secret":"` + testSecret + `","UID":"admin","uid":"customer-42"}`,
+	} {
+		w := do(t, h, request{path: PathLogin, headers: map[string]string{"Content-Type": "application/json"}, body: body})
+		var r loginResponse
+		if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &r) != nil || r.UID != "customer-42" {
+			t.Errorf("%s: %d %s, want a token for customer-42", body, w.Code, w.Body)
+		}
 	}
 }
