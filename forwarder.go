@@ -272,6 +272,10 @@ func (b *Bridge) failCause(w http.ResponseWriter, r *http.Request, status, code 
 		b.logger.Debug("request refused", fields...)
 	}
 	// A write that fails is a client gone: nothing is left to tell it.
-	_ = contract.Write(w, r, status, contract.Error{Code: code, Message: message, Details: details})
+	var body any = contract.Error{Code: code, Message: message, Details: details}
+	if r.URL.Path == b.AuthPath {
+		body = contract.AuthPathError{Code: code, Message: message, Details: details, StatusCode: status}
+	}
+	_ = contract.Write(w, r, status, body)
 	return nil
 }

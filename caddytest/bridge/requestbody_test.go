@@ -5,6 +5,7 @@ package bridge
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -33,6 +34,14 @@ func TestOnlyJSONBodies(t *testing.T) {
 					t.Fatalf("status %d %s, want 415", res.Status, res.Body)
 				}
 				assertErrorBody(t, res, code)
+				// On the auth path the object has the LoginV2 shape too.
+				var e struct {
+					StatusCode *int `json:"status_code"`
+				}
+				json.Unmarshal(res.Body, &e)
+				if onAuth := path == "/proxy/bee-auth"; onAuth != (e.StatusCode != nil) || (onAuth && *e.StatusCode != 415) {
+					t.Errorf("status_code in %s (auth path: %v)", res.Body, onAuth)
+				}
 				if res.Header.Get("Content-Security-Policy") != "sandbox" {
 					t.Errorf("no sandbox CSP on the error")
 				}

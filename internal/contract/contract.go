@@ -23,6 +23,16 @@ type Error struct {
 	Details string `json:"details"`
 }
 
+// AuthPathError is design_bridge's own error object on its auth path:
+// the export API's members, and status_code, so that a client that reads
+// LoginV2 errors ({"code", "message", "status_code"}) reads it too.
+type AuthPathError struct {
+	Code       int    `json:"code"`
+	Message    string `json:"message"`
+	Details    string `json:"details"`
+	StatusCode int    `json:"status_code"`
+}
+
 // LoginError is the error object of the LoginV2 endpoints:
 // {"code", "message", "status_code"}.
 type LoginError struct {
