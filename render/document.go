@@ -249,10 +249,15 @@ func (w *emailWriter) assemble() ([]byte, *[]byte) {
 	escape(out, w.title())
 	out.WriteString(`</title><!--[if mso]><xml><o:OfficeDocumentSettings><o:PixelsPerInch>96</o:PixelsPerInch><o:AllowPNG/></o:OfficeDocumentSettings></xml><![endif]-->`)
 	w.fontLinks(out)
-	out.WriteString(`<style>*{box-sizing:border-box}body{margin:0;padding:0}table,td{mso-table-lspace:0pt;mso-table-rspace:0pt}img{-ms-interpolation-mode:bicubic}a[x-apple-data-detectors]{color:inherit!important;text-decoration:inherit!important}#MessageViewBody a{color:inherit;text-decoration:none}p{line-height:inherit}sup,sub{font-size:75%;line-height:0}.dh,.dh table{mso-hide:all;display:none;max-height:0;overflow:hidden}`)
+	// .dh is the div around content hidden on desktop (desktopHideOpen):
+	// only the div is hidden and shown. The tables inside keep their own
+	// display (the vendor's ".desktop_hide table" is for its class on
+	// tables); shown as blocks, their cells shrank to their content on
+	// phones, leaving a centred image at the left and text squeezed.
+	out.WriteString(`<style>*{box-sizing:border-box}body{margin:0;padding:0}table,td{mso-table-lspace:0pt;mso-table-rspace:0pt}img{-ms-interpolation-mode:bicubic}a[x-apple-data-detectors]{color:inherit!important;text-decoration:inherit!important}#MessageViewBody a{color:inherit;text-decoration:none}p{line-height:inherit}sup,sub{font-size:75%;line-height:0}.dh{mso-hide:all;display:none;max-height:0;overflow:hidden}`)
 	out.WriteString(`@media (max-width:`)
 	out.WriteString(strconv.Itoa(width + 20))
-	out.WriteString(`px){.rc{width:100%!important}.st .col{max-width:100%!important;width:100%!important;display:block!important}.st .sp{padding-left:0!important;padding-right:0!important}.mh{display:none!important;max-height:0!important;overflow:hidden!important;font-size:0!important}.dh,.dh table{display:block!important;max-height:none!important;overflow:visible!important}.fw{max-width:100%!important;width:100%!important}`)
+	out.WriteString(`px){.rc{width:100%!important}.st .col{max-width:100%!important;width:100%!important;display:block!important}.st .sp{padding-left:0!important;padding-right:0!important}.mh{display:none!important;max-height:0!important;overflow:hidden!important;font-size:0!important}.dh{display:block!important;max-height:none!important;overflow:visible!important}.fw{max-width:100%!important;width:100%!important}`)
 	if w.hasRev {
 		out.WriteString(`.rv{display:table!important;width:100%!important}.rv .cf{display:table-footer-group!important}.rv .cl{display:table-header-group!important}`)
 	}

@@ -7,7 +7,8 @@ import (
 
 // layoutProbe runs in the page and returns (as JSON) what the checks need:
 // the viewport and document widths, the outermost elements that stick out
-// of the viewport, and for every layout row its columns' boxes.
+// of the viewport, for every layout row its columns' boxes, and the layout
+// tables whose rows do not span them.
 //
 // Rows and columns are found by class names, in three dialects: the
 // vendor's email tables (table.row-content > tr > td.column, class "stack"
@@ -129,6 +130,22 @@ const layoutProbe = `(() => {
     out.rows.push({number: number, path: path(row), box: box(row), stack: stack, reverse: reverse, domReversed: domReversed,
       cols: cols.map(box), blocks: cols.map(blocksOf), spill: cols.map(spillOf)});
   }
+  // Layout tables (role=presentation, 100% wide) whose first row is
+  // narrower than the table: a table shown as a block lays its rows out
+  // in an anonymous table as narrow as their content, so a centred image
+  // sits at the left and text is squeezed. An html block's markup is the
+  // designer's own.
+  out.unfilled = [];
+  for (const tb of document.querySelectorAll('table[role="presentation"][width="100%"]')) {
+    const tr = tb.rows[0];
+    if (!tr || tb.closest('.html_block') || out.unfilled.length >= 10) continue;
+    const r = tb.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    const s = getComputedStyle(tb);
+    const inner = r.width - ['borderLeftWidth', 'borderRightWidth', 'paddingLeft', 'paddingRight'].reduce((a, p) => a + parseFloat(s[p]), 0);
+    const rw = tr.getBoundingClientRect().width;
+    if (rw < inner - tol) out.unfilled.push({path: path(tb), width: inner, rowWidth: rw, display: s.display});
+  }
   return JSON.stringify(out);
 })()`
 
@@ -186,6 +203,15 @@ type measurement struct {
 	PageRTL     bool
 	Overflow    []offender
 	Rows        []rowProbe
+	Unfilled    []unfilledTable
+}
+
+// unfilledTable is a layout table whose first row is narrower than the
+// table's content box.
+type unfilledTable struct {
+	Path            string
+	Width, RowWidth float64
+	Display         string
 }
 
 // tolerance absorbs sub-pixel rounding of layout boxes.
@@ -287,6 +313,16 @@ func checkOverflow(m *measurement) []string {
 	}
 	for _, o := range m.Overflow {
 		problems = append(problems, fmt.Sprintf("element outside the viewport (left %.0f, right %.0f, width %.0f): %s", o.Left, o.Right, o.Width, o.Path))
+	}
+	return problems
+}
+
+// checkFilled: the rows of our layout tables span them. (Only our
+// markup is held to it: every one of its layout tables is 100% wide.)
+func checkFilled(m *measurement) []string {
+	var problems []string
+	for _, u := range m.Unfilled {
+		problems = append(problems, fmt.Sprintf("layout table (display %s) %.0f px wide, its row %.0f px: %s", u.Display, u.Width, u.RowWidth, u.Path))
 	}
 	return problems
 }

@@ -362,6 +362,12 @@ func TestOurHTMLLayout(t *testing.T) {
 			// 20 px): 800 px, or more for the 1440 px page designs.
 			wide := max(desktopWidth, layout.messageWidth+40)
 			mobile, desktop := checkPage(t, tb, base+oursPath+name+".html", "ours", name, wide, expect)
+			if ps := checkFilled(mobile); len(ps) > 0 {
+				t.Errorf("at %d px:%s", mobileWidth, joinProblems(ps))
+			}
+			if ps := checkFilled(desktop); len(ps) > 0 {
+				t.Errorf("at %d px:%s", wide, joinProblems(ps))
+			}
 			ps, n := checkBlocks(mobile, rows, true)
 			if len(ps) > 0 {
 				t.Errorf("blocks at %d px:%s", mobileWidth, joinProblems(ps))

@@ -70,6 +70,14 @@ func TestLayoutChecksCatchFaults(t *testing.T) {
 			wantDesktop: []string{"row 5 column 1: content outside its column"},
 		},
 		{
+			name: "layout table shown as a block",
+			// Its row is laid out as narrow as its content (content
+			// hidden on desktop once shrank so on phones).
+			body:        `<table role="presentation" width="100%" style="display:block"><tr><td>short</td></tr></table>`,
+			wantMobile:  []string{"layout table (display block)"},
+			wantDesktop: []string{"layout table (display block)"},
+		},
+		{
 			name:        "columns stacked on desktop",
 			body:        `<style>.column{display:block!important;width:100%!important}</style>` + twoColumnRow(4, "stack", ""),
 			wantDesktop: []string{"row 4", "side by side on desktop"},
@@ -98,14 +106,14 @@ func TestLayoutChecksCatchFaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			assertProblems(t, "mobile", checkMobile(m, markupExpectation), tc.wantMobile)
+			assertProblems(t, "mobile", append(checkMobile(m, markupExpectation), checkFilled(m)...), tc.wantMobile)
 			if err := tb.setWidth(desktopWidth); err != nil {
 				t.Fatal(err)
 			}
 			if m, err = tb.measure(); err != nil {
 				t.Fatal(err)
 			}
-			assertProblems(t, "desktop", checkDesktop(m, markupExpectation), tc.wantDesktop)
+			assertProblems(t, "desktop", append(checkDesktop(m, markupExpectation), checkFilled(m)...), tc.wantDesktop)
 		})
 	}
 }
