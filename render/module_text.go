@@ -8,11 +8,16 @@ import (
 
 // textDiv opens the styled wrapper of a rich-text block. Fonts resolve
 // "inherit" to the body default so that Outlook, which does not inherit
-// fonts into tables, still gets the right one.
+// fonts into tables, still gets the right one. The colour is written for
+// the same reason: the block's own, else its row's (white text on a dark
+// row), else the body's.
 func (w *emailWriter) textDiv(tag string, st design.Style, extra string) {
 	s := w.style()
 	s.raw(extra)
 	color := w.safeColor("color", st.Get("color"))
+	if color == "" {
+		color = w.rowColor
+	}
 	if color == "" {
 		color = w.color
 	}

@@ -430,7 +430,8 @@ func lower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 // decorateContentBox adds to box what every layout draws of a row's
 // content box: its background colour (else the message's), background
 // image, text colour, borders and radius. It returns the colour and
-// image (Outlook's VML repeats them) and the borders' width.
+// image (Outlook's VML repeats them) and the borders' width, and keeps
+// the text colour as the row's (rowColor), for the blocks that write one.
 func (w *emailWriter) decorateContentBox(box *style, r *design.Row) (bg, img string, borders float64) {
 	cs := r.ContentStyle
 	bg = w.safeColor("background-color", cs.Get("background-color"))
@@ -448,7 +449,8 @@ func (w *emailWriter) decorateContentBox(box *style, r *design.Row) (bg, img str
 		box.add("background-image", "url('"+img+"')")
 		w.backgroundProps(box, cs)
 	}
-	if c := w.safeColor("color", cs.Get("color")); c != "" && !strings.EqualFold(c, w.color) {
+	w.rowColor = w.safeColor("color", cs.Get("color"))
+	if c := w.rowColor; c != "" && !strings.EqualFold(c, w.color) {
 		box.add("color", c)
 	}
 	borders, _ = box.addBorders(cs)

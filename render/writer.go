@@ -44,6 +44,7 @@ type emailWriter struct {
 
 	// Per-row/per-column context.
 	rowLink    string // row link colour override
+	rowColor   string // row text colour (content.style.color), made safe
 	colWidth   float64
 	colNominal float64
 	blockSeq   int // module counter, for per-block mobile classes
