@@ -78,6 +78,13 @@ func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
 		// size gets its own, in the same proportion.
 		w.mobileRule("."+w.mobileClass()+" .tx", "line-height:"+formatPx(lineHeight*mf)+"px!important")
 	}
+	if fs := w.safeCSS("font-size", m.Mobile.Get("font-size")); fs != "" {
+		// A label paragraph with a font size of its own is written as a
+		// span with it inline (inlineLabel), which the block's .tx rule
+		// misses: the mobile size goes to the label's spans too, as the
+		// vendor's exports give it to the block's spans.
+		w.mobileRule("."+w.mobileClass()+" .bt span", "font-size:"+fs+"!important")
+	}
 
 	// Width: "auto" (fit the label), a percentage of the column, or px.
 	widthMode := lower(st.Get("width"))
