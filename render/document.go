@@ -246,7 +246,7 @@ func (w *emailWriter) assemble() ([]byte, *[]byte) {
 		out.WriteString(` dir="rtl"`)
 	}
 	out.WriteString(`><head><meta charset="utf-8"><meta http-equiv="Content-Type" content="text/html; charset=utf-8"><meta name="viewport" content="width=device-width, initial-scale=1.0"><meta name="x-apple-disable-message-reformatting"><meta name="format-detection" content="telephone=no, date=no, address=no, email=no"><title>`)
-	escape(out, w.title())
+	escapeText(out, w.title())
 	out.WriteString(`</title><!--[if mso]><xml><o:OfficeDocumentSettings><o:PixelsPerInch>96</o:PixelsPerInch><o:AllowPNG/></o:OfficeDocumentSettings></xml><![endif]-->`)
 	w.fontLinks(out)
 	// .dh is the div around content hidden on desktop (desktopHideOpen):

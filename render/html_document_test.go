@@ -43,6 +43,14 @@ func TestDocumentFrame(t *testing.T) {
 		{"body-popup-mobile-width", []string{`@media (max-width:420px)`, ".mw{max-width:250px!important}",
 			`<table class="row r1"`, `class="rc st mw"`, `class="rc mw"`, `class="rc" align`}, nil},
 		{"module-social", []string{`<div class="social-inner" style="text-align:center"><!--[if mso]><table align="center"`, `<!--[if mso]><td><![endif]--><div class="si" style="display:inline-block;vertical-align:top">`}, []string{`class="social-table"`}},
+		// Text content escapes & < > only: quoted merge tag arguments
+		// pass through, and no end tag can be spelt.
+		{"body-merge-tags-text", []string{
+			`<title>Hi {{ name | default: "you" }} &lt;/title&gt;&lt;script&gt;alert("x")&lt;/script&gt; &amp; more</title>`,
+			`>Hello {{ first_name | default: "friend" }} &lt;/div&gt;&lt;img src=x onerror="y"&gt;&#8199;`,
+			`<span class="tx">{{ "Follow" | upcase }}</span>`, `Call {{ phone | default: "us" }} &amp; more`,
+			`<span class="sep" aria-hidden="true">{{ "|" }}</span>`, `Email {{ "(required)" }}`, `Send me "news" &amp; offers`,
+		}, []string{"&quot;", "<script", "<img src=x"}},
 		{"module-button", []string{`<v:roundrect`, `href="https://example.com/start?utm={{campaign}}"`, `arcsize="8%"`, `fillcolor="#8E364B"`, `height:52px;width:148px`}, nil},
 	}
 	for _, tt := range tests {

@@ -160,7 +160,7 @@ func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
 		}
 		w.attr("target", t)
 		w.s(` style="text-decoration:none;color:`)
-		w.text(color)
+		w.attrText(color)
 		if full {
 			w.s(";display:block")
 		}
@@ -195,9 +195,9 @@ func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
 		w.s(` filled="false"`)
 	}
 	w.s(`><w:anchorlock/><v:textbox inset="0px,0px,0px,0px"><center style="color:`)
-	w.text(color)
+	w.attrText(color)
 	w.s(";font-family:")
-	w.text(font)
+	w.attrText(font)
 	w.s(";font-size:")
 	w.s(formatPx(fontSize))
 	w.s(`px"><![endif]-->`)

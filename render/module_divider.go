@@ -61,7 +61,7 @@ func (b *dividerBlock) html(w *emailWriter, m *design.Module) {
 		w.s(`<div style="font-size:1px;line-height:1px`)
 		if borderVisible(border) || borderWidth(border) > 0 {
 			w.s(";border-top:")
-			w.text(border)
+			w.attrText(border)
 		}
 		w.s(`">&#8202;</div>`)
 		w.dividerSpace(extra)
@@ -77,7 +77,7 @@ func (b *dividerBlock) html(w *emailWriter, m *design.Module) {
 	w.s(` style="width:`)
 	w.s(formatPx(float64(int(width*100)) / 100))
 	w.s(`%"><tr><td style="font-size:1px;line-height:1px;border-top:`)
-	w.text(border)
+	w.attrText(border)
 	w.s(`">&#8202;</td></tr></table>`)
 	w.dividerSpace(extra)
 	w.blockClose()

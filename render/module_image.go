@@ -184,7 +184,7 @@ func (w *emailWriter) imageTag(src, alt, title, href, target string, width, maxW
 	}
 	if radius != "" && radius != "0px" && radius != "0" {
 		w.s(";border-radius:")
-		w.text(radius)
+		w.attrText(radius)
 	}
 	w.s(`">`)
 	if linked {

@@ -29,7 +29,7 @@ func (b *spacerBlock) html(w *emailWriter, m *design.Module) {
 	w.s("px;font-size:1px")
 	if bg := w.safeColor("background-color", st.Get("background-color")); !isTransparent(bg) {
 		w.s(";background-color:")
-		w.text(bg)
+		w.attrText(bg)
 	}
 	w.s(`">&#8202;</div>`)
 	if hasMobile {

@@ -124,7 +124,7 @@ func (b *tableBlock) html(w *emailWriter, m *design.Module) {
 		w.s("<tr")
 		if i%2 == 1 && !isTransparent(alt) {
 			w.s(` style="background-color:`)
-			w.text(alt)
+			w.attrText(alt)
 			w.s(`"`)
 		}
 		w.s(">")

@@ -82,7 +82,7 @@ func (b *videoBlock) html(w *emailWriter, m *design.Module) {
 	w.s("px")
 	if cssThumb != "" {
 		w.s(";background-image:url('")
-		w.text(cssThumb)
+		w.attrText(cssThumb)
 		w.s("');background-size:cover;background-position:center;background-repeat:no-repeat")
 	}
 	// The cell's height follows its width, so the thumbnail keeps its
@@ -126,9 +126,9 @@ func (b *videoBlock) html(w *emailWriter, m *design.Module) {
 		w.s("px;line-height:")
 		w.s(formatPx(size))
 		w.s("px;border-radius:50%;background-color:")
-		w.text(bg)
+		w.attrText(bg)
 		w.s(";color:")
-		w.text(fg)
+		w.attrText(fg)
 		w.s(";font-size:")
 		w.s(formatPx(float64(int(size * 0.45))))
 		w.s(`px;font-family:Arial, sans-serif;text-align:center">&#9654;</span>`)

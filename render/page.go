@@ -101,7 +101,7 @@ func (w *webWriter) assemble() ([]byte, *[]byte) {
 		out.WriteByte('"')
 		w.dirAttr(out)
 		out.WriteString(`><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1.0"><title>`)
-		escape(out, w.title())
+		escapeText(out, w.title())
 		out.WriteString(`</title>`)
 		if d := strings.TrimSpace(w.d.Page.Meta.Description); d != "" {
 			out.WriteString(`<meta name="description" content="`)

@@ -101,12 +101,17 @@ func FuzzEscape(f *testing.F) {
 		f.Add(s)
 	}
 	ref := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;")
+	textRef := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 	f.Fuzz(func(t *testing.T, s string) {
-		var a, b bytes.Buffer
+		var a, b, c bytes.Buffer
 		escape(&a, s)
 		escapeBytes(&b, []byte(s))
 		if want := ref.Replace(s); a.String() != want || b.String() != want {
 			t.Fatalf("escape(%q) = %q / %q, want %q", s, a.String(), b.String(), want)
+		}
+		escapeText(&c, s)
+		if want := textRef.Replace(s); c.String() != want {
+			t.Fatalf("escapeText(%q) = %q, want %q", s, c.String(), want)
 		}
 	})
 }

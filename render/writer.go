@@ -125,18 +125,33 @@ func (w *emailWriter) attrBytes(name string, value []byte) {
 	w.body.WriteByte('"')
 }
 
-// text writes escaped text.
-func (w *emailWriter) text(s string) { escape(&w.body, s) }
+// text writes s as element content, escaped for it (escapeText).
+func (w *emailWriter) text(s string) { escapeText(&w.body, s) }
 
-// escape escapes text for HTML content or a double-quoted attribute:
+// attrText writes s escaped for a double-quoted attribute value, for a
+// value the renderer writes inside an attribute it opened (a colour in a
+// style).
+func (w *emailWriter) attrText(s string) { escape(&w.body, s) }
+
+// escape escapes text for a double-quoted attribute (or HTML content):
 // & < > and " (not '). Merge tags ({{…}}, $…$) contain none of these
 // except in rare quoted arguments, which escaping keeps equivalent.
-func escape(b *bytes.Buffer, s string) {
+func escape(b *bytes.Buffer, s string) { escapeWith(b, s, &escapes) }
+
+// escapeText escapes text for element content, <title> included: & < >
+// only. A quote ends nothing there, so a merge tag's quoted argument
+// ({{ name | default: "you" }}) is written as it is, as the contract asks
+// of merge tags; a '<' is always escaped, so no end tag (</title>) can
+// be spelt.
+func escapeText(b *bytes.Buffer, s string) { escapeWith(b, s, &textEscapes) }
+
+// escapeWith writes s with the bytes r names replaced.
+func escapeWith(b *bytes.Buffer, s string, r *[256]string) {
 	start := 0
 	for i := 0; i < len(s); i++ {
-		if r := escapes[s[i]]; r != "" {
+		if e := r[s[i]]; e != "" {
 			b.WriteString(s[start:i])
-			b.WriteString(r)
+			b.WriteString(e)
 			start = i + 1
 		}
 	}
@@ -156,8 +171,11 @@ func escapeBytes(b *bytes.Buffer, s []byte) {
 	b.Write(s[start:])
 }
 
-// escapes are the replacements escape makes.
-var escapes = [256]string{'&': "&amp;", '<': "&lt;", '>': "&gt;", '"': "&quot;"}
+// escapes are the replacements escape makes, textEscapes escapeText's.
+var (
+	escapes     = [256]string{'&': "&amp;", '<': "&lt;", '>': "&gt;", '"': "&quot;"}
+	textEscapes = [256]string{'&': "&amp;", '<': "&lt;", '>': "&gt;"}
+)
 
 // formatPx formats a pixel amount compactly: 12, 12.5, 0.33.
 func formatPx(f float64) string {
