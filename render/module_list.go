@@ -1,6 +1,8 @@
 package render
 
 import (
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/designbridge/caddy-designbridge/design"
@@ -47,11 +49,14 @@ func (b *listBlock) html(w *emailWriter, m *design.Module) {
 	w.textDiv("div", st, "")
 	trimmed := strings.TrimSpace(html)
 	if strings.HasPrefix(trimmed, "<li") {
-		tag := "ul"
+		open, end := "<ul>", "</ul>"
 		if b.tag == "ol" {
-			tag = "ol"
+			open, end = "<ol>", "</ol>"
+			if n := listStart(cs); n > 1 {
+				open = `<ol start="` + strconv.Itoa(n) + `">`
+			}
 		}
-		html = "<" + tag + ">" + html + "</" + tag + ">"
+		html = open + html + end
 	}
 	w.rich(html, o)
 	w.s("</div>")
@@ -59,3 +64,17 @@ func (b *listBlock) html(w *emailWriter, m *design.Module) {
 }
 
 func (b *listBlock) text(w *textWriter) { w.fragment(b.rich) }
+
+// listStart is the number a numbered list the editor stored as items
+// only starts at: computedStyle.startList (the editor writes the same
+// number as the start of a list element it stores), else startListFrom,
+// which the vendor's types list beside it; 0 when neither is a positive
+// integer (a list element's own start is its own business).
+func listStart(cs design.Style) int {
+	for _, key := range [...]string{"startList", "startListFrom"} {
+		if n, err := strconv.Atoi(cs.Get(key)); err == nil && n >= 1 && n <= math.MaxInt32 {
+			return n
+		}
+	}
+	return 0
+}
