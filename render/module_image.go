@@ -73,20 +73,36 @@ func (w *emailWriter) fluidMaxWidth(m *design.Module, img *imageBlock, avail flo
 // imageAlign is the alignment token of the lower-cased class cls (or
 // the block's text-align), centre by default.
 func imageAlign(m *design.Module, cls string) string {
+	if a := alignToken(cls); a != "" {
+		return a
+	}
+	if a := textAlign(m.Style.Get("text-align")); a == "left" || a == "right" {
+		return a
+	}
+	return "center"
+}
+
+// alignToken is the first alignment token (left, right, center) of the
+// lower-cased class cls, "" when it has none.
+func alignToken(cls string) string {
 	for rest := cls; ; {
 		var tok string
 		if tok, rest = nextField(rest); tok == "" {
-			break
+			return ""
 		}
 		switch tok {
 		case "left", "right", "center":
 			return tok
 		}
 	}
-	if a := textAlign(m.Style.Get("text-align")); a == "left" || a == "right" {
-		return a
-	}
-	return "center"
+}
+
+// mobileMargins place a block image on phones (see imageTag's margins):
+// the rule for each alignment of mobileStyle.class.
+var mobileMargins = map[string]string{
+	"left":   "margin-left:0!important;margin-right:auto!important",
+	"right":  "margin-left:auto!important;margin-right:0!important",
+	"center": "margin-left:auto!important;margin-right:auto!important",
 }
 
 // hasToken reports whether the space-separated list s holds tok.
@@ -136,8 +152,15 @@ func (img *imageBlock) html(w *emailWriter, m *design.Module) {
 	if w.fluid {
 		maxWidth = w.fluidMaxWidth(m, img, avail, cls)
 	}
-	fullMobile := strings.Contains(cls, "fullwidthonmobile") ||
-		strings.Contains(lower(m.Mobile.Get("class")), "fullwidth")
+	mobileCls := lower(m.Mobile.Get("class"))
+	fullMobile := strings.Contains(cls, "fullwidthonmobile") || strings.Contains(mobileCls, "fullwidth")
+	if ma := alignToken(mobileCls); ma != "" && ma != align {
+		// The class on phones aligns the image otherwise ("left
+		// fixedwidth" under "center fixedwidth"), as the vendor's
+		// exports float it there. A mobile class gives the block its
+		// own class (m.Mobile is not empty).
+		w.mobileRule("."+w.mobileClass()+" img", mobileMargins[ma])
+	}
 	w.imageTag(img.src, img.alt, img.title, img.href, img.target, width, maxWidth, align,
 		w.safeCSS("border-radius", m.Style.Get("border-radius")), fullMobile)
 	w.blockClose()
