@@ -255,6 +255,7 @@ func (w *emailWriter) assemble() ([]byte, *[]byte) {
 	// tables); shown as blocks, their cells shrank to their content on
 	// phones, leaving a centred image at the left and text squeezed.
 	out.WriteString(`<style>*{box-sizing:border-box}body{margin:0;padding:0}table,td{mso-table-lspace:0pt;mso-table-rspace:0pt}img{-ms-interpolation-mode:bicubic}a[x-apple-data-detectors]{color:inherit!important;text-decoration:inherit!important}#MessageViewBody a{color:inherit;text-decoration:none}p{line-height:inherit}sup,sub{font-size:75%;line-height:0}.dh{mso-hide:all;display:none;max-height:0;overflow:hidden}`)
+	out.Write(w.main.Bytes())
 	out.WriteString(`@media (max-width:`)
 	out.WriteString(strconv.Itoa(width + 20))
 	out.WriteString(`px){.rc{width:100%!important}.st .col{max-width:100%!important;width:100%!important;display:block!important}.st .sp{padding-left:0!important;padding-right:0!important}.mh{display:none!important;max-height:0!important;overflow:hidden!important;font-size:0!important}.dh{display:block!important;max-height:none!important;overflow:visible!important}.fw{max-width:100%!important;width:100%!important}`)

@@ -411,7 +411,10 @@ func TestLayoutHostileValues(t *testing.T) {
 	   {"grid-columns":6,"style":{"background-color":"green}*{position:fixed","padding-top":"5px;position:fixed","border-top":"1px solid red}*{x:y"},"modules":[
 	    {"type":"mailup-bee-newsletter-modules-paragraph","descriptor":{"paragraph":{"html":"<p>hi</p>"},"style":{"padding-top":"10px"},
 	     "mobileStyle":{"font-size":"1px}*{position:fixed}","line-height":"</style><script>alert(1)</script>"}}}]},
-	   {"grid-columns":6,"style":{},"modules":[]}]}]}}`
+	   {"grid-columns":6,"style":{},"modules":[
+	    {"type":"mailup-bee-newsletter-modules-button","descriptor":{"button":{"label":"<p>Go</p>","href":"https://x.test/"},
+	     "hoverStyle":{"background-color":"red}</style><script>alert(1)</script>","color":"red;x:y","border-top":"1px solid red}*{position:fixed",
+	      "border-left":"expression(alert(1))","border-right":"1px solid url(javascript:alert(1))","border-bottom":"2px solid #00ff00"}}}]}]}]}}`
 	d, err := design.Decode([]byte(evil))
 	if err != nil {
 		t.Fatal(err)
@@ -432,6 +435,14 @@ func TestLayoutHostileValues(t *testing.T) {
 			}
 			if n := strings.Count(low, "</style>"); n != 1 {
 				t.Errorf("%d </style>", n)
+			}
+			// The button's hover rule keeps only its safe declaration.
+			hover := ".m2 .bt:hover{border-bottom:2px solid #00ff00!important;}"
+			if layout == LayoutPopup {
+				hover = ".db-popup " + hover
+			}
+			if !strings.Contains(string(out.Body), hover) {
+				t.Errorf("no %s", hover)
 			}
 		})
 	}

@@ -44,7 +44,16 @@ func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
 	}
 	td := w.style()
 	td.raw("text-align:" + align + ";")
-	avail := w.blockOpen(m, "button", &td, align)
+	hover := w.buttonHover(m)
+	extra := ""
+	if hover != "" && m.Mobile.Len() == 0 {
+		// The block's own class, which a mobile style would give it.
+		extra = w.mobileClass()
+	}
+	avail := w.blockOpenClass(m, "button", extra, &td, align)
+	if hover != "" {
+		w.mainRule("."+w.mobileClass()+" .bt:hover", hover)
+	}
 
 	href := strings.TrimSpace(b.href)
 	linked := href != "" && design.SafeURL(href)
@@ -222,6 +231,25 @@ func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
 	if m.Mobile.Has("width") && strings.HasPrefix(m.Mobile.Get("width"), "100") {
 		w.mobileRule("."+w.mobileClass()+" .bt", "display:block!important;width:100%!important")
 	}
+}
+
+// buttonHover is the declarations of the button's :hover rule from
+// descriptor.hoverStyle (its colours and borders under the pointer, as
+// the vendor's exports write them), "" when it sets none. They override
+// the button's inline style, so each is !important; a transparent
+// background is kept, as it changes the button.
+func (w *emailWriter) buttonHover(m *design.Module) string {
+	hs := design.StyleOf(m.Descriptor.Get("hoverStyle"))
+	if hs.Len() == 0 {
+		return ""
+	}
+	s := w.style()
+	s.add("background-color", w.safeColor("background-color", hs.Get("background-color")))
+	s.add("color", w.safeColor("color", hs.Get("color")))
+	for _, side := range [...]string{"border", "border-top", "border-right", "border-bottom", "border-left"} {
+		s.add(side, hs.Get(side))
+	}
+	return important(s.String())
 }
 
 // borderStroke picks the VML stroke from the first visible border side.

@@ -135,16 +135,17 @@ const (
 	webMobileCSS = `.db-stack{display:block!important}.db-stack.db-reverse{display:flex!important;flex-direction:column-reverse!important}.mh{display:none!important}.dh{display:block!important;max-height:none!important;overflow:visible!important}.fw{max-width:100%!important;width:100%!important}`
 )
 
-// css writes the <style> element: the fixed rules, then the @media block
-// for phones with the rules the rows and blocks asked for. The breakpoint
-// is 20 px over the design's width, as in the email layout and the
-// vendor's page and popup exports.
+// css writes the <style> element: the fixed rules and the blocks' rules
+// for every width, then the @media block for phones with the rules the
+// rows and blocks asked for. The breakpoint is 20 px over the design's
+// width, as in the email layout and the vendor's page and popup exports.
 func (w *webWriter) css(out *bytes.Buffer) {
 	out.WriteString("<style>")
 	w.rules(out, webBaseCSS)
 	if !w.popup {
 		out.WriteString(pageBaseCSS)
 	}
+	w.rules(out, w.main.String())
 	out.WriteString(`@media (max-width:`)
 	out.WriteString(strconv.Itoa(w.d.Page.Body.Width + 20))
 	out.WriteString(`px){`)

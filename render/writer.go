@@ -17,6 +17,7 @@ type emailWriter struct {
 	body    bytes.Buffer
 	bodyBuf *[]byte      // the pooled array behind body (see recycle)
 	mobile  bytes.Buffer // rules for the one @media block
+	main    bytes.Buffer // rules before it, for every width (a button's :hover)
 	styles  []byte       // where style() cuts new styles from
 	// styleBufs are the pooled buffers styles were cut from (see recycle).
 	styleBufs []*[]byte
@@ -35,7 +36,7 @@ type emailWriter struct {
 	bodyBg    string // page.body's backgroundColor, made safe
 	bodyImg   string // page.body's background-image as url('…'), made safe
 
-	maxOutput int // bytes of body and mobile rules (see checkSize)
+	maxOutput int // bytes of body and rules (see checkSize)
 	// fluid: a web layout, where a column's width is the screen's to
 	// choose (stacked columns take the row), not a fixed desktop width;
 	// colNominal is then the column's width in the editor (its grid
@@ -86,11 +87,10 @@ func (w *emailWriter) checkSize() {
 	}
 }
 
-// checkTotal is checkSize for the body and the mobile rules, called at
-// each row, column and module: only they write mobile rules, a bounded
-// amount each.
+// checkTotal is checkSize for the body and the rules, called at each
+// row, column and module: only they write rules, a bounded amount each.
 func (w *emailWriter) checkTotal() {
-	if w.body.Len()+w.mobile.Len() > w.maxOutput {
+	if w.body.Len()+w.mobile.Len()+w.main.Len() > w.maxOutput {
 		w.full()
 	}
 }
@@ -231,6 +231,18 @@ func (w *emailWriter) mobileRule(selector string, decls string) {
 	w.mobile.WriteByte('{')
 	w.mobile.WriteString(decls)
 	w.mobile.WriteByte('}')
+}
+
+// mainRule appends one rule to the <style> element, before the @media
+// block: a rule for every width.
+func (w *emailWriter) mainRule(selector string, decls string) {
+	if decls == "" {
+		return
+	}
+	w.main.WriteString(selector)
+	w.main.WriteByte('{')
+	w.main.WriteString(decls)
+	w.main.WriteByte('}')
 }
 
 // important turns "a:1;b:2" into "a:1!important;b:2!important".
