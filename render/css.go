@@ -54,15 +54,24 @@ func checkCSS(v string, max int) (safe, why string) {
 		}
 	}
 	if strings.Contains(v, "(") {
-		l := strings.ToLower(v)
-		if strings.Contains(l, "expression") {
-			return "", "contains an expression"
-		}
-		if strings.Contains(l, "javascript:") || strings.Contains(l, "vbscript:") {
-			return "", "contains a script URL"
+		if why := scriptWords(v); why != "" {
+			return "", why
 		}
 	}
 	return v, ""
+}
+
+// scriptWords says why a CSS value with parentheses is dropped for what
+// it names: a legacy IE expression or a script URL ("" when neither).
+func scriptWords(v string) string {
+	l := strings.ToLower(v)
+	if strings.Contains(l, "expression") {
+		return "contains an expression"
+	}
+	if strings.Contains(l, "javascript:") || strings.Contains(l, "vbscript:") {
+		return "contains a script URL"
+	}
+	return ""
 }
 
 // The writer's checked values: cssValue, cssColor, cssURL and repeatable
@@ -157,6 +166,15 @@ func (s *style) add(prop, value string) {
 	s.b = append(s.b, ':')
 	s.b = append(s.b, value...)
 	s.b = append(s.b, ';')
+}
+
+// addURL adds url('u') for u a URL checkURL gave, which is safe there
+// but may hold braces, which add refuses.
+func (s *style) addURL(prop, u string) {
+	s.b = append(s.b, prop...)
+	s.b = append(s.b, ":url('"...)
+	s.b = append(s.b, u...)
+	s.b = append(s.b, "');"...)
 }
 
 // addPx adds a pixel length.

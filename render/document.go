@@ -32,9 +32,8 @@ func newEmailWriter(d *design.Design, bs blocks, maxOutput int) *emailWriter {
 	w.bodyBg = w.safeColor("background-color", b.BackgroundColor)
 	// The body's background image is checked here, though the popup
 	// layout does not show it, so that every layout warns alike.
-	w.bodyImg = w.cssURLValue(b.Container.Get("background-image"))
+	w.bodyImg = w.safeURL("background-image", b.Container.Get("background-image"))
 	if w.bodyImg != "" {
-		w.safeCSS("background-image", w.bodyImg)
 		for _, p := range bodyBackgroundProps {
 			w.safeCSS(p, b.Container.Get(p))
 		}
@@ -91,8 +90,8 @@ func (w *emailWriter) document() {
 	if !isTransparent(bg) {
 		ct.add("background-color", bg)
 	}
-	ct.add("background-image", w.bodyImg)
-	if len(ct.b) > 0 && strings.Contains(string(ct.b), "background-image") {
+	if w.bodyImg != "" {
+		ct.addURL("background-image", w.bodyImg)
 		ct.copyProps(b.Container, bodyBackgroundProps[:]...)
 	}
 	w.s(`<table class="nl-container" width="100%"`)
@@ -132,16 +131,6 @@ func (w *emailWriter) preheader(text string) {
 // bodyBackgroundProps are the properties of the body's background image.
 var bodyBackgroundProps = [...]string{"background-position", "background-repeat", "background-size"}
 
-// cssURLValue accepts a background-image value only when it is a
-// url(...) of a safe URL ("none" and junk give "").
-func (w *emailWriter) cssURLValue(v string) string {
-	u := w.safeURL("background-image", v)
-	if u == "" {
-		return ""
-	}
-	return "url('" + u + "')"
-}
-
 // cssURL extracts the URL of "url('x')", "url(x)" or a bare URL.
 func cssURL(v string) string {
 	u, _ := checkURL(v)
@@ -149,7 +138,11 @@ func cssURL(v string) string {
 }
 
 // checkURL is cssURL; for a dropped URL it also says why, for the
-// render's warnings.
+// render's warnings. The URL is for url('…') (style.addURL), in a style
+// attribute: inside the quotes, braces, spaces and parentheses end
+// nothing, so merge tags ({{ hero_bg }}, $bg image$) stay as written.
+// It is never put in a rule of the <style> element, whose braces
+// scopeRules reads as the rules' ends.
 func checkURL(v string) (u, why string) {
 	v = strings.TrimSpace(v)
 	if v == "" || strings.EqualFold(v, "none") {
@@ -165,15 +158,29 @@ func checkURL(v string) (u, why string) {
 	case !design.SafeURL(v):
 		return "", "URL scheme not allowed"
 	}
-	if i := strings.IndexAny(v, "<>\\;{}\n\r"); i >= 0 {
-		return "", "contains " + strconv.QuoteRune(rune(v[i]))
+	if i := strings.IndexByte(v, ';'); i >= 0 {
+		// Harmless in quotes, but mail clients' CSS filters split
+		// declarations at it.
+		return "", "contains ';'"
 	}
-	// Characters that would end url('…') are percent-encoded, which
-	// leaves the URL's meaning unchanged.
-	return urlInCSS.Replace(v), ""
+	// As for any CSS value with parentheses (checkCSS).
+	if why := scriptWords(v); why != "" {
+		return "", why
+	}
+	// What could end the quoted string (a quote, a backslash escape, a
+	// line break), and the other quote and markup brackets, are
+	// percent-encoded: browsers encode them in URLs anyway, and none is
+	// left to end the string, the declaration, the attribute or a
+	// <style> element.
+	v = urlInCSS.Replace(v)
+	if len(v)+len("url('')") > maxCSSValue {
+		return "", "over " + strconv.Itoa(maxCSSValue) + " bytes"
+	}
+	return v, ""
 }
 
-var urlInCSS = strings.NewReplacer("'", "%27", `"`, "%22", "(", "%28", ")", "%29", " ", "%20")
+var urlInCSS = strings.NewReplacer("'", "%27", `"`, "%22", `\`, "%5C", "<", "%3C", ">", "%3E",
+	"\n", "%0A", "\r", "%0D", "\f", "%0C")
 
 // lang is the document language: the design's head.meta.lang, else the
 // top-level "language" member, else "und" (BCP 47 "undetermined"). The

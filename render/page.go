@@ -43,7 +43,7 @@ func (w *webWriter) document() {
 	w.s(`><div class="db-page"`)
 	ct := w.containerStyle()
 	if img := w.bodyImg; img != "" {
-		ct.add("background-image", img)
+		ct.addURL("background-image", img)
 		ct.copyProps(b.Container, bodyBackgroundProps[:]...)
 	}
 	w.styleAttr(&ct)

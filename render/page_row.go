@@ -31,7 +31,7 @@ func (w *webWriter) row(r *design.Row) {
 		band.add("background-color", bg)
 	}
 	if img := w.safeURL("background-image", r.ContainerStyle.Get("background-image")); img != "" {
-		band.add("background-image", "url('"+img+"')")
+		band.addURL("background-image", img)
 		w.backgroundProps(&band, r.ContainerStyle)
 	}
 	w.s(`<div class="db-row db-row-`)

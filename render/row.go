@@ -37,7 +37,7 @@ func (w *emailWriter) row(r *design.Row) {
 	}
 	bandImg := w.safeURL("background-image", r.ContainerStyle.Get("background-image"))
 	if bandImg != "" {
-		band.add("background-image", "url('"+bandImg+"')")
+		band.addURL("background-image", bandImg)
 		w.backgroundProps(&band, r.ContainerStyle)
 	}
 	w.s(`<table class="`)
@@ -446,7 +446,7 @@ func (w *emailWriter) decorateContentBox(box *style, r *design.Row) (bg, img str
 	}
 	img = w.safeURL("background-image", cs.Get("background-image"))
 	if img != "" {
-		box.add("background-image", "url('"+img+"')")
+		box.addURL("background-image", img)
 		w.backgroundProps(box, cs)
 	}
 	w.rowColor = w.safeColor("color", cs.Get("color"))

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,6 +78,127 @@ func TestCSSValue(t *testing.T) {
 			t.Errorf("cssValue(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestCSSURL: a background URL keeps its merge tags (braces, spaces,
+// parentheses) inside url('…'); what could end the string, the
+// declaration, the attribute or a <style> element is encoded, and a
+// URL naming a script is dropped.
+func TestCSSURL(t *testing.T) {
+	tests := []struct{ in, want, why string }{
+		{"url('{{ hero_bg }}')", "{{ hero_bg }}", ""},
+		{"url('$bg image$ (2x)')", "$bg image$ (2x)", ""},
+		{"url(https://x.test/a (1).png)", "https://x.test/a (1).png", ""},
+		{`url("https://x.test/{{ id }}.png")`, "https://x.test/{{ id }}.png", ""},
+		{"url('x')}</style><script>alert(1)</script>", "x%27)}%3C/style%3E%3Cscript%3Ealert(1)%3C/script%3E", ""},
+		{`url("x' onerror='y")`, "x%27 onerror=%27y", ""},
+		{`url('x" style="position:fixed')`, "x%22 style=%22position:fixed", ""},
+		{"url('a\\')", "a%5C", ""},
+		{"url('java\\73 cript:alert(1)')", "java%5C73 cript:alert(1)", ""},
+		{"url('a\nb\rc\fd')", "a%0Ab%0Dc%0Cd", ""},
+		{"url('x -->')<script>", "x --%3E%27)%3Cscript%3E", ""},
+		{"url('x');}</style><script>alert(1)</script>", "", "contains ';'"},
+		{"url('x'),url(javascript:alert(1))", "", "contains a script URL"},
+		{"url('x') expression(alert(1))", "", "contains an expression"},
+		{"url(javascript:alert(1))", "", "URL scheme not allowed"},
+		{"url('" + strings.Repeat("a", 506) + "')", "", "over 512 bytes"},
+	}
+	for _, tt := range tests {
+		got, why := checkURL(tt.in)
+		if got != tt.want || why != tt.why {
+			t.Errorf("checkURL(%q) = %q, %q; want %q, %q", tt.in, got, why, tt.want, tt.why)
+		}
+		if strings.ContainsAny(got, "'\"\\<>;\n\r\f") {
+			t.Errorf("checkURL(%q) = %q: could end url('…')", tt.in, got)
+		}
+	}
+}
+
+// TestCSSURLHostile renders hostile background URLs (body, row band,
+// content box) in every layout: whatever is kept stays inside its
+// url('…') string, and no markup or script gets out.
+func TestCSSURLHostile(t *testing.T) {
+	urls := []string{
+		"url('x')}</style><script>alert(1)</script>",
+		"url('x');}</style><script>alert(1)</script>",
+		`url("x' onerror='alert(1)")`,
+		`url('x" onmouseover="alert(1)')`,
+		"url('{{ a }}\\'),url(javascript:alert(1))",
+		"url('x\n}body{display:none')",
+		"url('x -->')<script>alert(1)</script>",
+		"url('x')expression(alert(1))",
+		"url('{{ hero_bg }}') no-repeat",
+		"url('{{ x }}\\')",
+	}
+	for _, u := range urls {
+		q := strconv.Quote(u)
+		doc := `{"page":{"body":{"container":{"style":{"background-image":` + q + `}}},"rows":[{"container":{"style":{"background-image":` + q +
+			`}},"content":{"style":{"background-image":` + q + `}},"columns":[{"grid-columns":12,"modules":[]}]}]}}`
+		d, err := design.Decode([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
+			out, err := HTMLWithLimits(d, Limits{Layout: layout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			low := strings.ToLower(string(out.Body))
+			for _, bad := range []string{"<script", "javascript:", "expression(", "display:none}"} {
+				if strings.Contains(low, bad) {
+					t.Errorf("%s, %s: %q in the output", u, layout, bad)
+				}
+			}
+			n, err := html.Parse(bytes.NewReader(out.Body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var walk func(n *html.Node)
+			walk = func(n *html.Node) {
+				for _, a := range n.Attr {
+					if strings.HasPrefix(a.Key, "on") {
+						t.Errorf("%s, %s: attribute %s", u, layout, a.Key)
+					}
+					if a.Key == "style" {
+						if p := cssStringsEnclosed(a.Val); p != "" {
+							t.Errorf("%s, %s: style %q: %s", u, layout, a.Val, p)
+						}
+					}
+				}
+				for c := n.FirstChild; c != nil; c = c.NextSibling {
+					walk(c)
+				}
+			}
+			walk(n)
+		}
+	}
+}
+
+// cssStringsEnclosed checks a style attribute's CSS: each quoted string
+// ends on its line without an escape, a url('…') string right before its
+// ')', and outside strings there is nothing that ends a rule or starts
+// markup. It returns the problem, "" when none.
+func cssStringsEnclosed(css string) string {
+	for i := 0; i < len(css); i++ {
+		switch c := css[i]; c {
+		case '\'', '"':
+			end := strings.IndexByte(css[i+1:], c)
+			if end < 0 {
+				return "unterminated string"
+			}
+			str := css[i+1 : i+1+end]
+			if strings.ContainsAny(str, "\\\n\r\f") {
+				return "escape or line break in a string"
+			}
+			if strings.HasSuffix(css[:i], "url(") && !strings.HasPrefix(css[i+2+end:], ")") {
+				return "url string not closed by ')'"
+			}
+			i += end + 1
+		case '{', '}', '<', '>', '\\':
+			return "a " + string(c) + " outside strings"
+		}
+	}
+	return ""
 }
 
 // FuzzFirstField: firstField is the first of strings.Fields.

@@ -34,7 +34,7 @@ type emailWriter struct {
 	linkColor string
 	messageBg string // page.body's messageBackgroundColor, made safe
 	bodyBg    string // page.body's backgroundColor, made safe
-	bodyImg   string // page.body's background-image as url('…'), made safe
+	bodyImg   string // page.body's background-image URL, made safe (checkURL)
 
 	maxOutput int // bytes of body and rules (see checkSize)
 	// fluid: a web layout, where a column's width is the screen's to
