@@ -321,6 +321,15 @@ func (b *builder) column(c *Column, v *Value, at where) error {
 
 var emptyObject = Value{Kind: Object}
 
+// objectOrEmptyValue is v when objectOrEmpty accepts it, else an empty
+// object (for the members of an unknown module, which are not checked).
+func objectOrEmptyValue(v *Value) *Value {
+	if isObjectOrAbsent(v) {
+		return v
+	}
+	return &emptyObject
+}
+
 func (b *builder) module(m *Module, v *Value, at where) error {
 	if v.Kind != Object {
 		return perr(at.String(), "a module must be an object, not %s", v.Kind)
@@ -338,24 +347,30 @@ func (b *builder) module(m *Module, v *Value, at where) error {
 	m.UUID = v.Get("uuid").Text()
 	m.Locked = v.Get("locked").Truthy()
 	m.ContentType = strings.TrimPrefix(strings.TrimSpace(v.Get("contentType").Text()), TypePrefix)
+	// A module of an unknown type is rendered as nothing, with a
+	// warning, and is never a failure (the export contract): its
+	// descriptor, whose shape the format does not say, is not checked,
+	// and what of it is not an object reads as empty.
 	d := v.Get("descriptor")
-	if err := objectOrEmptyAt(d, at, ".descriptor", "descriptor"); err != nil {
-		return err
+	if knownKind(m.Kind) {
+		if err := objectOrEmptyAt(d, at, ".descriptor", "descriptor"); err != nil {
+			return err
+		}
+		for _, sub := range [...]struct{ key, name string }{
+			{"style", "descriptor.style"}, {"computedStyle", "descriptor.computedStyle"}, {"mobileStyle", "descriptor.mobileStyle"},
+		} {
+			if err := objectOrEmptyAt(d.Get(sub.key), at, "", sub.name); err != nil {
+				return err
+			}
+		}
 	}
 	if d.Kind != Object {
 		d = &emptyObject
 	}
 	m.Descriptor = d
-	for _, sub := range [...]struct{ key, name string }{
-		{"style", "descriptor.style"}, {"computedStyle", "descriptor.computedStyle"}, {"mobileStyle", "descriptor.mobileStyle"},
-	} {
-		if err := objectOrEmptyAt(d.Get(sub.key), at, "", sub.name); err != nil {
-			return err
-		}
-	}
-	m.Style = StyleOf(d.Get("style"))
-	m.Computed = StyleOf(d.Get("computedStyle"))
-	m.Mobile = StyleOf(d.Get("mobileStyle"))
+	m.Style = StyleOf(objectOrEmptyValue(d.Get("style")))
+	m.Computed = StyleOf(objectOrEmptyValue(d.Get("computedStyle")))
+	m.Mobile = StyleOf(objectOrEmptyValue(d.Get("mobileStyle")))
 	m.HideOnMobile = m.Computed.V.Get("hideContentOnMobile").Truthy()
 	m.HideOnDesktop = m.Computed.V.Get("hideContentOnDesktop").Truthy()
 	return nil

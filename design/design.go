@@ -156,6 +156,18 @@ const (
 	KindMergeContent = "merge-content"
 )
 
+// knownKind reports whether kind is one of the format's module types (the
+// vendor's ModuleTypes), whose descriptor has the known envelope.
+func knownKind(kind string) bool {
+	switch kind {
+	case KindText, KindParagraph, KindHeading, KindList, KindImage, KindButton, KindDivider, KindSpacer,
+		KindSocial, KindIcons, KindMenu, KindHTML, KindVideo, KindTable, KindForm, KindAddon, KindEmpty,
+		KindCarousel, KindMergeContent:
+		return true
+	}
+	return false
+}
+
 // TypePrefix starts every module type name.
 const TypePrefix = "mailup-bee-newsletter-modules-"
 

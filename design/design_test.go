@@ -160,7 +160,8 @@ func TestDecodePathErrors(t *testing.T) {
 		{`{"page":{"rows":[{"columns":[{"modules":"x"}]}]}}`, "page.rows[0].columns[0].modules", "must be an array"},
 		{`{"page":{"rows":[{"columns":[{"modules":[{}]}]}]}}`, "page.rows[0].columns[0].modules[0]", `missing module "type"`},
 		{`{"page":{"rows":[{"columns":[{"modules":[{"type":3}]}]}]}}`, "page.rows[0].columns[0].modules[0]", "type must be a string"},
-		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"x","descriptor":[1]}]}]}]}}`, "page.rows[0].columns[0].modules[0].descriptor", "must be an object"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-text","descriptor":[1]}]}]}]}}`, "page.rows[0].columns[0].modules[0].descriptor", "must be an object"},
+		{`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-image","descriptor":{"mobileStyle":"x"}}]}]}]}}`, "page.rows[0].columns[0].modules[0]", "descriptor.mobileStyle must be an object"},
 		{`{"page":{"rows":[{"columns":[]},{},{},{"columns":[{"modules":[]},{"modules":[{"type":"t"},{"type":"t"},{"type":"mailup-bee-newsletter-modules-image","descriptor":{"image":{"src":{}}}}]}]}]}}`,
 			"page.rows[3]", ""}, // rows[1] has no columns: the first problem wins
 	}
@@ -184,6 +185,37 @@ func TestDecodePathErrors(t *testing.T) {
 				t.Error("a path error must not be ErrNotJSON/ErrTooLarge")
 			}
 		})
+	}
+}
+
+// TestDecodeUnknownModuleTypes: a module of a type the format does not
+// list is rendered as nothing, with a warning, and is never a failure
+// (the export contract), so its descriptor is not checked: whatever it
+// holds, the design decodes, and the module's styles are empty.
+func TestDecodeUnknownModuleTypes(t *testing.T) {
+	for _, typ := range []string{"mailup-bee-newsletter-modules-futurekind", "x"} {
+		for _, desc := range []string{`5`, `"x"`, `[1]`, `null`, `{"style":"x"}`, `{"computedStyle":[1],"mobileStyle":true}`,
+			`{"style":{"padding-top":"5px"},"computedStyle":7,"mobileStyle":[]}`} {
+			t.Run(typ+" "+desc, func(t *testing.T) {
+				d, err := Decode([]byte(`{"page":{"rows":[{"columns":[{"modules":[{"type":"` + typ + `","descriptor":` + desc + `}]}]}]}}`))
+				if err != nil {
+					t.Fatalf("Decode: %v", err)
+				}
+				m := &d.Page.Rows[0].Columns[0].Modules[0]
+				if m.Kind != strings.TrimPrefix(typ, TypePrefix) {
+					t.Errorf("kind %q", m.Kind)
+				}
+				if m.Descriptor == nil || m.Descriptor.Kind != Object {
+					t.Errorf("descriptor %v, want an object", m.Descriptor)
+				}
+				if m.Computed.Len() != 0 || m.Mobile.Len() != 0 || m.HideOnMobile || m.HideOnDesktop {
+					t.Errorf("computed %d, mobile %d members, hidden %v/%v", m.Computed.Len(), m.Mobile.Len(), m.HideOnMobile, m.HideOnDesktop)
+				}
+				if strings.Contains(desc, "padding-top") && m.Style.Get("padding-top") != "5px" {
+					t.Errorf("style %q, want the descriptor's", m.Style.Get("padding-top"))
+				}
+			})
+		}
 	}
 }
 

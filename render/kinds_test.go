@@ -75,3 +75,24 @@ func TestKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownKindNeverFails: a block of an unknown type renders as
+// nothing with a warning, in HTML and plain text, whatever its
+// descriptor's envelope holds (Decode checks only known types').
+func TestUnknownKindNeverFails(t *testing.T) {
+	for _, desc := range []string{`5`, `"x"`, `[1]`, `{"style":"x"}`, `{"computedStyle":[1],"mobileStyle":true}`} {
+		d, err := design.Decode([]byte(`{"page":{"rows":[{"columns":[{"modules":[{"type":"mailup-bee-newsletter-modules-futurekind","descriptor":` + desc + `}]}]}]}}`))
+		if err != nil {
+			t.Fatalf("%s: Decode: %v", desc, err)
+		}
+		for name, render := range map[string]func(*design.Design) (*Output, error){"HTML": HTML, "PlainText": PlainText} {
+			out, err := render(d)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", desc, name, err)
+			}
+			if want := `unknown module type "mailup-bee-newsletter-modules-futurekind" omitted at page.rows[0].columns[0].modules[0]`; len(out.Warnings) != 1 || out.Warnings[0] != want {
+				t.Errorf("%s: %s: warnings %q, want %q", desc, name, out.Warnings, want)
+			}
+		}
+	}
+}
