@@ -74,3 +74,37 @@ func TestClientViewsBalanced(t *testing.T) {
 		})
 	}
 }
+
+// msoStyle is the one <style> element only Outlook for Windows reads. It
+// stays apart from the head's <style> (docs/renderer.md): its
+// "font-size:100%!important" undoes the head's 75 % for Outlook, which
+// already sets <sup> and <sub> smaller, and would set them full size in
+// every other client.
+const msoStyle = `<!--[if mso]><style>sup,sub{font-size:100%!important}sup{mso-text-raise:10%}sub{mso-text-raise:-10%}</style><![endif]-->`
+
+// TestEmailStyleElements: every client but Outlook for Windows sees one
+// <style> element, in the head, whatever the design (html blocks pass
+// their own through); Outlook sees that one and msoStyle.
+func TestEmailStyleElements(t *testing.T) {
+	for name, data := range designtest.OwnAndCorpus(t, true) {
+		t.Run(name, func(t *testing.T) {
+			out := string(renderForTest(t, data))
+			if strings.Contains(out, `class="html_block`) {
+				t.Skip("has a pass-through HTML block")
+			}
+			head, _, ok := strings.Cut(out, "</head>")
+			if !ok {
+				t.Fatal("no </head>")
+			}
+			if n := strings.Count(clientView(out, false), "<style"); n != 1 {
+				t.Errorf("non-Outlook view: %d <style> elements, want 1", n)
+			}
+			if n := strings.Count(clientView(out, true), "<style"); n != 2 {
+				t.Errorf("Outlook view: %d <style> elements, want 2", n)
+			}
+			if strings.Count(head, msoStyle) != 1 || strings.Count(out, "<style") != 2 {
+				t.Errorf("the head's Outlook-only <style> is not %s", msoStyle)
+			}
+		})
+	}
+}
