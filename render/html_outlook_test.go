@@ -1,46 +1,62 @@
 package render
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/designbridge/caddy-designbridge/testutil/designtest"
 )
 
-// clientView returns the markup a client sees after conditional
-// comments: Outlook for Windows (mso) unwraps <!--[if mso]>…<![endif]-->
-// (and "gte mso 9") and drops <!--[if !mso]><!-->…<!--<![endif]-->;
-// every other client keeps the latter and ignores the former.
+// clientView returns the markup a client sees after comments, parsed as
+// each parses them. Every client but Outlook for Windows (mso) reads
+// HTML comments: each ends at the first "-->", so <!--[if mso]>…<![endif]-->
+// is dropped and the content of <!--[if !mso]><!-->…<!--<![endif]--> kept.
+// Outlook reads conditional comments: it keeps the content of one whose
+// condition holds for it (mso, gte mso 9) and drops the end marker where
+// it meets it; for one whose condition does not (!mso) it drops
+// everything up to the first <![endif] it meets, and the "-->" after it,
+// whichever comment that <![endif] belongs to: conditional comments do
+// not nest. Other comments it drops whole.
 func clientView(doc string, mso bool) string {
 	var b strings.Builder
 	for {
-		i := strings.Index(doc, "<!--[if ")
+		i := strings.Index(doc, "<!--")
+		if e := strings.Index(doc, "<![endif]-->"); mso && e >= 0 && (i < 0 || e < i) {
+			i = e // the end of a conditional comment whose content Outlook kept
+		}
 		if i < 0 {
 			b.WriteString(doc)
 			return b.String()
 		}
 		b.WriteString(doc[:i])
 		doc = doc[i:]
-		if strings.HasPrefix(doc, "<!--[if !mso]><!-->") {
-			end := strings.Index(doc, "<!--<![endif]-->")
+		switch {
+		case !mso || !strings.HasPrefix(doc, "<!--[if ") && !strings.HasPrefix(doc, "<![endif]"):
+			end := strings.Index(doc, "-->")
 			if end < 0 {
 				return b.String() + "<!--unterminated-->"
 			}
-			if !mso {
-				b.WriteString(doc[len("<!--[if !mso]><!-->"):end])
+			doc = doc[end+len("-->"):]
+		case strings.HasPrefix(doc, "<![endif]"):
+			doc = doc[len("<![endif]-->"):]
+		default:
+			open := strings.Index(doc, "]>")
+			if open < 0 {
+				return b.String() + "<!--unterminated-->"
 			}
-			doc = doc[end+len("<!--<![endif]-->"):]
-			continue
+			if cond := doc[len("<!--[if "):open]; !strings.HasPrefix(cond, "!") {
+				doc = doc[open+len("]>"):]
+				continue
+			}
+			end := strings.Index(doc, "<![endif]")
+			if end < 0 {
+				return b.String() + "<!--unterminated-->"
+			}
+			doc = doc[end:]
+			close := strings.Index(doc, "-->")
+			doc = doc[close+len("-->"):]
 		}
-		open := strings.Index(doc, "]>")
-		end := strings.Index(doc, "<![endif]-->")
-		if open < 0 || end < 0 || end < open {
-			return b.String() + "<!--unterminated-->"
-		}
-		if mso {
-			b.WriteString(doc[open+2 : end])
-		}
-		doc = doc[end+len("<![endif]-->"):]
 	}
 }
 
@@ -105,6 +121,45 @@ func TestEmailStyleElements(t *testing.T) {
 			if strings.Count(head, msoStyle) != 1 || strings.Count(out, "<style") != 2 {
 				t.Errorf("the head's Outlook-only <style> is not %s", msoStyle)
 			}
+		})
+	}
+}
+
+// TestOutlookSeesNoDesktopHiddenContent: content hidden on desktop is
+// out of Outlook's view entirely, also where it holds Outlook markup of
+// its own (ghost tables of columns, a button's VML, a video's fallback):
+// that markup's <![endif] would otherwise end the wrapper early for
+// Outlook, which then shows the rest. Other clients keep all of it.
+func TestOutlookSeesNoDesktopHiddenContent(t *testing.T) {
+	for _, tc := range []struct {
+		fixture       string
+		hidden, shown []string
+	}{
+		{"row-visibility", []string{"Row hidden on desktop", "Module hidden on desktop"}, []string{"Row hidden on mobile"}},
+		{"row-desktop-hidden-outlook", []string{"Mobile only, left", "Mobile only, right", "Block hidden on desktop too", "v:roundrect"}, []string{"Shown everywhere", "Shown too"}},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			data, err := os.ReadFile("testdata/fixtures/" + tc.fixture + ".json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := string(renderForTest(t, data))
+			outlook, other := clientView(out, true), clientView(out, false)
+			for _, s := range tc.hidden {
+				if strings.Contains(outlook, s) {
+					t.Errorf("Outlook sees %q, hidden on desktop", s)
+				}
+				if s != "v:roundrect" && !strings.Contains(other, s) {
+					t.Errorf("other clients lose %q", s)
+				}
+			}
+			for _, s := range tc.shown {
+				if !strings.Contains(outlook, s) || !strings.Contains(other, s) {
+					t.Errorf("%q is not shown to every client", s)
+				}
+			}
+			checkBalanced(t, outlook, "Outlook")
+			checkBalanced(t, other, "non-Outlook")
 		})
 	}
 }

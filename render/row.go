@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -148,11 +149,66 @@ func (w *emailWriter) backgroundProps(s *style, st design.Style) {
 
 // desktopHideOpen hides content on desktop: Outlook (desktop only) never
 // sees it, other clients hide it inline until the @media block shows it.
+// Outlook ends a false conditional comment at the first <![endif] it
+// meets: conditional comments do not nest. So only the outermost hidden
+// content is wrapped, and desktopHideClose takes the Outlook-only markup
+// (ghost tables, VML) out of it, which Outlook would otherwise read as
+// the wrapper's end and show the rest.
 func (w *emailWriter) desktopHideOpen() {
-	w.s(`<!--[if !mso]><!--><div class="dh" style="display:none;max-height:0;overflow:hidden;mso-hide:all">`)
+	if w.hiddenDepth == 0 {
+		w.s(`<!--[if !mso]><!-->`)
+		w.hiddenStart = w.body.Len()
+	}
+	w.hiddenDepth++
+	w.s(`<div class="dh" style="display:none;max-height:0;overflow:hidden;mso-hide:all">`)
 }
 
-func (w *emailWriter) desktopHideClose() { w.s(`</div><!--<![endif]-->`) }
+func (w *emailWriter) desktopHideClose() {
+	w.s(`</div>`)
+	if w.hiddenDepth--; w.hiddenDepth > 0 {
+		return
+	}
+	hidden := withoutOutlookMarkup(w.body.Bytes()[w.hiddenStart:])
+	w.body.Truncate(w.hiddenStart)
+	w.body.Write(hidden)
+	w.s(`<!--<![endif]-->`)
+}
+
+// withoutOutlookMarkup returns b without its conditional comments for
+// Outlook (<!--[if mso]>…<![endif]-->, <!--[if gte mso 9]>…) and with
+// the content of those for every other client (<!--[if !mso]><!-->…
+// <!--<![endif]-->) kept: what clients other than Outlook read of it,
+// with no <![endif] left in it. A comment without its end stays as it is.
+func withoutOutlookMarkup(b []byte) []byte {
+	const otherOpen, otherClose, endif = "<!--[if !mso]><!-->", "<!--<![endif]-->", "<![endif]-->"
+	out := make([]byte, 0, len(b))
+	unwrapped := 0 // <!--[if !mso]><!--> taken out, whose ends are still to come
+	for {
+		i := bytes.Index(b, []byte("<!--"))
+		if i < 0 {
+			return append(out, b...)
+		}
+		out = append(out, b[:i]...)
+		b = b[i:]
+		switch {
+		case bytes.HasPrefix(b, []byte(otherOpen)):
+			b = b[len(otherOpen):]
+			unwrapped++
+		case unwrapped > 0 && bytes.HasPrefix(b, []byte(otherClose)):
+			b = b[len(otherClose):]
+			unwrapped--
+		case bytes.HasPrefix(b, []byte("<!--[if ")):
+			end := bytes.Index(b, []byte(endif))
+			if end < 0 {
+				return append(out, b...)
+			}
+			b = b[end+len(endif):]
+		default: // another comment: kept
+			out = append(out, "<!--"...)
+			b = b[len("<!--"):]
+		}
+	}
+}
 
 func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool) {
 	cols := r.Columns

@@ -23,6 +23,11 @@ type emailWriter struct {
 	styleBufs []*[]byte
 	warn      warnings
 
+	// hiddenDepth counts the desktop-hidden sections open, hiddenStart
+	// is where the outermost one's content starts in body (see
+	// desktopHideOpen).
+	hiddenDepth, hiddenStart int
+
 	fontsUsed []string // normalised first family names seen in styles
 	hasRev    bool     // some row reverses its columns on mobile
 	// kinds whose mobileCSS the document needs, in order of first use
