@@ -152,14 +152,17 @@ func (bs *blocks) column(r *design.Row, ri, ci int) []block {
 func decodeModule(m *design.Module) (block, error) {
 	name := m.EffectiveKind()
 	key := contentKey(name)
+	k, ok := kinds[name]
+	if !ok {
+		// Rendered as nothing, with a warning: whatever it holds, an
+		// unknown block is never a failure (docs/contracts.md).
+		return nil, nil
+	}
 	c := m.Descriptor.Get(key)
 	if c.Present() && !c.IsObjectLike() {
 		return nil, fmt.Errorf("descriptor.%s must be an object, not %s", key, c.Kind)
 	}
-	if k, ok := kinds[name]; ok {
-		return k.decode(c)
-	}
-	return nil, nil
+	return k.decode(c)
 }
 
 // content reads the members of a block's content member, keeping the
