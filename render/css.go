@@ -165,7 +165,30 @@ func (s *style) add(prop, value string) {
 	s.b = append(s.b, prop...)
 	s.b = append(s.b, ':')
 	s.b = append(s.b, value...)
+	// Editors write some lengths as bare numbers (16 for 16px), which
+	// CSS ignores for these properties.
+	if pxWhenBare[prop] && bareNumber(value) {
+		s.b = append(s.b, "px"...)
+	}
 	s.b = append(s.b, ';')
+}
+
+// pxWhenBare are the length properties whose bare numbers mean pixels.
+var pxWhenBare = map[string]bool{"font-size": true, "letter-spacing": true, "border-radius": true}
+
+// bareNumber reports whether v is a number without a unit ("16", "1.5").
+func bareNumber(v string) bool {
+	digits := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			digits = true
+		case c == '.' || (c == '-' && i == 0):
+		default:
+			return false
+		}
+	}
+	return digits
 }
 
 // addURL adds url('u') for u a URL checkURL gave, which is safe there
