@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
@@ -47,7 +48,9 @@ type snippet struct {
 	text string
 }
 
-var fence = regexp.MustCompile("^```(caddy|caddy-d|caddyfile)\\s*$")
+// A fence may be indented (a code block in a list item); its lines are
+// read without that indent.
+var fence = regexp.MustCompile("^( *)```(caddy|caddy-d|caddyfile)\\s*$")
 
 func snippets(t *testing.T, file string) []snippet {
 	t.Helper()
@@ -62,15 +65,20 @@ func snippets(t *testing.T, file string) []snippet {
 		if m == nil {
 			continue
 		}
+		indent := m[1]
 		start := i + 1
 		j := start
-		for j < len(lines) && !strings.HasPrefix(lines[j], "```") {
+		for j < len(lines) && !strings.HasPrefix(lines[j], indent+"```") {
 			j++
 		}
 		if j == len(lines) {
 			t.Fatalf("%s:%d: unterminated code block", file, i+1)
 		}
-		out = append(out, snippet{file: file, line: i + 1, lang: m[1], text: strings.Join(lines[start:j], "\n") + "\n"})
+		text := make([]string, 0, j-start)
+		for _, l := range lines[start:j] {
+			text = append(text, strings.TrimPrefix(l, indent))
+		}
+		out = append(out, snippet{file: file, line: i + 1, lang: m[2], text: strings.Join(text, "\n") + "\n"})
 		i = j
 	}
 	return out
@@ -81,8 +89,9 @@ func snippets(t *testing.T, file string) []snippet {
 var syntaxMarker = regexp.MustCompile(`<[a-zA-Z]|\[<`)
 
 func TestSnippetsFormattedAndAdapt(t *testing.T) {
+	setEnvExample(t)
 	adapter := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}
-	count := 0
+	count, validated := 0, 0
 	for _, file := range markdownFiles(t) {
 		for _, s := range snippets(t, file) {
 			count++
@@ -111,12 +120,47 @@ func TestSnippetsFormattedAndAdapt(t *testing.T) {
 			}
 			if !json.Valid(out) {
 				t.Errorf("%s: adapted config is not JSON", where)
+				continue
+			}
+			validated++
+			if err := validate(t, out); err != nil {
+				t.Errorf("%s: snippet does not load (caddy validate) with the variables of .env.example: %v\n%s", where, err, s.text)
 			}
 		}
 	}
-	if count < 10 {
-		t.Fatalf("found only %d Caddyfile snippets; the fence pattern no longer matches the docs", count)
+	if count < 10 || validated < 10 {
+		t.Fatalf("found only %d Caddyfile snippets, %d of them whole configs; the fence pattern no longer matches the docs", count, validated)
 	}
+}
+
+// setEnvExample sets the variables of .env.example, as the README's
+// commands load them, so that snippets load as a reader's would.
+func setEnvExample(t *testing.T) {
+	t.Helper()
+	data, err := os.ReadFile("../.env.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		name, value, ok := strings.Cut(line, "=")
+		if ok && !strings.HasPrefix(name, "#") {
+			t.Setenv(name, value)
+		}
+	}
+}
+
+// validate loads an adapted config as `caddy validate` does: every
+// module provisioned and validated, then cleaned up, nothing started.
+func validate(t *testing.T, adapted []byte) error {
+	t.Helper()
+	var cfg caddy.Config
+	if err := json.Unmarshal(adapted, &cfg); err != nil {
+		return err
+	}
+	// Keep the admin endpoint and storage of a real installation out of it.
+	cfg.Admin = &caddy.AdminConfig{Disabled: true}
+	cfg.StorageRaw = json.RawMessage(`{"module":"file_system","root":` + strconv.Quote(t.TempDir()) + `}`)
+	return caddy.Validate(&cfg)
 }
 
 // Names that hold secrets; {$NAME} of one of these is a mistake.
