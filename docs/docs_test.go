@@ -147,12 +147,16 @@ func setEnvExample(t *testing.T) {
 			t.Setenv(name, value)
 		}
 	}
+	t.Setenv("FSP_FOLDER", t.TempDir()) // fsp makes its folder at load
 }
 
 // validate loads an adapted config as `caddy validate` does: every
 // module provisioned and validated, then cleaned up, nothing started.
 func validate(t *testing.T, adapted []byte) error {
 	t.Helper()
+	// fsp makes its folder at load: the snippets' /srv/… go to a
+	// temporary folder instead.
+	adapted = bytes.ReplaceAll(adapted, []byte(`"/srv/`), []byte(`"`+t.TempDir()+`/srv/`))
 	var cfg caddy.Config
 	if err := json.Unmarshal(adapted, &cfg); err != nil {
 		return err
@@ -177,13 +181,17 @@ func TestCaddyfileExampleFormattedAndAdapts(t *testing.T) {
 	if secretInAdaptTimeVar.Match(data) {
 		t.Errorf("Caddyfile.example holds a secret in {$VAR}: use {env.VAR}")
 	}
+	setEnvExample(t)
 	adapter := caddyfile.Adapter{ServerType: httpcaddyfile.ServerType{}}
-	if _, warnings, err := adapter.Adapt(data, map[string]any{"filename": "Caddyfile.example"}); err != nil {
-		t.Errorf("Caddyfile.example does not adapt: %v", err)
-	} else {
-		for _, w := range warnings {
-			t.Errorf("Caddyfile.example: adapt warning: %s", w.Message)
-		}
+	out, warnings, err := adapter.Adapt(data, map[string]any{"filename": "Caddyfile.example"})
+	if err != nil {
+		t.Fatalf("Caddyfile.example does not adapt: %v", err)
+	}
+	for _, w := range warnings {
+		t.Errorf("Caddyfile.example: adapt warning: %s", w.Message)
+	}
+	if err := validate(t, out); err != nil {
+		t.Errorf("Caddyfile.example does not load (caddy validate) with the variables of .env.example: %v", err)
 	}
 }
 
