@@ -35,7 +35,12 @@ func parseAuthRateLimit(d *caddyfile.Dispenser) (*AuthRateLimit, error) {
 //	}
 func parseCacheCaddyfile(d *caddyfile.Dispenser) (*ExportCache, error) {
 	c := new(ExportCache)
+	seen := map[string]bool{}
 	set := func(name, v string) error {
+		if seen[name] {
+			return d.Errf("cache: %s given twice (on the cache line or in its block)", name)
+		}
+		seen[name] = true
 		switch name {
 		case "max_size":
 			size, err := confvalue.Size(v)

@@ -374,7 +374,7 @@ func (b *Bridge) validateUID() error {
 		if b.InsecureCallerUID {
 			return fmt.Errorf("insecure_caller_uid: set together with uid, which always wins; remove one of them")
 		}
-		return nil
+		return checkUID(b.UID)
 	}
 	if b.InsecureCallerUID || b.clientID == "" || b.clientSecret == "" {
 		return nil // LoginV2 off (refused per request) or the development opt-in
@@ -382,6 +382,25 @@ func (b *Bridge) validateUID() error {
 	return fmt.Errorf("uid: not set, so LoginV2 would mint an editor token for whatever uid the caller sends; " +
 		"take it from the host's authentication, e.g. uid {http.auth.user.id} after basic_auth or forward_auth, " +
 		"or set a fixed uid for a single-user site; for development only, insecure_caller_uid lets the caller choose")
+}
+
+// checkUID refuses at load a uid that could never be sent: a literal (or
+// one of global placeholders only, such as {env.UID}) that is empty or
+// not 1-256 letters, digits, _ or -. One with request placeholders is
+// checked per request.
+func checkUID(uid string) error {
+	v, err := caddy.NewReplacer().ReplaceOrErr(uid, true, false)
+	if err != nil {
+		return fmt.Errorf("uid: %v", err)
+	}
+	if confvalue.HasPlaceholder(v) {
+		return nil
+	}
+	if !contract.ValidUID(v) {
+		return fmt.Errorf("uid: %q is not 1-%d letters, digits, _ or -, as LoginV2 requires; "+
+			"to send an e-mail address or a name with dots, map it to such an id first (see the README)", v, contract.MaxUIDLen)
+	}
+	return nil
 }
 
 // Cleanup stops the internal proxies and retires their transports (see

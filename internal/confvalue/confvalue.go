@@ -29,6 +29,11 @@ func HasPlaceholder(s string) bool {
 // since otherwise the braces may be part of a literal secret (escape them
 // as \{ \}).
 func Replace(repl *caddy.Replacer, s string) (string, error) {
+	if i := openBrace(s); i >= 0 {
+		// Caddy leaves such a brace as it is: {env.TOKEN without its
+		// end would be taken for the secret itself.
+		return "", fmt.Errorf("the %q at byte %d starts no placeholder: no \"}\" closes it (escape a literal brace as \\{)", "{", i)
+	}
 	out, err := repl.ReplaceOrErr(s, true, true)
 	if err != nil {
 		if isWholePlaceholder(s) {
@@ -53,6 +58,26 @@ func Required(repl *caddy.Replacer, s string) (string, error) {
 		return "", fmt.Errorf("value is empty after placeholder replacement")
 	}
 	return out, nil
+}
+
+// openBrace returns the index of the first unescaped "{" of s that no
+// unescaped "}" closes before the next "{", or -1.
+func openBrace(s string) int {
+	open := -1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++ // an escaped brace is text
+		case '{':
+			if open >= 0 {
+				return open
+			}
+			open = i
+		case '}':
+			open = -1
+		}
+	}
+	return open
 }
 
 // isWholePlaceholder reports whether s is exactly one placeholder, such as

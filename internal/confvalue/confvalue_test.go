@@ -27,6 +27,11 @@ func TestReplace(t *testing.T) {
 		{in: "", required: true, wantErr: "value is missing"},
 		{in: "{env.CONFVALUE_SPACE}", required: true, wantErr: "empty after placeholder replacement"},
 		{in: "{env.CONFVALUE_SPACE}", want: "  "},
+		// A brace no "}" closes would be taken for text.
+		{in: "{env.CONFVALUE_SET", wantErr: `the "{" at byte 0 starts no placeholder`},
+		{in: "a{b{env.CONFVALUE_SET}", wantErr: `the "{" at byte 1 starts no placeholder`},
+		{in: `a\{b`, want: "a{b"},
+		{in: "{env.CONFVALUE_SET}}", want: "v4lue}"},
 	}
 	for _, tc := range tests {
 		f, name := Replace, "Replace"
