@@ -167,7 +167,7 @@ func (s *style) add(prop, value string) {
 	s.b = append(s.b, value...)
 	// Editors write some lengths as bare numbers (16 for 16px), which
 	// CSS ignores for these properties.
-	if pxWhenBare[prop] && bareNumber(value) {
+	if bareNumber(value) && pxWhenBare[prop] {
 		s.b = append(s.b, "px"...)
 	}
 	s.b = append(s.b, ';')
