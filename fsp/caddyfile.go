@@ -43,12 +43,21 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	// Every subdirective but shared and allow_types holds one value: a
+	// second one would silently replace the first.
+	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		sub := d.Val()
+		if sub != "shared" && sub != "allow_types" {
+			if seen[sub] {
+				return d.Errf("fsp: %s given twice", sub)
+			}
+			seen[sub] = true
+		}
 		switch sub {
 		case "local":
 			if h.Local != nil || h.S3 != nil {
-				return d.Errf("fsp: storage already specified")
+				return d.Errf("fsp: %s: storage already specified; give one of local and s3", sub)
 			}
 			if !d.NextArg() {
 				return d.ArgErr()
@@ -59,7 +68,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "s3":
 			if h.Local != nil || h.S3 != nil {
-				return d.Errf("fsp: storage already specified")
+				return d.Errf("fsp: %s: storage already specified; give one of local and s3", sub)
 			}
 			if d.NextArg() {
 				return d.ArgErr()
@@ -72,9 +81,6 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			target := &h.Root
 			if sub == "public_url" {
 				target = &h.PublicURL
-			}
-			if *target != "" {
-				return d.Errf("fsp: %s already specified", sub)
 			}
 			if !d.NextArg() {
 				return d.ArgErr()

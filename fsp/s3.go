@@ -70,8 +70,13 @@ func (c *S3Config) validate() error {
 
 // unmarshal reads the s3 block.
 func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
+	seen := map[string]bool{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		sub := d.Val()
+		if seen[sub] {
+			return d.Errf("fsp: s3: %s given twice", sub)
+		}
+		seen[sub] = true
 		var target *string
 		switch sub {
 		case "endpoint":
@@ -107,9 +112,6 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 			continue
 		default:
 			return d.Errf("fsp: s3: unrecognized subdirective %q", sub)
-		}
-		if *target != "" {
-			return d.Errf("fsp: s3: %s already specified", sub)
 		}
 		if !d.NextArg() {
 			return d.ArgErr()

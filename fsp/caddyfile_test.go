@@ -1,0 +1,52 @@
+package fsp
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+)
+
+// TestUnmarshalCaddyfileErrors: the Caddyfile refuses what it cannot
+// mean, naming the token and, through d.Errf, the line.
+func TestUnmarshalCaddyfileErrors(t *testing.T) {
+	const base = "fsp {\n local /srv/fsp\n public_url http://x\n"
+	for _, c := range []struct{ name, input, want string }{
+		{"local twice", "fsp {\n local /a\n local /b\n}", "fsp: local given twice"},
+		{"local and s3", "fsp {\n local /a\n s3 {\n }\n}", "fsp: s3: storage already specified"},
+		{"s3 twice", "fsp {\n s3 {\n }\n s3 {\n }\n}", "fsp: s3 given twice"},
+		{"root twice", base + " root {http.request.header.X-BEE-Uid}\n root a/{http.request.header.X-BEE-Uid}\n}", "fsp: root given twice"},
+		{"public_url twice", base + " public_url http://y\n}", "fsp: public_url given twice"},
+		{"max_size twice", base + " max_size 1MB\n max_size 2MB\n}", "fsp: max_size given twice"},
+		{"min_upload_rate twice", base + " min_upload_rate 1KiB/s\n min_upload_rate 2KiB/s\n}", "fsp: min_upload_rate given twice"},
+		{"max_image_memory twice", base + " max_image_memory 1MiB\n max_image_memory 2MiB\n}", "fsp: max_image_memory given twice"},
+		{"fetch_timeout twice", base + " fetch_timeout 1s\n fetch_timeout 2s\n}", "fsp: fetch_timeout given twice"},
+		{"max_uploads twice", base + " max_uploads 1\n max_uploads 2\n}", "fsp: max_uploads given twice"},
+		{"allow_private twice", base + " allow_private\n allow_private\n}", "fsp: allow_private given twice"},
+		{"allow_anonymous twice", base + " allow_anonymous\n allow_anonymous\n}", "fsp: allow_anonymous given twice"},
+		{"s3 bucket twice", "fsp {\n s3 {\n bucket aaa\n bucket bbb\n }\n}", "fsp: s3: bucket given twice"},
+		{"s3 bucket twice, the first empty", "fsp {\n s3 {\n bucket \"\"\n bucket bbb\n }\n}", "fsp: s3: bucket given twice"},
+		{"s3 insecure twice", "fsp {\n s3 {\n insecure\n insecure\n }\n}", "fsp: s3: insecure given twice"},
+		{"s3 timeout twice", "fsp {\n s3 {\n timeout 1s\n timeout 2s\n }\n}", "fsp: s3: timeout given twice"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var h Handler
+			err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(c.input))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestUnmarshalCaddyfileRepeatable: shared and allow_types add up.
+func TestUnmarshalCaddyfileRepeatable(t *testing.T) {
+	var h Handler
+	in := "fsp {\n local /a\n public_url http://x\n shared A a\n shared B b\n allow_types image/png\n allow_types image/gif text/plain\n}"
+	if err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(in)); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Shared) != 2 || strings.Join(h.AllowTypes, " ") != "image/png image/gif text/plain" {
+		t.Errorf("shared %v, allow_types %v", h.Shared, h.AllowTypes)
+	}
+}
