@@ -78,7 +78,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return nil
 	}
 	for d.NextBlock(0) {
-		switch name := d.Val(); name {
+		name := d.Val()
+		switch name {
 		case "signing_key":
 			if err := once(name); err != nil {
 				return err
@@ -148,6 +149,9 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			if off {
 				h.NoLoginFailureLimit = true
+				if err := noBlock(d, "login_failure_limit off"); err != nil {
+					return err
+				}
 				continue
 			}
 			h.LoginFailureLimit = &RateLimit{Requests: n, Window: caddy.Duration(window)}
@@ -179,6 +183,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.PassThru = true
 		default:
 			return d.Errf("unrecognized content_service subdirective %q", name)
+		}
+		if name != "app" && name != "fetch" && name != "browser" {
+			if err := noBlock(d, name); err != nil {
+				return err
+			}
 		}
 	}
 	if d.NextArg() {
@@ -232,6 +241,9 @@ func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
 		default:
 			return app, d.Errf("app %q: unrecognized subdirective %q", app.ClientID, name)
 		}
+		if err := noBlock(d, fmt.Sprintf("app %q: %s", app.ClientID, name)); err != nil {
+			return app, err
+		}
 	}
 	if app.ClientSecret == "" {
 		return app, d.Errf("app %q: secret is required", app.ClientID)
@@ -252,7 +264,7 @@ func readOffOrBlock(d *caddyfile.Dispenser, name string, bare []string, set func
 		if d.Val() != "off" || d.NextArg() {
 			return false, d.Errf("%s: the only argument is off (got %q)", name, d.Val())
 		}
-		return true, nil
+		return true, noBlock(d, name+" off")
 	}
 	seen := map[string]bool{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
@@ -274,8 +286,23 @@ func readOffOrBlock(d *caddyfile.Dispenser, name string, bare []string, set func
 		if err := set(setting, val); err != nil {
 			return false, d.Errf("%s: %v", name, err)
 		}
+		if err := noBlock(d, name+": "+setting); err != nil {
+			return false, err
+		}
 	}
 	return false, nil
+}
+
+// noBlock refuses a block after the arguments of a subdirective that
+// takes none (what names it): the block loop would read its "{" as a
+// subdirective. An empty block ("{}", or "{" and "}" on the next line)
+// is refused too.
+func noBlock(d *caddyfile.Dispenser, what string) error {
+	last := d.Val()
+	if d.NextBlock(d.Nesting()) || d.Val() != last {
+		return d.Errf("%s takes no block", what)
+	}
+	return nil
 }
 
 // errUnknownSetting is set's answer to a setting it does not know.

@@ -141,6 +141,17 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{name: "browser missing value", input: "content_service {\n browser {\n path\n }\n}", err: "wrong argument count"},
 		{name: "pass_thru with value", input: "content_service {\n pass_thru yes\n}", err: "yes"},
 		{name: "pass_thru twice", input: "content_service {\n pass_thru\n pass_thru\n}", err: "pass_thru given twice"},
+		{name: "fetch off with a block", input: "content_service {\n fetch off {\n timeout 3s\n }\n}", err: "fetch off takes no block"},
+		{name: "browser off with a block", input: "content_service {\n browser off {\n tabs 2\n }\n}", err: "browser off takes no block"},
+		{name: "browser off with an empty block", input: "content_service {\n browser off {\n }\n}", err: "browser off takes no block"},
+		{name: "login_failure_limit off with a block", input: "content_service {\n login_failure_limit off {\n }\n}", err: "login_failure_limit off takes no block"},
+		{name: "pass_thru with a block", input: "content_service {\n pass_thru {\n x\n }\n}", err: "pass_thru takes no block"},
+		{name: "max_body with a block", input: "content_service {\n max_body 1MiB {\n x\n }\n}", err: "max_body takes no block"},
+		{name: "rate_limit with a block", input: "content_service {\n rate_limit 5 1m {\n x\n }\n}", err: "rate_limit takes no block"},
+		{name: "fetch allow_private with a block", input: "content_service {\n fetch {\n allow_private {\n x\n }\n }\n}", err: "fetch: allow_private takes no block"},
+		{name: "browser setting with a block", input: "content_service {\n browser {\n tabs 2 {\n x\n }\n }\n}", err: "browser: tabs takes no block"},
+		{name: "app disabled with a block", input: "content_service {\n app a {\n secret s\n disabled {\n x\n }\n }\n}", err: `app "a": disabled takes no block`},
+		{name: "app token with a block", input: "content_service {\n app a {\n secret s\n token t {\n x\n }\n }\n}", err: `app "a": token takes no block`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,6 +28,13 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"s3 bucket twice, the first empty", "fsp {\n s3 {\n bucket \"\"\n bucket bbb\n }\n}", "fsp: s3: bucket given twice"},
 		{"s3 insecure twice", "fsp {\n s3 {\n insecure\n insecure\n }\n}", "fsp: s3: insecure given twice"},
 		{"s3 timeout twice", "fsp {\n s3 {\n timeout 1s\n timeout 2s\n }\n}", "fsp: s3: timeout given twice"},
+		{"block after a flag", base + " allow_private {\n  max_size 1MB\n }\n}", "fsp: allow_private takes no block"},
+		{"empty block after a flag", base + " allow_anonymous {\n }\n}", "fsp: allow_anonymous takes no block"},
+		{"empty block on one line", base + " allow_anonymous { }\n}", "fsp: allow_anonymous takes no block"},
+		{"block after a value", base + " max_size 1MB {\n  x\n }\n}", "fsp: max_size takes no block"},
+		{"block after shared", base + " shared A a {\n  x\n }\n}", "fsp: shared takes no block"},
+		{"block after an s3 flag", "fsp {\n s3 {\n insecure {\n  x\n }\n }\n}", "fsp: s3: insecure takes no block"},
+		{"block after an s3 value", "fsp {\n s3 {\n bucket aaa {\n  x\n }\n }\n}", "fsp: s3: bucket takes no block"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var h Handler

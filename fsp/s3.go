@@ -96,6 +96,9 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			c.Insecure = true
+			if err := noBlock(d, "fsp: s3: insecure"); err != nil {
+				return err
+			}
 			continue
 		case "timeout":
 			if !d.NextArg() {
@@ -109,6 +112,9 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 			if d.NextArg() {
 				return d.ArgErr()
 			}
+			if err := noBlock(d, "fsp: s3: timeout"); err != nil {
+				return err
+			}
 			continue
 		default:
 			return d.Errf("fsp: s3: unrecognized subdirective %q", sub)
@@ -119,6 +125,9 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 		*target = d.Val()
 		if d.NextArg() {
 			return d.ArgErr()
+		}
+		if err := noBlock(d, "fsp: s3: "+sub); err != nil {
+			return err
 		}
 	}
 	return nil
