@@ -7,7 +7,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 )
@@ -41,7 +40,8 @@ import (
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
-		return d.ArgErr()
+		// Caddy has taken a matcher (a path, * or @name) already.
+		return d.Errf("fsp takes no argument besides a matcher (got %q); a folder goes in its block: local <folder>", d.Val())
 	}
 	// Every subdirective but shared and allow_types holds one value: a
 	// second one would silently replace the first.
@@ -194,8 +194,33 @@ func noBlock(d *caddyfile.Dispenser, what string) error {
 	return nil
 }
 
-func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+// parseDirective is what RegisterHandlerDirective would do, and also
+// looks at the matcher token: Caddy reads a path right after fsp as a
+// path matcher, so "fsp /srv/fsp" meant to name the folder would give
+// a handler without storage and a matcher no request of the file manager
+// passes.
+func parseDirective(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
+	if !h.Next() {
+		return nil, h.ArgErr()
+	}
+	var path string
+	if h.NextArg() && strings.HasPrefix(h.Val(), "/") {
+		path = h.Val()
+	}
+	h.Reset()
+	h.Next()
+	matcherSet, err := h.ExtractMatcherSet()
+	if err != nil {
+		return nil, err
+	}
 	fh := new(Handler)
-	err := fh.UnmarshalCaddyfile(h.Dispenser)
-	return fh, err
+	if err := fh.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	if path != "" && fh.Local == nil && fh.S3 == nil {
+		h.Reset()
+		h.Next() // the error names the directive's line
+		return nil, h.Errf("fsp: no storage, and %q right after fsp is a request matcher (a path), not the folder: fsp takes no argument; give the folder in its block as local %s", path, path)
+	}
+	return h.NewRoute(matcherSet, fh), nil
 }

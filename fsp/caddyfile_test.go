@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
@@ -55,5 +56,34 @@ func TestUnmarshalCaddyfileRepeatable(t *testing.T) {
 	}
 	if len(h.Shared) != 2 || strings.Join(h.AllowTypes, " ") != "image/png image/gif text/plain" {
 		t.Errorf("shared %v, allow_types %v", h.Shared, h.AllowTypes)
+	}
+}
+
+// TestAdaptMatcher: Caddy reads a path right after fsp as a request
+// matcher; without a storage that is the folder meant, and the error says
+// so at adapt time. A matcher beside a storage is kept.
+func TestAdaptMatcher(t *testing.T) {
+	for _, c := range []struct{ name, site, want string }{
+		{"folder as the argument", "fsp /srv/fsp", `"/srv/fsp" right after fsp is a request matcher (a path), not the folder: fsp takes no argument; give the folder in its block as local /srv/fsp`},
+		{"folder as the argument, with a block", "fsp /srv/fsp {\n\t\tpublic_url http://x\n\t}", `"/srv/fsp" right after fsp is a request matcher`},
+		{"relative folder as the argument", "fsp tmp/fsp {\n\t\tpublic_url http://x\n\t}", `fsp takes no argument besides a matcher (got "tmp/fsp"); a folder goes in its block: local <folder>`},
+		{"argument after a matcher", "fsp * tmp/fsp", `fsp takes no argument besides a matcher (got "tmp/fsp")`},
+		{"path matcher with a storage", "fsp /files/* {\n\t\tlocal /srv/fsp\n\t\tpublic_url http://x\n\t}", `"path":["/files/*"]`},
+		{"named matcher without a storage", "@m path /x\n\tfsp @m {\n\t\tpublic_url http://x\n\t}", `"handler":"fsp"`},
+		{"no matcher", "fsp {\n\t\tlocal /srv/fsp\n\t\tpublic_url http://x\n\t}", `"handler":"fsp","local":{"folder":"/srv/fsp"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(":8080 {\n\t"+c.site+"\n}\n"), nil)
+			got := string(out)
+			if err != nil {
+				got = err.Error()
+			}
+			if !strings.Contains(got, c.want) {
+				t.Errorf("got %s\nwant it to contain %s", got, c.want)
+			}
+			if err != nil && !strings.Contains(got, "Caddyfile:2") {
+				t.Errorf("the error names no line: %s", got)
+			}
+		})
 	}
 }

@@ -30,7 +30,7 @@ import (
 
 func init() {
 	caddy.RegisterModule(Handler{})
-	httpcaddyfile.RegisterHandlerDirective("fsp", parseCaddyfile)
+	httpcaddyfile.RegisterDirective("fsp", parseDirective)
 	// Right after respond: after basic_auth and request_body (which guard
 	// it) and after fsp_error (before respond), so a matcher-guarded
 	// fsp_error in the same block answers first; before reverse_proxy and
@@ -237,8 +237,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 
 // Validate checks the configuration.
 func (h *Handler) Validate() error {
-	if (h.Local == nil) == (h.S3 == nil) {
-		return errors.New("fsp: exactly one storage is needed: local or s3")
+	switch {
+	case h.Local == nil && h.S3 == nil:
+		return errors.New("fsp: exactly one storage is needed: local or s3, and none is given")
+	case h.Local != nil && h.S3 != nil:
+		return errors.New("fsp: exactly one storage is needed: local or s3, not both")
 	}
 	if h.Local != nil && h.Local.Folder == "" {
 		return errors.New("fsp: local needs a folder")

@@ -18,6 +18,8 @@ func TestValidateJSON(t *testing.T) {
 		h    Handler
 		want string
 	}{
+		{"no storage", Handler{PublicURL: "http://x"}, "fsp: exactly one storage is needed: local or s3, and none is given"},
+		{"two storages", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, S3: s3(0), PublicURL: "http://x"}, "fsp: exactly one storage is needed: local or s3, not both"},
 		{"negative s3 timeout", Handler{S3: s3(-1), PublicURL: "http://x"}, "fsp: s3: timeout must be positive"},
 		{"negative max_size", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", MaxSize: -1}, "fsp: max_size must be positive"},
 		{"root with a dot segment", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", Root: "a/./{http.request.header.X-BEE-Uid}"}, `fsp: root "a/./{http.request.header.X-BEE-Uid}" must be a relative path`},
