@@ -107,15 +107,18 @@ func resolveS3(c S3Config) (resolvedS3, error) {
 	if strings.Contains(r.endpoint, "://") || strings.ContainsAny(r.endpoint, "/?#@ ") {
 		return r, fmt.Errorf("fsp: s3: endpoint %q: write host:port only, without scheme or path (a bucket goes in bucket, a key prefix in prefix)", r.endpoint)
 	}
+	if err := checkBucketName(r.bucket); err != nil {
+		return r, fmt.Errorf("fsp: s3: %v", err)
+	}
 	if (r.accessKey == "") != (r.secretKey == "") {
 		return r, fmt.Errorf("fsp: s3: access_key and secret_key go together; set both or neither")
 	}
 	return r, nil
 }
 
-// checkBucket looks at the bucket with the configured keys. A missing
-// bucket or refused keys are load errors; a store that cannot be reached
-// now is only logged, since it may come up after Caddy.
+// checkBucket looks at the bucket with the configured keys. A missing or
+// invalid bucket or refused keys are load errors; a store that cannot be
+// reached now is only logged, since it may come up after Caddy.
 func checkBucket(s *s3Storage, logger *zap.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), bucketCheckTimeout)
 	defer cancel()
@@ -134,6 +137,9 @@ func checkBucket(s *s3Storage, logger *zap.Logger) error {
 	switch {
 	case resp.Code == "NoSuchBucket":
 		return fmt.Errorf("fsp: s3: bucket %q does not exist at endpoint %s; create it or correct bucket", s.bucket, s.endpoint)
+	case resp.Code == "InvalidBucketName":
+		// The keys were not the problem: never blame them.
+		return fmt.Errorf("fsp: s3: endpoint %s refuses the bucket name %q as invalid (%d %s); correct bucket", s.endpoint, s.bucket, resp.StatusCode, resp.Code)
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		// The server answered and refused: the keys (AccessDenied,
 		// InvalidAccessKeyId, SignatureDoesNotMatch, or a server's own

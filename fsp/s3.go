@@ -11,6 +11,7 @@ import (
 	"github.com/designbridge/caddy-designbridge/internal/retire"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/s3utils"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -57,6 +58,8 @@ func (c *S3Config) validate() error {
 		return fmt.Errorf("endpoint %q must be host:port, without scheme or path (a bucket goes in bucket, a key prefix in prefix)", c.Endpoint)
 	case c.Bucket == "":
 		return errors.New("bucket is required")
+	case !confvalue.HasPlaceholder(c.Bucket) && checkBucketName(c.Bucket) != nil:
+		return checkBucketName(c.Bucket)
 	case c.Timeout < 0:
 		// A negative ResponseHeaderTimeout is none: a silent server
 		// would hold requests for ever.
@@ -66,6 +69,21 @@ func (c *S3Config) validate() error {
 		return fmt.Errorf("prefix %q must be relative, without dot segments", c.Prefix)
 	}
 	return nil
+}
+
+// checkBucketName refuses a bucket name S3 refuses, by the rule AWS
+// applies to new buckets and MinIO and versitygw apply (s3utils' strict
+// check). Such a name fails every request: minio-go refuses some itself
+// (a short one never reaches the server, as if it were down), and a
+// server's InvalidBucketName answer would look like refused keys.
+func checkBucketName(name string) error {
+	err := s3utils.CheckValidBucketNameStrict(name)
+	if err == nil {
+		return nil
+	}
+	why := err.Error() // "Bucket name cannot be …"
+	why = strings.ToLower(why[:1]) + why[1:]
+	return fmt.Errorf("bucket %q: %s; a bucket name is 3 to 63 lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit, and not an IP address", name, why)
 }
 
 // unmarshal reads the s3 block.

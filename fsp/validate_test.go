@@ -1,17 +1,22 @@
 package fsp
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
 )
 
 // TestValidateJSON: values only a JSON config can hold (the Caddyfile
-// refuses them while parsing) are load errors naming their field.
+// refuses them while parsing), and bucket names S3 refuses, are load
+// errors naming their field.
 func TestValidateJSON(t *testing.T) {
 	s3 := func(timeout int64) *S3Config {
-		return &S3Config{Endpoint: "127.0.0.1:1", Bucket: "b", Timeout: caddy.Duration(timeout)}
+		return &S3Config{Endpoint: "127.0.0.1:1", Bucket: "fsp-files", Timeout: caddy.Duration(timeout)}
 	}
 	for _, c := range []struct {
 		name string
@@ -21,6 +26,12 @@ func TestValidateJSON(t *testing.T) {
 		{"no storage", Handler{PublicURL: "http://x"}, "fsp: exactly one storage is needed: local or s3, and none is given"},
 		{"two storages", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, S3: s3(0), PublicURL: "http://x"}, "fsp: exactly one storage is needed: local or s3, not both"},
 		{"negative s3 timeout", Handler{S3: s3(-1), PublicURL: "http://x"}, "fsp: s3: timeout must be positive"},
+		{"bucket name too short", Handler{S3: &S3Config{Endpoint: "127.0.0.1:1", Bucket: "b"}, PublicURL: "http://x"},
+			`fsp: s3: bucket "b": bucket name cannot be shorter than 3 characters; a bucket name is 3 to 63 lower-case letters`},
+		{"bucket name with capitals", Handler{S3: &S3Config{Endpoint: "127.0.0.1:1", Bucket: "Bad_Bucket"}, PublicURL: "http://x"},
+			`fsp: s3: bucket "Bad_Bucket": bucket name contains invalid characters; a bucket name is 3 to 63 lower-case letters`},
+		{"bucket name an IP address", Handler{S3: &S3Config{Endpoint: "127.0.0.1:1", Bucket: "10.0.0.1"}, PublicURL: "http://x"},
+			`bucket "10.0.0.1": bucket name cannot be an ip address`},
 		{"negative max_size", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", MaxSize: -1}, "fsp: max_size must be positive"},
 		{"root with a dot segment", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", Root: "a/./{http.request.header.X-BEE-Uid}"}, `fsp: root "a/./{http.request.header.X-BEE-Uid}" must be a relative path`},
 	} {
@@ -31,5 +42,56 @@ func TestValidateJSON(t *testing.T) {
 	}
 	if err := (&Handler{S3: s3(0), PublicURL: "http://x"}).Validate(); err != nil {
 		t.Errorf("s3 with the default timeout: %v", err)
+	}
+}
+
+// TestResolveS3BucketName: a bucket name from a placeholder is checked
+// once replaced.
+func TestResolveS3BucketName(t *testing.T) {
+	t.Setenv("FSP_TEST_BUCKET", "Bad_Bucket")
+	c := S3Config{Endpoint: "127.0.0.1:1", Bucket: "{env.FSP_TEST_BUCKET}"}
+	if err := c.validate(); err != nil {
+		t.Fatalf("validate checks a placeholder: %v", err)
+	}
+	_, err := resolveS3(c)
+	if want := `fsp: s3: bucket "Bad_Bucket": bucket name contains invalid characters`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("resolveS3: %v, want %q", err, want)
+	}
+}
+
+// TestCheckBucketAnswers: the load-time look at the bucket tells the
+// operator which setting to correct from the server's answer; keys are
+// blamed only for an answer about them.
+func TestCheckBucketAnswers(t *testing.T) {
+	for _, c := range []struct {
+		name, code string
+		status     int
+		want, not  string
+	}{
+		{"invalid bucket name", "InvalidBucketName", 400, `refuses the bucket name "fsp-files" as invalid (400 InvalidBucketName); correct bucket`, "keys"},
+		{"missing bucket", "NoSuchBucket", 404, `bucket "fsp-files" does not exist at endpoint`, "keys"},
+		{"refused keys", "AccessDenied", 403, `refused the keys for bucket "fsp-files" (403 AccessDenied); check access_key and secret_key`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(c.status)
+				fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>no</Message><BucketName>fsp-files</BucketName></Error>`, c.code)
+			}))
+			defer srv.Close()
+			cfg, err := resolveS3(S3Config{Endpoint: srv.Listener.Addr().String(), Bucket: "fsp-files", AccessKey: "k", SecretKey: "s", Insecure: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := newS3Storage(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			err = checkBucket(s, zap.NewNop())
+			if err == nil || !strings.Contains(err.Error(), c.want) || (c.not != "" && strings.Contains(err.Error(), c.not)) {
+				t.Errorf("%v\nwant it to contain %q and not %q", err, c.want, c.not)
+			}
+		})
 	}
 }

@@ -17,7 +17,8 @@ func s3Block(endpoint, bucket, access, secret string) string {
 
 // TestProviderS3LoadChecks: at load, the bucket is looked at with the
 // configured keys; a missing bucket and refused keys are load errors that
-// name the bucket and the endpoint.
+// name the bucket and the endpoint. A bucket name S3 refuses is a load
+// error naming bucket and the rule, whether the server is asked or not.
 func TestProviderS3LoadChecks(t *testing.T) {
 	b := s3Backend(t)
 	endpoint := fmt.Sprintf("127.0.0.1:%d", versityPort)
@@ -25,6 +26,8 @@ func TestProviderS3LoadChecks(t *testing.T) {
 		{"missing bucket", s3Block(endpoint, "no-such-bucket", s3Access, s3Secret), `bucket "no-such-bucket" does not exist at endpoint ` + endpoint},
 		{"wrong secret", s3Block(endpoint, b.bucket, s3Access, "wrong-secret"), "endpoint " + endpoint + ` refused the keys for bucket "` + b.bucket + `"`},
 		{"unknown key", s3Block(endpoint, b.bucket, "nobody", "wrong-secret"), "endpoint " + endpoint + ` refused the keys for bucket "` + b.bucket + `"`},
+		{"bucket name too short", s3Block(endpoint, "b", s3Access, s3Secret), `fsp: s3: bucket "b": bucket name cannot be shorter than 3 characters; a bucket name is 3 to 63 lower-case letters, digits, dots and hyphens`},
+		{"bucket name with capitals", s3Block(endpoint, "Bad_Bucket", s3Access, s3Secret), `fsp: s3: bucket "Bad_Bucket": bucket name contains invalid characters`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := loadError(t, fmt.Sprintf(":%d {\n\tfsp {\n\t\t%s\n\t\tpublic_url http://x\n\t\tallow_anonymous\n\t}\n}\n", privatePort, c.storage))

@@ -1037,11 +1037,11 @@ func TestProviderLoadErrors(t *testing.T) {
 		{"root from an empty placeholder", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot {env.FSP_TEST_EMPTY}/{http.request.header.X-BEE-Uid}", "root: the placeholder {env.FSP_TEST_EMPTY} is empty"},
 		{"root with two placeholders in a segment", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot {http.request.header.X-Tenant}-{http.request.header.X-BEE-Uid}", `root "{http.request.header.X-Tenant}-{http.request.header.X-BEE-Uid}": a path segment holds two placeholders`},
 		{"root with a dot segment", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot tenants/../{http.request.header.X-BEE-Uid}", `root "tenants/../{http.request.header.X-BEE-Uid}" must be a relative path`},
-		{"s3 endpoint with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:9230/files\n\t\t\tbucket b\n\t\t}", `endpoint "127.0.0.1:9230/files" must be host:port, without scheme or path`},
-		{"s3 endpoint placeholder with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint {env.FSP_TEST_ENDPOINT_WITH_PATH}\n\t\t\tbucket b\n\t\t}", `endpoint "127.0.0.1:1/files": write host:port only`},
-		{"s3 key from an empty placeholder", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t\tbucket b\n\t\t\taccess_key {env.FSP_TEST_EMPTY}\n\t\t\tsecret_key s\n\t\t}", "access_key: evaluated placeholder {env.FSP_TEST_EMPTY} is empty"},
+		{"s3 endpoint with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:9230/files\n\t\t\tbucket fsp-files\n\t\t}", `endpoint "127.0.0.1:9230/files" must be host:port, without scheme or path`},
+		{"s3 endpoint placeholder with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint {env.FSP_TEST_ENDPOINT_WITH_PATH}\n\t\t\tbucket fsp-files\n\t\t}", `endpoint "127.0.0.1:1/files": write host:port only`},
+		{"s3 key from an empty placeholder", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t\tbucket fsp-files\n\t\t\taccess_key {env.FSP_TEST_EMPTY}\n\t\t\tsecret_key s\n\t\t}", "access_key: evaluated placeholder {env.FSP_TEST_EMPTY} is empty"},
 		{"unknown subdirective", "local /tmp/x\n\t\tpublic_url http://x\n\t\tfolder /tmp", `unrecognized subdirective "folder"`},
-		{"two storages", "local /tmp/x\n\t\ts3 {\n\t\t\tbucket b\n\t\t}", "storage already specified"},
+		{"two storages", "local /tmp/x\n\t\ts3 {\n\t\t\tbucket fsp-files\n\t\t}", "storage already specified"},
 		{"no storage", "public_url http://x", "exactly one storage"},
 		{"no public_url", "local /tmp/x", "public_url is required"},
 		{"bad size", "local /tmp/x\n\t\tpublic_url http://x\n\t\tmax_size lots", `max_size "lots"`},
@@ -1053,7 +1053,7 @@ func TestProviderLoadErrors(t *testing.T) {
 		{"shared path escapes", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared logos ../up", `path "../up"`},
 		{"bad media type", "local /tmp/x\n\t\tpublic_url http://x\n\t\tallow_types Image/PNG", `"Image/PNG"`},
 		{"s3 without bucket", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t}", "bucket is required"},
-		{"s3 endpoint with scheme", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint http://h:1\n\t\t\tbucket b\n\t\t}", "without scheme"},
+		{"s3 endpoint with scheme", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint http://h:1\n\t\t\tbucket fsp-files\n\t\t}", "without scheme"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := loadError(t, fmt.Sprintf(":%d {\n\tfsp {\n\t\t%s\n\t}\n}\n", privatePort, c.block))
