@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -68,6 +69,11 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 	path := cfg.Path
 	if path == "" {
 		path = DefaultChromium
+	}
+	if _, err := exec.LookPath(path); err != nil {
+		// browserpool.Check would say the same without the Caddyfile line
+		// that turns the exports off.
+		return fmt.Errorf(`browser: chromium not found at %q: %v (install chromium, give its path with "path <chromium>" in the browser block, or turn the PDF and image endpoints off with the line "browser off" in the content_service block; JSON: "browser": {"off": true})`, path, err)
 	}
 	if err := browserpool.Check(path); err != nil {
 		return fmt.Errorf("browser: %v", err)

@@ -53,6 +53,8 @@ func TestProvisionErrors(t *testing.T) {
 		{"negative max_body", func(h *Handler) { h.MaxBody = -1 }, "max_body must not be negative"},
 		{"negative max_output", func(h *Handler) { h.MaxOutput = -1 }, "max_output must not be negative"},
 		{"max_output over 2 GiB", func(h *Handler) { h.MaxOutput = 1 << 40 }, "max_output: 1099511627776 bytes, more than the largest accepted"},
+		{"chromium missing", func(h *Handler) { h.Browser = &BrowserConfig{Path: "/nonexistent/chromium"} },
+			`browser: chromium not found at "/nonexistent/chromium": exec: "/nonexistent/chromium": stat /nonexistent/chromium: no such file or directory (install chromium, give its path with "path <chromium>" in the browser block, or turn the PDF and image endpoints off with the line "browser off" in the content_service block`},
 		{"bad rate count", func(h *Handler) { h.RateLimit = &RateLimit{Requests: -1, Window: caddy.Duration(time.Minute)} }, "rate_limit"},
 		{"negative rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: 5, Window: caddy.Duration(-time.Minute)} }, "rate_limit"},
 		{"zero rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: 5, Window: 0} }, "rate_limit"},

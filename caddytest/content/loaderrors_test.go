@@ -46,7 +46,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown subdirective", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nverbose", `unrecognized content_service subdirective "verbose"`},
 		{"bad max_body", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nmax_body lots", `max_body: "lots" is not a size`},
 		{"bad rate_limit", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nrate_limit 5 per fortnight", `"fortnight" is not a duration`},
-		{"chromium missing", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nbrowser {\n path /nonexistent/chromium\n }", `browser: chromium not found at "/nonexistent/chromium"`},
+		{"chromium missing", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nbrowser {\n path /nonexistent/chromium\n }", `browser: chromium not found at "/nonexistent/chromium": exec: "/nonexistent/chromium": stat /nonexistent/chromium: no such file or directory (install chromium, give its path with "path <chromium>" in the browser block, or turn the PDF and image endpoints off with the line "browser off"`},
 		{"bad public_url", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nbrowser {\n public_url ftp://x\n }", "public_url"},
 		{"same token twice", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\napp b {\n secret s\n token t-load-secret-token\n }", "also configured for app"},
 	}
