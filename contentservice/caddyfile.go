@@ -11,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+	"github.com/designbridge/caddy-designbridge/internal/contract"
 	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
@@ -222,12 +223,26 @@ func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
 			if d.NextArg() {
 				return app, d.ArgErr()
 			}
+			if !confvalue.HasPlaceholder(app.ClientSecret) {
+				if err := checkSecretLen("client_secret", app.ClientSecret); err != nil {
+					return app, d.Errf("app %q: secret: %v", app.ClientID, err)
+				}
+			}
 		case "token":
 			tokens := d.RemainingArgs()
 			if len(tokens) == 0 {
 				return app, d.ArgErr()
 			}
-			app.Tokens = append(app.Tokens, tokens...)
+			for _, raw := range tokens {
+				// Other faults of a token (white space, "Bearer" alone)
+				// are the load's to name.
+				if tok, err := contract.Token(raw); err == nil && !confvalue.HasPlaceholder(raw) {
+					if err := checkSecretLen("token", tok); err != nil {
+						return app, d.Errf("app %q: token #%d: %v", app.ClientID, len(app.Tokens)+1, err)
+					}
+				}
+				app.Tokens = append(app.Tokens, raw)
+			}
 		case "disabled":
 			if d.NextArg() {
 				return app, d.ArgErr()

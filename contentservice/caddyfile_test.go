@@ -26,13 +26,13 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 				signing_key {env.SIGNING_KEY}
 				app my-client {
 					secret {env.CLIENT_SECRET}
-					token tok-1 tok-2
+					token token-01 token-02
 					token {env.CS_TOKEN}
 					disabled
 					editor_tokens
 				}
 				app other {
-					secret s2
+					secret secret-o
 				}
 				max_body 1MiB
 				max_output 16MiB
@@ -42,8 +42,8 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			want: Handler{
 				SigningKey: "{env.SIGNING_KEY}",
 				Apps: []App{
-					{ClientID: "my-client", ClientSecret: "{env.CLIENT_SECRET}", Tokens: []string{"tok-1", "tok-2", "{env.CS_TOKEN}"}, Disabled: true, EditorTokens: true},
-					{ClientID: "other", ClientSecret: "s2"},
+					{ClientID: "my-client", ClientSecret: "{env.CLIENT_SECRET}", Tokens: []string{"token-01", "token-02", "{env.CS_TOKEN}"}, Disabled: true, EditorTokens: true},
+					{ClientID: "other", ClientSecret: "secret-o"},
 				},
 				MaxBody:   1 << 20,
 				MaxOutput: 16 << 20,
@@ -88,17 +88,20 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{name: "signing_key two values", input: "content_service {\n signing_key " + strings.Repeat("k", 32) + " x\n}", err: "x"},
 		{name: "short literal key", input: "content_service {\n signing_key abc\n}", err: "signing_key: 3 bytes; at least 32"},
 		{name: "signing_key twice", input: "content_service {\n signing_key {env.A}\n signing_key {env.B}\n}", err: "signing_key given twice"},
-		{name: "app without id", input: "content_service {\n app {\n secret s\n }\n}", err: "app: missing client ID"},
-		{name: "app with two args", input: "content_service {\n app a s {\n secret s\n }\n}", err: `app "a": unexpected argument "s"`},
-		{name: "app without secret", input: "content_service {\n app a {\n token t\n }\n}", err: `app "a": secret is required`},
+		{name: "app without id", input: "content_service {\n app {\n secret secret-s\n }\n}", err: "app: missing client ID"},
+		{name: "app with two args", input: "content_service {\n app a s {\n secret secret-s\n }\n}", err: `app "a": unexpected argument "s"`},
+		{name: "app without secret", input: "content_service {\n app a {\n token token-t1\n }\n}", err: `app "a": secret is required`},
 		{name: "app without block", input: "content_service {\n app a\n}", err: `app "a": secret is required`},
 		{name: "secret without value", input: "content_service {\n app a {\n secret\n }\n}", err: "secret"},
 		{name: "secret two values", input: "content_service {\n app a {\n secret s t\n }\n}", err: "t"},
-		{name: "secret twice", input: "content_service {\n app a {\n secret s\n secret t\n }\n}", err: `app "a": secret given twice`},
-		{name: "token without value", input: "content_service {\n app a {\n secret s\n token\n }\n}", err: "token"},
-		{name: "disabled with value", input: "content_service {\n app a {\n secret s\n disabled yes\n }\n}", err: "yes"},
-		{name: "editor_tokens with value", input: "content_service {\n app a {\n secret s\n editor_tokens on\n }\n}", err: "on"},
-		{name: "unknown app subdirective", input: "content_service {\n app a {\n secret s\n role admin\n }\n}", err: `app "a": unrecognized subdirective "role"`},
+		{name: "short literal secret", input: "content_service {\n app a {\n secret abc\n }\n}", err: `app "a": secret: 3 bytes; at least 8 are required (design_bridge refuses a shorter client_secret, which it could not mask)`},
+		{name: "short literal token", input: "content_service {\n app a {\n secret secret-s\n token token-t1 abc\n }\n}", err: `app "a": token #2: 3 bytes; at least 8 are required (design_bridge refuses a shorter token`},
+		{name: "short literal token after Bearer", input: "content_service {\n app a {\n secret secret-s\n token \"Bearer abcdefg\"\n }\n}", err: `app "a": token #1: 7 bytes`},
+		{name: "secret twice", input: "content_service {\n app a {\n secret secret-s\n secret secret-t\n }\n}", err: `app "a": secret given twice`},
+		{name: "token without value", input: "content_service {\n app a {\n secret secret-s\n token\n }\n}", err: "token"},
+		{name: "disabled with value", input: "content_service {\n app a {\n secret secret-s\n disabled yes\n }\n}", err: "yes"},
+		{name: "editor_tokens with value", input: "content_service {\n app a {\n secret secret-s\n editor_tokens on\n }\n}", err: "on"},
+		{name: "unknown app subdirective", input: "content_service {\n app a {\n secret secret-s\n role admin\n }\n}", err: `app "a": unrecognized subdirective "role"`},
 		{name: "max_body without value", input: "content_service {\n max_body\n}", err: "max_body"},
 		{name: "max_body bad", input: "content_service {\n max_body huge\n}", err: `max_body: "huge" is not a size`},
 		{name: "max_body zero", input: "content_service {\n max_body 0\n}", err: "max_body"},
@@ -150,8 +153,8 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{name: "rate_limit with a block", input: "content_service {\n rate_limit 5 1m {\n x\n }\n}", err: "rate_limit takes no block"},
 		{name: "fetch allow_private with a block", input: "content_service {\n fetch {\n allow_private {\n x\n }\n }\n}", err: "fetch: allow_private takes no block"},
 		{name: "browser setting with a block", input: "content_service {\n browser {\n tabs 2 {\n x\n }\n }\n}", err: "browser: tabs takes no block"},
-		{name: "app disabled with a block", input: "content_service {\n app a {\n secret s\n disabled {\n x\n }\n }\n}", err: `app "a": disabled takes no block`},
-		{name: "app token with a block", input: "content_service {\n app a {\n secret s\n token t {\n x\n }\n }\n}", err: `app "a": token takes no block`},
+		{name: "app disabled with a block", input: "content_service {\n app a {\n secret secret-s\n disabled {\n x\n }\n }\n}", err: `app "a": disabled takes no block`},
+		{name: "app token with a block", input: "content_service {\n app a {\n secret secret-s\n token token-t1 {\n x\n }\n }\n}", err: `app "a": token takes no block`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,8 +185,8 @@ func TestCaddyfileAdapt(t *testing.T) {
 		content_service {
 			signing_key {env.SIGNING_KEY}
 			app c {
-				secret s
-				token t
+				secret secret-c
+				token token-c1
 			}
 		}
 	}`
@@ -201,7 +204,7 @@ func TestCaddyfileAdapt(t *testing.T) {
 	if cs < 0 || respond < 0 || cs > respond {
 		t.Fatalf("content_service must come before respond: %s", js)
 	}
-	for _, want := range []string{`"signing_key":"{env.SIGNING_KEY}"`, `"client_id":"c"`, `"tokens":["t"]`} {
+	for _, want := range []string{`"signing_key":"{env.SIGNING_KEY}"`, `"client_id":"c"`, `"tokens":["token-c1"]`} {
 		if !strings.Contains(js, want) {
 			t.Errorf("adapted JSON lacks %s: %s", want, js)
 		}
@@ -211,11 +214,11 @@ func TestCaddyfileAdapt(t *testing.T) {
 func FuzzUnmarshalCaddyfile(f *testing.F) {
 	seeds := []string{
 		"content_service",
-		"content_service {\n signing_key {env.K}\n app a {\n secret s\n token t u\n disabled\n editor_tokens\n }\n max_body 1MiB\n rate_limit 5 per 1m\n pass_thru\n}",
+		"content_service {\n signing_key {env.K}\n app a {\n secret secret-s\n token token-t1 token-u1\n disabled\n editor_tokens\n }\n max_body 1MiB\n rate_limit 5 per 1m\n pass_thru\n}",
 		"content_service {\n app {\n}\n}",
 		"content_service {\n rate_limit 5\n}",
 		"content_service {\n max_body 99999999999999999999999\n}",
-		"content_service {\n app a {\n app b {\n secret s\n }\n }\n}",
+		"content_service {\n app a {\n app b {\n secret secret-s\n }\n }\n}",
 		"content_service x {",
 		"content_service {\n signing_key \"" + strings.Repeat("k", 40) + "\"\n}",
 	}

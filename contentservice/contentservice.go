@@ -45,6 +45,11 @@ const (
 	// MinSigningKeyLen is the shortest accepted signing key, in bytes:
 	// HS256 keys shorter than the hash output weaken the MAC.
 	MinSigningKeyLen = 32
+	// MinSecretLen is the shortest accepted app secret and API token, in
+	// bytes: design_bridge refuses a shorter client_secret or token, as
+	// it could not mask it in the answers it passes on, so a shorter one
+	// could never be used through it.
+	MinSecretLen = 8
 )
 
 // Handler is a local content service: LoginV2 (editor tokens) and the
@@ -307,6 +312,9 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 		if err != nil {
 			return nil, fmt.Errorf("app %q: secret: %v", id, err)
 		}
+		if err := checkSecretLen("client_secret", secret); err != nil {
+			return nil, fmt.Errorf("app %q: secret: %v", id, err)
+		}
 		confvalue.WarnIfLiteralSecret(logger, "app "+id+" secret", app.ClientSecret)
 		s.apps = append(s.apps, resolvedApp{
 			clientID:     id,
@@ -323,6 +331,9 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 			}
 			confvalue.WarnIfLiteralSecret(logger, fmt.Sprintf("app %s token #%d", id, j+1), raw)
 			tok, err := contract.Token(value)
+			if err == nil {
+				err = checkSecretLen("token", tok)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
 			}
@@ -391,6 +402,16 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 		return nil, err
 	}
 	return s, nil
+}
+
+// checkSecretLen refuses an app secret or API token shorter than
+// MinSecretLen; bridgeField is its name in design_bridge. The value is
+// never quoted.
+func checkSecretLen(bridgeField, value string) error {
+	if len(value) >= MinSecretLen {
+		return nil
+	}
+	return fmt.Errorf("%d bytes; at least %d are required (design_bridge refuses a shorter %s, which it could not mask)", len(value), MinSecretLen, bridgeField)
 }
 
 // Validate refuses a handler that was not provisioned; Provision has

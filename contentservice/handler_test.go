@@ -23,7 +23,7 @@ func TestProvisionErrors(t *testing.T) {
 	t.Setenv("CS_TEST_SHORT", "short")
 	t.Setenv("CS_TEST_TOKENS", "tok-one  tok-two\ttok-three")
 	valid := func() *Handler {
-		return &Handler{SigningKey: testKey, Apps: []App{{ClientID: "a", ClientSecret: "s", Tokens: []string{"t"}}}}
+		return &Handler{SigningKey: testKey, Apps: []App{{ClientID: "a", ClientSecret: "secret-a", Tokens: []string{"token-a1"}}}}
 	}
 	tests := []struct {
 		name   string
@@ -42,13 +42,17 @@ func TestProvisionErrors(t *testing.T) {
 		{"unset env in whole-placeholder secret names it", func(h *Handler) { h.Apps[0].ClientSecret = "{env.CS_TEST_UNSET_VAR}" }, "CS_TEST_UNSET_VAR"},
 		{"empty client id", func(h *Handler) { h.Apps[0].ClientID = "" }, "client_id"},
 		{"duplicate client id", func(h *Handler) { h.Apps = append(h.Apps, App{ClientID: "a", ClientSecret: "x"}) }, "configured twice"},
+		{"short secret", func(h *Handler) { h.Apps[0].ClientSecret = "abc" }, `app "a": secret: 3 bytes; at least 8 are required (design_bridge refuses a shorter client_secret`},
+		{"short secret from env", func(h *Handler) { h.Apps[0].ClientSecret = "{env.CS_TEST_SHORT}" }, `app "a": secret: 5 bytes; at least 8`},
+		{"short token", func(h *Handler) { h.Apps[0].Tokens = []string{"token-a1", "abc"} }, `app "a": token #2: 3 bytes; at least 8 are required (design_bridge refuses a shorter token`},
+		{"short token after Bearer", func(h *Handler) { h.Apps[0].Tokens = []string{"Bearer abcdefg"} }, `app "a": token #1: 7 bytes`},
 		{"empty secret", func(h *Handler) { h.Apps[0].ClientSecret = "" }, "secret"},
 		{"unset env secret", func(h *Handler) { h.Apps[0].ClientSecret = "{env.CS_TEST_UNSET_VAR}" }, "secret"},
 		{"unset env token", func(h *Handler) { h.Apps[0].Tokens = []string{"{env.CS_TEST_UNSET_VAR}"} }, "token #1"},
 		{"token holding whitespace", func(h *Handler) { h.Apps[0].Tokens = []string{"{env.CS_TEST_TOKENS}"} }, "token #1: holds whitespace"},
 		{"bearer prefix without a token", func(h *Handler) { h.Apps[0].Tokens = []string{"Bearer "} }, "token #1: is empty"},
 		{"token shared by two apps", func(h *Handler) {
-			h.Apps = append(h.Apps, App{ClientID: "b", ClientSecret: "x", Tokens: []string{"t"}})
+			h.Apps = append(h.Apps, App{ClientID: "b", ClientSecret: "secret-b", Tokens: []string{"token-a1"}})
 		}, "also configured for app"},
 		{"negative max_body", func(h *Handler) { h.MaxBody = -1 }, "max_body must not be negative"},
 		{"negative max_output", func(h *Handler) { h.MaxOutput = -1 }, "max_output must not be negative"},
@@ -127,8 +131,8 @@ func TestProvisionedHandlerServes(t *testing.T) {
 }
 
 func TestProvisionResolvesPlaceholders(t *testing.T) {
-	t.Setenv("CS_TEST_TOKENS", "Bearer tok-one")
-	t.Setenv("CS_TEST_TOKEN2", "tok-two")
+	t.Setenv("CS_TEST_TOKENS", "Bearer tok-one-1")
+	t.Setenv("CS_TEST_TOKEN2", "tok-two-2")
 	t.Setenv("CS_TEST_SECRET", "sec-from-env")
 	h := &Handler{
 		SigningKey: testKey,
@@ -142,12 +146,12 @@ func TestProvisionResolvesPlaceholders(t *testing.T) {
 	if h.svc.maxBody != 1024 || h.svc.limits.MaxBytes != 1024 {
 		t.Errorf("maxBody %d, decoder limit %d", h.svc.maxBody, h.svc.limits.MaxBytes)
 	}
-	for _, tok := range []string{"tok-one", "tok-two", "tok-three", "tok-four"} {
+	for _, tok := range []string{"tok-one-1", "tok-two-2", "tok-three", "tok-four"} {
 		if h.svc.lookupAPIToken(tok) < 0 {
 			t.Errorf("token %q not accepted", tok)
 		}
 	}
-	for _, tok := range []string{"{env.CS_TEST_TOKENS}", "Bearer", "bearer", "Bearer tok-one"} {
+	for _, tok := range []string{"{env.CS_TEST_TOKENS}", "Bearer", "bearer", "Bearer tok-one-1"} {
 		if h.svc.lookupAPIToken(tok) >= 0 {
 			t.Errorf("%q is accepted as a token", tok)
 		}
@@ -163,8 +167,8 @@ func TestProvisionResolvesPlaceholders(t *testing.T) {
 	if err := provision(t, h); err != nil || string(h.svc.signingKey) != strings.Repeat("f", 48) {
 		t.Errorf("key from a file: %v, %d bytes", err, len(h.svc.signingKey))
 	}
-	h.Apps[0].ClientSecret = `ab\{c\}d`
-	if err := provision(t, h); err != nil || h.svc.lookupApp("a", "ab{c}d") != 0 {
+	h.Apps[0].ClientSecret = `ab\{c\}defgh`
+	if err := provision(t, h); err != nil || h.svc.lookupApp("a", "ab{c}defgh") != 0 {
 		t.Errorf("escaped braces: %v", err)
 	}
 	if h.svc.limiter == nil {

@@ -31,7 +31,8 @@ func TestLoadErrors(t *testing.T) {
 	site := func(block string) string {
 		return globalOptions + ":{$PORT_LOADERR} {\n\tcontent_service {\n" + block + "\n\t}\n}\n"
 	}
-	validApp := "app a {\n secret s\n token t-load-secret-token\n }"
+	t.Setenv("CS_IT_SHORT_SECRET", "abc")
+	validApp := "app a {\n secret secret-a\n token t-load-secret-token\n }"
 	tests := []struct {
 		name  string
 		block string
@@ -41,14 +42,17 @@ func TestLoadErrors(t *testing.T) {
 		{"short literal key", "signing_key abc\n" + validApp, "signing_key: 3 bytes; at least 32"},
 		{"key from an unset variable", "signing_key {env.CS_IT_UNSET_VARIABLE}\n" + validApp, "signing_key"},
 		{"no app", "signing_key {env.CS_IT_SIGNING_KEY}", "no app configured"},
-		{"app without secret", "signing_key {env.CS_IT_SIGNING_KEY}\napp a {\n token t\n }", `app "a": secret is required`},
+		{"app without secret", "signing_key {env.CS_IT_SIGNING_KEY}\napp a {\n token t-load-secret-token\n }", `app "a": secret is required`},
 		{"secret from an unset variable", "signing_key {env.CS_IT_SIGNING_KEY}\napp a {\n secret {env.CS_IT_UNSET_VARIABLE}\n }", "secret"},
 		{"unknown subdirective", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nverbose", `unrecognized content_service subdirective "verbose"`},
 		{"bad max_body", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nmax_body lots", `max_body: "lots" is not a size`},
 		{"bad rate_limit", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nrate_limit 5 per fortnight", `"fortnight" is not a duration`},
 		{"chromium missing", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nbrowser {\n path /nonexistent/chromium\n }", `browser: chromium not found at "/nonexistent/chromium": exec: "/nonexistent/chromium": stat /nonexistent/chromium: no such file or directory (install chromium, give its path with "path <chromium>" in the browser block, or turn the PDF and image endpoints off with the line "browser off"`},
 		{"bad public_url", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nbrowser {\n public_url ftp://x\n }", "public_url"},
-		{"same token twice", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\napp b {\n secret s\n token t-load-secret-token\n }", "also configured for app"},
+		{"short literal secret", "signing_key {env.CS_IT_SIGNING_KEY}\napp a {\n secret abc\n }", `app "a": secret: 3 bytes; at least 8 are required (design_bridge refuses a shorter client_secret, which it could not mask)`},
+		{"short secret from a variable", "signing_key {env.CS_IT_SIGNING_KEY}\napp a {\n secret {env.CS_IT_SHORT_SECRET}\n }", `app "a": secret: 3 bytes; at least 8 are required`},
+		{"short literal token", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\napp b {\n secret secret-b\n token abc\n }", `app "b": token #1: 3 bytes; at least 8 are required (design_bridge refuses a shorter token, which it could not mask)`},
+		{"same token twice", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\napp b {\n secret secret-b\n token t-load-secret-token\n }", "also configured for app"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
