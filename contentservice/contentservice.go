@@ -1,6 +1,7 @@
 package contentservice
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -198,6 +199,10 @@ type RateLimit struct {
 // UnmarshalJSON reads a RateLimit, with requests as a number or as a
 // string of digits.
 func (rl *RateLimit) UnmarshalJSON(b []byte) error {
+	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
+		// encoding/json would name a Go type of its own here.
+		return fmt.Errorf(`%s is not a limit: write an object such as {"requests": 60, "window": "1m"}`, t)
+	}
 	var raw struct {
 		Requests json.RawMessage `json:"requests"`
 		Window   caddy.Duration  `json:"window"`
@@ -222,6 +227,33 @@ func (rl *RateLimit) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("requests: %s is not a number of requests", raw.Requests)
 	}
 	return nil
+}
+
+// UnmarshalJSON reads the handler's JSON config as Caddy does (unknown
+// fields refused), naming the field of a rate limit it cannot read: the
+// error of RateLimit's own UnmarshalJSON does not know which one it is.
+func (h *Handler) UnmarshalJSON(b []byte) error {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b, &fields) == nil {
+		for key, raw := range fields {
+			// encoding/json matches field names without regard to case.
+			for _, name := range []string{"rate_limit", "login_failure_limit"} {
+				if !strings.EqualFold(key, name) {
+					continue
+				}
+				if err := json.Unmarshal(raw, new(*RateLimit)); err != nil {
+					if name == "login_failure_limit" && !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+						return fmt.Errorf(`%s: %v; to turn it off, set "no_login_failure_limit": true`, name, err)
+					}
+					return fmt.Errorf("%s: %v", name, err)
+				}
+			}
+		}
+	}
+	type plain Handler // the fields without this method
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode((*plain)(h))
 }
 
 // validate refuses a limit that is not positive.

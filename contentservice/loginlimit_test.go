@@ -80,3 +80,35 @@ func TestLoginFailureLimitConfigured(t *testing.T) {
 		t.Fatalf("limit off: %d", w.Code)
 	}
 }
+
+// TestJSONRateLimitForms: a rate limit that is not an object (such as the
+// Caddyfile's "off" written into JSON) is refused naming its field and the
+// form it takes, where encoding/json would name a Go type; the JSON config
+// is still read as strictly as Caddy reads it.
+func TestJSONRateLimitForms(t *testing.T) {
+	for _, c := range []struct{ name, fields, err string }{
+		{"login_failure_limit off", `"login_failure_limit":"off"`,
+			`login_failure_limit: "off" is not a limit: write an object such as {"requests": 60, "window": "1m"}; to turn it off, set "no_login_failure_limit": true`},
+		{"login_failure_limit false, another case", `"Login_Failure_Limit":false`, `login_failure_limit: false is not a limit`},
+		{"rate_limit a number", `"rate_limit":60`, `rate_limit: 60 is not a limit: write an object such as {"requests": 60, "window": "1m"}`},
+		{"rate_limit requests not a number", `"rate_limit":{"requests":"many","window":"1m"}`, `rate_limit: requests: "many" is not a number of requests`},
+		{"unknown field", `"rate_limits":{"requests":1,"window":"1m"}`, `unknown field "rate_limits"`},
+		{"unknown field in an app", `"apps":[{"client_id":"a","secret":"x"}]`, `unknown field "secret"`},
+		{"limits as objects", `"rate_limit":{"requests":"60","window":"1m"},"login_failure_limit":{"requests":5,"window":60000000000}`, ""},
+		{"limit null", `"login_failure_limit":null`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var h Handler
+			err := caddy.StrictUnmarshalJSON([]byte(`{"signing_key":"k",`+c.fields+`}`), &h)
+			if c.err == "" {
+				if err != nil || h.SigningKey != "k" {
+					t.Fatalf("%v, signing_key %q", err, h.SigningKey)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("error %v, want it to contain %q", err, c.err)
+			}
+		})
+	}
+}
