@@ -108,9 +108,9 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.NextArg() {
 				return d.ArgErr()
 			}
-			size, err := confvalue.Size(d.Val())
+			size, err := parseSize(name, d.Val())
 			if err != nil {
-				return d.Errf("max_body: %v", err)
+				return d.Errf("%v", err)
 			}
 			h.MaxBody = size
 			if d.NextArg() {
@@ -123,9 +123,12 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if !d.NextArg() {
 				return d.ArgErr()
 			}
-			size, err := confvalue.Size(d.Val())
+			size, err := parseSize(name, d.Val())
+			if err == nil {
+				err = checkMaxOutput(size) // as at load, with the line
+			}
 			if err != nil {
-				return d.Errf("max_output: %v", err)
+				return d.Errf("%v", err)
 			}
 			h.MaxOutput = size
 			if d.NextArg() {
@@ -323,6 +326,16 @@ func noBlock(d *caddyfile.Dispenser, what string) error {
 // errUnknownSetting is set's answer to a setting it does not know.
 func errUnknownSetting(setting string) error {
 	return fmt.Errorf("unrecognized subdirective %q", setting)
+}
+
+// parseSize reads a setting's byte size. confvalue.Size's message asks
+// for a whole number, yet 1.5MiB is a size it reads.
+func parseSize(setting, val string) (int64, error) {
+	size, err := confvalue.Size(val)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a size from 1 byte to 1TiB: write a number of bytes with an optional unit, such as 4MiB, 1.5MB or 1048576", setting, val)
+	}
+	return size, nil
 }
 
 // positiveDuration reads a setting's positive duration.

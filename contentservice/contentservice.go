@@ -89,7 +89,8 @@ type Handler struct {
 	// as 8MiB): a few bytes of design may stand for many bytes of HTML,
 	// so the body's bound alone does not bound the answer. The renderer
 	// stops as soon as the document crosses it, and the export is
-	// answered 413 (code 4130). Default: 8 MiB (render.DefaultMaxOutput).
+	// answered 413 (code 4130). Default: 8 MiB (render.DefaultMaxOutput);
+	// at most 2 GiB less one byte.
 	MaxOutput int64 `json:"max_output,omitempty"`
 
 	// RateLimit, when set, bounds export requests per API token (editor
@@ -394,10 +395,9 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 	switch {
 	case cfg.MaxOutput < 0:
 		return nil, fmt.Errorf("max_output must not be negative")
-	case cfg.MaxOutput > math.MaxInt32:
-		// A bound no answer should reach, and one every platform's int
-		// holds.
-		return nil, fmt.Errorf("max_output: %d bytes, more than the largest accepted (%d)", cfg.MaxOutput, math.MaxInt32)
+	}
+	if err := checkMaxOutput(cfg.MaxOutput); err != nil {
+		return nil, err
 	}
 	s.output = render.Limits{MaxOutput: render.DefaultMaxOutput}
 	if cfg.MaxOutput > 0 {
@@ -434,6 +434,19 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 		return nil, err
 	}
 	return s, nil
+}
+
+// maxMaxOutput bounds max_output: a bound no answer should reach, and
+// one every platform's int holds.
+const maxMaxOutput = math.MaxInt32
+
+// checkMaxOutput refuses a max_output over maxMaxOutput, in the
+// Caddyfile and in JSON alike.
+func checkMaxOutput(n int64) error {
+	if n > maxMaxOutput {
+		return fmt.Errorf("max_output: %d bytes, more than the largest accepted (%d bytes, 2GiB less one byte)", n, maxMaxOutput)
+	}
+	return nil
 }
 
 // checkSecretLen refuses an app secret or API token shorter than

@@ -100,7 +100,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			size, err := confvalue.Size(d.Val())
-			if err != nil || size > 1<<32 {
+			if err != nil || size > maxMaxSize {
 				return d.Errf("fsp: max_size %q: a size such as 20MB, at most 4GiB", d.Val())
 			}
 			h.MaxSize = size

@@ -52,6 +52,10 @@ const (
 	keepRandomAttempts   = 4
 )
 
+// maxMaxSize bounds max_size, in the Caddyfile and in JSON: an upload is
+// held in memory, twice for a moment (docs/fsp.md, "Memory").
+const maxMaxSize = 4 << 30
+
 // Handler serves the FSP API (module ID http.handlers.fsp, Caddyfile
 // directive fsp). It always ends the handler chain. One of Local and S3,
 // and PublicURL, are required.
@@ -83,7 +87,8 @@ type Handler struct {
 	// tree.
 	Shared []SharedFolder `json:"shared,omitempty"`
 
-	// MaxSize bounds an uploaded file in bytes (default 20 MiB).
+	// MaxSize bounds an uploaded file in bytes (default 20 MiB, at most
+	// 4 GiB).
 	MaxSize int64 `json:"max_size,omitempty"`
 
 	// FetchTimeout bounds fetching an upload's source (default 30s).
@@ -261,6 +266,9 @@ func (h *Handler) Validate() error {
 	}
 	if h.MaxSize < 0 {
 		return errors.New("fsp: max_size must be positive")
+	}
+	if h.MaxSize > maxMaxSize {
+		return fmt.Errorf("fsp: max_size %d: at most 4GiB (%d bytes)", h.MaxSize, int64(maxMaxSize))
 	}
 	if h.FetchTimeout < 0 {
 		return errors.New("fsp: fetch_timeout must be positive")

@@ -33,6 +33,7 @@ func TestValidateJSON(t *testing.T) {
 		{"bucket name an IP address", Handler{S3: &S3Config{Endpoint: "127.0.0.1:1", Bucket: "10.0.0.1"}, PublicURL: "http://x"},
 			`bucket "10.0.0.1": bucket name cannot be an ip address`},
 		{"negative max_size", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", MaxSize: -1}, "fsp: max_size must be positive"},
+		{"max_size over 4GiB", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", MaxSize: 4<<30 + 1}, "fsp: max_size 4294967297: at most 4GiB (4294967296 bytes)"},
 		{"root with a dot segment", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", Root: "a/./{http.request.header.X-BEE-Uid}"}, `fsp: root "a/./{http.request.header.X-BEE-Uid}" must be a relative path`},
 	} {
 		err := c.h.Validate()
@@ -42,6 +43,9 @@ func TestValidateJSON(t *testing.T) {
 	}
 	if err := (&Handler{S3: s3(0), PublicURL: "http://x"}).Validate(); err != nil {
 		t.Errorf("s3 with the default timeout: %v", err)
+	}
+	if err := (&Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", MaxSize: 4 << 30}).Validate(); err != nil {
+		t.Errorf("max_size 4GiB, the Caddyfile's largest: %v", err)
 	}
 }
 
