@@ -148,7 +148,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{name: "browser missing value", input: "content_service {\n browser {\n path\n }\n}", err: "wrong argument count"},
 		{name: "pass_thru with value", input: "content_service {\n pass_thru yes\n}", err: "yes"},
 		{name: "pass_thru twice", input: "content_service {\n pass_thru\n pass_thru\n}", err: "pass_thru given twice"},
-		{name: "fetch off with a block", input: "content_service {\n fetch off {\n timeout 3s\n }\n}", err: "fetch off takes no block"},
+		{name: "fetch off with a block", input: "content_service {\n fetch off {\n timeout 3s\n }\n}", err: "fetch off takes no block, at Testfile:2"},
 		{name: "browser off with a block", input: "content_service {\n browser off {\n tabs 2\n }\n}", err: "browser off takes no block"},
 		{name: "browser off with an empty block", input: "content_service {\n browser off {\n }\n}", err: "browser off takes no block"},
 		{name: "login_failure_limit off with a block", input: "content_service {\n login_failure_limit off {\n }\n}", err: "login_failure_limit off takes no block"},
@@ -157,7 +157,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{name: "rate_limit with a block", input: "content_service {\n rate_limit 5 1m {\n x\n }\n}", err: "rate_limit takes no block"},
 		{name: "fetch allow_private with a block", input: "content_service {\n fetch {\n allow_private {\n x\n }\n }\n}", err: "fetch: allow_private takes no block"},
 		{name: "browser setting with a block", input: "content_service {\n browser {\n tabs 2 {\n x\n }\n }\n}", err: "browser: tabs takes no block"},
-		{name: "app disabled with a block", input: "content_service {\n app a {\n secret secret-s\n disabled {\n x\n }\n }\n}", err: `app "a": disabled takes no block`},
+		{name: "app disabled with a block", input: "content_service {\n app a {\n secret secret-s\n disabled {\n x\n }\n }\n}", err: `app "a": disabled takes no block, at Testfile:4`},
 		{name: "app token with a block", input: "content_service {\n app a {\n secret secret-s\n token token-t1 {\n x\n }\n }\n}", err: `app "a": token takes no block`},
 	}
 	for _, tt := range tests {

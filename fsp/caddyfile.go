@@ -189,6 +189,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 func noBlock(d *caddyfile.Dispenser, what string) error {
 	last := d.Val()
 	if d.NextBlock(d.Nesting()) || d.Val() != last {
+		// Back over the "{" to the line's last token, so that the error
+		// names the subdirective's line.
+		d.Prev()
+		d.Prev()
 		return d.Errf("%s takes no block", what)
 	}
 	return nil
