@@ -93,7 +93,7 @@ func Size(s string) (int64, error) {
 	if err != nil {
 		// humanize's own message ("strconv.ParseFloat: parsing ...") names
 		// neither the value nor the fix.
-		return 0, fmt.Errorf("%q is not a size: write a whole number of bytes with an optional unit, e.g. 10MiB, 512KB or 1048576", s)
+		return 0, fmt.Errorf("%q is not a size: write a number of bytes with an optional unit, e.g. 10MiB, 1.5MB or 1048576", s)
 	}
 	if size == 0 || size > MaxSize {
 		return 0, fmt.Errorf("%q: size must be between 1 byte and 1 TiB", s)

@@ -65,7 +65,7 @@ func TestSize(t *testing.T) {
 		{"2TiB", 0, "between 1 byte and 1 TiB"},
 		{"huge", 0, `"huge" is not a size`},
 		{"-1", 0, "is not a size"},
-		{"ten", 0, `"ten" is not a size: write a whole number of bytes with an optional unit, e.g. 10MiB`},
+		{"ten", 0, `"ten" is not a size: write a number of bytes with an optional unit, e.g. 10MiB`},
 	}
 	for _, tc := range tests {
 		got, err := Size(tc.in)
