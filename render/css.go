@@ -47,11 +47,24 @@ func checkCSS(v string, max int) (safe, why string) {
 	if len(v) > max {
 		return "", "over " + strconv.Itoa(max) + " bytes"
 	}
+	var quote byte // the quote of the string v is in at i, or 0
 	for i := 0; i < len(v); i++ {
-		switch v[i] {
-		case ';', '{', '}', '<', '>', '\\', '\n', '\r':
-			return "", "contains " + strconv.QuoteRune(rune(v[i]))
+		switch c := v[i]; {
+		case c == ';', c == '{', c == '}', c == '<', c == '>', c == '\\', c == '\n', c == '\r':
+			return "", "contains " + strconv.QuoteRune(rune(c))
+		case c == quote:
+			quote = 0
+		case quote == 0 && (c == '"' || c == '\''):
+			quote = c
 		}
+	}
+	// In the <style> element an open string or comment would run on
+	// over the rules after it (the whole @media block).
+	if quote != 0 {
+		return "", "contains an unclosed " + strconv.QuoteRune(rune(quote))
+	}
+	if strings.Contains(v, "/*") || strings.Contains(v, "*/") {
+		return "", "contains a CSS comment"
 	}
 	if strings.Contains(v, "(") {
 		if why := scriptWords(v); why != "" {

@@ -73,6 +73,11 @@ func TestCSSValue(t *testing.T) {
 		"url('javascript:alert(1)')":  "",
 		"url('https://x.test/a.png')": "url('https://x.test/a.png')",
 		"  10px  ":                    "10px",
+		`"It's", serif`:               `"It's", serif`,
+		`1px solid "`:                 "",
+		`'Lato, serif`:                "",
+		"1px solid /*":                "",
+		"14px*/":                      "",
 	} {
 		if got := cssValue(in); got != want {
 			t.Errorf("cssValue(%q) = %q, want %q", in, got, want)
@@ -463,4 +468,55 @@ func TestSanitizerCorpus(t *testing.T) {
 		t.Fatalf("no HTML string found in %d designs: nothing was checked", len(designs))
 	}
 	t.Logf("checked %d HTML strings", total)
+}
+
+// TestStyleRulesStayClosed: a design value with an open quote or a CSS
+// comment never reaches the <style> element, where the string or comment
+// would run on over every rule after it (a button's :hover rule came
+// before the whole @media block). Checked in each layout by reading the
+// element as CSS does.
+func TestStyleRulesStayClosed(t *testing.T) {
+	const hostile = `{"page":{"body":{"container":{"style":{}},"content":{"style":{},"computedStyle":{}}},"rows":[{"container":{"style":{}},"content":{"style":{},"computedStyle":{}},"columns":[{"grid-columns":12,"modules":[
+	 {"type":"mailup-bee-newsletter-modules-button","descriptor":{"button":{"label":"<p>GO</p>","href":"https://example.com/"},
+	  "hoverStyle":{"border-top":"1px solid \"","border-left":"1px solid /*","color":"'red","background-color":"#00ff00"},
+	  "mobileStyle":{"font-size":"\"12px"}}},
+	 {"type":"mailup-bee-newsletter-modules-paragraph","descriptor":{"paragraph":{"html":"<p>hi</p>"},"style":{"font-family":"\"It's\", serif"},"mobileStyle":{"font-size":"14px*/"}}}]}]}]}}`
+	d, err := design.Decode([]byte(hostile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
+		t.Run(layout.String(), func(t *testing.T) {
+			out, err := HTMLWithLimits(d, Limits{Layout: layout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := string(out.Body)
+			i, j := strings.Index(body, "<style>"), strings.Index(body, "</style>")
+			if i < 0 || j < i {
+				t.Fatal("no <style> element")
+			}
+			css := body[i+len("<style>") : j]
+			var quote byte
+			for k := 0; k < len(css); k++ {
+				switch c := css[k]; {
+				case c == quote:
+					quote = 0
+				case quote == 0 && (c == '"' || c == '\''):
+					quote = c
+				case quote == 0 && strings.HasPrefix(css[k:], "/*"):
+					t.Fatalf("a comment opens in the <style> element: …%s…", css[max(k-40, 0):min(k+40, len(css))])
+				}
+			}
+			if quote != 0 {
+				t.Errorf("a %c string is left open in the <style> element", quote)
+			}
+			if !strings.Contains(css, "background-color:#00ff00!important") {
+				t.Error("the safe hover declaration is lost")
+			}
+			if layout != LayoutPopup && !strings.Contains(css, "@media") {
+				t.Error("no @media block")
+			}
+		})
+	}
 }
