@@ -163,3 +163,52 @@ func TestOutlookSeesNoDesktopHiddenContent(t *testing.T) {
 		})
 	}
 }
+
+func TestWithoutOutlookMarkup(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`<table><!--[if mso]><td width="10"><![endif]--><tr>`, `<table><tr>`},
+		{`<!--[if mso]>X<![endif]--><!--[if !mso]><!-->Y<!--<![endif]-->Z`, `YZ`},
+		{`<!--[if gte mso 9]><v:rect><![endif]-->in<!--[if gte mso 9]></v:rect><![endif]-->`, `in`},
+		// An html block's own markup: an attribute value is not a comment.
+		{`<div title="<!--[if mso]>">KEEP</div><!--[if mso]>x<![endif]-->`, `<div title="&lt;!--[if mso]>">KEEP</div>`},
+		{`<div title='a<![endif]-->b'>KEEP</div>`, `<div title='a&lt;![endif]-->b'>KEEP</div>`},
+		{`<p class=it's>x</p>`, `<p class=it's>x</p>`},
+		// Comments and bogus comments the other clients do not show.
+		{`<p>a</p><!--<![endif]-->b`, `<p>a</p>b`},
+		{`<!-- note -->c`, `c`},
+		{`<![endif]>d`, `d`},
+		{`a < b <3`, `a < b <3`},
+		// What does not end stays as it is.
+		{`a<!--[if mso]>x`, `a<!--[if mso]>x`},
+		{`a<!-- x`, `a<!-- x`},
+		{`a<div title="x`, `a<div title="x`},
+	} {
+		if got := string(withoutOutlookMarkup([]byte(tc.in))); got != tc.want {
+			t.Errorf("withoutOutlookMarkup(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestOutlookSeesNoHiddenHTMLBlock: an html block in content hidden on
+// desktop keeps its markup for the clients that show it, even where its
+// attribute values hold comment markers, and a stray <![endif] of its own
+// no longer ends the section's wrapper for Outlook.
+func TestOutlookSeesNoHiddenHTMLBlock(t *testing.T) {
+	const hidden = `{"page":{"body":{"container":{"style":{}},"content":{"style":{},"computedStyle":{}}},"rows":[
+	 {"container":{"style":{}},"content":{"style":{},"computedStyle":{"hideContentOnDesktop":true}},"columns":[{"grid-columns":12,"modules":[
+	  {"type":"mailup-bee-newsletter-modules-html","descriptor":{"html":{"html":"<div title=\"<!--[if mso]>\">KEEPME</div><!--<![endif]-->AFTER"}}},
+	  {"type":"mailup-bee-newsletter-modules-button","descriptor":{"button":{"label":"<p>GO</p>","href":"https://example.com/"}}}]}]}]}}`
+	out := string(renderForTest(t, []byte(hidden)))
+	outlook, other := clientView(out, true), clientView(out, false)
+	for _, s := range []string{"KEEPME", "AFTER", "GO"} {
+		if strings.Contains(outlook, s) {
+			t.Errorf("Outlook sees %q, hidden on desktop", s)
+		}
+		if !strings.Contains(other, s) {
+			t.Errorf("other clients lose %q", s)
+		}
+	}
+	if !strings.Contains(out, `<div title="&lt;!--[if mso]>">KEEPME</div>`) {
+		t.Error("the html block's attribute is not kept (with its < written as &lt;)")
+	}
+}

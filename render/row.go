@@ -174,40 +174,92 @@ func (w *emailWriter) desktopHideClose() {
 	w.s(`<!--<![endif]-->`)
 }
 
-// withoutOutlookMarkup returns b without its conditional comments for
-// Outlook (<!--[if mso]>…<![endif]-->, <!--[if gte mso 9]>…) and with
-// the content of those for every other client (<!--[if !mso]><!-->…
-// <!--<![endif]-->) kept: what clients other than Outlook read of it,
-// with no <![endif] left in it. A comment without its end stays as it is.
+// withoutOutlookMarkup returns the content of a desktop-hidden section,
+// which only clients other than Outlook read, without what those clients
+// do not show either and Outlook could read as the end of the section's
+// wrapper: the content of <!--[if mso]>…<![endif]--> and
+// <!--[if gte mso 9]>…, the markers of <!--[if !mso]><!-->…<!--<![endif]-->
+// (their content stays), other comments, and bogus ones such as a stray
+// <![endif]> of an html block. Tags are copied whole (see appendTag), so
+// that an attribute value (<div title="<!--[if mso]>">) keeps its text.
 func withoutOutlookMarkup(b []byte) []byte {
 	const otherOpen, otherClose, endif = "<!--[if !mso]><!-->", "<!--<![endif]-->", "<![endif]-->"
 	out := make([]byte, 0, len(b))
 	unwrapped := 0 // <!--[if !mso]><!--> taken out, whose ends are still to come
+	// skip drops b up to the end of the first sep, or keeps the rest of
+	// b when there is none.
+	skip := func(from int, sep string) bool {
+		end := bytes.Index(b[from:], []byte(sep))
+		if end < 0 {
+			out = append(out, b...)
+			return false
+		}
+		b = b[from+end+len(sep):]
+		return true
+	}
 	for {
-		i := bytes.Index(b, []byte("<!--"))
+		i := bytes.IndexByte(b, '<')
 		if i < 0 {
 			return append(out, b...)
 		}
 		out = append(out, b[:i]...)
 		b = b[i:]
+		var more bool
 		switch {
 		case bytes.HasPrefix(b, []byte(otherOpen)):
-			b = b[len(otherOpen):]
+			b, more = b[len(otherOpen):], true
 			unwrapped++
 		case unwrapped > 0 && bytes.HasPrefix(b, []byte(otherClose)):
-			b = b[len(otherClose):]
+			b, more = b[len(otherClose):], true
 			unwrapped--
 		case bytes.HasPrefix(b, []byte("<!--[if ")):
-			end := bytes.Index(b, []byte(endif))
-			if end < 0 {
-				return append(out, b...)
-			}
-			b = b[end+len(endif):]
-		default: // another comment: kept
-			out = append(out, "<!--"...)
-			b = b[len("<!--"):]
+			more = skip(0, endif)
+		case bytes.HasPrefix(b, []byte("<!--")):
+			more = skip(len("<!--"), "-->")
+		case bytes.HasPrefix(b, []byte("<!")):
+			more = skip(0, ">")
+		default:
+			var n int
+			out, n = appendTag(out, b)
+			b, more = b[n:], true
+		}
+		if !more {
+			return out
 		}
 	}
+}
+
+// appendTag appends the tag b starts with to out, with each "<" in its
+// quoted attribute values written as "&lt;" (the same value to an HTML
+// parser, but no "<![endif]" or "<!--" that Outlook could take for
+// markup), and returns out and the tag's length in b (all of b if it
+// does not end). A "<" that starts no tag is appended as it is.
+func appendTag(out, b []byte) ([]byte, int) {
+	if len(b) < 2 || !(b[1] == '/' || 'a' <= b[1]|0x20 && b[1]|0x20 <= 'z') {
+		return append(out, '<'), 1
+	}
+	out = append(out, '<')
+	var quote, last byte // last: the last byte outside quotes, not a space
+	for i := 1; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '<' {
+				out = append(out, "&lt;"...)
+				continue
+			}
+		case (c == '"' || c == '\'') && last == '=': // as HTML: quotes open a value only
+			quote = c
+		case c == '>':
+			return append(out, c), i + 1
+		case c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f':
+			last = c
+		}
+		out = append(out, c)
+	}
+	return out, len(b)
 }
 
 func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool) {
