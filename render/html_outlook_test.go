@@ -178,6 +178,10 @@ func TestWithoutOutlookMarkup(t *testing.T) {
 		{`<!-- note -->c`, `c`},
 		{`<![endif]>d`, `d`},
 		{`a < b <3`, `a < b <3`},
+		// The text of a style or script is not markup.
+		{`<style type="text/css"><!-- .x{color:red} --></style><!-- c -->`, `<style type="text/css"><!-- .x{color:red} --></style>`},
+		{`<SCRIPT>if (a<b) {}</script>x`, `<SCRIPT>if (a<b) {}</script>x`},
+		{`<styles><!-- c -->`, `<styles>`},
 		// What does not end stays as it is.
 		{`a<!--[if mso]>x`, `a<!--[if mso]>x`},
 		{`a<!-- x`, `a<!-- x`},

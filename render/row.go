@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 
@@ -145,121 +144,6 @@ func (w *emailWriter) backgroundProps(s *style, st design.Style) {
 	if sz := st.Get("background-size"); sz != "" && sz != "auto" {
 		s.add("background-size", sz)
 	}
-}
-
-// desktopHideOpen hides content on desktop: Outlook (desktop only) never
-// sees it, other clients hide it inline until the @media block shows it.
-// Outlook ends a false conditional comment at the first <![endif] it
-// meets: conditional comments do not nest. So only the outermost hidden
-// content is wrapped, and desktopHideClose takes the Outlook-only markup
-// (ghost tables, VML) out of it, which Outlook would otherwise read as
-// the wrapper's end and show the rest.
-func (w *emailWriter) desktopHideOpen() {
-	if w.hiddenDepth == 0 {
-		w.s(`<!--[if !mso]><!-->`)
-		w.hiddenStart = w.body.Len()
-	}
-	w.hiddenDepth++
-	w.s(`<div class="dh" style="display:none;max-height:0;overflow:hidden;mso-hide:all">`)
-}
-
-func (w *emailWriter) desktopHideClose() {
-	w.s(`</div>`)
-	if w.hiddenDepth--; w.hiddenDepth > 0 {
-		return
-	}
-	hidden := withoutOutlookMarkup(w.body.Bytes()[w.hiddenStart:])
-	w.body.Truncate(w.hiddenStart)
-	w.body.Write(hidden)
-	w.s(`<!--<![endif]-->`)
-}
-
-// withoutOutlookMarkup returns the content of a desktop-hidden section,
-// which only clients other than Outlook read, without what those clients
-// do not show either and Outlook could read as the end of the section's
-// wrapper: the content of <!--[if mso]>…<![endif]--> and
-// <!--[if gte mso 9]>…, the markers of <!--[if !mso]><!-->…<!--<![endif]-->
-// (their content stays), other comments, and bogus ones such as a stray
-// <![endif]> of an html block. Tags are copied whole (see appendTag), so
-// that an attribute value (<div title="<!--[if mso]>">) keeps its text.
-func withoutOutlookMarkup(b []byte) []byte {
-	const otherOpen, otherClose, endif = "<!--[if !mso]><!-->", "<!--<![endif]-->", "<![endif]-->"
-	out := make([]byte, 0, len(b))
-	unwrapped := 0 // <!--[if !mso]><!--> taken out, whose ends are still to come
-	// skip drops b up to the end of the first sep, or keeps the rest of
-	// b when there is none.
-	skip := func(from int, sep string) bool {
-		end := bytes.Index(b[from:], []byte(sep))
-		if end < 0 {
-			out = append(out, b...)
-			return false
-		}
-		b = b[from+end+len(sep):]
-		return true
-	}
-	for {
-		i := bytes.IndexByte(b, '<')
-		if i < 0 {
-			return append(out, b...)
-		}
-		out = append(out, b[:i]...)
-		b = b[i:]
-		var more bool
-		switch {
-		case bytes.HasPrefix(b, []byte(otherOpen)):
-			b, more = b[len(otherOpen):], true
-			unwrapped++
-		case unwrapped > 0 && bytes.HasPrefix(b, []byte(otherClose)):
-			b, more = b[len(otherClose):], true
-			unwrapped--
-		case bytes.HasPrefix(b, []byte("<!--[if ")):
-			more = skip(0, endif)
-		case bytes.HasPrefix(b, []byte("<!--")):
-			more = skip(len("<!--"), "-->")
-		case bytes.HasPrefix(b, []byte("<!")):
-			more = skip(0, ">")
-		default:
-			var n int
-			out, n = appendTag(out, b)
-			b, more = b[n:], true
-		}
-		if !more {
-			return out
-		}
-	}
-}
-
-// appendTag appends the tag b starts with to out, with each "<" in its
-// quoted attribute values written as "&lt;" (the same value to an HTML
-// parser, but no "<![endif]" or "<!--" that Outlook could take for
-// markup), and returns out and the tag's length in b (all of b if it
-// does not end). A "<" that starts no tag is appended as it is.
-func appendTag(out, b []byte) ([]byte, int) {
-	if len(b) < 2 || !(b[1] == '/' || 'a' <= b[1]|0x20 && b[1]|0x20 <= 'z') {
-		return append(out, '<'), 1
-	}
-	out = append(out, '<')
-	var quote, last byte // last: the last byte outside quotes, not a space
-	for i := 1; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			} else if c == '<' {
-				out = append(out, "&lt;"...)
-				continue
-			}
-		case (c == '"' || c == '\'') && last == '=': // as HTML: quotes open a value only
-			quote = c
-		case c == '>':
-			return append(out, c), i + 1
-		case c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f':
-			last = c
-		}
-		out = append(out, c)
-	}
-	return out, len(b)
 }
 
 func (w *emailWriter) columns(r *design.Row, inner float64, stack, reverse bool) {
