@@ -6,9 +6,12 @@
 // Members whose string value is an image (or font) URL: image and carousel
 // src, video thumbnails and play icons, icon-list images, web fonts.
 const URL_KEYS = new Set(["src", "thumbSrc", "iconSrc", "image", "url"]);
-// Members holding CSS with url(…): row and content backgrounds.
+// Members holding CSS with url(…): row and content backgrounds. The
+// pattern only finds the parentheses; the quotes and spaces inside are
+// taken off in code, since a pattern for them too backtracks for seconds
+// over a long run of spaces.
 const CSS_KEYS = new Set(["background-image", "background"]);
-const CSS_URL = /url\(\s*(['"]?)([^'")]*)\1\s*\)/g;
+const CSS_URL = /url\(([^)]*)\)/g;
 
 // A value is resolved only when it is plainly a relative path: no scheme,
 // not a fragment, and nothing of a merge tag ({{…}}, $…$, *|…|*, [%…%]),
@@ -38,7 +41,13 @@ function resolveMember(key, value, base) {
     return resolve(value, base);
   }
   if (CSS_KEYS.has(key)) {
-    return value.replace(CSS_URL, (all, quote, url) => {
+    return value.replace(CSS_URL, (all, inner) => {
+      let url = inner.trim();
+      let quote = "";
+      if (url.length >= 2 && (url[0] === "'" || url[0] === '"') && url.endsWith(url[0])) {
+        quote = url[0];
+        url = url.slice(1, -1);
+      }
       const absolute = resolve(url, base);
       return absolute === url ? all : `url(${quote}${absolute}${quote})`;
     });

@@ -213,6 +213,10 @@ func TestEditorPage(t *testing.T) {
 				['{"\\u0073rc":"img/a.png","alt":"src"}', '{"\\u0073rc":"http://host.example/app/img/a.png","alt":"src"}'],
 				['{"src":["img/a.png"],"href":"img/a.png","x":{"src":"img\\/b.png"}}', '{"src":["img/a.png"],"href":"img/a.png","x":{"src":"http://host.example/app/img/b.png"}}'],
 				['{"title":"a \\"src\\": \\"img/a.png\\"","src":null}', '{"title":"a \\"src\\": \\"img/a.png\\"","src":null}'],
+				['{"background":"url( \\"img/bg.png\\" ) no-repeat"}', '{"background":"url(\\"http://host.example/app/img/bg.png\\") no-repeat"}'],
+				// A long run of spaces (the old pattern backtracked over it
+				// for minutes: this step would not end).
+				['{"background-image":"url(' + ' '.repeat(20000) + '"}', '{"background-image":"url(' + ' '.repeat(20000) + '"}'],
 			].map(([input, want]) => [m.withAbsoluteImageURLs(input, base), want, input])
 			 .filter(([got, want]) => got !== want)
 			 .map(([got, want, input]) => input + " gave " + got + ", want " + want);
