@@ -208,7 +208,9 @@ func (rl *RateLimit) UnmarshalJSON(b []byte) error {
 		Requests json.RawMessage `json:"requests"`
 		Window   caddy.Duration  `json:"window"`
 	}
-	if err := json.Unmarshal(b, &raw); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields() // as Caddy reads the rest of the config
+	if err := dec.Decode(&raw); err != nil {
 		return err
 	}
 	rl.Requests, rl.Window = 0, raw.Window

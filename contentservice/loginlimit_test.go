@@ -96,6 +96,7 @@ func TestJSONRateLimitForms(t *testing.T) {
 		{"unknown field in an app", `"apps":[{"client_id":"a","secret":"x"}]`, `unknown field "secret"`},
 		{"limits as objects", `"rate_limit":{"requests":"60","window":"1m"},"login_failure_limit":{"requests":5,"window":60000000000}`, ""},
 		{"limit null", `"login_failure_limit":null`, ""},
+		{"unknown field in a limit", `"rate_limit":{"requests":1,"window":"1m","burst":5}`, `rate_limit: json: unknown field "burst"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var h Handler
