@@ -153,7 +153,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			if off {
 				h.NoLoginFailureLimit = true
-				if err := noBlock(d, "login_failure_limit off"); err != nil {
+				if err := confvalue.NoBlock(d, "login_failure_limit off"); err != nil {
 					return err
 				}
 				continue
@@ -189,7 +189,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("unrecognized content_service subdirective %q", name)
 		}
 		if name != "app" && name != "fetch" && name != "browser" {
-			if err := noBlock(d, name); err != nil {
+			if err := confvalue.NoBlock(d, name); err != nil {
 				return err
 			}
 		}
@@ -259,7 +259,7 @@ func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
 		default:
 			return app, d.Errf("app %q: unrecognized subdirective %q", app.ClientID, name)
 		}
-		if err := noBlock(d, fmt.Sprintf("app %q: %s", app.ClientID, name)); err != nil {
+		if err := confvalue.NoBlock(d, fmt.Sprintf("app %q: %s", app.ClientID, name)); err != nil {
 			return app, err
 		}
 	}
@@ -282,7 +282,7 @@ func readOffOrBlock(d *caddyfile.Dispenser, name string, bare []string, set func
 		if d.Val() != "off" || d.NextArg() {
 			return false, d.Errf("%s: the only argument is off (got %q)", name, d.Val())
 		}
-		return true, noBlock(d, name+" off")
+		return true, confvalue.NoBlock(d, name+" off")
 	}
 	seen := map[string]bool{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
@@ -304,27 +304,11 @@ func readOffOrBlock(d *caddyfile.Dispenser, name string, bare []string, set func
 		if err := set(setting, val); err != nil {
 			return false, d.Errf("%s: %v", name, err)
 		}
-		if err := noBlock(d, name+": "+setting); err != nil {
+		if err := confvalue.NoBlock(d, name+": "+setting); err != nil {
 			return false, err
 		}
 	}
 	return false, nil
-}
-
-// noBlock refuses a block after the arguments of a subdirective that
-// takes none (what names it): the block loop would read its "{" as a
-// subdirective. An empty block ("{}", or "{" and "}" on the next line)
-// is refused too.
-func noBlock(d *caddyfile.Dispenser, what string) error {
-	last := d.Val()
-	if d.NextBlock(d.Nesting()) || d.Val() != last {
-		// Back over the "{" to the line's last token, so that the error
-		// names the subdirective's line.
-		d.Prev()
-		d.Prev()
-		return d.Errf("%s takes no block", what)
-	}
-	return nil
 }
 
 // errUnknownSetting is set's answer to a setting it does not know.

@@ -174,26 +174,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("fsp: unrecognized subdirective %q", sub)
 		}
 		if sub != "s3" {
-			if err := noBlock(d, "fsp: "+sub); err != nil {
+			if err := confvalue.NoBlock(d, "fsp: "+sub); err != nil {
 				return err
 			}
 		}
-	}
-	return nil
-}
-
-// noBlock refuses a block after the arguments of a subdirective that
-// takes none (what names it): the block loop would read its "{" as a
-// subdirective. An empty block ("{}", or "{" and "}" on the next line)
-// is refused too.
-func noBlock(d *caddyfile.Dispenser, what string) error {
-	last := d.Val()
-	if d.NextBlock(d.Nesting()) || d.Val() != last {
-		// Back over the "{" to the line's last token, so that the error
-		// names the subdirective's line.
-		d.Prev()
-		d.Prev()
-		return d.Errf("%s takes no block", what)
 	}
 	return nil
 }

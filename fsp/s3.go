@@ -114,7 +114,7 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			c.Insecure = true
-			if err := noBlock(d, "fsp: s3: insecure"); err != nil {
+			if err := confvalue.NoBlock(d, "fsp: s3: insecure"); err != nil {
 				return err
 			}
 			continue
@@ -130,7 +130,7 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 			if d.NextArg() {
 				return d.ArgErr()
 			}
-			if err := noBlock(d, "fsp: s3: timeout"); err != nil {
+			if err := confvalue.NoBlock(d, "fsp: s3: timeout"); err != nil {
 				return err
 			}
 			continue
@@ -144,7 +144,7 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 		if d.NextArg() {
 			return d.ArgErr()
 		}
-		if err := noBlock(d, "fsp: s3: "+sub); err != nil {
+		if err := confvalue.NoBlock(d, "fsp: s3: "+sub); err != nil {
 			return err
 		}
 	}

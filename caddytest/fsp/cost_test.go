@@ -34,13 +34,10 @@ func writtenBytes(t *testing.T) int64 {
 	return 0
 }
 
-// s3Site loads a site of fsp on a new S3 bucket reached through a fault
-// proxy (which counts requests and answers), and returns both.
-func s3Site(t *testing.T) (backend, *faultProxy) {
-	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
-	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
-	b := s3Backend(t)
-	storage, proxy := behindFaultProxy(t, b, "")
+// anonymousSite serves fsp from storage under /fsp/ on privatePort, with
+// no authentication in front.
+func anonymousSite(t *testing.T, storage string) {
+	t.Helper()
 	load(t, fmt.Sprintf(`:%d {
 	handle_path /fsp/* {
 		fsp {
@@ -51,6 +48,16 @@ func s3Site(t *testing.T) (backend, *faultProxy) {
 	}
 }
 `, privatePort, storage))
+}
+
+// s3Site loads a site of fsp on a new S3 bucket reached through a fault
+// proxy (which counts requests and answers), and returns both.
+func s3Site(t *testing.T) (backend, *faultProxy) {
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	b := s3Backend(t)
+	storage, proxy := behindFaultProxy(t, b, "")
+	anonymousSite(t, storage)
 	return b, proxy
 }
 
@@ -112,16 +119,7 @@ func TestProviderKeepPastTheNumberedNames(t *testing.T) {
 	for _, bk := range backends {
 		t.Run(bk.name, func(t *testing.T) {
 			b := bk.make(t)
-			load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			%s
-			public_url http://localhost/files
-			allow_anonymous
-		}
-	}
-}
-`, privatePort, b.storage))
+			anonymousSite(t, b.storage)
 			if res := send(t, privatePort, call{method: "POST", target: "/k/", auth: "-"}); res.Status != 200 {
 				t.Fatalf("mkdir: %d %s", res.Status, res.Body)
 			}
@@ -234,16 +232,7 @@ func TestProviderFolderCountAtTheBound(t *testing.T) {
 	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
 	for _, b := range []backend{localBackend(t), s3Backend(t)} {
 		t.Run(b.name, func(t *testing.T) {
-			load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			%s
-			public_url http://localhost/files
-			allow_anonymous
-		}
-	}
-}
-`, privatePort, b.storage))
+			anonymousSite(t, b.storage)
 			want := map[string]int{"full": 1000, "over": 0}
 			for name, files := range map[string]int{"full": 1000, "over": 1001} {
 				if res := send(t, privatePort, call{method: "POST", target: "/" + name + "/", auth: "-"}); res.Status != 200 {

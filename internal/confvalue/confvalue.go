@@ -1,6 +1,7 @@
 // Package confvalue reads the values of the modules' configurations the
 // same way everywhere: placeholders resolved at load time, where an unknown
-// or empty placeholder is an error naming it, and byte sizes.
+// or empty placeholder is an error naming it, byte sizes, and Caddyfile
+// subdirectives that take no block.
 package confvalue
 
 import (
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
 )
@@ -112,4 +114,20 @@ func WarnIfLiteralSecret(logger *zap.Logger, field, raw string) {
 	logger.Warn("secret configured as a literal",
 		zap.String("field", field), zap.String("use", "an {env.*} placeholder"),
 		zap.String("why", "the config is shown by the admin API, autosave and debug logs"))
+}
+
+// NoBlock refuses a block after the arguments of a subdirective that
+// takes none (what names it): the block loop would read its "{" as a
+// subdirective. An empty block ("{}", or "{" and "}" on the next line)
+// is refused too.
+func NoBlock(d *caddyfile.Dispenser, what string) error {
+	last := d.Val()
+	if d.NextBlock(d.Nesting()) || d.Val() != last {
+		// Back over the "{" to the line's last token, so that the error
+		// names the subdirective's line.
+		d.Prev()
+		d.Prev()
+		return d.Errf("%s takes no block", what)
+	}
+	return nil
 }
