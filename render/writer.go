@@ -229,25 +229,24 @@ func (w *emailWriter) path() string {
 
 // mobileRule appends one rule to the @media block.
 func (w *emailWriter) mobileRule(selector string, decls string) {
-	if decls == "" {
-		return
-	}
-	w.mobile.WriteString(selector)
-	w.mobile.WriteByte('{')
-	w.mobile.WriteString(decls)
-	w.mobile.WriteByte('}')
+	appendRule(&w.mobile, selector, decls)
 }
 
 // mainRule appends one rule to the <style> element, before the @media
 // block: a rule for every width.
 func (w *emailWriter) mainRule(selector string, decls string) {
+	appendRule(&w.main, selector, decls)
+}
+
+// appendRule appends selector{decls} to b, nothing for no declarations.
+func appendRule(b *bytes.Buffer, selector, decls string) {
 	if decls == "" {
 		return
 	}
-	w.main.WriteString(selector)
-	w.main.WriteByte('{')
-	w.main.WriteString(decls)
-	w.main.WriteByte('}')
+	b.WriteString(selector)
+	b.WriteByte('{')
+	b.WriteString(decls)
+	b.WriteByte('}')
 }
 
 // important turns "a:1;b:2" into "a:1!important;b:2!important".
