@@ -44,16 +44,23 @@ func withoutOutlookMarkup(b []byte) []byte {
 	const otherOpen, otherClose, endif = "<!--[if !mso]><!-->", "<!--<![endif]-->", "<![endif]-->"
 	out := make([]byte, 0, len(b))
 	unwrapped := 0 // <!--[if !mso]><!--> taken out, whose ends are still to come
-	// skip drops b up to the end of the first sep, or keeps the rest of
-	// b when there is none.
-	skip := func(from int, sep string) bool {
-		end := bytes.Index(b[from:], []byte(sep))
-		if end < 0 {
-			out = append(out, b...)
-			return false
+	// skip drops b up to the end of the first sep after from. Where
+	// there is none, the "<" is written as text instead ("&lt;"): an
+	// unended comment would otherwise take the markup after the section
+	// with it, and hold a marker for Outlook. A sep not found is not
+	// looked for again (the rest of b is shorter), so that many unended
+	// comments cost one search, not one each.
+	missing := map[string]bool{}
+	skip := func(from int, sep string) {
+		if !missing[sep] {
+			if end := bytes.Index(b[from:], []byte(sep)); end >= 0 {
+				b = b[from+end+len(sep):]
+				return
+			}
+			missing[sep] = true
 		}
-		b = b[from+end+len(sep):]
-		return true
+		out = append(out, "&lt;"...)
+		b = b[1:]
 	}
 	for {
 		i := bytes.IndexByte(b, '<')
@@ -62,20 +69,19 @@ func withoutOutlookMarkup(b []byte) []byte {
 		}
 		out = append(out, b[:i]...)
 		b = b[i:]
-		var more bool
 		switch {
 		case bytes.HasPrefix(b, []byte(otherOpen)):
-			b, more = b[len(otherOpen):], true
+			b = b[len(otherOpen):]
 			unwrapped++
 		case unwrapped > 0 && bytes.HasPrefix(b, []byte(otherClose)):
-			b, more = b[len(otherClose):], true
+			b = b[len(otherClose):]
 			unwrapped--
 		case bytes.HasPrefix(b, []byte("<!--[if ")):
-			more = skip(0, endif)
+			skip(0, endif)
 		case bytes.HasPrefix(b, []byte("<!--")):
-			more = skip(len("<!--"), "-->")
+			skip(len("<!"), "-->") // "<!-->" is a whole (empty) comment
 		case bytes.HasPrefix(b, []byte("<!")):
-			more = skip(0, ">")
+			skip(0, ">")
 		default:
 			var n int
 			out, n = appendTag(out, b)
@@ -85,10 +91,7 @@ func withoutOutlookMarkup(b []byte) []byte {
 				out = append(out, b[n:n+end]...)
 				n += end
 			}
-			b, more = b[n:], true
-		}
-		if !more {
-			return out
+			b = b[n:]
 		}
 	}
 }
@@ -123,9 +126,9 @@ func endTag(b []byte, name string) int {
 	}
 }
 
-// appendTag appends the tag b starts with to out, with each "<" in its
-// quoted attribute values written as "&lt;" (the same value to an HTML
-// parser, but no "<![endif]" or "<!--" that Outlook could take for
+// appendTag appends the tag b starts with to out, with each "<" in it
+// (in an attribute value, mostly) written as "&lt;" (the same text to an
+// HTML parser, but no "<![endif]" or "<!--" that Outlook could take for
 // markup), and returns out and the tag's length in b (all of b if it
 // does not end). A "<" that starts no tag is appended as it is.
 func appendTag(out, b []byte) ([]byte, int) {
@@ -137,12 +140,12 @@ func appendTag(out, b []byte) ([]byte, int) {
 	for i := 1; i < len(b); i++ {
 		c := b[i]
 		switch {
+		case c == '<': // in a value or not, the same text to a parser
+			out = append(out, "&lt;"...)
+			continue
 		case quote != 0:
 			if c == quote {
 				quote = 0
-			} else if c == '<' {
-				out = append(out, "&lt;"...)
-				continue
 			}
 		case (c == '"' || c == '\'') && last == '=': // as HTML: quotes open a value only
 			quote = c

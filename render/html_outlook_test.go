@@ -176,16 +176,20 @@ func TestWithoutOutlookMarkup(t *testing.T) {
 		// Comments and bogus comments the other clients do not show.
 		{`<p>a</p><!--<![endif]-->b`, `<p>a</p>b`},
 		{`<!-- note -->c`, `c`},
+		{`<!-->e<!--->f`, `ef`},
 		{`<![endif]>d`, `d`},
 		{`a < b <3`, `a < b <3`},
 		// The text of a style or script is not markup.
 		{`<style type="text/css"><!-- .x{color:red} --></style><!-- c -->`, `<style type="text/css"><!-- .x{color:red} --></style>`},
 		{`<SCRIPT>if (a<b) {}</script>x`, `<SCRIPT>if (a<b) {}</script>x`},
 		{`<styles><!-- c -->`, `<styles>`},
-		// What does not end stays as it is.
-		{`a<!--[if mso]>x`, `a<!--[if mso]>x`},
-		{`a<!-- x`, `a<!-- x`},
+		// A comment that does not end is text; a tag that does not end
+		// is kept.
+		{`a<!--[if mso]>x`, `a&lt;!--[if mso]>x`},
+		{`a<!-- x`, `a&lt;!-- x`},
+		{`<![endif]`, `&lt;![endif]`},
 		{`a<div title="x`, `a<div title="x`},
+		{`<div <![endif] x>`, `<div &lt;![endif] x>`},
 	} {
 		if got := string(withoutOutlookMarkup([]byte(tc.in))); got != tc.want {
 			t.Errorf("withoutOutlookMarkup(%q) = %q, want %q", tc.in, got, tc.want)
@@ -215,4 +219,35 @@ func TestOutlookSeesNoHiddenHTMLBlock(t *testing.T) {
 	if !strings.Contains(out, `<div title="&lt;!--[if mso]>">KEEPME</div>`) {
 		t.Error("the html block's attribute is not kept (with its < written as &lt;)")
 	}
+}
+
+// FuzzWithoutOutlookMarkup: whatever an html block holds, the cleaned
+// hidden content has no comment and no <![endif] left for Outlook to read
+// as the end of its wrapper (but in the text of a style or script, which
+// is kept as it is), and no '<' more than it had.
+func FuzzWithoutOutlookMarkup(f *testing.F) {
+	for _, s := range []string{
+		`<table><!--[if mso]><td><![endif]--><tr>`,
+		`<!--[if mso]>X<![endif]--><!--[if !mso]><!-->Y<!--<![endif]-->`,
+		`<div title="<!--[if mso]>">K</div><!--<![endif]-->`,
+		`<style><!-- a --></style><![endif]>`,
+		`<p class=a'b>x</p><!-- c`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out := string(withoutOutlookMarkup([]byte(in)))
+		if strings.Count(out, "<") > strings.Count(in, "<") {
+			t.Fatalf("more '<' out than in: %q -> %q", in, out)
+		}
+		low := strings.ToLower(in)
+		for _, raw := range []string{"<style", "<script", "<textarea", "<title"} {
+			if strings.Contains(low, raw) {
+				return
+			}
+		}
+		if strings.Contains(out, "<![endif]") || strings.Contains(out, "<!--") {
+			t.Fatalf("%q -> %q: a comment marker is left", in, out)
+		}
+	})
 }

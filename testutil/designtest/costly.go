@@ -29,6 +29,8 @@ type Costly struct {
 //     looked for among those met);
 //   - web-fonts: thousands of web fonts of the body's family, each at
 //     its own URL (each URL looked for among those linked);
+//   - hidden-unended-comments: an html block hidden on desktop of
+//     "<!--" again and again, none ended (each end looked for in the rest);
 //   - menu-translations: menus of thousands of items whose translations
 //     object has thousands of keys, none of the languages asked for
 //     (each item's language looked for among the keys).
@@ -70,6 +72,15 @@ func CostlyDesigns() []Costly {
 			}
 			fonts := strings.TrimSuffix(b.String(), ",")
 			return costlyDoc(`"webFonts":[`+fonts+`],`, costlyModule("paragraph", `"paragraph":{"html":"<p>x</p>"}`))
+		}},
+		{Name: "hidden-unended-comments", Build: func(n int) []byte {
+			k := (n + 1<<20 - 1) / (1 << 20)
+			text, _ := json.Marshal(strings.Repeat("<!--", n/k/4))
+			mods := make([]string, k)
+			for i := range mods {
+				mods[i] = costlyModule("html", `"html":{"html":`+string(text)+`},"computedStyle":{"hideContentOnDesktop":true}`)
+			}
+			return costlyDoc("", mods...)
 		}},
 		{Name: "menu-translations", Check: true, Build: func(n int) []byte {
 			var mods []string
