@@ -84,8 +84,9 @@ type Bridge struct {
 	AuthURL string `json:"auth_url,omitempty"`
 
 	// The editor user's id sent to LoginV2: the host's authentication,
-	// such as {http.auth.user.id} behind basic_auth or forward_auth, or a
-	// fixed id for a single-user site. Required when LoginV2 is
+	// such as {http.auth.user.id} behind basic_auth (behind forward_auth,
+	// a header it copies from the identity service's answer), or a fixed
+	// id for a single-user site. Required when LoginV2 is
 	// configured, unless insecure_caller_uid is set: a uid taken from the
 	// caller would let anyone obtain an editor token for any user.
 	UID string `json:"uid,omitempty"`
@@ -380,7 +381,7 @@ func (b *Bridge) validateUID() error {
 		return nil // LoginV2 off (refused per request) or the development opt-in
 	}
 	return fmt.Errorf("uid: not set, so LoginV2 would mint an editor token for whatever uid the caller sends; " +
-		"take it from the host's authentication, e.g. uid {http.auth.user.id} after basic_auth or forward_auth, " +
+		"take it from the host's authentication, e.g. uid {http.auth.user.id} after basic_auth, or a header forward_auth copies, " +
 		"or set a fixed uid for a single-user site; for development only, insecure_caller_uid lets the caller choose")
 }
 

@@ -249,7 +249,7 @@ func TestUIDFromHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"uid: not set", "uid {http.auth.user.id}", "basic_auth or forward_auth", "insecure_caller_uid"} {
+		for _, want := range []string{"uid: not set", "uid {http.auth.user.id}", "after basic_auth, or a header forward_auth copies", "insecure_caller_uid"} {
 			if status == 200 || !strings.Contains(string(body), want) {
 				t.Errorf("load: %d %s; want an error containing %q", status, body, want)
 			}
