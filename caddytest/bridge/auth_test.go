@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -275,6 +276,36 @@ func TestUIDFromHost(t *testing.T) {
 		}
 		if res.Status != 200 || json.Unmarshal(res.Body, &tok) != nil || tok.UID != "alice" {
 			t.Errorf("login as alice: %d %s", res.Status, res.Body)
+		}
+	})
+	// The README's forward_auth recipe: the identity service's answer
+	// names the user in a header, which forward_auth copies into the
+	// request, replacing one the client sent.
+	t.Run("uid from a header forward_auth copies", func(t *testing.T) {
+		idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.Header.Get("Authorization") {
+			case "Bearer alice":
+				w.Header().Set("X-User-Id", "alice_1")
+			case "Bearer no-id":
+			default:
+				w.WriteHeader(http.StatusUnauthorized)
+			}
+		}))
+		t.Cleanup(idp.Close)
+		forward := "\tforward_auth /proxy/* " + strings.TrimPrefix(idp.URL, "http://") + " {\n\t\turi /check\n\t\tcopy_headers X-User-Id\n\t}"
+		tc := load(t, site(authBlock(up, "uid {http.request.header.X-User-Id}"), forward))
+		spoof := map[string]string{"Authorization": "Bearer alice", "X-User-Id": "mallory"}
+		res := post(t, tc, "/proxy/bee-auth", []byte(`{"uid":"victim-user"}`), spoof)
+		if res.Status != 200 || !strings.Contains(string(res.Body), `"uid":"alice_1"`) {
+			t.Errorf("login as alice: %d %s", res.Status, res.Body)
+		}
+		before := len(up.requests())
+		spoof["Authorization"] = "Bearer no-id"
+		if res := post(t, tc, "/proxy/bee-auth", []byte(`{"uid":"victim-user"}`), spoof); res.Status != 403 || !strings.Contains(string(res.Body), `"code":5005`) {
+			t.Errorf("an answer naming no user, the client's own X-User-Id: %d %s, want 403 5005", res.Status, res.Body)
+		}
+		if len(up.requests()) != before {
+			t.Error("a login without a user reached LoginV2")
 		}
 	})
 	t.Run("fixed uid ignores the body", func(t *testing.T) {
