@@ -181,6 +181,10 @@ func (w *emailWriter) startTag(t *richToken, o *richOpts, paras *int) {
 		case allowedAttr(key):
 			hasAlt = hasAlt || key == "alt"
 			w.attrBytes(key, val)
+			if key == "face" && a == atom.Font {
+				// A web font it names is linked too (as scanFonts reads a style).
+				w.useFont(strings.TrimSpace(strings.ReplaceAll(string(val), "&quot;", "")))
+			}
 		}
 	}
 	w.richStyleAttr(a, style, o, paras)
