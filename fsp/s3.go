@@ -180,8 +180,11 @@ func newS3Storage(c resolvedS3) (*s3Storage, error) {
 		Region:       region,
 		BucketLookup: minio.BucketLookupPath,
 		Transport:    transport,
-		// A request waits for the client; a few retries are enough.
-		MaxRetries: 3,
+		// A request waits for the client, so retries are few; five (with
+		// minio-go's backoff, about 3 s in all) ride out a server that
+		// resets connections for a moment under load, seen with
+		// versitygw as a "broken pipe" on a PUT that three did not.
+		MaxRetries: 5,
 	})
 	if err != nil {
 		return nil, err
