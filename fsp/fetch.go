@@ -95,13 +95,23 @@ func readLimited(r io.Reader, max int64, what string) ([]byte, error) {
 	var n int64
 	lr := io.LimitReader(r, max+1)
 	for {
+		// Filled by hand, not io.ReadFull: its io.ErrUnexpectedEOF for a
+		// short last chunk would hide the same error from a body whose
+		// connection ended early (fewer bytes than its Content-Length, a
+		// chunked body without its last chunk), storing a truncated file.
 		buf := make([]byte, chunk)
-		m, err := io.ReadFull(lr, buf)
+		m := 0
+		var err error
+		for m < chunk && err == nil {
+			var k int
+			k, err = lr.Read(buf[m:])
+			m += k
+		}
 		if m > 0 {
 			chunks = append(chunks, buf[:m])
 			n += int64(m)
 		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if err == io.EOF {
 			break
 		}
 		if err != nil {

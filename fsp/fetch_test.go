@@ -124,6 +124,19 @@ func TestFetchLimits(t *testing.T) {
 		case "/loop":
 			http.Redirect(w, r, "/loop", http.StatusFound)
 		case "/empty":
+		case "/cut-short":
+			// Promises 1000 bytes and ends the connection after 100.
+			w.Header().Set("Content-Length", "1000")
+			_, _ = w.Write(make([]byte, 100))
+		case "/cut-short-chunked":
+			// A chunked answer whose connection ends before its last chunk.
+			conn, buf, err := http.NewResponseController(w).Hijack()
+			if err != nil {
+				return
+			}
+			_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n" + strings.Repeat("x", 100) + "\r\n")
+			_ = buf.Flush()
+			conn.Close()
 		}
 	}))
 	f := newFetcher(1024, 300*time.Millisecond, 0, nil)
@@ -135,6 +148,9 @@ func TestFetchLimits(t *testing.T) {
 		{"/slow", "too long"},
 		{"/loop", "could not be fetched"},
 		{"/empty", "empty"},
+		// A source whose connection ends early is not a shorter file.
+		{"/cut-short", "could not be read"},
+		{"/cut-short-chunked", "could not be read"},
 	} {
 		_, err := f.fetch(context.Background(), srv+c.path)
 		if c.want == "" {

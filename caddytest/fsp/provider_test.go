@@ -322,6 +322,12 @@ func newSources(t testing.TB) *sources {
 	mux.Handle("/empty.png", serve(nil))
 	mux.Handle("/huge.png", serve(append(append([]byte{}, s.png[:100]...), make([]byte, 400<<10)...)))
 	mux.HandleFunc("/gone.png", func(w http.ResponseWriter, _ *http.Request) { http.NotFound(w, nil) })
+	mux.HandleFunc("/cut-short.pdf", func(w http.ResponseWriter, _ *http.Request) {
+		// The PDF's first half, under the Content-Length of the whole:
+		// the connection ends early, which is no file.
+		w.Header().Set("Content-Length", fmt.Sprint(2*len(s.pdf)))
+		_, _ = w.Write(s.pdf)
+	})
 	mux.HandleFunc("/slow.png", func(w http.ResponseWriter, r *http.Request) {
 		// A source that never ends: a byte at a time until the client
 		// gives up (bounded, so the test server always stops).
@@ -568,6 +574,7 @@ func steps(src *sources) []step {
 		{name: "upload empty source", call: call{method: "POST", target: "/photos/empty.png", body: upload(u("/empty.png"), "")}, wantCode: 3450},
 		{name: "upload too large", call: call{method: "POST", target: "/photos/huge.png", body: upload(u("/huge.png"), "")}, wantCode: 3450},
 		{name: "upload source never ends", call: call{method: "POST", target: "/photos/slow.png", body: upload(u("/slow.png"), "")}, wantCode: 3450},
+		{name: "upload source cut short", call: call{method: "POST", target: "/photos/cut.pdf", body: upload(u("/cut-short.pdf"), "")}, wantCode: 3450},
 		{name: "upload source 404", call: call{method: "POST", target: "/photos/gone.png", body: upload(u("/gone.png"), "")}, wantCode: 3450},
 		{name: "upload source not http", call: call{method: "POST", target: "/photos/x.png", body: upload("file:///etc/passwd", "")}, wantCode: 3450},
 		{name: "upload bad json", call: call{method: "POST", target: "/photos/x.png", body: `{"source":`}, wantCode: 3500},
