@@ -26,6 +26,13 @@ const defaultMaxImageMemory = 64 << 20
 // and such an image is over any budget anyway (a terabyte at one byte).
 const maxThumbPixels = 1 << 40
 
+// maxJPEGScans bounds the scans of a JPEG that gets a thumbnail. The
+// decoder passes over every block of the image for each scan, and a scan
+// can take a dozen bytes, so a file of a few hundred KB could keep a core
+// busy for minutes within any memory budget. Encoders write one scan, or
+// about ten for a progressive JPEG (a few dozen at most).
+const maxJPEGScans = 100
+
 // thumbName is the storage name of the thumbnail of the file called name:
 // beside it, hidden from listings by the leading dot.
 func thumbName(name string) string { return ".thumb." + name + ".png" }
@@ -88,6 +95,9 @@ func thumbCost(data []byte) (int64, error) {
 			perPixel *= 2
 		}
 	case "jpeg":
+		if jpegScans(data, maxJPEGScans) > maxJPEGScans {
+			return 1 << 62, nil // its decoding's time, not its memory, is past bounds
+		}
 		comps := int64(3)
 		switch cfg.ColorModel {
 		case color.GrayModel:
@@ -161,6 +171,37 @@ func jpegProgressive(data []byte) bool {
 		i += 2 + int(binary.BigEndian.Uint16(data[i+2:]))
 	}
 	return false
+}
+
+// jpegScans counts the scans (SOS segments) of a JPEG, up to one past
+// limit: marker segments are skipped by their length, a scan's
+// entropy-coded data byte by byte up to the next marker (a 0xFF not
+// followed by a stuffed zero or a restart marker).
+func jpegScans(data []byte, limit int) int {
+	n := 0
+	for i := 2; i+1 < len(data) && n <= limit; { // after SOI
+		if data[i] != 0xff {
+			i++ // entropy-coded data
+			continue
+		}
+		switch marker := data[i+1]; {
+		case marker == 0xff: // fill byte
+			i++
+			continue
+		case marker == 0x00, marker >= 0xd0 && marker <= 0xd7: // inside a scan
+			i += 2
+			continue
+		case marker == 0xd9: // EOI
+			return n
+		case marker == 0xda:
+			n++
+		}
+		if i+4 > len(data) {
+			break
+		}
+		i += 2 + int(binary.BigEndian.Uint16(data[i+2:]))
+	}
+	return n
 }
 
 // thumbEncoder writes thumbnails as PNG. fast deflates at the fastest

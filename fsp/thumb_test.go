@@ -95,6 +95,31 @@ func FuzzHalveYCbCr(f *testing.F) {
 	})
 }
 
+// TestThumbnailJPEGScans: every scan of a JPEG is a pass over all of its
+// blocks, so a file of a few KB can hold enough scans to take a decoder
+// minutes within any memory budget. A JPEG of more scans than encoders
+// write is stored as it is, without a thumbnail and without decoding it;
+// one of as many scans as encoders write gets its thumbnail.
+func TestThumbnailJPEGScans(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		data  []byte
+		thumb bool
+	}{
+		{"progressive, 9 AC scans", imagebomb.ProgressiveJPEG(640, 480, 9), true},
+		{"progressive, 60 AC scans", imagebomb.ProgressiveJPEG(640, 480, 60), true},
+		{"progressive, 1000 AC scans", imagebomb.ProgressiveJPEG(2000, 2000, 1000), false},
+	} {
+		if _, err := checkContent("x.jpg", c.data, defaultAllowedTypes()); err != nil {
+			t.Fatalf("%s: the JPEG is refused: %v", c.name, err)
+		}
+		out, err := makeThumbnail(c.data, defaultMaxImageMemory, newThumbEncoder())
+		if err != nil || (out != nil) != c.thumb {
+			t.Errorf("%s (%d bytes): thumbnail %v (%v), want %v", c.name, len(c.data), out != nil, err, c.thumb)
+		}
+	}
+}
+
 // FuzzThumbnail: whatever bytes are uploaded, making the thumbnail gives
 // an error, no thumbnail (over the budget), or a PNG fitting the box;
 // never a panic.

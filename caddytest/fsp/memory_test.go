@@ -105,3 +105,43 @@ func TestProviderBoundsImageMemory(t *testing.T) {
 		t.Errorf("peak memory grew by %d MiB, over twice the stated bound of %d MiB", peak>>20, bound>>20)
 	}
 }
+
+// TestProviderJPEGScanBomb uploads JPEGs of many scans, each a pass of the
+// decoder over the whole image in a dozen bytes: they are stored, without
+// a thumbnail and without being decoded; a progressive JPEG of as many
+// scans as encoders write gets its thumbnail.
+func TestProviderJPEGScanBomb(t *testing.T) {
+	load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			local %s
+			public_url http://localhost/files
+			allow_anonymous
+			max_size 1MiB
+		}
+	}
+}
+`, privatePort, t.TempDir()))
+	for _, c := range []struct {
+		name  string
+		data  []byte
+		thumb bool
+	}{
+		{"/progressive.jpg", imagebomb.ProgressiveJPEG(1200, 800, 9), true},
+		{"/scans.jpg", imagebomb.ProgressiveJPEG(2000, 2000, 1000), false},
+	} {
+		call := direct(c.name, string(c.data))
+		call.auth = "-"
+		res := send(t, privatePort, call)
+		var ok struct {
+			Data dataJSON `json:"data"`
+		}
+		if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil {
+			t.Errorf("%s: %d %s", c.name, res.Status, res.Body)
+			continue
+		}
+		if got := ok.Data.Meta.Thumbnail != ""; got != c.thumb {
+			t.Errorf("%s: thumbnail %v, want %v", c.name, got, c.thumb)
+		}
+	}
+}

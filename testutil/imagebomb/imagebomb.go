@@ -1,5 +1,6 @@
 // Package imagebomb makes hostile images for tests (test-only): PNGs whose
-// files are small and whose decoded pixels are not.
+// files are small and whose decoded pixels are not, and JPEGs whose
+// decoding takes far more work than their size or pixels suggest.
 package imagebomb
 
 import (
@@ -78,4 +79,81 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// ProgressiveJPEG returns a valid progressive JPEG, gray, w×h (each at
+// most 65535), with one DC scan and then acScans AC scans over the whole
+// image. Each AC scan takes a dozen bytes (its blocks are end-of-band
+// runs), yet a decoder passes over every block of the image for it: with
+// thousands of scans a file of tens of KB takes a decoder seconds to
+// minutes, within any memory budget.
+func ProgressiveJPEG(w, h, acScans int) []byte {
+	var out bytes.Buffer
+	segment := func(marker byte, body []byte) {
+		out.Write([]byte{0xff, marker, byte((len(body) + 2) >> 8), byte(len(body) + 2)})
+		out.Write(body)
+	}
+	out.Write([]byte{0xff, 0xd8}) // SOI
+	segment(0xdb, append([]byte{0}, bytes.Repeat([]byte{1}, 64)...))
+	segment(0xc2, []byte{8, byte(h >> 8), byte(h), byte(w >> 8), byte(w), 1, 1, 0x11, 0})
+	// DC table 0: one code, "0", for a difference of 0. AC table 0: "0"
+	// for an end-of-band run of 2^14 plus 14 bits, "1" for one block.
+	counts := func(n byte) []byte { // n codes of length 1
+		c := make([]byte, 16)
+		c[0] = n
+		return c
+	}
+	segment(0xc4, append(append([]byte{0x00}, counts(1)...), 0x00))
+	segment(0xc4, append(append([]byte{0x10}, counts(2)...), 0xe0, 0x00))
+	blocks := ((w + 7) / 8) * ((h + 7) / 8)
+	entropy := func(put func(*bitWriter)) {
+		bw := &bitWriter{out: &out}
+		put(bw)
+		bw.flush()
+	}
+	segment(0xda, []byte{1, 1, 0x00, 0, 0, 0}) // DC, first pass
+	entropy(func(bw *bitWriter) {
+		for range blocks {
+			bw.put(0, 1)
+		}
+	})
+	const run = 1<<14 | 0x2aaa // no 0xFF bytes in the extra bits
+	for range acScans {
+		segment(0xda, []byte{1, 1, 0x00, 1, 63, 0}) // AC 1–63, first pass
+		entropy(func(bw *bitWriter) {
+			for left := blocks; left > 0; left -= run {
+				bw.put(0, 1)
+				bw.put(run&0x3fff, 14)
+			}
+		})
+	}
+	out.Write([]byte{0xff, 0xd9}) // EOI
+	return out.Bytes()
+}
+
+// bitWriter writes JPEG entropy-coded bits, stuffing a zero after 0xFF.
+type bitWriter struct {
+	out *bytes.Buffer
+	acc byte
+	n   uint
+}
+
+func (w *bitWriter) put(v uint32, n uint) {
+	for i := int(n) - 1; i >= 0; i-- {
+		w.acc = w.acc<<1 | byte(v>>uint(i)&1)
+		if w.n++; w.n == 8 {
+			w.out.WriteByte(w.acc)
+			if w.acc == 0xff {
+				w.out.WriteByte(0)
+			}
+			w.acc, w.n = 0, 0
+		}
+	}
+}
+
+// flush pads the last byte with 1 bits, as the standard says.
+func (w *bitWriter) flush() {
+	for w.n != 0 {
+		w.put(1, 1)
+	}
 }
