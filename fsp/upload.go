@@ -319,7 +319,18 @@ func (q *request) readUploadRequest() (source string, strat strategy, direct []b
 	return *body.Source, strat, nil, err
 }
 
+// multipartRoom is what a direct upload's body may hold besides its file:
+// boundaries, part headers, the conflict_strategy field.
+const multipartRoom = 64 << 10
+
 func (q *request) readMultipart() (string, strategy, []byte, error) {
+	// The whole body is bounded, not only the file part: parts of other
+	// names are read (and dropped) too, and would otherwise keep the
+	// upload's slot for as long as they keep coming.
+	q.r.Body = struct {
+		io.Reader
+		io.Closer
+	}{&cappedReader{r: q.r.Body, max: q.h.MaxSize + multipartRoom}, q.r.Body}
 	mr, err := q.r.MultipartReader()
 	if err != nil {
 		return "", "", nil, fail(3500, "The multipart body could not be read")
@@ -330,6 +341,10 @@ func (q *request) readMultipart() (string, strategy, []byte, error) {
 		part, err := mr.NextPart()
 		if err == io.EOF {
 			break
+		}
+		var ue *uploadError
+		if errors.As(err, &ue) {
+			return "", "", nil, uploadFail(err)
 		}
 		if err != nil {
 			return "", "", nil, fail(3500, "The multipart body could not be read")
@@ -356,6 +371,26 @@ func (q *request) readMultipart() (string, strategy, []byte, error) {
 		return "", "", nil, fail(3500, "The field file is required")
 	}
 	return "", strat, data, nil
+}
+
+// cappedReader fails (an uploadError) once more than max bytes are read.
+type cappedReader struct {
+	r      io.Reader
+	n, max int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.n > c.max {
+		return 0, uploadErr("the request is larger than %d bytes", c.max)
+	}
+	if left := c.max - c.n + 1; int64(len(p)) > left {
+		p = p[:left] // one byte past max is enough to know
+	}
+	n, err := c.r.Read(p)
+	if c.n += int64(n); c.n > c.max {
+		return n, uploadErr("the request is larger than %d bytes", c.max)
+	}
+	return n, err
 }
 
 func decodeJSON(body io.Reader, v any) error {
