@@ -137,9 +137,23 @@ func TestKeepName(t *testing.T) {
 		{"pizza.jpg", 2, "pizza_2.jpg"},
 		{"archive.tar.gz", 1, "archive.tar_1.gz"},
 		{"README", 3, "README_3"},
+		{".hidden", 1, ".hidden_1"},
+		// A name that is only a stored type's extension keeps it: the
+		// free name is stored and listed as the same type.
+		{".png", 1, "_1.png"},
+		{".PDF", 2, "_2.PDF"},
 	} {
 		if got := keepName(c.in, c.n); got != c.want {
 			t.Errorf("keepName(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+	// Every name an upload may have gives free names of its type.
+	for ext := range fileTypes {
+		for _, name := range []string{"a" + ext, ext, ".a" + ext, "a.b" + ext} {
+			free := keepName(name, 7)
+			if err := checkName(free, storableTypes()); err != nil || typeForName(free) != typeForName(name) {
+				t.Errorf("keepName(%q) = %q: %v, type %s, want %s", name, free, err, typeForName(free), typeForName(name))
+			}
 		}
 	}
 }

@@ -43,7 +43,9 @@ func keepName(name string, n int) string {
 		return name
 	}
 	ext := path.Ext(name)
-	if ext == name {
+	if _, stored := fileTypes[strings.ToLower(ext)]; ext == name && !stored {
+		// ".hidden" is a name, not an extension; ".png" is a PNG's
+		// extension, kept so that the free name is stored as a PNG too.
 		ext = ""
 	}
 	return strings.TrimSuffix(name, ext) + "_" + strconv.Itoa(n) + ext
