@@ -291,8 +291,13 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("fsp: shared folder %q given twice", s.Name)
 		}
 		seen[s.Name] = true
-		if _, err := cleanRoot(s.Key); err != nil {
+		key, err := cleanRoot(s.Key)
+		if err != nil {
 			return fmt.Errorf("fsp: shared folder %q: path %q must be relative, without dot segments", s.Name, s.Key)
+		}
+		if key == "" {
+			// It holds every user's tree: each would read all the others'.
+			return fmt.Errorf("fsp: shared folder %q: path %q is the storage itself, which holds every user's files; name a folder inside it", s.Name, s.Key)
 		}
 	}
 	for _, t := range h.AllowTypes {

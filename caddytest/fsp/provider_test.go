@@ -1058,6 +1058,7 @@ func TestProviderLoadErrors(t *testing.T) {
 		{"bad upload bound", "local /tmp/x\n\t\tpublic_url http://x\n\t\tmax_uploads 0", `max_uploads "0"`},
 		{"bad shared name", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared a|b logos", `shared folder name "a|b"`},
 		{"shared path escapes", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared logos ../up", `path "../up"`},
+		{"shared path is the whole storage", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared logos /", `path "/" is the storage itself`},
 		{"bad media type", "local /tmp/x\n\t\tpublic_url http://x\n\t\tallow_types Image/PNG", `"Image/PNG"`},
 		{"s3 without bucket", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t}", "bucket is required"},
 		{"s3 endpoint with scheme", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint http://h:1\n\t\t\tbucket fsp-files\n\t\t}", "without scheme"},
