@@ -2,6 +2,7 @@ package browserpool
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/http"
@@ -236,5 +237,49 @@ func TestImagePixelsBounded(t *testing.T) {
 	}
 	if red, _ := redPixels(t, shot); red < 1500 || red > 1600 {
 		t.Errorf("%d red pixels, want the PNG alone, not the SVG", red)
+	}
+}
+
+// TestDataURLsRefused: what request interception never sees (data:
+// URLs, a frame's srcdoc) loads nothing: images would skip the pool's
+// byte and pixel budgets (a 48 KB data: PNG of 20000×20000 took Chromium
+// 2 GB), and stylesheets, fonts and frames are refused over the network.
+// The page's own inline styles and HTTP images still show.
+func TestDataURLsRefused(t *testing.T) {
+	srv, _ := imageHost(t)
+	p := newPool(t, true, 20*time.Second)
+	red := "data:image/png;base64," + base64.StdEncoding.EncodeToString(redPNG())
+	frame := `<body style="margin:0"><img src="` + red + `" width="40" height="40">`
+	box := `<div style="width:40px;height:40px"></div>`
+	cases := []struct {
+		name, body string
+		shown      bool
+	}{
+		{"img", `<img src="` + red + `" width="40" height="40">`, false},
+		{"srcset", `<img srcset="` + red + ` 1x" width="40" height="40">`, false},
+		{"input image", `<input type="image" src="` + red + `" width="40" height="40">`, false},
+		{"background", `<div style="width:40px;height:40px;background:url(` + red + `)"></div>`, false},
+		{"svg image", `<svg width="40" height="40"><image href="` + red + `" width="40" height="40"/></svg>`, false},
+		{"object", `<object data="` + red + `" type="image/png" width="40" height="40"></object>`, false},
+		{"embed", `<embed src="` + red + `" type="image/png" width="40" height="40">`, false},
+		{"data frame", `<iframe style="border:0" src="data:text/html;base64,` + base64.StdEncoding.EncodeToString([]byte(frame)) + `"></iframe>`, false},
+		{"srcdoc frame", `<iframe style="border:0" srcdoc='` + frame + `'></iframe>`, false},
+		{"stylesheet", `<link rel="stylesheet" href="data:text/css,div{background:%23ff0000}">` + box, false},
+		{"meta policy", `<meta http-equiv="Content-Security-Policy" content="img-src data:"><img src="` + red + `" width="40" height="40">`, false},
+		{"import", `<style>@import url("data:text/css,div{background:%23ff0000}");</style>` + box, false},
+		// What the page may show, so that each case above can fail.
+		{"http image", `<img src="` + srv.URL + `/red.png" width="40" height="40">`, true},
+		{"style element", `<style>div{background:#ff0000}</style>` + box, true},
+		{"style attribute", `<div style="width:40px;height:40px;background:#ff0000"></div>`, true},
+	}
+	for _, c := range cases {
+		shot, err := p.Image(context.Background(), `<body style="margin:0">`+c.body+`</body>`, ImageOptions{Width: 200, Height: 200, MaxHeight: 500})
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if red, _ := redPixels(t, shot); (red >= 1500) != c.shown {
+			t.Errorf("%s: %d red pixels, want shown %v", c.name, red, c.shown)
+		}
 	}
 }

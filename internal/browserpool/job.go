@@ -31,6 +31,15 @@ func withExecutor(ctx context.Context, e cdp.Executor) context.Context {
 	return cdp.WithExecutor(ctx, e)
 }
 
+// documentPolicy is the document's Content-Security-Policy. Request
+// interception never sees a data: URL (nor a frame's srcdoc), so without
+// it a page could hand Chromium images the pool has not measured (48 KB
+// of data: PNG decoded to 2 GB), and fonts, stylesheets and frames the
+// pool refuses over the network. Images come only over HTTP(S), through
+// the pool's fetcher and its budgets; a <meta> policy of the page can
+// only narrow this one.
+const documentPolicy = "default-src 'none'; img-src http: https:; style-src 'unsafe-inline'"
+
 // MaxFullHeight bounds the page of a Full PDF, in CSS pixels; taller
 // content is cut there.
 const MaxFullHeight = 16384
@@ -195,7 +204,10 @@ func (p *Pool) answer(tab, ctx context.Context, e *fetch.EventRequestPaused, j *
 		// Once: frames pointing at it again would each be sent the
 		// whole HTML (1,500 of them in a 3 MiB page made 4 GiB).
 		_ = fetch.FulfillRequest(e.RequestID, 200).
-			WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "text/html; charset=utf-8"}}).
+			WithResponseHeaders([]*fetch.HeaderEntry{
+				{Name: "Content-Type", Value: "text/html; charset=utf-8"},
+				{Name: "Content-Security-Policy", Value: documentPolicy},
+			}).
 			WithBody(base64.StdEncoding.EncodeToString([]byte(j.html))).Do(exec)
 		return
 	case e.ResourceType == network.ResourceTypeImage && isHTTP(url) && j.images.Add(1) <= int64(p.cfg.MaxImages):
