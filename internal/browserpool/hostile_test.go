@@ -1,6 +1,8 @@
 package browserpool
 
 import (
+	"bytes"
+	"compress/lzw"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -280,6 +282,80 @@ func TestDataURLsRefused(t *testing.T) {
 		}
 		if red, _ := redPixels(t, shot); (red >= 1500) != c.shown {
 			t.Errorf("%s: %d red pixels, want shown %v", c.name, red, c.shown)
+		}
+	}
+}
+
+// gifFrame is a frame of a GIF made by redGIF: its place and size.
+type gifFrame struct{ left, top, w, h int }
+
+// redGIF is a GIF whose logical screen is w×h and whose frames are red,
+// each where it says, whatever the screen.
+func redGIF(w, h int, frames ...gifFrame) []byte {
+	var b bytes.Buffer
+	le := func(v int) { b.Write([]byte{byte(v), byte(v >> 8)}) }
+	b.WriteString("GIF89a")
+	le(w)
+	le(h)
+	b.Write([]byte{0x80, 0, 0, 255, 0, 0, 0, 0, 0}) // a palette: red, black
+	for _, f := range frames {
+		b.WriteByte(0x2c)
+		for _, v := range []int{f.left, f.top, f.w, f.h} {
+			le(v)
+		}
+		b.Write([]byte{0, 2})
+		var data bytes.Buffer
+		zw := lzw.NewWriter(&data, lzw.LSB, 2)
+		_, _ = zw.Write(make([]byte, f.w*f.h))
+		_ = zw.Close()
+		for d := data.Bytes(); len(d) > 0; {
+			n := min(255, len(d))
+			b.WriteByte(byte(n))
+			b.Write(d[:n])
+			d = d[n:]
+		}
+		b.WriteByte(0)
+	}
+	b.WriteByte(0x3b)
+	return b.Bytes()
+}
+
+// TestGIFFramesCounted: a GIF is counted at the size Chromium decodes it
+// to, its screen grown to hold its frames. Counted by its screen alone, a
+// 33-byte GIF that says 1×1, with a frame of one pixel at (19999, 19999),
+// passed the pixel budget and raised Chromium's memory by 3.5 GB.
+func TestGIFFramesCounted(t *testing.T) {
+	gifs := map[string][]byte{
+		"/screen.gif": redGIF(40, 40, gifFrame{0, 0, 40, 40}),
+		// Says 1×1; Chromium shows 200×200, the frame in its corner.
+		"/offset.gif": redGIF(1, 1, gifFrame{160, 160, 40, 40}),
+		// A later frame far out: Chromium crops it today; the count does
+		// not rely on that.
+		"/second.gif": redGIF(40, 40, gifFrame{0, 0, 40, 40}, gifFrame{160, 160, 40, 40}),
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/gif")
+		_, _ = w.Write(gifs[r.URL.Path])
+	}))
+	defer srv.Close()
+	cases := []struct {
+		path  string
+		shown bool
+	}{
+		{"/screen.gif", true},
+		{"/offset.gif", false},
+		{"/second.gif", false},
+	}
+	// A budget of 100×100 pixels: the 40×40 GIF fits, 200×200 does not.
+	p := newPoolWith(t, true, 20*time.Second, func(c *Config) { c.MaxImagePixels = 100 * 100 })
+	for _, c := range cases {
+		html := `<body style="margin:0"><img src="` + srv.URL + c.path + `"></body>`
+		shot, err := p.Image(context.Background(), html, ImageOptions{Width: 300, Height: 300, MaxHeight: 500})
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		if red, _ := redPixels(t, shot); (red >= 1500) != c.shown {
+			t.Errorf("%s: %d red pixels, want shown %v", c.path, red, c.shown)
 		}
 	}
 }
