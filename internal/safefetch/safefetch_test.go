@@ -2,9 +2,13 @@ package safefetch
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -82,5 +86,56 @@ func TestClientRefusesLoopback(t *testing.T) {
 	res.Body.Close()
 	if hits != 1 {
 		t.Fatalf("allowPrivate: %d hits, want 1", hits)
+	}
+}
+
+// TestRedirectToPrivateRefused: a redirect from an allowed host to a
+// refused address, in any spelling, reaches nothing. The "public" host is
+// 127.0.0.2, the one address the test allows besides public ones.
+func TestRedirectToPrivateRefused(t *testing.T) {
+	var hits atomic.Int64
+	inner := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer inner.Close()
+	_, port, _ := net.SplitHostPort(inner.Listener.Addr().String())
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skip("127.0.0.2 is not available:", err)
+	}
+	outer := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+	}))
+	outer.Listener.Close()
+	outer.Listener = ln
+	outer.Start()
+	defer outer.Close()
+
+	allow := func(ip netip.Addr) bool { return ip == netip.MustParseAddr("127.0.0.2") || Public(ip) }
+	client, tr := NewClientAllowing(2*time.Second, allow)
+	defer tr.Retire()
+	for _, to := range []string{
+		"http://127.0.0.1:" + port + "/",
+		"http://localhost:" + port + "/",
+		"http://[::ffff:127.0.0.1]:" + port + "/",
+		"http://0.0.0.0:" + port + "/",
+		"http://2130706433:" + port + "/",
+		"http://0177.0.0.1:" + port + "/",
+		"http://[::1]:" + port + "/",
+	} {
+		res, err := client.Get(outer.URL + "/?to=" + url.QueryEscape(to))
+		if err == nil {
+			res.Body.Close()
+			t.Errorf("redirect to %s: answered %d, want an error", to, res.StatusCode)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the loopback server was reached %d times through redirects", n)
+	}
+	// The same client reaches the allowed host: the test can fail.
+	res, err := client.Get(outer.URL + "/?to=" + url.QueryEscape(outer.URL+"/x"))
+	if err == nil {
+		res.Body.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "too many redirects") {
+		t.Errorf("allowed host: err %v, want it reached (until the redirect limit)", err)
 	}
 }
