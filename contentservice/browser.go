@@ -125,7 +125,7 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 	}
 	s.browser = pool
 	s.browserTransport = transport
-	s.files = &fileStore{dir: dir, ttl: ttl}
+	s.files = newFileStore(dir, ttl)
 	s.publicURL = strings.TrimSuffix(cfg.PublicURL, "/")
 	return nil
 }

@@ -44,6 +44,11 @@ const (
 	fullPDFWidth   = 900 // the vendor's "Full" page width
 	pdfViewport    = 800
 	maxStoredFiles = 1000
+	// maxStoredBytes bounds the PDFs kept, in all: one render may make
+	// tens of MB (images of the fetch budget, embedded uncompressed: a
+	// 58 MB PDF from 200 bytes of HTML in 10 s), so the count alone let
+	// 1000 of them fill tens of GB for files_ttl.
+	maxStoredBytes = 2 << 30
 )
 
 // paperSizes are the PDF page sizes, in inches, portrait.
@@ -277,10 +282,17 @@ func (s *service) serveFile(w http.ResponseWriter, r *http.Request) {
 
 // fileStore keeps rendered PDFs in a folder for ttl. Expired files are
 // removed when a file is stored (no background work), and at most
-// maxStoredFiles are kept, the oldest going first.
+// maxFiles files and maxBytes bytes are kept, the oldest going first.
 type fileStore struct {
-	dir string
-	ttl time.Duration
+	dir      string
+	ttl      time.Duration
+	maxFiles int
+	maxBytes int64
+}
+
+// newFileStore is a store in dir with the service's bounds.
+func newFileStore(dir string, ttl time.Duration) *fileStore {
+	return &fileStore{dir: dir, ttl: ttl, maxFiles: maxStoredFiles, maxBytes: maxStoredBytes}
 }
 
 func (fs *fileStore) put(data []byte) (string, error) {
@@ -304,7 +316,7 @@ func (fs *fileStore) put(data []byte) (string, error) {
 		_ = os.Remove(tmp.Name())
 		return "", err
 	}
-	fs.sweep()
+	fs.sweep(name)
 	return name, nil
 }
 
@@ -324,9 +336,10 @@ func (fs *fileStore) open(name string) (*os.File, time.Time, error) {
 	return f, info.ModTime(), nil
 }
 
-// sweep removes expired files, the oldest beyond maxStoredFiles, and
-// temporary files left by a write that never finished.
-func (fs *fileStore) sweep() {
+// sweep removes expired files, temporary files left by a write that
+// never finished, and the oldest files beyond maxFiles or maxBytes; keep,
+// the file just stored, always stays.
+func (fs *fileStore) sweep(keep string) {
 	entries, err := os.ReadDir(fs.dir)
 	if err != nil {
 		return
@@ -334,6 +347,7 @@ func (fs *fileStore) sweep() {
 	type file struct {
 		name string
 		mod  time.Time
+		size int64
 	}
 	var live []file
 	for _, e := range entries {
@@ -356,14 +370,24 @@ func (fs *fileStore) sweep() {
 			_ = os.Remove(filepath.Join(fs.dir, e.Name()))
 			continue
 		}
-		live = append(live, file{e.Name(), info.ModTime()})
+		live = append(live, file{e.Name(), info.ModTime(), info.Size()})
 	}
-	if len(live) <= maxStoredFiles {
-		return
-	}
-	sort.Slice(live, func(i, j int) bool { return live[i].mod.Before(live[j].mod) })
-	for _, f := range live[:len(live)-maxStoredFiles] {
-		_ = os.Remove(filepath.Join(fs.dir, f.name))
+	// keep first, then the newest first: once one does not fit, it and
+	// every older one go.
+	sort.Slice(live, func(i, j int) bool {
+		if ki, kj := live[i].name == keep, live[j].name == keep; ki != kj {
+			return ki
+		}
+		return live[i].mod.After(live[j].mod)
+	})
+	var total int64
+	full := false
+	for i, f := range live {
+		total += f.size
+		full = full || (i > 0 && (i >= fs.maxFiles || total > fs.maxBytes))
+		if full {
+			_ = os.Remove(filepath.Join(fs.dir, f.name))
+		}
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 // when another is stored; names are unguessable and unique.
 func TestFileStore(t *testing.T) {
 	dir := t.TempDir()
-	fs := &fileStore{dir: dir, ttl: time.Hour}
+	fs := newFileStore(dir, time.Hour)
 	a, err := fs.put([]byte("%PDF-a"))
 	if err != nil {
 		t.Fatal(err)
@@ -69,5 +69,51 @@ func TestFileStore(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".tmp-writing")); err != nil {
 		t.Errorf("the sweep removed a write in progress: %v", err)
+	}
+}
+
+// TestFileStoreBounded: the store keeps at most maxFiles files and
+// maxBytes bytes, the newest; the file just stored always stays. One PDF
+// may be tens of MB, so 1000 of them filled tens of GB.
+func TestFileStoreBounded(t *testing.T) {
+	pdf := func(n int) []byte { return append([]byte("%PDF-"), make([]byte, n-5)...) }
+	cases := []struct {
+		name     string
+		maxFiles int
+		maxBytes int64
+		sizes    []int // stored in this order, a second apart
+		kept     int   // the newest kept
+	}{
+		{"bytes", 100, 250, []int{100, 100, 100, 100, 100}, 2},
+		{"bytes, exact", 100, 300, []int{100, 100, 100, 100, 100}, 3},
+		{"files", 3, 1 << 20, []int{100, 100, 100, 100, 100}, 3},
+		{"an older small file goes with the rest", 100, 250, []int{10, 200, 100}, 1},
+		{"the newest alone over the bound", 100, 250, []int{100, 100, 400}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			fs := newFileStore(dir, time.Hour)
+			fs.maxFiles, fs.maxBytes = c.maxFiles, c.maxBytes
+			var names []string
+			for i, size := range c.sizes {
+				name, err := fs.put(pdf(size))
+				if err != nil {
+					t.Fatal(err)
+				}
+				names = append(names, name)
+				// Each file a second older than the next.
+				then := time.Now().Add(time.Duration(i-len(c.sizes)) * time.Second)
+				if err := os.Chtimes(filepath.Join(dir, name), then, then); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i, name := range names {
+				_, err := os.Stat(filepath.Join(dir, name))
+				if want := i >= len(names)-c.kept; (err == nil) != want {
+					t.Errorf("file %d of %d (%d bytes): kept %v, want %v", i+1, len(names), c.sizes[i], err == nil, want)
+				}
+			}
+		})
 	}
 }
