@@ -359,3 +359,42 @@ func TestGIFFramesCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestGIFBounds: the size counted for a GIF, frames and malformed files
+// included.
+func TestGIFBounds(t *testing.T) {
+	withLCT := redGIF(10, 10, gifFrame{0, 0, 4, 4})
+	// The frame's flags (after the separator and four sizes): a local
+	// colour table of 2 entries, spliced in after the descriptor.
+	at := bytes.IndexByte(withLCT[19:], 0x2c) + 19
+	withLCT[at+9] = 0x80
+	withLCT = append(withLCT[:at+10:at+10], append([]byte{1, 2, 3, 4, 5, 6}, withLCT[at+10:]...)...)
+	cases := []struct {
+		name string
+		gif  []byte
+		w, h int // 0: refused
+	}{
+		{"screen", redGIF(40, 30, gifFrame{0, 0, 40, 30}), 40, 30},
+		{"first frame past the screen", redGIF(1, 1, gifFrame{160, 100, 40, 30}), 200, 130},
+		{"zero screen", redGIF(0, 0, gifFrame{0, 0, 5, 7}), 5, 7},
+		{"later frame", redGIF(10, 10, gifFrame{0, 0, 10, 10}, gifFrame{65535, 0, 1, 1}), 65536, 10},
+		{"local colour table", withLCT, 10, 10},
+		{"junk after the frame", append(redGIF(10, 10, gifFrame{0, 0, 10, 10}), "junk"...), 10, 10},
+		{"junk before any frame", append([]byte("GIF89a\x0a\x00\x0a\x00\x00\x00\x00"), 0x99, 0x2c), 0, 0},
+		{"no frame", redGIF(10, 10), 0, 0},
+		{"descriptor cut", redGIF(10, 10, gifFrame{0, 0, 10, 10})[:20], 0, 0},
+		{"header cut", []byte("GIF89a\x0a\x00"), 0, 0},
+	}
+	for _, c := range cases {
+		cfg, err := gifBounds(c.gif)
+		if c.w == 0 {
+			if err == nil {
+				t.Errorf("%s: %dx%d, want refused", c.name, cfg.Width, cfg.Height)
+			}
+			continue
+		}
+		if err != nil || cfg.Width != c.w || cfg.Height != c.h {
+			t.Errorf("%s: %dx%d, %v; want %dx%d", c.name, cfg.Width, cfg.Height, err, c.w, c.h)
+		}
+	}
+}

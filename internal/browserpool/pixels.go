@@ -39,9 +39,11 @@ func imagePixels(data []byte) (int64, error) {
 // gifBounds is the size of a GIF as Chromium decodes it: the logical
 // screen grown to hold the first frame (where it is placed, and its size),
 // for files whose screen is wrong. The header alone (gif.DecodeConfig)
-// let a 33-byte GIF that says 1×1, with one pixel at (19999, 19999),
-// pass as one pixel and raise Chromium's memory by 3.5 GB. Every frame is counted, not only the first: Chromium
-// crops the later ones today, and real GIFs keep them within the screen.
+// let a 35-byte GIF that says 1×1, with one pixel at (19999, 19999),
+// pass as one pixel and raise Chromium's memory by 3.5 GB. Every frame
+// is counted, not only the first: Chromium crops the later ones today,
+// and real GIFs keep them within the screen. As Chromium, it reads a
+// byte that starts no block as the end of the file.
 func gifBounds(b []byte) (image.Config, error) {
 	le16 := func(i int) int { return int(b[i]) | int(b[i+1])<<8 }
 	if len(b) < 13 {
@@ -69,10 +71,8 @@ func gifBounds(b []byte) (image.Config, error) {
 				i += 3 << (flags&7 + 1)
 			}
 			i = skipSubBlocks(b, i+1) // after the LZW code size
-		case 0x3b: // the trailer
+		default: // the trailer, or bytes Chromium takes for the end
 			i = len(b)
-		default:
-			return image.Config{}, errBadGIF
 		}
 	}
 	if frames == 0 {
