@@ -242,9 +242,10 @@ func TestImagePixelsBounded(t *testing.T) {
 	}
 }
 
-// TestDataURLsRefused: what request interception never sees (data:
-// URLs, a frame's srcdoc) loads nothing: images would skip the pool's
-// byte and pixel budgets (a 48 KB data: PNG of 20000×20000 took Chromium
+// TestDataURLsRefused: data: URLs, which request interception never
+// sees, load nothing, in the document or in a srcdoc frame of it (which
+// interception does not see either): images would skip the pool's byte
+// and pixel budgets (a 48 KB data: PNG of 20000×20000 took Chromium
 // 2 GB), and stylesheets, fonts and frames are refused over the network.
 // The page's own inline styles and HTTP images still show.
 func TestDataURLsRefused(t *testing.T) {

@@ -32,12 +32,12 @@ func withExecutor(ctx context.Context, e cdp.Executor) context.Context {
 }
 
 // documentPolicy is the document's Content-Security-Policy. Request
-// interception never sees a data: URL (nor a frame's srcdoc), so without
-// it a page could hand Chromium images the pool has not measured (48 KB
-// of data: PNG decoded to 2 GB), and fonts, stylesheets and frames the
-// pool refuses over the network. Images come only over HTTP(S), through
-// the pool's fetcher and its budgets; a <meta> policy of the page can
-// only narrow this one.
+// interception never sees a data: URL, so without it a page could hand
+// Chromium images the pool has not measured (48 KB of data: PNG decoded
+// to 2 GB), and fonts, stylesheets and frames the pool refuses over the
+// network. Images come only over HTTP(S), through the pool's fetcher and
+// its budgets; a <meta> policy of the page can only narrow this one, and
+// srcdoc frames (which interception does not see either) inherit it.
 const documentPolicy = "default-src 'none'; img-src http: https:; style-src 'unsafe-inline'"
 
 // MaxFullHeight bounds the page of a Full PDF, in CSS pixels; taller
