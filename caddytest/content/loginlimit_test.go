@@ -2,6 +2,7 @@ package content
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,10 +12,14 @@ import (
 
 // TestLoginFailureLimit: after login_failure_limit failed logins from one
 // address, that address gets 429 with Retry-After, even with the right
-// secret; another address still logs in.
+// secret; another address still logs in. Without trusted_proxies, the
+// address is the connection's: headers that name another client
+// (X-Forwarded-For, X-Real-IP, Forwarded), new on every try, change
+// nothing.
 func TestLoginFailureLimit(t *testing.T) {
 	t.Parallel()
 	start(t)
+	tries := 0
 	login := func(from, secret string) response {
 		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
 		client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 10 * time.Second}
@@ -22,6 +27,11 @@ func TestLoginFailureLimit(t *testing.T) {
 		body := []byte(`{"client_id":"alpha","client_secret":"` + secret + `","uid":"u1"}`)
 		req, _ := http.NewRequest(http.MethodPost, failureSite+"/loginV2", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		tries++
+		other := fmt.Sprintf("203.0.113.%d", tries)
+		req.Header.Set("X-Forwarded-For", other)
+		req.Header.Set("X-Real-IP", other)
+		req.Header.Set("Forwarded", "for="+other)
 		res, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
