@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -368,5 +369,36 @@ func TestCleanupLeavesNoUpstreamConnection(t *testing.T) {
 		}
 		inner.CloseIdleConnections()
 		up.WaitClosed(2 * time.Second)
+	}
+}
+
+// TestMaskError: an error quoting an upstream's answer is logged with the
+// secrets masked as they are, in another letter case, and as %q writes
+// them; it still unwraps to the original error.
+func TestMaskError(t *testing.T) {
+	secrets := [][]byte{[]byte("s3cr3t-token"), []byte(`odd"se\cret`), []byte("short")}
+	for _, c := range []struct {
+		name, text, want string
+	}{
+		{"none", `malformed HTTP version "HTTP/9"`, `malformed HTTP version "HTTP/9"`},
+		{"as sent", `malformed HTTP version "s3cr3t-token"`, `malformed HTTP version "************"`},
+		{"twice", "s3cr3t-token s3cr3t-tokens3cr3t-token", "************ ************************"},
+		{"other case", `malformed MIME header: missing colon: "X S3CR3T-Token"`, `malformed MIME header: missing colon: "X ************"`},
+		{"quoted", fmt.Sprintf("malformed MIME header line: %q", `x odd"se\cret`), `malformed MIME header line: "x *************"`},
+		{"too short to mask", "short", "short"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			orig := errors.New(c.text)
+			err := maskError(orig, secrets)
+			if err.Error() != c.want {
+				t.Errorf("got %q, want %q", err, c.want)
+			}
+			if !errors.Is(err, orig) {
+				t.Error("the masked error does not unwrap to the original")
+			}
+			if c.text == c.want && err != orig {
+				t.Error("an error without a secret was wrapped")
+			}
+		})
 	}
 }

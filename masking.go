@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf16"
@@ -88,7 +89,7 @@ func (m *maskingReader) Read(p []byte) (int, error) {
 		m.n += read
 		maskSecrets(m.buf[:m.n], m.secrets)
 		if err != nil {
-			m.err = err
+			m.err = maskError(err, m.secrets)
 			m.ready = m.n
 			if err == io.EOF && m.onEOF != nil {
 				m.onEOF()
@@ -385,4 +386,78 @@ func containsSecret(b []byte, secrets [][]byte) bool {
 		}
 	}
 	return false
+}
+
+// maskError returns err with the secrets its text holds masked (err
+// itself when it holds none). net/http quotes what it could not parse of
+// an upstream's answer (a status line, a header or trailer line) in its
+// errors, and Caddy's reverse proxy logs them: at DEBUG, and at WARN
+// when one ends an answer in the middle of its body.
+func maskError(err error, secrets [][]byte) error {
+	if err == nil {
+		return nil
+	}
+	text, changed := maskText(err.Error(), secrets)
+	if !changed {
+		return err
+	}
+	return &maskedError{text: text, err: err}
+}
+
+// maskedError is an error whose text held a secret, with the secrets
+// masked. It unwraps to the original, so that errors.Is and errors.As
+// (a dial error, a cancelled context) still see what it is.
+type maskedError struct {
+	text string
+	err  error
+}
+
+func (e *maskedError) Error() string { return e.text }
+
+func (e *maskedError) Unwrap() error { return e.err }
+
+// maskText masks the secrets in a text meant for a log: as they are, as
+// %q quotes them (net/http's errors quote the line they could not parse),
+// and in any ASCII letter case (a quoted header name may have been
+// canonicalised).
+func maskText(s string, secrets [][]byte) (string, bool) {
+	b, lower := []byte(s), asciiLower([]byte(s))
+	changed := false
+	for _, sec := range secrets {
+		if len(sec) < minMaskedSecret {
+			continue
+		}
+		quoted := strconv.Quote(string(sec))
+		for _, form := range []string{string(sec), quoted[1 : len(quoted)-1]} {
+			pat := asciiLower([]byte(form))
+			for i := bytes.Index(lower, pat); i >= 0; {
+				changed = true
+				for j := i; j < i+len(pat); j++ {
+					b[j], lower[j] = '*', '*'
+				}
+				next := bytes.Index(lower[i+len(pat):], pat)
+				if next < 0 {
+					break
+				}
+				i += len(pat) + next
+			}
+		}
+	}
+	if !changed {
+		return s, false
+	}
+	return string(b), true
+}
+
+// asciiLower returns a copy of b with its ASCII letters in lower case:
+// the same length, so that an index in it is one in b.
+func asciiLower(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
 }

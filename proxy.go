@@ -133,13 +133,15 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		if errors.Is(req.Context().Err(), context.DeadlineExceeded) {
 			return nil, errUpstreamTimeout
 		}
-		return nil, err
+		// Caddy's reverse proxy logs the error, which may quote the
+		// upstream's malformed answer.
+		return nil, maskError(err, t.secrets)
 	}
 	// Masking reads the bytes as sent: in a compressed answer a secret
 	// would pass unseen, and the browser would decompress it.
 	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		resp.Body.Close()
-		return nil, fmt.Errorf("%w (Content-Encoding %q)", errUpstreamEncoded, ce)
+		return nil, maskError(fmt.Errorf("%w (Content-Encoding %q)", errUpstreamEncoded, ce), t.secrets)
 	}
 	// ServeHTTP has set its own (one header line, not two).
 	resp.Header.Del("X-Content-Type-Options")

@@ -1,11 +1,13 @@
 package bridge
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"sort"
@@ -236,6 +238,102 @@ func TestAnswersTooOpaqueToMask(t *testing.T) {
 			}
 			if res.Status != http.StatusBadGateway || !bytes.Contains(res.Body, []byte(c.want)) {
 				t.Errorf("%d %.300s, want 502 saying %q", res.Status, res.Body, c.want)
+			}
+		})
+	}
+}
+
+// rawUpstream is an upstream that writes its answer by hand, as no
+// net/http server would: it reads one request per connection and writes
+// what answer makes of it, then closes the connection.
+func rawUpstream(t *testing.T, answer func(req *http.Request, body []byte) string) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				body, _ := io.ReadAll(req.Body)
+				io.WriteString(conn, answer(req, body))
+			}()
+		}
+	}()
+	t.Cleanup(func() { l.Close() })
+	return "http://" + l.Addr().String()
+}
+
+// sentSecret is the secret a request to an upstream carries: the token of
+// an export, the client secret of a LoginV2 request.
+func sentSecret(req *http.Request, body []byte) string {
+	if auth := req.Header.Get("Authorization"); auth != "" {
+		return strings.TrimPrefix(auth, "Bearer ")
+	}
+	var creds struct {
+		Secret string `json:"client_secret"`
+	}
+	json.Unmarshal(body, &creds)
+	return creds.Secret
+}
+
+// TestMalformedAnswersLogNoSecret: an upstream that puts the secret it
+// received where net/http cannot parse it (the status line, a header or
+// trailer line) or in a Content-Encoding makes an error that quotes it;
+// Caddy's reverse proxy logs that error (at DEBUG, and at WARN when it
+// ends a body), so its text must be masked like an answer.
+func TestMalformedAnswersLogNoSecret(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		answer func(secret string) string
+		// what the log must still say, so that the operator sees why
+		cause string
+	}{
+		{"version", func(s string) string { return s + " 200 OK\r\nContent-Length: 2\r\n\r\nok" }, "malformed HTTP version"},
+		{"status code", func(s string) string { return "HTTP/1.1 2" + s + " OK\r\nContent-Length: 2\r\n\r\nok" }, "malformed HTTP status code"},
+		{"header line", func(s string) string { return "HTTP/1.1 200 OK\r\nX " + s + "\r\nContent-Length: 2\r\n\r\nok" }, "malformed MIME header"},
+		{"header line upper case", func(s string) string {
+			return "HTTP/1.1 200 OK\r\nX " + strings.ToUpper(s) + "\r\nContent-Length: 2\r\n\r\nok"
+		}, "malformed MIME header"},
+		{"content coding", func(s string) string {
+			return "HTTP/1.1 200 OK\r\nContent-Encoding: " + s + "\r\nContent-Length: 2\r\n\r\nok"
+		}, "content coding"},
+		{"trailer line", func(s string) string {
+			return "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\n\r\n2\r\nok\r\n0\r\nX " + s + "\r\n\r\n"
+		}, "malformed MIME header"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url := rawUpstream(t, func(req *http.Request, body []byte) string { return c.answer(sentSecret(req, body)) })
+			block := fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\tuid u1\n", url, tokenPlain, clientID, clientSecret, url)
+			tc := load(t, site(block))
+			for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
+				t.Run(path, func(t *testing.T) {
+					for _, f := range []string{logFile, accLog} {
+						if err := truncate(f); err != nil {
+							t.Fatal(err)
+						}
+					}
+					res := post(t, tc, path, []byte(`{}`), nil)
+					if res.Status != http.StatusBadGateway {
+						t.Errorf("status %d %s, want 502", res.Status, res.Body)
+					}
+					assertNoSecretFold(t, "body", res.Body)
+					assertNoSecretFold(t, "headers", headerText(res.Header))
+					logs := readFile(t, logFile)
+					assertNoSecretFold(t, "caddy log", logs)
+					assertNoSecretFold(t, "access log", readFile(t, accLog))
+					if !bytes.Contains(logs, []byte(c.cause)) {
+						t.Errorf("the log does not say %q:\n%s", c.cause, logs)
+					}
+				})
 			}
 		})
 	}
