@@ -139,8 +139,9 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	// Masking reads the bytes as sent: in a compressed answer a secret
 	// would pass unseen, and the browser would decompress it.
-	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+	if encoded(resp.Header) {
 		resp.Body.Close()
+		ce := strings.Join(resp.Header.Values("Content-Encoding"), ", ")
 		return nil, maskError(fmt.Errorf("%w (Content-Encoding %q)", errUpstreamEncoded, ce), t.secrets)
 	}
 	// ServeHTTP has set its own (one header line, not two).
@@ -176,6 +177,21 @@ func (t *upstreamTransport) scrubHeader(h http.Header) bool {
 		}
 	}
 	return removed
+}
+
+// encoded reports whether an answer names a content coding other than
+// identity on any of its Content-Encoding lines: a client applies the
+// codings of every line (curl decodes "identity" and then "gzip"), not
+// only those of the first.
+func encoded(h http.Header) bool {
+	for _, line := range h.Values("Content-Encoding") {
+		for _, coding := range strings.Split(line, ",") {
+			if coding = strings.TrimSpace(coding); coding != "" && !strings.EqualFold(coding, "identity") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // errUpstreamEncoded: the upstream answered in a content coding, which

@@ -189,13 +189,20 @@ func TestSecretsNeverLeak(t *testing.T) {
 // would stream on with only its raw bytes masked, and the page's
 // JSON.parse would decode a secret written with \u escapes.
 func TestAnswersTooOpaqueToMask(t *testing.T) {
-	gzipEcho := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Encoding", "gzip")
-		zw := gzip.NewWriter(w)
-		json.NewEncoder(zw).Encode(map[string]any{"authorization": r.Header.Get("Authorization"), "body": string(body)})
-		zw.Close()
-	})
+	// gzipped echoes the request in gzip, with these Content-Encoding
+	// lines: a client applies every line's codings, not only the first's
+	// (curl --compressed decodes "identity" then "gzip", or "" then "gzip").
+	gzipped := func(codings ...string) *upstream {
+		return newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header()["Content-Encoding"] = codings
+			zw := gzip.NewWriter(w)
+			json.NewEncoder(zw).Encode(map[string]any{"authorization": r.Header.Get("Authorization"), "body": string(body)})
+			zw.Close()
+		})
+	}
+	gzipEcho := gzipped("gzip")
+	afterIdentity, afterEmpty := gzipped("identity", "gzip"), gzipped("", "gzip")
 	escape := func(s string) string {
 		var b strings.Builder
 		for _, c := range s {
@@ -219,6 +226,12 @@ func TestAnswersTooOpaqueToMask(t *testing.T) {
 			"/v1/message/html", `{"page":{"rows":[]}}`, "answered compressed (Content-Encoding)", gzipEcho},
 		{"compressed login", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\tuid u1\n", gzipEcho.URL, tokenPlain, clientID, clientSecret, gzipEcho.URL),
 			"/proxy/bee-auth", `{}`, "answered compressed (Content-Encoding)", gzipEcho},
+		{"gzip on a second line after identity", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n", afterIdentity.URL, tokenPlain),
+			"/v1/message/html", `{"page":{"rows":[]}}`, "answered compressed (Content-Encoding)", afterIdentity},
+		{"gzip on a second line after an empty one", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n", afterEmpty.URL, tokenPlain),
+			"/v1/message/html", `{"page":{"rows":[]}}`, "answered compressed (Content-Encoding)", afterEmpty},
+		{"login gzip on a second line", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\tuid u1\n", afterIdentity.URL, tokenPlain, clientID, clientSecret, afterIdentity.URL),
+			"/proxy/bee-auth", `{}`, "answered compressed (Content-Encoding)", afterIdentity},
 		{"login answer past 1 MiB", fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\tuid u1\n", hugeLogin.URL, tokenPlain, clientID, clientSecret, hugeLogin.URL),
 			"/proxy/bee-auth", `{}`, "answered more than 1048576 bytes", hugeLogin},
 	} {
@@ -231,6 +244,11 @@ func TestAnswersTooOpaqueToMask(t *testing.T) {
 			}
 			assertNoSecret(t, c.name+" body", res.Body)
 			assertNoSecret(t, c.name+" headers", headerText(res.Header))
+			if zr, err := gzip.NewReader(bytes.NewReader(res.Body)); err == nil {
+				// What a client that applies every coding line reads.
+				plain, _ := io.ReadAll(zr)
+				assertNoSecret(t, c.name+" body decompressed", plain)
+			}
 			var decoded any
 			if json.Unmarshal(res.Body, &decoded) == nil {
 				text, _ := json.Marshal(decoded)
