@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -398,6 +399,36 @@ func TestMaskError(t *testing.T) {
 			}
 			if c.text == c.want && err != orig {
 				t.Error("an error without a secret was wrapped")
+			}
+		})
+	}
+}
+
+// TestWithJSONForms: a secret that JSON writes with escapes is also
+// masked in those forms; one that JSON writes as it is adds nothing.
+func TestWithJSONForms(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		secrets []string
+		want    []string
+	}{
+		{"plain", []string{"s3cr3t-token"}, []string{"s3cr3t-token"}},
+		{"html characters", []string{"a<b>c&d-secret"}, []string{"a<b>c&d-secret", `a\u003cb\u003ec\u0026d-secret`}},
+		{"quote and backslash", []string{`q"b\s-secret`}, []string{`q"b\s-secret`, `q\"b\\s-secret`}},
+		{"line separator", []string{"ls\u2028-secret"}, []string{"ls\u2028-secret", `ls\u2028-secret`}},
+		{"too short to mask", []string{"a<b"}, []string{"a<b"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var secrets [][]byte
+			for _, s := range c.secrets {
+				secrets = append(secrets, []byte(s))
+			}
+			var got []string
+			for _, s := range withJSONForms(secrets) {
+				got = append(got, string(s))
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("got %q, want %q", got, c.want)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,35 @@ func containsSecretFold(s string, folded []string) bool {
 		}
 	}
 	return false
+}
+
+// withJSONForms returns the secrets followed by the forms they take
+// inside a JSON string where those differ from the secret (a secret
+// holding <, >, &, ", \, a control character or U+2028): as the bridge
+// writes the client credentials into the LoginV2 body (encoding/json,
+// which escapes <, > and & too), and with only the escapes JSON needs.
+// An upstream that echoes the body it received as text sends a secret
+// back in that form, which the page reads as readily as the secret.
+func withJSONForms(secrets [][]byte) [][]byte {
+	out := slices.Clip(secrets)
+	for _, sec := range secrets {
+		if len(sec) < minMaskedSecret {
+			continue // not masked as it is either
+		}
+		for _, escapeHTML := range []bool{true, false} {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(escapeHTML)
+			if enc.Encode(string(sec)) != nil {
+				continue
+			}
+			form := bytes.TrimSuffix(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte(`"`))[1:]
+			if !slices.ContainsFunc(out, func(s []byte) bool { return bytes.Equal(s, form) }) {
+				out = append(out, form)
+			}
+		}
+	}
+	return out
 }
 
 func maskable(secrets [][]byte) bool {

@@ -356,3 +356,64 @@ func TestMalformedAnswersLogNoSecret(t *testing.T) {
 		})
 	}
 }
+
+// TestSecretEchoedAsSentInJSON: the bridge writes the client secret into
+// the LoginV2 body as a JSON string, where a secret holding <, >, &, ",
+// \ or U+2028 is written with escapes. An upstream that echoes the body
+// back as text (a debugging endpoint, an error page) sends the secret in
+// that form, which the page reads as readily as the secret itself; as it
+// does when the echo is a JSON string holding the body.
+func TestSecretEchoedAsSentInJSON(t *testing.T) {
+	const odd = "odd<&>\"\\secret\u2028x"
+	t.Setenv("DB_TEST_ODD_SECRET", odd)
+	forms := []string{odd}
+	for _, escapeHTML := range []bool{true, false} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(escapeHTML)
+		enc.Encode(odd)
+		forms = append(forms, strings.TrimSuffix(strings.TrimSpace(b.String()), `"`)[1:])
+	}
+	for _, c := range []struct {
+		name, contentType string
+		echo              func(body []byte) []byte
+	}{
+		{"text", "text/plain", func(body []byte) []byte { return append([]byte("you sent: "), body...) }},
+		{"html", "text/html", func(body []byte) []byte { return fmt.Appendf(nil, "<pre>%s</pre>", body) }},
+		{"JSON string of the body", "application/json", func(body []byte) []byte {
+			out, _ := json.Marshal(map[string]string{"data": string(body)})
+			return out
+		}},
+		{"JSON string of the body, no HTML escapes", "application/json", func(body []byte) []byte {
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			enc.Encode(map[string]string{"data": string(body)})
+			return b.Bytes()
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				w.Header().Set("Content-Type", c.contentType)
+				w.Write(c.echo(body))
+			})
+			tc := load(t, site(fmt.Sprintf("\t\tauth_url %s/loginV2\n\t\tclient_id %s\n\t\tclient_secret {env.DB_TEST_ODD_SECRET}\n\t\tuid u1\n", up.URL, clientID)))
+			res := post(t, tc, "/proxy/bee-auth", []byte(`{}`), nil)
+			if res.Status != 200 || !bytes.Contains(up.last(t).Body, []byte(forms[1])) {
+				t.Fatalf("%d %s; the upstream got %s, want the secret as %s", res.Status, res.Body, up.last(t).Body, forms[1])
+			}
+			texts := map[string][]byte{"body": res.Body}
+			var data struct{ Data string }
+			if json.Unmarshal(res.Body, &data) == nil {
+				texts["body as the page decodes it"] = []byte(data.Data)
+			}
+			for where, text := range texts {
+				for _, form := range forms {
+					if i := bytes.Index(text, []byte(form)); i >= 0 {
+						t.Errorf("%s holds the secret as %q: %s", where, form, text)
+					}
+				}
+			}
+		})
+	}
+}
