@@ -14,6 +14,7 @@ import (
 	"net/http/httptrace"
 	"net/textproto"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -150,6 +151,12 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	// the client before the body.
 	if inHeader, inTrailer := t.scrubHeader(resp.Header), t.scrubHeader(resp.Trailer); inHeader || inTrailer {
 		t.logger.Warn("removed upstream response headers holding a secret")
+	}
+	// Caddy's reverse proxy makes the reason phrase the request's
+	// {http.reverse_proxy.status_text}, which a site may log or send.
+	if containsSecretFold(resp.Status, t.folded) {
+		resp.Status = strings.TrimSpace(strconv.Itoa(resp.StatusCode) + " " + http.StatusText(resp.StatusCode))
+		t.logger.Warn("replaced an upstream status text holding a secret", zap.Int("status", resp.StatusCode))
 	}
 	if maskable(t.secrets) && resp.Body != nil && resp.Body != http.NoBody {
 		resp.Body = &maskingReader{src: resp.Body, secrets: t.secrets, onEOF: func() { t.scrubHeader(resp.Trailer) }}

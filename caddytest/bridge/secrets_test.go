@@ -417,3 +417,49 @@ func TestSecretEchoedAsSentInJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusTextHoldsNoSecret: the reason phrase of the upstream's status
+// line becomes the request's {http.reverse_proxy.status_text} placeholder
+// (the bridge's proxies are Caddy's reverse proxy), which a site may log
+// or put in a header; one that holds the secret is replaced by the
+// status's standard text.
+func TestStatusTextHoldsNoSecret(t *testing.T) {
+	if err := truncate(accLog); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, reason, want string }{
+		{"secret", "OK %s", "200 OK"},
+		{"secret in upper case", "%s", "200 OK"},
+		{"no secret", "Fine", "200 Fine"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url := rawUpstream(t, func(req *http.Request, body []byte) string {
+				s := sentSecret(req, body)
+				if c.name == "secret in upper case" {
+					s = strings.ToUpper(s)
+				}
+				return "HTTP/1.1 200 " + strings.ReplaceAll(c.reason, "%s", s) + "\r\nContent-Length: 2\r\n\r\nok"
+			})
+			block := fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\tuid u1\n", url, tokenPlain, clientID, clientSecret, url)
+			tc := load(t, site(block, "\tlog_append upstream_status {http.reverse_proxy.status_text}", "\theader >X-Upstream-Status {http.reverse_proxy.status_text}"))
+			for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
+				t.Run(path, func(t *testing.T) {
+					offset := len(readFile(t, accLog))
+					res := post(t, tc, path, []byte(`{}`), nil)
+					if res.Status != 200 || string(res.Body) != "ok" {
+						t.Fatalf("%d %q", res.Status, res.Body)
+					}
+					assertNoSecretFold(t, "headers", headerText(res.Header))
+					if got := res.Header.Get("X-Upstream-Status"); got != c.want {
+						t.Errorf("status text %q, want %q", got, c.want)
+					}
+					access := readFile(t, accLog)[offset:]
+					assertNoSecretFold(t, "access log", access)
+					if !bytes.Contains(access, []byte(`"upstream_status":"`+c.want+`"`)) {
+						t.Errorf("the access log does not show the status text %q:\n%s", c.want, access)
+					}
+				})
+			}
+		})
+	}
+}
