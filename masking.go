@@ -93,6 +93,9 @@ type maskingReader struct {
 	ready   int
 	n       int
 	err     error // src's terminal error, once seen
+	// carry: how many bytes at the front of the held-back data belong to
+	// an occurrence that starts in data already let go
+	carry int
 }
 
 const maskChunk = 32 << 10
@@ -117,7 +120,6 @@ func (m *maskingReader) Read(p []byte) (int, error) {
 		m.r, m.ready = 0, 0
 		read, err := m.src.Read(m.buf[m.n:])
 		m.n += read
-		maskSecrets(m.buf[:m.n], m.secrets)
 		if err != nil {
 			m.err = maskError(err, m.secrets)
 			m.ready = m.n
@@ -127,6 +129,13 @@ func (m *maskingReader) Read(p []byte) (int, error) {
 		} else {
 			m.ready = max(m.n-keep, 0)
 		}
+		// Only what is let go is masked: the held-back bytes stay as they
+		// came, so that an occurrence of another secret starting in them
+		// is still found; the part of an occurrence that reaches into
+		// them is masked once they are let go (carry).
+		end := maskBelow(m.buf[:m.n], m.secrets, m.ready)
+		star(m.buf[:min(m.carry, m.ready)])
+		m.carry = max(m.carry, end, m.ready) - m.ready
 	}
 	n := copy(p, m.buf[m.r:m.ready])
 	m.r += n
@@ -143,20 +152,64 @@ func (m *maskingReader) Close() error {
 }
 
 func maskSecrets(b []byte, secrets [][]byte) {
+	maskBelow(b, secrets, len(b))
+}
+
+// maskBelow replaces with '*' each byte below limit of every occurrence
+// of a secret that starts below limit, and returns where the last of them
+// ends (0 when there is none; it may be past limit). The occurrences are
+// those of b as it came: masking one secret must not hide another that
+// overlaps it (a client_secret that begins with the client_id), so the
+// occurrences are found in order of their start, and a run of
+// overlapping ones is masked only once the next occurrence starts past
+// it.
+func maskBelow(b []byte, secrets [][]byte, limit int) int {
+	var starts [16]int
+	next := starts[:0] // of each secret, where its next occurrence starts; -1 when none
+	if len(secrets) > len(starts) {
+		next = make([]int, 0, len(secrets))
+	}
 	for _, s := range secrets {
-		if len(s) < minMaskedSecret {
-			continue
+		i := -1
+		if len(s) >= minMaskedSecret {
+			i = bytes.Index(b, s)
 		}
-		for i := bytes.Index(b, s); i >= 0; {
-			for j := range s {
-				b[i+j] = '*'
-			}
-			next := bytes.Index(b[i+len(s):], s)
-			if next < 0 {
-				break
-			}
-			i += len(s) + next
+		if i >= limit {
+			i = -1
 		}
+		next = append(next, i)
+	}
+	runStart, runEnd := 0, 0 // the occurrences found and not yet masked
+	for {
+		k := -1 // the secret whose next occurrence starts first
+		for x, i := range next {
+			if i >= 0 && (k < 0 || i < next[k]) {
+				k = x
+			}
+		}
+		if k < 0 {
+			break
+		}
+		i := next[k]
+		if i > runEnd {
+			// Every occurrence still to be found starts past the run.
+			star(b[runStart:min(runEnd, limit)])
+			runStart = i
+		}
+		runEnd = max(runEnd, i+len(secrets[k]))
+		// Nothing at or past i is masked yet.
+		next[k] = -1
+		if j := bytes.Index(b[i+1:], secrets[k]); j >= 0 && i+1+j < limit {
+			next[k] = i + 1 + j
+		}
+	}
+	star(b[runStart:min(runEnd, limit)])
+	return runEnd
+}
+
+func star(b []byte) {
+	for i := range b {
+		b[i] = '*'
 	}
 }
 
@@ -459,17 +512,17 @@ func maskText(s string, secrets [][]byte) (string, bool) {
 		}
 		quoted := strconv.Quote(string(sec))
 		for _, form := range []string{string(sec), quoted[1 : len(quoted)-1]} {
+			// Found in the text as it came (lower is never masked), so
+			// that masking one secret cannot hide another that overlaps it.
 			pat := asciiLower([]byte(form))
-			for i := bytes.Index(lower, pat); i >= 0; {
-				changed = true
-				for j := i; j < i+len(pat); j++ {
-					b[j], lower[j] = '*', '*'
-				}
-				next := bytes.Index(lower[i+len(pat):], pat)
-				if next < 0 {
+			for off := 0; ; {
+				i := bytes.Index(lower[off:], pat)
+				if i < 0 {
 					break
 				}
-				i += len(pat) + next
+				star(b[off+i : off+i+len(pat)])
+				changed = true
+				off += i + 1
 			}
 		}
 	}

@@ -463,3 +463,44 @@ func TestStatusTextHoldsNoSecret(t *testing.T) {
 		})
 	}
 }
+
+// TestOverlappingSecretsMaskedWhole: a secret that holds another (a
+// client secret that begins with the client id, as some services make
+// them) is masked whole wherever it is echoed, however the answer
+// arrives: masking the shorter one first must not leave the rest of the
+// longer one readable.
+func TestOverlappingSecretsMaskedWhole(t *testing.T) {
+	const id, secret = "app-1234567890", "app-1234567890-Xy9secretpart"
+	t.Setenv("DB_TEST_PREFIX_ID", id)
+	t.Setenv("DB_TEST_PREFIX_SECRET", secret)
+	for _, c := range []struct {
+		name  string
+		write func(w http.ResponseWriter, body []byte)
+	}{
+		{"whole", func(w http.ResponseWriter, body []byte) { w.Write(body) }},
+		{"byte by byte", func(w http.ResponseWriter, body []byte) {
+			for i := range body {
+				w.Write(body[i : i+1])
+				w.(http.Flusher).Flush()
+			}
+		}},
+		{"secrets side by side", func(w http.ResponseWriter, body []byte) {
+			io.WriteString(w, id+secret+" "+secret[:len(id)+3]+secret)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+				w.Header().Set("Content-Type", "text/plain")
+				c.write(w, body)
+			})
+			tc := load(t, site(fmt.Sprintf("\t\tauth_url %s/loginV2\n\t\tclient_id {env.DB_TEST_PREFIX_ID}\n\t\tclient_secret {env.DB_TEST_PREFIX_SECRET}\n\t\tuid u1\n", up.URL)))
+			res := post(t, tc, "/proxy/bee-auth", []byte(`{}`), nil)
+			if res.Status != 200 {
+				t.Fatalf("%d %s", res.Status, res.Body)
+			}
+			if tail := secret[len(id):]; bytes.Contains(res.Body, []byte(tail)) {
+				t.Errorf("the client secret's rest %q is readable: %s", tail, res.Body)
+			}
+		})
+	}
+}
