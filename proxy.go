@@ -138,6 +138,12 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		// upstream's malformed answer.
 		return nil, maskError(err, t.secrets)
 	}
+	// The bridge never asks to switch protocols; after a 101 the
+	// connection would be a tunnel whose bytes no masking reads.
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		resp.Body.Close()
+		return nil, errUpstreamSwitched
+	}
 	// Masking reads the bytes as sent: in a compressed answer a secret
 	// would pass unseen, and the browser would decompress it.
 	if encoded(resp.Header) {
@@ -204,6 +210,9 @@ func encoded(h http.Header) bool {
 // errUpstreamEncoded: the upstream answered in a content coding, which
 // the bridge asked it not to use and cannot check for secrets.
 var errUpstreamEncoded = errors.New("upstream answered with a content coding")
+
+// errUpstreamSwitched: the upstream answered 101 Switching Protocols.
+var errUpstreamSwitched = errors.New("upstream switched protocols (101), which the bridge never asks for")
 
 // errUpstreamTimeout is a net.Error with Timeout() true, which Caddy's
 // reverse proxy maps to 504.

@@ -504,3 +504,32 @@ func TestOverlappingSecretsMaskedWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestSwitchingProtocolsRefused: an upstream that answers 101 would turn
+// the exchange into a tunnel whose bytes no masking reads. The bridge
+// never asks to switch protocols (a browser's fetch cannot, a script
+// can), so such an answer is a failed one: 502, never an empty 200 or a
+// tunnel.
+func TestSwitchingProtocolsRefused(t *testing.T) {
+	url := rawUpstream(t, func(req *http.Request, body []byte) string {
+		return "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\ntunnel " + sentSecret(req, body) + "\n"
+	})
+	block := fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/loginV2\n\t\tuid u1\n", url, tokenPlain, clientID, clientSecret, url)
+	tc := load(t, site(block))
+	for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
+		for _, upgrade := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s upgrade=%v", path, upgrade), func(t *testing.T) {
+				var header map[string]string
+				if upgrade {
+					header = map[string]string{"Connection": "Upgrade", "Upgrade": "x"}
+				}
+				res := post(t, tc, path, []byte(`{}`), header)
+				if res.Status != http.StatusBadGateway {
+					t.Fatalf("%d %q, want 502", res.Status, res.Body)
+				}
+				assertErrorBody(t, res, 5020)
+				assertNoSecret(t, "body", res.Body)
+			})
+		}
+	}
+}
