@@ -48,20 +48,35 @@ func checkCSS(v string, max int) (safe, why string) {
 		return "", "over " + strconv.Itoa(max) + " bytes"
 	}
 	var quote byte // the quote of the string v is in at i, or 0
+	// The ends of the ( and [ blocks open at i, innermost last: CSS ends
+	// such a block only at its own end, never at a ';' or a '}'.
+	var room [16]byte
+	blocks := room[:0]
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
 		case c == ';', c == '{', c == '}', c == '<', c == '>', c == '\\', c == '\n', c == '\r':
 			return "", "contains " + strconv.QuoteRune(rune(c))
 		case c == quote:
 			quote = 0
-		case quote == 0 && (c == '"' || c == '\''):
+		case quote != 0:
+		case c == '"' || c == '\'':
 			quote = c
+		case c == '(':
+			blocks = append(blocks, ')')
+		case c == '[':
+			blocks = append(blocks, ']')
+		case len(blocks) > 0 && c == blocks[len(blocks)-1]:
+			blocks = blocks[:len(blocks)-1]
 		}
 	}
-	// In the <style> element an open string or comment would run on
-	// over the rules after it (the whole @media block).
+	// In the <style> element an open string, comment or block would run
+	// on over the rules after it (the whole @media block), and in a style
+	// attribute over the declarations after it.
 	if quote != 0 {
 		return "", "contains an unclosed " + strconv.QuoteRune(rune(quote))
+	}
+	if len(blocks) > 0 {
+		return "", "contains an unclosed " + strconv.QuoteRune(rune(opening(blocks[len(blocks)-1])))
 	}
 	if strings.Contains(v, "/*") || strings.Contains(v, "*/") {
 		return "", "contains a CSS comment"
@@ -477,4 +492,12 @@ func textAlign(a string) string {
 		return "justify"
 	}
 	return ""
+}
+
+// opening is the character that opens a CSS block ended by end.
+func opening(end byte) byte {
+	if end == ']' {
+		return '['
+	}
+	return '('
 }

@@ -78,6 +78,13 @@ func TestCSSValue(t *testing.T) {
 		`'Lato, serif`:                "",
 		"1px solid /*":                "",
 		"14px*/":                      "",
+		"rgb(1, 2, 3)":                "rgb(1, 2, 3)",
+		"rgb(1, 2, 3":                 "",
+		"calc(100% - (2px)":           "",
+		"attr(x[y)":                   "",
+		"a[b":                         "",
+		`"(", serif`:                  `"(", serif`,
+		"1px)":                        "1px)",
 	} {
 		if got := cssValue(in); got != want {
 			t.Errorf("cssValue(%q) = %q, want %q", in, got, want)
@@ -478,8 +485,8 @@ func TestSanitizerCorpus(t *testing.T) {
 func TestStyleRulesStayClosed(t *testing.T) {
 	const hostile = `{"page":{"body":{"container":{"style":{}},"content":{"style":{},"computedStyle":{}}},"rows":[{"container":{"style":{}},"content":{"style":{},"computedStyle":{}},"columns":[{"grid-columns":12,"modules":[
 	 {"type":"mailup-bee-newsletter-modules-button","descriptor":{"button":{"label":"<p>GO</p>","href":"https://example.com/"},
-	  "hoverStyle":{"border-top":"1px solid \"","border-left":"1px solid /*","color":"'red","background-color":"#00ff00"},
-	  "mobileStyle":{"font-size":"\"12px"}}},
+	  "hoverStyle":{"border-top":"1px solid \"","border-left":"1px solid /*","color":"'red","border-right":"1px solid rgb(1,2,3","border-bottom":"1px solid [x","background-color":"#00ff00"},
+	  "mobileStyle":{"font-size":"\"12px","width":"calc(100%"}}},
 	 {"type":"mailup-bee-newsletter-modules-paragraph","descriptor":{"paragraph":{"html":"<p>hi</p>"},"style":{"font-family":"\"It's\", serif"},"mobileStyle":{"font-size":"14px*/"}}}]}]}]}}`
 	d, err := design.Decode([]byte(hostile))
 	if err != nil {
@@ -498,14 +505,26 @@ func TestStyleRulesStayClosed(t *testing.T) {
 			}
 			css := body[i+len("<style>") : j]
 			var quote byte
+			var blocks []byte // the ends of the ( and [ blocks open
 			for k := 0; k < len(css); k++ {
 				switch c := css[k]; {
 				case c == quote:
 					quote = 0
-				case quote == 0 && (c == '"' || c == '\''):
+				case quote != 0:
+				case c == '"' || c == '\'':
 					quote = c
-				case quote == 0 && strings.HasPrefix(css[k:], "/*"):
+				case strings.HasPrefix(css[k:], "/*"):
 					t.Fatalf("a comment opens in the <style> element: …%s…", css[max(k-40, 0):min(k+40, len(css))])
+				case c == '(':
+					blocks = append(blocks, ')')
+				case c == '[':
+					blocks = append(blocks, ']')
+				case len(blocks) > 0 && c == blocks[len(blocks)-1]:
+					blocks = blocks[:len(blocks)-1]
+				case len(blocks) > 0 && c == '}':
+					// In a ( or [ block a brace ends no rule: the block
+					// runs on over the rules after it.
+					t.Fatalf("a %q block is left open in a rule: …%s…", blocks, css[max(k-40, 0):min(k+40, len(css))])
 				}
 			}
 			if quote != 0 {
