@@ -87,7 +87,8 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 	}
 	// The open allowed elements, with room for the usual nesting.
 	stack := make([]atom.Atom, 0, 16)
-	skip := 0 // depth inside dropped-content elements
+	tables := 0 // <table> elements in stack
+	skip := 0   // depth inside dropped-content elements
 	var skipTag string
 	paras := 0 // paragraphs met, for richStyleDefaults
 	richTokens(src, func(t richToken) {
@@ -121,12 +122,21 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 			if len(stack) == maxRichDepth && !isVoid(t.a) {
 				return // past the depth bound: left out, its text kept
 			}
+			if tables == 0 && tablePart(t.a) {
+				// Outside a table of its own, a browser puts a cell or
+				// row in the layout's table around the rich text,
+				// closing the block's cell: left out, its text kept.
+				return
+			}
 			w.startTag(&t, o, &paras)
 			// A browser reads <b/> as <b>: the element stays open, so it
 			// is closed like any other (a self-closing slash means
 			// something only on void elements).
 			if !isVoid(t.a) {
 				stack = append(stack, t.a)
+				if t.a == atom.Table {
+					tables++
+				}
 			}
 		case html.EndTagToken:
 			if skip > 0 {
@@ -141,7 +151,7 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 			// Close up to the matching open element; ignore strays.
 			for i := len(stack) - 1; i >= 0; i-- {
 				if stack[i] == t.a {
-					w.closeTags(stack[i:])
+					tables -= w.closeTags(stack[i:])
 					stack = stack[:i]
 					break
 				}
@@ -151,14 +161,29 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 	w.closeTags(stack)
 }
 
-// closeTags writes the end tags of open, innermost (last) first.
-func (w *emailWriter) closeTags(open []atom.Atom) {
+// closeTags writes the end tags of open, innermost (last) first, and
+// returns how many of them are tables.
+func (w *emailWriter) closeTags(open []atom.Atom) (tables int) {
 	for i := len(open) - 1; i >= 0; i-- {
 		w.checkSize()
 		w.s("</")
 		w.s(open[i].String())
 		w.s(">")
+		if open[i] == atom.Table {
+			tables++
+		}
 	}
+	return tables
+}
+
+// tablePart reports whether a is an element a browser places in the
+// innermost open table (closing the cell or row it is in).
+func tablePart(a atom.Atom) bool {
+	switch a {
+	case atom.Caption, atom.Colgroup, atom.Col, atom.Tbody, atom.Thead, atom.Tfoot, atom.Tr, atom.Td, atom.Th:
+		return true
+	}
+	return false
 }
 
 // startTag writes the start tag t (of an allowed element) with its

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,6 +44,11 @@ func TestSanitizeRich(t *testing.T) {
 		{"self-closed void element", `a<br/>b`, nil, `a<br>b`},
 		{"stray end tags ignored", `x</div></span>y`, nil, `xy`},
 		{"misnested closed in order", `<b><i>x</b>y</i>`, nil, `<b><i>x</i></b>y`},
+		{"table cell outside a table dropped, text kept", `<p>in</p><td style="width:3000px">out</td>`, nil, `<p>in</p>out`},
+		{"table parts outside a table dropped", `<tr><th>a</th></tr><caption>c</caption><colgroup><col></colgroup><tbody>b</tbody>`, nil, `acb`},
+		{"table parts kept in a table", `<table><caption>c</caption><colgroup><col></colgroup><tbody><tr><td>a<table><tr><td>b</td></tr></table></td></tr></tbody></table>`, nil,
+			`<table><caption>c</caption><colgroup><col></colgroup><tbody><tr><td>a<table><tr><td>b</td></tr></table></td></tr></tbody></table>`},
+		{"table parts after the table dropped", `<table><tr><td>a</td></tr></table><tr><td>b`, nil, `<table><tr><td>a</td></tr></table>b`},
 		{"forms and inputs dropped, text kept", `<form action="/x">F<input name="q"></form>`, nil, `F`},
 		{"comments dropped", `a<!--[if mso]><b>x</b><![endif]-->b`, nil, `ab`},
 		{"plaintext raw text re-escaped", `<plaintext><script>x</script>`, nil, `&lt;script&gt;x&lt;/script&gt;`},
@@ -365,6 +371,11 @@ func checkSanitized(t *testing.T, src string) {
 				if !allowedTag(tok.DataAtom) {
 					fail("element %q", tok.Data)
 				}
+				if tableParts[tok.Data] && !slices.Contains(open, "table") {
+					// A browser would put it in the layout's table around
+					// the rich text, out of the block's cell.
+					fail("<%s> outside a table", tok.Data)
+				}
 				if !isVoid(tok.DataAtom) {
 					open = append(open, tok.Data) // <b/> opens b, as in a browser
 				}
@@ -396,6 +407,11 @@ func checkSanitized(t *testing.T, src string) {
 		}
 	}
 }
+
+// tableParts are the elements a browser puts in the innermost open table
+// (closing the cell or row they meet on the way).
+var tableParts = map[string]bool{"caption": true, "colgroup": true, "col": true,
+	"tbody": true, "thead": true, "tfoot": true, "tr": true, "td": true, "th": true}
 
 // scriptableDecl is what no written style declaration may be, said
 // apart from the sanitiser's own rule (declarationSafe) so that the two
@@ -431,6 +447,7 @@ var sanitizerSeeds = []string{
 	`a<!--[if mso]><b>x</b><![endif]-->b`, `<svg><script>x</script><p>y</p></svg>z`,
 	`<ul style="list-style:none"><li>a<li>b</ul>`, `<p>a</p><p style="margin:0">b</p>`,
 	`<style>p{}</style><script>alert(1)</script><textarea><p></textarea>`,
+	`<p>a</p><td>b</td></tr><tr><td>c`, `<table><tr><td>a</td></tr></table><caption>x`,
 }
 
 // FuzzSanitizer: whatever the rich text, the sanitiser keeps its
