@@ -515,3 +515,33 @@ func saveArtifact(t *testing.T, name string, data []byte) {
 	}
 	t.Logf("saved %s", path)
 }
+
+// documentHeader returns the value of the header name of the answer to a
+// request for url ("" when none was seen).
+func (s *session) documentHeader(url, name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.responses {
+		if r.url != url {
+			continue
+		}
+		for _, h := range r.headers {
+			if k, v, ok := strings.Cut(h, ": "); ok && strings.EqualFold(k, name) {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// requested reports whether the page asked for a URL ending in suffix.
+func (s *session) requested(suffix string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.requests {
+		if strings.HasSuffix(r.url, suffix) {
+			return true
+		}
+	}
+	return false
+}

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"encoding/base64"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -38,13 +39,14 @@ export default class FakeBeefreeSDK {
 `
 
 // TestVendorSDKSetting switches config.js to the vendor's SDK (by serving a
-// modified config.js to the browser) and checks that the page loads the
-// SDK from the configured URL and drives it through the contract's surface.
+// modified config.js to the browser), and the page's policy to the script
+// sources Caddyfile.example names for it, and checks that the page loads
+// the SDK from the configured URL and drives it through the contract's
+// surface.
 func TestVendorSDKSetting(t *testing.T) {
 	env := readEnvExample(t)
 	setEnv(t, env, "")
 	tester := newTester(t)
-	loadConfig(t, tester, exampleConfig(t, nil))
 
 	configJS, err := os.ReadFile(filepath.Join(repoRoot, "www", "config.js"))
 	if err != nil {
@@ -55,6 +57,22 @@ func TestVendorSDKSetting(t *testing.T) {
 		t.Fatal("www/config.js has no vendorSdkUrl")
 	}
 	sdkURL := string(m[1])
+
+	// The page's policy as the example's comment says to set it for the
+	// vendor's SDK.
+	caddyfile := exampleConfig(t, nil)
+	sources := regexp.MustCompile(`(?m)^#\s+(script-src 'self' [^\n]+)$`).FindStringSubmatch(caddyfile)
+	if sources == nil {
+		t.Fatal("Caddyfile.example does not say which script sources the vendor's SDK needs")
+	}
+	if u, err := url.Parse(sdkURL); err != nil || !strings.Contains(sources[1]+" ", " "+u.Scheme+"://"+u.Host+" ") {
+		t.Fatalf("Caddyfile.example's script sources for the vendor (%s) leave out vendorSdkUrl's origin (%s)", sources[1], sdkURL)
+	}
+	const pagePolicy = `"script-src 'self';`
+	if strings.Count(caddyfile, pagePolicy) != 1 {
+		t.Fatalf("Caddyfile.example has %d page policies starting %s, want 1", strings.Count(caddyfile, pagePolicy), pagePolicy)
+	}
+	loadConfig(t, tester, strings.Replace(caddyfile, pagePolicy, `"`+sources[1]+";", 1))
 	const standIn, vendor = `editor: "stand-in"`, `editor: "vendor"`
 	if !strings.Contains(string(configJS), standIn) {
 		t.Fatalf("www/config.js does not select the stand-in by default (%s)", standIn)
