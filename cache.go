@@ -84,15 +84,16 @@ func cacheablePath(p string) bool {
 
 // keyHeaders are the request headers an answer may vary by and still be
 // kept: Accept is in the key, and the bridge sends every export with the
-// same Content-Type and no Accept-Encoding.
+// same Content-Type and Accept-Encoding. The headers forward_headers names
+// are in the key too (Bridge.keyHeaders adds them).
 var keyHeaders = map[string]bool{"Accept": true, "Accept-Encoding": true, "Content-Type": true}
 
 // unsharedReason says why an answer may be given only to the request that
 // asked for it ("" when it may be kept and shared): its Cache-Control
 // says private or no-store (or no-cache: not without asking again), or its
-// Vary names a request header outside the key, which two requests of the
-// same key may differ in.
-func unsharedReason(h http.Header) string {
+// Vary names a request header outside the key (keyed), which two
+// requests of the same key may differ in.
+func unsharedReason(h http.Header, keyed map[string]bool) string {
 	for _, line := range h.Values("Cache-Control") {
 		for _, d := range strings.Split(line, ",") {
 			name, _, _ := strings.Cut(strings.TrimSpace(d), "=")
@@ -104,7 +105,7 @@ func unsharedReason(h http.Header) string {
 	}
 	for _, line := range h.Values("Vary") {
 		for _, name := range strings.Split(line, ",") {
-			if name = strings.TrimSpace(name); name != "" && !keyHeaders[http.CanonicalHeaderKey(name)] {
+			if name = strings.TrimSpace(name); name != "" && !keyed[http.CanonicalHeaderKey(name)] {
 				return "vary"
 			}
 		}
@@ -145,6 +146,7 @@ func acceptKey(lines []string) string {
 // (keyOf).
 type exportKey struct {
 	path, accept string
+	headers      string // forward_headers' values (Bridge.forwardedKey)
 	sum          uint64
 }
 
@@ -271,7 +273,7 @@ func (c *exportCache) put(key exportKey, design []byte, a *exportAnswer) bool {
 	if a.status != http.StatusOK {
 		return false
 	}
-	size := a.size() + int64(cap(design)+len(key.path)+len(key.accept))
+	size := a.size() + int64(cap(design)+len(key.path)+len(key.accept)+len(key.headers))
 	if size > c.max/8 {
 		return false
 	}

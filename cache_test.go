@@ -280,7 +280,7 @@ func TestAnswerSizeCountsItsMemory(t *testing.T) {
 	rec := &answerRecorder{header: http.Header{}}
 	rec.WriteHeader(http.StatusOK)
 	_, _ = rec.Write([]byte("ten bytes!"))
-	a := rec.answer()
+	a := rec.answer(keyHeaders)
 	defer a.release()
 	if n := a.size(); n < 32<<10 {
 		t.Errorf("a 10-byte answer in a %d-byte buffer counts %d bytes", cap(a.buf), n)
@@ -532,7 +532,7 @@ func TestUnsharedReason(t *testing.T) {
 		{http.Header{"Cache-Control": {"no-store"}}, "cache-control"},
 		{http.Header{"Cache-Control": {"no-cache"}}, "cache-control"},
 	} {
-		if got := unsharedReason(tc.header); got != tc.want {
+		if got := unsharedReason(tc.header, keyHeaders); got != tc.want {
 			t.Errorf("unsharedReason(%v) = %q, want %q", tc.header, got, tc.want)
 		}
 	}

@@ -126,6 +126,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 //		timeout         <duration>
 //		unwrap_html
 //		allowed_origins <origins...>
+//		forward_headers <names...>
 //		insecure_http
 //		cache           [<max_size> [<ttl>]]
 //		auth_rate_limit <requests> [per] <duration> | off
@@ -185,7 +186,7 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				}
 				b.AuthPath = v
 			}
-		case "export_paths", "allowed_origins":
+		case "export_paths", "allowed_origins", "forward_headers":
 			args := d.RemainingArgs()
 			if len(args) == 0 {
 				return d.ArgErr()
@@ -194,11 +195,20 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				if name == "export_paths" && !strings.HasPrefix(a, "/") {
 					return d.Errf("export_paths: %q must start with /", a)
 				}
+				if name != "forward_headers" {
+					continue
+				}
+				if why := forwardRefusal(a); why != "" {
+					return d.Errf("forward_headers: %q %s", a, why)
+				}
 			}
-			if name == "export_paths" {
+			switch name {
+			case "export_paths":
 				b.ExportPaths = args
-			} else {
+			case "allowed_origins":
 				b.AllowedOrigins = args
+			default:
+				b.ForwardHeaders = args
 			}
 		case "max_body", "large_body_memory":
 			var v string

@@ -49,10 +49,12 @@ func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body *requestBo
 	defer out.Body.Close()
 	out.ContentLength = body.Len()
 	out.TransferEncoding = nil
-	for _, h := range []string{"Authorization", "Cookie", "Proxy-Authorization", "Accept-Encoding"} {
-		out.Header.Del(h)
-	}
-	out.Header.Set("Content-Type", "application/json")
+	// Of the browser's headers only those the export needs (headers.go);
+	// none of its trailers, which Caddy's reverse proxy would pass on
+	// (net/http sends none with a body of known length, which is not a
+	// rule this handler should rest on).
+	out.Header = b.exportHeader(r.Header)
+	out.Trailer = nil
 
 	watch := newWatcher(w, b.secrets)
 	if b.UnwrapHTML {
@@ -95,6 +97,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		body.Close()
 		return b.internalError(w, r, fmt.Errorf("reading the buffered body: %w", err))
 	}
+	key.headers = b.forwardedKey(r.Header)
 	bypass := cache != nil && hasNoCache(r.Header.Get("Cache-Control"))
 	if cache != nil && !bypass {
 		if a, ok := cache.get(key, design); ok {
@@ -115,7 +118,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 			rec = &answerRecorder{header: http.Header{}}
 			err = b.answerTooLarge(rec, r, maxSharedAnswer)
 		}
-		a := rec.answer()
+		a := rec.answer(b.keyHeaders)
 		// What the page decodes is masked too (an escaped secret in a
 		// JSON string); the answer is whole here, so its length can change.
 		if body, changed := maskJSONStrings(a.body, b.secrets); changed {
@@ -242,7 +245,9 @@ func (b *Bridge) answerTooLarge(w http.ResponseWriter, r *http.Request, limit in
 		fmt.Sprintf("%s answered more than %d bytes", b.upstreamName(r), limit))
 }
 
-func (a *answerRecorder) answer() *exportAnswer {
+// answer is what was recorded, to be kept or shared unless it varies by
+// a request header outside keyed (unsharedReason).
+func (a *answerRecorder) answer(keyed map[string]bool) *exportAnswer {
 	h := a.header.Clone()
 	// Trailers: values of the names the Trailer header announced, and
 	// names set with http.TrailerPrefix, both set once the body is written.
@@ -267,7 +272,7 @@ func (a *answerRecorder) answer() *exportAnswer {
 	for _, k := range []string{"Date", "Set-Cookie", "Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length"} {
 		h.Del(k)
 	}
-	return &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body, buf: a.body, unshared: unsharedReason(h)}
+	return &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body, buf: a.body, unshared: unsharedReason(h, keyed)}
 }
 
 // exportAnswer is an export's answer as the client was sent it: after the

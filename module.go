@@ -128,6 +128,17 @@ type Bridge struct {
 	// ({"body": {"html": …}}) to raw text/html.
 	UnwrapHTML bool `json:"unwrap_html,omitempty"`
 
+	// Request headers that exports pass on to the content service besides
+	// their own, such as tracing headers (traceparent, X-Request-Id). An
+	// export sends Content-Type, the request's Accept and the bearer token;
+	// Caddy's reverse proxy adds X-Forwarded-For, -Proto, -Host and Via.
+	// Nothing else of the browser's request reaches the content service,
+	// which may be a third party. Each named header's values are part of
+	// the key under which answers are kept and shared. Headers that carry
+	// credentials or a user's identity, hop-by-hop, conditional and range
+	// headers, and those the export sets itself are refused at load.
+	ForwardHeaders []string `json:"forward_headers,omitempty"`
+
 	// Origins (scheme://host[:port]) allowed to call the export and auth
 	// paths besides the site's own origin.
 	AllowedOrigins []string `json:"allowed_origins,omitempty"`
@@ -156,6 +167,9 @@ type Bridge struct {
 	secrets      [][]byte // values that must never reach a response or log
 	exportPaths  map[string]struct{}
 	allowed      map[string]struct{}
+	// forward_headers, canonical, each once; keyHeaders with them added.
+	forwardHeaders []string
+	keyHeaders     map[string]bool
 
 	exportProxy *reverseproxy.Handler
 	authProxy   *reverseproxy.Handler
@@ -310,6 +324,9 @@ func (b *Bridge) resolve() error {
 	}
 	if b.Timeout == 0 {
 		b.Timeout = caddy.Duration(DefaultTimeout)
+	}
+	if err := b.resolveForwardHeaders(); err != nil {
+		return err
 	}
 	b.allowed = make(map[string]struct{}, len(b.AllowedOrigins))
 	for _, o := range b.AllowedOrigins {

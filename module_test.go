@@ -43,6 +43,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{"unwrap_html", "design_bridge {\n unwrap_html\n}", Bridge{UnwrapHTML: true}},
 		{"allowed_origins", "design_bridge {\n allowed_origins http://localhost:3000 https://app.example.com\n}", Bridge{AllowedOrigins: []string{"http://localhost:3000", "https://app.example.com"}}},
 		{"insecure_http", "design_bridge {\n insecure_http\n}", Bridge{InsecureHTTP: true}},
+		{"forward_headers", "design_bridge {\n forward_headers traceparent X-Request-Id\n}", Bridge{ForwardHeaders: []string{"traceparent", "X-Request-Id"}}},
 		{"insecure_caller_uid", "design_bridge {\n insecure_caller_uid\n}", Bridge{InsecureCallerUID: true}},
 		{"all", `design_bridge {
 			content_service https://cs.example.com/api
@@ -105,6 +106,9 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"export_paths none", "design_bridge {\n export_paths\n}", "after 'export_paths'"},
 		{"export_paths relative", "design_bridge {\n export_paths /a b\n}", `export_paths: "b" must start with /`},
 		{"allowed_origins none", "design_bridge {\n allowed_origins\n}", "after 'allowed_origins'"},
+		{"forward_headers none", "design_bridge {\n forward_headers\n}", "after 'forward_headers'"},
+		{"forward_headers a credential", "design_bridge {\n forward_headers Traceparent cookie\n}", `forward_headers: "cookie" carries credentials`},
+		{"forward_headers hop-by-hop", "design_bridge {\n forward_headers Keep-Alive\n}", `forward_headers: "Keep-Alive" is a hop-by-hop header`},
 		{"max_body bad", "design_bridge {\n max_body lots\n}", `max_body: "lots" is not a size`},
 		{"max_body zero", "design_bridge {\n max_body 0\n}", `max_body: "0": size must be between 1 byte and 1 TiB`},
 		{"max_body no arg", "design_bridge {\n max_body\n}", "after 'max_body'"},
@@ -190,6 +194,14 @@ func TestResolveAndValidate(t *testing.T) {
 		{name: "LoginV2 with caller uid opt-in", b: Bridge{ClientID: "i", ClientSecret: "secret-s", InsecureCallerUID: true}},
 		{name: "caller uid opt-in beside uid", b: Bridge{ClientID: "i", ClientSecret: "secret-s", UID: "u", InsecureCallerUID: true}, wantErr: "insecure_caller_uid: set together with uid"},
 		{name: "no LoginV2 needs no uid", b: Bridge{Token: "token-t1"}},
+		{name: "forward_headers canonical, each once", b: Bridge{ForwardHeaders: []string{"traceparent", "X-Request-Id", "TraceParent"}}, check: func(t *testing.T, b *Bridge) {
+			if !reflect.DeepEqual(b.forwardHeaders, []string{"Traceparent", "X-Request-Id"}) || !b.keyHeaders["Traceparent"] || !b.keyHeaders["Accept"] || keyHeaders["Traceparent"] {
+				t.Errorf("forward headers %q, key headers %v", b.forwardHeaders, b.keyHeaders)
+			}
+		}},
+		{name: "forward_headers credential", b: Bridge{ForwardHeaders: []string{"Authorization"}}, wantErr: `forward_headers: "Authorization" carries credentials`},
+		{name: "forward_headers identity", b: Bridge{ForwardHeaders: []string{"X-Forwarded-Email"}}, wantErr: `forward_headers: "X-Forwarded-Email" carries credentials`},
+		{name: "forward_headers not a name", b: Bridge{ForwardHeaders: []string{"two words"}}, wantErr: `forward_headers: "two words" is not a header name`},
 		{name: "plain http to LOCALHOST allowed", b: Bridge{ContentService: "http://LocalHost:8080", Token: "token-t1"}},
 		{name: "plain http to 127.0.0.2 allowed", b: Bridge{ContentService: "http://127.0.0.2:8080", Token: "token-t1"}},
 		// Names under .localhost are looked up like any other name.

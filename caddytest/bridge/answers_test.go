@@ -22,7 +22,7 @@ import (
 // told to run nothing of it on this origin.
 func TestSandboxOnEveryAnswer(t *testing.T) {
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
-		switch r.Header.Get("X-Kind") {
+		switch caseOf(body) {
 		case "error":
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(400)
@@ -56,7 +56,7 @@ func TestSandboxOnEveryAnswer(t *testing.T) {
 				case "cross-site":
 					res = post(t, tc, "/v1/message/html", []byte(`{}`), map[string]string{"Sec-Fetch-Site": "cross-site"})
 				default:
-					res = post(t, tc, "/v1/message/html", []byte(`{}`), map[string]string{"X-Kind": kind})
+					res = post(t, tc, "/v1/message/html", caseBody(kind), nil)
 				}
 				csp := res.Header.Values("Content-Security-Policy")
 				sandboxed := false

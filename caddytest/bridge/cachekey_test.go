@@ -9,7 +9,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"sync"
@@ -18,10 +20,11 @@ import (
 	"time"
 )
 
-// reflectingUpstream answers with the Accept lines and X-User it was sent,
-// and copies X-Answer-Vary and X-Answer-Cache-Control into the answer's
-// Vary and Cache-Control, holding each call until release is closed (nil:
-// no hold).
+// reflectingUpstream answers with the Accept lines, X-Tenant and
+// X-Forwarded-For it was sent, and with the Vary or Cache-Control that the
+// body's last word names (answerControls), holding each call until
+// release is closed (nil: no hold). The word is in the body because the
+// bridge passes on none of a request's own headers.
 func reflectingUpstream(t *testing.T, release <-chan struct{}, calls *atomic.Int64) *upstream {
 	return newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		if calls != nil {
@@ -34,15 +37,24 @@ func reflectingUpstream(t *testing.T, release <-chan struct{}, calls *atomic.Int
 				return
 			}
 		}
-		if v := r.Header.Get("X-Answer-Vary"); v != "" {
-			w.Header().Set("Vary", v)
-		}
-		if v := r.Header.Get("X-Answer-Cache-Control"); v != "" {
-			w.Header().Set("Cache-Control", v)
+		for k, v := range answerControls[string(body[bytes.LastIndexByte(body, ' ')+1:])] {
+			w.Header()[k] = v
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"accept": r.Header.Values("Accept"), "user": r.Header.Get("X-User")})
+		json.NewEncoder(w).Encode(map[string]any{"accept": r.Header.Values("Accept"), "tenant": r.Header.Get("X-Tenant"), "client": r.Header.Get("X-Forwarded-For")})
 	})
+}
+
+// answerControls are the headers reflectingUpstream answers with, by the
+// last word of the body.
+var answerControls = map[string]http.Header{
+	"vary":        {"Vary": {"Accept, X-User"}},
+	"star":        {"Vary": {"*"}},
+	"accept":      {"Vary": {"accept"}},
+	"tenant":      {"Vary": {"Accept, x-tenant"}},
+	"vary-client": {"Vary": {"X-Forwarded-For"}},
+	"private":     {"Cache-Control": {"max-age=60, private"}},
+	"no-store":    {"Cache-Control": {"No-Store"}},
 }
 
 // postHeader posts body to path with the given header lines.
@@ -52,7 +64,9 @@ func postHeader(t *testing.T, path string, body []byte, h http.Header) response 
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header = h.Clone()
+	if h != nil {
+		req.Header = h.Clone()
+	}
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -65,11 +79,14 @@ func postHeader(t *testing.T, path string, body []byte, h http.Header) response 
 
 func TestCacheKeyIsTheWholeRequest(t *testing.T) {
 	up := reflectingUpstream(t, nil, nil)
-	load(t, site(bridgeBlock(up, "cache 1MiB 10m")))
+	load(t, site(bridgeBlock(up, "cache 1MiB 10m", "forward_headers X-Tenant")))
 	design := testDesign(t)
 	other := func(s string) []byte { return append(bytes.Clone(design), []byte(" "+s)...) }
-	browser := `{"accept":["*/*"],"user":""}` + "\n"
-	twoLines := `{"accept":["*/*","text/html;q=0, application/json"],"user":""}` + "\n"
+	answer := func(accept, tenant string) string {
+		return `{"accept":` + accept + `,"client":"127.0.0.1","tenant":"` + tenant + `"}` + "\n"
+	}
+	browser := answer(`["*/*"]`, "")
+	twoLines := answer(`["*/*","text/html;q=0, application/json"]`, "")
 	steps := []struct {
 		name   string
 		body   []byte
@@ -85,16 +102,23 @@ func TestCacheKeyIsTheWholeRequest(t *testing.T) {
 		{"two lines again from the cache", design, http.Header{"Accept": {"*/*", "text/html;q=0, application/json"}}, "design_bridge; hit", twoLines, 2},
 		{"browser's Accept still its own", design, http.Header{"Accept": {"*/*"}}, "design_bridge; hit", browser, 2},
 		{"the same list on one line is the same key", design, http.Header{"Accept": {"*/*,text/html;q=0,  application/json"}}, "design_bridge; hit", twoLines, 2},
-		{"Vary outside the key: not kept", other("vary"), http.Header{"X-Answer-Vary": {"Accept, X-User"}, "X-User": {"alice"}}, "design_bridge; fwd=bypass; stored=false; detail=vary", `{"accept":null,"user":"alice"}` + "\n", 3},
-		{"so another user gets their own", other("vary"), http.Header{"X-Answer-Vary": {"Accept, X-User"}, "X-User": {"bob"}}, "design_bridge; fwd=bypass; stored=false; detail=vary", `{"accept":null,"user":"bob"}` + "\n", 4},
-		{"Vary *: not kept", other("star"), http.Header{"X-Answer-Vary": {"*"}}, "design_bridge; fwd=bypass; stored=false; detail=vary", "", 5},
-		{"Vary *: again upstream", other("star"), http.Header{"X-Answer-Vary": {"*"}}, "design_bridge; fwd=bypass; stored=false; detail=vary", "", 6},
-		{"Vary on the key: kept", other("accept"), http.Header{"X-Answer-Vary": {"accept"}}, "design_bridge; fwd=miss", "", 7},
-		{"Vary on the key: from the cache", other("accept"), http.Header{"X-Answer-Vary": {"accept"}}, "design_bridge; hit", "", 7},
-		{"private: not kept", other("private"), http.Header{"X-Answer-Cache-Control": {"max-age=60, private"}}, "design_bridge; fwd=bypass; stored=false; detail=cache-control", "", 8},
-		{"private: again upstream", other("private"), http.Header{"X-Answer-Cache-Control": {"max-age=60, private"}}, "design_bridge; fwd=bypass; stored=false; detail=cache-control", "", 9},
-		{"no-store: not kept", other("no-store"), http.Header{"X-Answer-Cache-Control": {"No-Store"}}, "design_bridge; fwd=bypass; stored=false; detail=cache-control", "", 10},
-		{"no-store: again upstream", other("no-store"), http.Header{"X-Answer-Cache-Control": {"No-Store"}}, "design_bridge; fwd=bypass; stored=false; detail=cache-control", "", 11},
+		// X-User does not reach the content service, but an answer that
+		// says it depends on it is for its own request only.
+		{"Vary outside the key: not kept", other("vary"), http.Header{"X-User": {"alice"}}, "design_bridge; fwd=bypass; stored=false; detail=vary", answer("null", ""), 3},
+		{"Vary outside the key: again upstream", other("vary"), http.Header{"X-User": {"bob"}}, "design_bridge; fwd=bypass; stored=false; detail=vary", answer("null", ""), 4},
+		{"Vary *: not kept", other("star"), nil, "design_bridge; fwd=bypass; stored=false; detail=vary", "", 5},
+		{"Vary *: again upstream", other("star"), nil, "design_bridge; fwd=bypass; stored=false; detail=vary", "", 6},
+		{"Vary on the key: kept", other("accept"), nil, "design_bridge; fwd=miss", "", 7},
+		{"Vary on the key: from the cache", other("accept"), nil, "design_bridge; hit", "", 7},
+		// A header forward_headers names is part of the key.
+		{"a forwarded header: kept", other("tenant"), http.Header{"X-Tenant": {"a"}}, "design_bridge; fwd=miss", answer("null", "a"), 8},
+		{"another value is another key", other("tenant"), http.Header{"X-Tenant": {"b"}}, "design_bridge; fwd=miss", answer("null", "b"), 9},
+		{"each value from the cache", other("tenant"), http.Header{"X-Tenant": {"a"}}, "design_bridge; hit", answer("null", "a"), 9},
+		{"without the header another key too", other("tenant"), nil, "design_bridge; fwd=miss", answer("null", ""), 10},
+		{"private: not kept", other("private"), nil, "design_bridge; fwd=bypass; stored=false; detail=cache-control", "", 11},
+		{"private: again upstream", other("private"), nil, "design_bridge; fwd=bypass; stored=false; detail=cache-control", "", 12},
+		{"no-store: not kept", other("no-store"), nil, "design_bridge; fwd=bypass; stored=false; detail=cache-control", "", 13},
+		{"no-store: again upstream", other("no-store"), nil, "design_bridge; fwd=bypass; stored=false; detail=cache-control", "", 14},
 	}
 	for _, s := range steps {
 		res := postHeader(t, "/v1/message/html", s.body, s.header)
@@ -111,8 +135,8 @@ func TestCacheKeyIsTheWholeRequest(t *testing.T) {
 	m := scrape(t)
 	for _, re := range []string{
 		`caddy_design_bridge_cache_requests_total\{result="bypass"\} 8\b`,
-		`caddy_design_bridge_cache_requests_total\{result="miss"\} 3\b`,
-		`caddy_design_bridge_cache_requests_total\{result="hit"\} 4\b`,
+		`caddy_design_bridge_cache_requests_total\{result="miss"\} 6\b`,
+		`caddy_design_bridge_cache_requests_total\{result="hit"\} 5\b`,
 	} {
 		if !regexp.MustCompile(re).MatchString(m) {
 			t.Errorf("/metrics lacks %s:\n%s", re, grepLines(m, "cache_requests_total"))
@@ -122,20 +146,23 @@ func TestCacheKeyIsTheWholeRequest(t *testing.T) {
 
 // TestUnsharedAnswerNotCoalesced: an export identical to one in flight
 // waits for it, but an answer that varies by a header outside the key is
-// not handed to it: it gets its own.
+// not handed to it: it gets its own. X-Forwarded-For, which Caddy's
+// reverse proxy sets from the client's address, is such a header: alice
+// and bob connect from two loopback addresses.
 func TestUnsharedAnswerNotCoalesced(t *testing.T) {
 	release := make(chan struct{})
 	var calls atomic.Int64
 	up := reflectingUpstream(t, release, &calls)
 	load(t, site(bridgeBlock(up))) // coalescing needs no cache
-	design := testDesign(t)
+	body := append(testDesign(t), " vary-client"...)
+	clients := []string{"127.0.0.1", "127.0.0.2"}
 	answers := make([]response, 2)
 	var wg sync.WaitGroup
-	for i, user := range []string{"alice", "bob"} {
+	for i, ip := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers[i] = postHeader(t, "/v1/message/html", design, http.Header{"X-Answer-Vary": {"X-User"}, "X-User": {user}})
+			answers[i] = postFrom(t, ip, "/v1/message/html", body, nil)
 		}()
 		// alice's call is in flight before bob's export arrives.
 		for deadline := time.Now().Add(10 * time.Second); i == 0 && calls.Load() == 0; {
@@ -148,12 +175,79 @@ func TestUnsharedAnswerNotCoalesced(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // bob's export joins alice's call
 	close(release)
 	wg.Wait()
-	for i, user := range []string{"alice", "bob"} {
-		if want := `{"accept":null,"user":"` + user + `"}` + "\n"; answers[i].Status != 200 || string(answers[i].Body) != want {
-			t.Errorf("%s got %d %s, want %s", user, answers[i].Status, answers[i].Body, want)
+	for i, ip := range clients {
+		if want := `{"accept":null,"client":"` + ip + `","tenant":""}` + "\n"; answers[i].Status != 200 || string(answers[i].Body) != want {
+			t.Errorf("%s got %d %s, want %s", ip, answers[i].Status, answers[i].Body, want)
 		}
 	}
 	if n := calls.Load(); n != 2 {
 		t.Errorf("%d upstream calls, want 2", n)
 	}
+}
+
+// TestForwardedHeaderSeparatesCalls: a header forward_headers names is
+// part of the key of calls in flight too: identical exports with other
+// values make calls of their own, those with the same value share one.
+func TestForwardedHeaderSeparatesCalls(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int64
+	up := reflectingUpstream(t, release, &calls)
+	load(t, site(bridgeBlock(up, "forward_headers X-Tenant")))
+	design := testDesign(t)
+	tenants := []string{"a", "b", "a"}
+	answers := make([]response, len(tenants))
+	var wg sync.WaitGroup
+	for i, tenant := range tenants {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = postHeader(t, "/v1/message/html", design, http.Header{"X-Tenant": {tenant}})
+		}()
+		// a's and b's calls are in flight before the second a arrives.
+		for deadline := time.Now().Add(10 * time.Second); i < 2 && calls.Load() < int64(i+1); {
+			if time.Now().After(deadline) {
+				t.Fatalf("export %d never reached the upstream", i)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // the second a joins the first
+	close(release)
+	wg.Wait()
+	for i, tenant := range tenants {
+		if want := `{"accept":null,"client":"127.0.0.1","tenant":"` + tenant + `"}` + "\n"; answers[i].Status != 200 || string(answers[i].Body) != want {
+			t.Errorf("export %d (tenant %s) got %d %s, want %s", i, tenant, answers[i].Status, answers[i].Body, want)
+		}
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d upstream calls, want 2 (one per tenant)", n)
+	}
+}
+
+// postFrom posts body to path from the local address ip (a loopback
+// address: Caddy's reverse proxy tells the upstream in X-Forwarded-For).
+func postFrom(t *testing.T, ip, path string, body []byte, h http.Header) response {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, fmt.Sprintf("127.0.0.1:%d", httpPort))
+		},
+	}}
+	defer client.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, siteURL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h != nil {
+		req.Header = h.Clone()
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	got, _ := io.ReadAll(res.Body)
+	return response{res.StatusCode, res.Header, got}
 }

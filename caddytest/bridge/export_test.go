@@ -146,7 +146,7 @@ func TestExportPassesStatusAndBody(t *testing.T) {
 			w.Write(png)
 			return
 		}
-		status, _ := strconv.Atoi(r.Header.Get("X-Want-Status"))
+		status, _ := strconv.Atoi(caseOf(body))
 		w.Header().Set("Content-Type", "application/json")
 		if status == 429 {
 			w.Header().Set("Retry-After", "7")
@@ -161,7 +161,7 @@ func TestExportPassesStatusAndBody(t *testing.T) {
 	for _, status := range []int{200, 400, 401, 403, 429, 500} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
 			before := strings.Count(string(readFile(t, logFile)), `"msg":"content service refused the token"`)
-			res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), map[string]string{"X-Want-Status": strconv.Itoa(status)})
+			res := post(t, tc, "/v1/message/html", caseBody(strconv.Itoa(status)), nil)
 			want := fmt.Sprintf(`{"code":%d0,"message":"status %d","details":"d"}`, status, status)
 			if res.Status != status || string(res.Body) != want {
 				t.Errorf("got %d %q, want %d %q", res.Status, res.Body, status, want)
@@ -429,7 +429,7 @@ func TestUnwrapHTML(t *testing.T) {
 	png := pngBytes()
 	wrapper := `{"body":{"html":"<!DOCTYPE html><p>caf\u00e9</p>"}}`
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
-		switch r.Header.Get("X-Kind") {
+		switch caseOf(body) {
 		case "wrapper":
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, wrapper)
@@ -475,7 +475,7 @@ func TestUnwrapHTML(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s unwrap=%v", c.kind, on), func(t *testing.T) {
-				res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), map[string]string{"X-Kind": c.kind})
+				res := post(t, tc, "/v1/message/html", caseBody(c.kind), nil)
 				if res.Status != c.status || string(res.Body) != c.wantBody || res.Header.Get("Content-Type") != c.wantCT {
 					t.Errorf("got %d %q %q, want %d %q %q", res.Status, res.Header.Get("Content-Type"), res.Body, c.status, c.wantCT, c.wantBody)
 				}

@@ -7,6 +7,7 @@ package bridge
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -261,6 +262,23 @@ func do(t *testing.T, tc *testcaddy.Tester, method, path string, body []byte, he
 func post(t *testing.T, tc *testcaddy.Tester, path string, body []byte, header map[string]string) response {
 	t.Helper()
 	return do(t, tc, http.MethodPost, path, body, header)
+}
+
+// caseBody is an export body naming the case a test's upstream is to
+// answer: the bridge passes the body on unchanged but none of a request's
+// own headers (only those forward_headers names), so the body is how a
+// test tells its upstream what to do.
+func caseBody(c string) []byte {
+	return fmt.Appendf(nil, `{"case":%q,"page":{}}`, c)
+}
+
+// caseOf is the case a body made by caseBody names ("" for another body).
+func caseOf(body []byte) string {
+	var v struct {
+		Case string `json:"case"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return v.Case
 }
 
 func readFile(t *testing.T, name string) []byte {

@@ -27,7 +27,7 @@ func TestUnwrapRule(t *testing.T) {
 		"error details, 500 JSON": `{"code":5000,"message":"boom","details":"` + escaped + `"}`,
 	}
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
-		name := r.Header.Get("X-Case")
+		name := caseOf(body)
 		ct := name[strings.LastIndex(name, " ")+1:]
 		w.Header().Set("Content-Type", ct)
 		if strings.HasPrefix(name, "error") {
@@ -45,7 +45,7 @@ func TestUnwrapRule(t *testing.T) {
 			tc := load(t, site(block))
 			for name := range wrappers {
 				t.Run(name, func(t *testing.T) {
-					res := post(t, tc, "/v1/message/html", []byte(`{"page":{}}`), map[string]string{"X-Case": name})
+					res := post(t, tc, "/v1/message/html", caseBody(name), nil)
 					// What the page shows: the body read as text (Go keeps
 					// the BOM, the page's UTF-8 decoding drops it), unwrapped.
 					html, _ := designbridge.HTMLResult(res.Body)

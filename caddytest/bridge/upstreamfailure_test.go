@@ -26,12 +26,13 @@ import (
 // in the shared call's goroutine, where no net/http recover stands).
 func TestUpstreamFailsMidBody(t *testing.T) {
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
-		w.Header().Set("Content-Type", r.Header.Get("X-Type"))
+		kind, contentType, _ := strings.Cut(caseOf(body), " ")
+		w.Header().Set("Content-Type", contentType)
 		w.Header().Set("Content-Length", "1000")
 		w.Header().Set("X-Upstream", "partial")
 		io.WriteString(w, `{"body":{"html":"<p>half`)
 		w.(http.Flusher).Flush()
-		if r.Header.Get("X-Kind") == "reset" {
+		if kind == "reset" {
 			conn, _, err := http.NewResponseController(w).Hijack()
 			if err == nil {
 				conn.(*net.TCPConn).SetLinger(0)
@@ -56,7 +57,7 @@ func TestUpstreamFailsMidBody(t *testing.T) {
 				code   int
 			}{{"hang", 504, 5040}, {"reset", 502, 5020}} {
 				t.Run(c.kind, func(t *testing.T) {
-					res := post(t, tc, "/v1/message/html", []byte(`{}`), map[string]string{"X-Kind": c.kind, "X-Type": conf.contentType})
+					res := post(t, tc, "/v1/message/html", caseBody(c.kind+" "+conf.contentType), nil)
 					if res.Status != c.status {
 						t.Fatalf("status %d %q, want %d", res.Status, res.Body, c.status)
 					}
@@ -82,7 +83,7 @@ func TestClientGoneMidAnswer(t *testing.T) {
 	started := make(chan struct{}, 1)
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		w.Header().Set("Content-Type", "text/html")
-		if r.Header.Get("X-Kind") == "whole" {
+		if caseOf(body) == "whole" {
 			io.WriteString(w, "<p>whole</p>")
 			return
 		}
@@ -115,7 +116,7 @@ func TestClientGoneMidAnswer(t *testing.T) {
 	<-done
 	// Another body: the server may not have seen the client go yet, and an
 	// identical export would rightly join the call still in flight.
-	if res := post(t, tc, "/v1/message/html", []byte(`{"next":1}`), map[string]string{"X-Kind": "whole"}); res.Status != 200 || string(res.Body) != "<p>whole</p>" {
+	if res := post(t, tc, "/v1/message/html", caseBody("whole"), nil); res.Status != 200 || string(res.Body) != "<p>whole</p>" {
 		t.Errorf("the next export: %d %q", res.Status, res.Body)
 	}
 }
@@ -127,7 +128,7 @@ func TestAnswerOverSharedBound(t *testing.T) {
 	const bound = 64 << 20 // design_bridge's maxSharedAnswer
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		w.Header().Set("Content-Type", "text/html")
-		if r.Header.Get("X-Size") == "small" {
+		if caseOf(body) == "small" {
 			io.WriteString(w, "<p>small</p>")
 			return
 		}
@@ -140,7 +141,7 @@ func TestAnswerOverSharedBound(t *testing.T) {
 	})
 	tc := load(t, site(bridgeBlock(up, "cache")))
 	offset := len(readFile(t, logFile))
-	res := post(t, tc, "/v1/message/html", []byte(`{}`), map[string]string{"X-Size": "big"})
+	res := post(t, tc, "/v1/message/html", caseBody("big"), nil)
 	if res.Status != 502 {
 		t.Fatalf("status %d (%d bytes), want 502", res.Status, len(res.Body))
 	}
@@ -158,7 +159,7 @@ func TestAnswerOverSharedBound(t *testing.T) {
 	if len(errs) != 1 || !strings.Contains(errs[0], "answered more than") {
 		t.Errorf("ERROR log entries %q, want one saying the answer was too large", errs)
 	}
-	if res := post(t, tc, "/v1/message/html", []byte(`{}`), map[string]string{"X-Size": "small"}); res.Status != 200 || string(res.Body) != "<p>small</p>" {
+	if res := post(t, tc, "/v1/message/html", caseBody("small"), nil); res.Status != 200 || string(res.Body) != "<p>small</p>" {
 		t.Errorf("the next export: %d %q", res.Status, res.Body)
 	}
 }
