@@ -16,6 +16,16 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
+// authAnswerHeaders are the headers of a LoginV2 answer that the browser
+// gets: what the page's fetch of its token reads (the JSON's type and
+// length), the upstream's caching directives (a token must not be kept)
+// and Retry-After of a 429 or 503. Everything else would act on the host's
+// origin, not the upstream's: its cookies (Set-Cookie, Clear-Site-Data), a
+// redirect (Location, Refresh), CORS grants, HSTS and other policies, and
+// the upstream's own details (Server, Via, internal names).
+var authAnswerHeaders = map[string]bool{"Content-Type": true, "Content-Length": true,
+	"Cache-Control": true, "Expires": true, "Pragma": true, "Retry-After": true}
+
 // passedHeaders are the request headers every export passes on: Accept
 // picks the answer's form (and is in the key); X-Forwarded-For, -Proto
 // and -Host are for Caddy's reverse proxy, which keeps them from a

@@ -64,6 +64,9 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Tim
 	// The page parses the token answer: what its strings decode to is
 	// masked too.
 	watch.unwrapLimit, watch.maskOnly = maxAuthAnswer, true
+	// The answer goes to the host's origin: nothing of it but what the
+	// page's token request needs (authAnswerHeaders).
+	watch.passHeaders = authAnswerHeaders
 	if err := b.proxy(b.authProxy, watch, out); err != nil {
 		return b.proxyError(w, r, ctx, watch, err)
 	}

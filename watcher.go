@@ -31,6 +31,10 @@ type responseWatcher struct {
 	buf       bytes.Buffer
 	secrets   [][]byte    // masked again in unwrapped HTML
 	own       http.Header // the response's headers before the upstream's were added
+	// passHeaders, when set, are the only headers of the upstream's
+	// final answer that the client gets, beside own (which win over the
+	// upstream's); its interim answers and trailers are dropped.
+	passHeaders map[string]bool
 }
 
 func newWatcher(w http.ResponseWriter, secrets [][]byte) *responseWatcher {
@@ -76,7 +80,9 @@ func (rw *responseWatcher) WriteHeader(code int) {
 		return
 	}
 	if code >= 100 && code < 200 {
-		rw.ResponseWriter.WriteHeader(code)
+		if rw.passHeaders == nil {
+			rw.ResponseWriter.WriteHeader(code)
+		}
 		return
 	}
 	rw.wroteHeader, rw.status = true, code
@@ -85,6 +91,22 @@ func (rw *responseWatcher) WriteHeader(code int) {
 	if rw.unwrapLimit > 0 && (rw.maskOnly || code >= 200 && code < 300) {
 		rw.buffering = true
 		return
+	}
+	rw.writeHeader(code)
+}
+
+// writeHeader sends the final status with the headers passHeaders lets
+// through.
+func (rw *responseWatcher) writeHeader(code int) {
+	if rw.passHeaders != nil {
+		h := rw.Header()
+		for k := range h {
+			if v, ok := rw.own[k]; ok {
+				h[k] = v
+			} else if !rw.passHeaders[k] {
+				delete(h, k) // trailers (announced, or by http.TrailerPrefix) too
+			}
+		}
 	}
 	rw.ResponseWriter.WriteHeader(code)
 }
@@ -106,7 +128,7 @@ func (rw *responseWatcher) Write(p []byte) (int, error) {
 		}
 		// Too big to be worth unwrapping: pass it on as it is.
 		rw.buffering = false
-		rw.ResponseWriter.WriteHeader(rw.status)
+		rw.writeHeader(rw.status)
 		if _, err := rw.ResponseWriter.Write(rw.buf.Bytes()); err != nil {
 			return 0, err
 		}
@@ -147,7 +169,7 @@ func (rw *responseWatcher) finish() error {
 			rw.Header().Set("Content-Length", fmt.Sprint(len(body)))
 			rw.Header().Del("ETag")
 		}
-		rw.ResponseWriter.WriteHeader(rw.status)
+		rw.writeHeader(rw.status)
 		_, err := rw.ResponseWriter.Write(body)
 		return err
 	}
@@ -159,7 +181,7 @@ func (rw *responseWatcher) finish() error {
 		h.Del("Content-Encoding")
 		h.Del("ETag")
 	}
-	rw.ResponseWriter.WriteHeader(rw.status)
+	rw.writeHeader(rw.status)
 	_, err := rw.ResponseWriter.Write(body)
 	return err
 }

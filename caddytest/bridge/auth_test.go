@@ -1,12 +1,15 @@
 package bridge
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"net/textproto"
 	"os"
 	"strings"
 	"testing"
@@ -315,4 +318,100 @@ func TestUIDFromHost(t *testing.T) {
 			t.Errorf("login: %d %s", res.Status, res.Body)
 		}
 	})
+}
+
+// TestLoginAnswerHeaders: of the LoginV2 answer's headers the browser
+// gets only those the page's token request needs (Content-Type,
+// Content-Length, caching directives, Retry-After) beside the site's and
+// the bridge's own: no cookie the upstream sets on the host's origin, no
+// redirect, CORS grant, policy or internal detail of the upstream, no
+// trailer, and no interim response.
+func TestLoginAnswerHeaders(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		var in struct{ UID string }
+		_ = json.Unmarshal(body, &in)
+		h := w.Header()
+		h.Add("Set-Cookie", "early=1; Path=/")
+		h.Set("Link", "</evil.js>; rel=preload; as=script")
+		w.WriteHeader(http.StatusEarlyHints)
+		clear(h)
+		for k, v := range map[string][]string{
+			"Set-Cookie":                       {"upstream_session=abc; Path=/; HttpOnly", "tracking=1; Domain=example.com"},
+			"Cache-Control":                    {"no-store"},
+			"Pragma":                           {"no-cache"},
+			"Location":                         {"https://upstream.internal/next"},
+			"Content-Location":                 {"/loginV2/result"},
+			"Link":                             {"</evil.js>; rel=preload; as=script"},
+			"Access-Control-Allow-Origin":      {"*"},
+			"Access-Control-Allow-Credentials": {"true"},
+			"Content-Security-Policy":          {"default-src *"},
+			"Strict-Transport-Security":        {"max-age=0"},
+			"Clear-Site-Data":                  {`"cookies"`},
+			"Refresh":                          {"0; url=https://elsewhere.example"},
+			"X-Internal-Host":                  {"auth-node-7.internal"},
+			"Server":                           {"upstream/1.0"},
+			"Via":                              {"1.1 internal-lb"},
+			"Vary":                             {"Origin"},
+			"Etag":                             {`"t1"`},
+			"Trailer":                          {"X-Trailer-Cookie"},
+			"Content-Type":                     {"application/json"},
+		} {
+			h[k] = v
+		}
+		status := http.StatusOK
+		if in.UID == "busy" {
+			h.Set("Retry-After", "9")
+			status = http.StatusTooManyRequests
+		}
+		w.WriteHeader(status)
+		fmt.Fprintf(w, `{"access_token":"editor-token","uid":%q}`, in.UID)
+		h.Set("X-Trailer-Cookie", "t=1")
+	})
+	tc := load(t, site(authBlock(up, "uid {http.request.header.X-Case}")))
+	allowed := map[string]bool{"Content-Type": true, "Content-Length": true, "Cache-Control": true, "Pragma": true,
+		"Retry-After": true, "Content-Security-Policy": true, "X-Content-Type-Options": true, "Date": true, "Server": true}
+	for _, c := range []struct {
+		uid    string
+		status int
+	}{{"u1", 200}, {"busy", 429}} {
+		t.Run(c.uid, func(t *testing.T) {
+			var interim []int
+			trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, _ textproto.MIMEHeader) error {
+				interim = append(interim, code)
+				return nil
+			}}
+			req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodPost, siteURL+"/proxy/bee-auth", strings.NewReader(`{}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Case", c.uid)
+			res, err := tc.Client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if want := fmt.Sprintf(`{"access_token":"editor-token","uid":%q}`, c.uid); res.StatusCode != c.status || string(body) != want {
+				t.Fatalf("got %d %s, want %d %s", res.StatusCode, body, c.status, want)
+			}
+			for name, v := range res.Header {
+				if !allowed[name] {
+					t.Errorf("%s: %q reached the browser", name, v)
+				}
+			}
+			for name, v := range res.Trailer {
+				t.Errorf("trailer %s: %q reached the browser", name, v)
+			}
+			if len(interim) != 0 {
+				t.Errorf("interim responses %v reached the browser", interim)
+			}
+			for name, want := range map[string]string{"Cache-Control": "no-store", "Pragma": "no-cache",
+				"Content-Security-Policy": "sandbox", "Server": "Caddy"} {
+				if v := res.Header.Values(name); len(v) != 1 || v[0] != want {
+					t.Errorf("%s: %q, want %q", name, v, want)
+				}
+			}
+			if c.status == 429 && res.Header.Get("Retry-After") != "9" {
+				t.Errorf("Retry-After %q, want 9", res.Header.Get("Retry-After"))
+			}
+		})
+	}
 }
