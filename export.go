@@ -188,7 +188,13 @@ type answerRecorder struct {
 	body        []byte // a pooled buffer (exportAnswer.buf once recorded)
 	overflow    bool
 	finalHeader http.Header
+	declared    int // the upstream's Content-Length, when it is one that may be recorded
 }
+
+// firstAnswerBuf is the room an answer is first given, or its declared
+// length when that is less: the answer to an ordinary design (26 KB)
+// fits. A larger answer is grown as its bytes arrive.
+const firstAnswerBuf = 32 << 10
 
 func (a *answerRecorder) Header() http.Header { return a.header }
 
@@ -198,12 +204,17 @@ func (a *answerRecorder) WriteHeader(code int) {
 	}
 	a.status = code
 	a.finalHeader = a.header.Clone()
-	// Room for the whole answer at once when the upstream says its size.
-	n, err := strconv.Atoi(a.header.Get("Content-Length"))
-	if err != nil || n <= 0 || n > maxSharedAnswer {
-		n = 32 << 10
+	// The declared size is no more than a hint: room for it all at once
+	// would let an upstream that declares much and sends little (or
+	// slowly) take memory for bytes that never come, times every export
+	// in flight.
+	if n, err := strconv.Atoi(a.header.Get("Content-Length")); err == nil && n > 0 && n <= maxSharedAnswer {
+		a.declared = n
 	}
-	a.body = getBuf(n)
+	a.body = getBuf(firstAnswerBuf)
+	if a.declared > 0 {
+		a.body = getBuf(min(a.declared, firstAnswerBuf))
+	}
 }
 
 func (a *answerRecorder) Write(p []byte) (int, error) {
@@ -215,14 +226,24 @@ func (a *answerRecorder) Write(p []byte) (int, error) {
 		return 0, errors.New("answer too large to share")
 	}
 	if len(a.body)+len(p) > cap(a.body) {
-		// Grown into a pooled buffer too, the old one given back: an
-		// answer of unknown length may take a few of these.
-		grown := append(getBuf(2*cap(a.body)+len(p)), a.body...)
-		putBuf(a.body)
-		a.body = grown
+		a.grow(len(a.body) + len(p))
 	}
 	a.body = append(a.body, p...)
 	return len(p), nil
+}
+
+// grow gives the answer room for need bytes, as they arrive: twice its
+// room (so that a large answer is copied a few times, not once a write),
+// but no more than its declared length once need fits in it. The buffer
+// is pooled too, the old one given back.
+func (a *answerRecorder) grow(need int) {
+	size := max(2*cap(a.body), need)
+	if a.declared >= need {
+		size = min(size, a.declared)
+	}
+	grown := append(getBuf(min(size, maxSharedAnswer)), a.body...)
+	putBuf(a.body)
+	a.body = grown
 }
 
 // FlushError has nothing to flush: the answer is sent when it is whole.
@@ -236,6 +257,7 @@ func (a *answerRecorder) reset() {
 	a.body = nil
 	a.finalHeader = nil
 	a.overflow = false
+	a.declared = 0
 }
 
 // answerTooLarge answers a request whose upstream answer passed limit
