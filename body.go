@@ -45,6 +45,29 @@ func (m *memoryBudget) take(n int64) bool {
 
 func (m *memoryBudget) give(n int64) { m.left.Add(n) }
 
+// cover makes *reserved, what one buffer holds of m, cover a buffer of
+// size bytes: what it holds past spoolAbove counts (nil m counts
+// nothing). False, with nothing taken, when m has no room for it.
+func (m *memoryBudget) cover(reserved *int64, size int) bool {
+	extra := int64(size) - spoolAbove - *reserved
+	if m == nil || extra <= 0 {
+		return true
+	}
+	if !m.take(extra) {
+		return false
+	}
+	*reserved += extra
+	return true
+}
+
+// free gives back what one buffer held of m (cover).
+func (m *memoryBudget) free(reserved *int64) {
+	if m != nil && *reserved > 0 {
+		m.give(*reserved)
+	}
+	*reserved = 0
+}
+
 // requestBody is a request body read whole before anything goes upstream
 // (so that a slow upload never holds an upstream connection, and the body
 // can be sent again on a fresh connection): in memory, or past spoolAbove

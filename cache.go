@@ -47,6 +47,7 @@ func (b *Bridge) provisionShared(ctx caddy.Context) error {
 	b.flight = &flightGroup{calls: map[exportKey]*flightCall{}}
 	b.seed = maphash.MakeSeed()
 	b.largeBodies = newMemoryBudget(max(b.LargeBodyMemory, 0))
+	b.answerMemory = newMemoryBudget(b.AnswerMemory)
 	var err error
 	if b.metrics, err = newBridgeMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("metrics: %v", err)

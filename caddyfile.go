@@ -123,6 +123,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 //		auth_path       <path>
 //		max_body        <size>
 //		large_body_memory <size> | off
+//		answer_memory   <size>
 //		timeout         <duration>
 //		unwrap_html
 //		allowed_origins <origins...>
@@ -210,7 +211,7 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			default:
 				b.ForwardHeaders = args
 			}
-		case "max_body", "large_body_memory":
+		case "max_body", "large_body_memory", "answer_memory":
 			var v string
 			if !d.AllArgs(&v) {
 				return d.ArgErr()
@@ -223,10 +224,16 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err != nil {
 				return d.Errf("%s: %v", name, err)
 			}
-			if name == "max_body" {
+			switch name {
+			case "max_body":
 				b.MaxBody = size
-			} else {
+			case "large_body_memory":
 				b.LargeBodyMemory = size
+			default:
+				if size < maxSharedAnswer {
+					return d.Errf("answer_memory: %q is less than 64MiB, the largest answer an export may have", v)
+				}
+				b.AnswerMemory = size
 			}
 		case "timeout":
 			var v string

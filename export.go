@@ -58,7 +58,7 @@ func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body *requestBo
 
 	watch := newWatcher(w, b.secrets)
 	if b.UnwrapHTML {
-		watch.unwrapLimit = b.MaxBody
+		watch.unwrapLimit, watch.budget = b.MaxBody, b.answerMemory
 	}
 	if err := b.proxy(b.exportProxy, watch, out); err != nil {
 		return b.proxyError(w, r, ctx, watch, err)
@@ -110,13 +110,21 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 	call := func(ctx context.Context) (*exportAnswer, error) {
 		defer body.Close()
 		r := r.WithContext(ctx)
-		rec := &answerRecorder{header: http.Header{}}
+		rec := &answerRecorder{header: http.Header{}, budget: b.answerMemory}
 		start := time.Now()
 		err := b.forward(rec, r, body, deadline)
 		b.metrics.upstreams.WithLabelValues(r.URL.Path).Observe(time.Since(start).Seconds())
-		if rec.overflow { // a held-back answer, unwrapped past the bound
+		// A held-back answer (unwrap_html) written past the bound, or
+		// past answer_memory's room.
+		if rec.overflow || rec.busy {
+			overflow := rec.overflow
+			rec.reset()
 			rec = &answerRecorder{header: http.Header{}}
-			err = b.answerTooLarge(rec, r, maxSharedAnswer)
+			if overflow {
+				err = b.answerTooLarge(rec, r, maxSharedAnswer)
+			} else {
+				err = b.answerBusy(rec, r)
+			}
 		}
 		a := rec.answer(b.keyHeaders)
 		// What the page decodes is masked too (an escaped secret in a
@@ -131,7 +139,9 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 			if cache != nil && a.unshared == "" {
 				// A fresh answer, bypass or not. The design is copied:
 				// its buffer goes back to the pool with the body.
-				cache.put(key, bytes.Clone(design), a)
+				if cache.put(key, bytes.Clone(design), a) {
+					a.leaveBudget() // counted in the cache's max_size now
+				}
 			}
 		}
 		return a, err
@@ -189,7 +199,15 @@ type answerRecorder struct {
 	overflow    bool
 	finalHeader http.Header
 	declared    int // the upstream's Content-Length, when it is one that may be recorded
+	// budget is answer_memory: what the buffer holds past spoolAbove
+	// (reserved) counts against it; busy: it had no room left.
+	budget   *memoryBudget
+	reserved int64
+	busy     bool
 }
+
+// errAnswerBusy: an answer's buffer found no room left in answer_memory.
+var errAnswerBusy = errors.New("answer_memory is taken by other answers")
 
 // firstAnswerBuf is the room an answer is first given, or its declared
 // length when that is less: the answer to an ordinary design (26 KB)
@@ -225,8 +243,9 @@ func (a *answerRecorder) Write(p []byte) (int, error) {
 		a.overflow = true
 		return 0, errors.New("answer too large to share")
 	}
-	if len(a.body)+len(p) > cap(a.body) {
-		a.grow(len(a.body) + len(p))
+	if len(a.body)+len(p) > cap(a.body) && !a.grow(len(a.body)+len(p)) {
+		a.busy = true
+		return 0, errAnswerBusy
 	}
 	a.body = append(a.body, p...)
 	return len(p), nil
@@ -234,16 +253,21 @@ func (a *answerRecorder) Write(p []byte) (int, error) {
 
 // grow gives the answer room for need bytes, as they arrive: twice its
 // room (so that a large answer is copied a few times, not once a write),
-// but no more than its declared length once need fits in it. The buffer
-// is pooled too, the old one given back.
-func (a *answerRecorder) grow(need int) {
+// but no more than its declared length once need fits in it, and only
+// within answer_memory. The buffer is pooled too, the old one given back.
+func (a *answerRecorder) grow(need int) bool {
 	size := max(2*cap(a.body), need)
 	if a.declared >= need {
 		size = min(size, a.declared)
 	}
-	grown := append(getBuf(min(size, maxSharedAnswer)), a.body...)
+	size = min(size, maxSharedAnswer)
+	if !a.budget.cover(&a.reserved, size) {
+		return false
+	}
+	grown := append(getBuf(size), a.body...)
 	putBuf(a.body)
 	a.body = grown
+	return true
 }
 
 // FlushError has nothing to flush: the answer is sent when it is whole.
@@ -258,6 +282,16 @@ func (a *answerRecorder) reset() {
 	a.finalHeader = nil
 	a.overflow = false
 	a.declared = 0
+	a.busy = false
+	a.budget.free(&a.reserved)
+}
+
+// answerBusy answers an export whose answer found no room left in
+// answer_memory: held by other large answers, which will be done soon.
+func (b *Bridge) answerBusy(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Retry-After", "1")
+	return b.fail(w, r, http.StatusServiceUnavailable, contract.CodeBusy, "Too many large answers at once",
+		fmt.Sprintf("the answers design_bridge holds for exports in flight took answer_memory (%d bytes); try again", b.AnswerMemory))
 }
 
 // answerTooLarge answers a request whose upstream answer passed limit
@@ -294,7 +328,10 @@ func (a *answerRecorder) answer(keyed map[string]bool) *exportAnswer {
 	for _, k := range []string{"Date", "Set-Cookie", "Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length"} {
 		h.Del(k)
 	}
-	return &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body, buf: a.body, unshared: unsharedReason(h, keyed)}
+	ans := &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body, buf: a.body, unshared: unsharedReason(h, keyed), budget: a.budget}
+	ans.reserved.Store(a.reserved)
+	a.reserved = 0 // the answer's now
+	return ans
 }
 
 // exportAnswer is an export's answer as the client was sent it: after the
@@ -313,6 +350,18 @@ type exportAnswer struct {
 	// let go (release) gives it back. A kept answer is never given back.
 	buf   []byte
 	holds atomic.Int32 // references besides the call's
+
+	// What buf holds of answer_memory, given back when buf is (or when
+	// the cache, which has a bound of its own, keeps the answer).
+	budget   *memoryBudget
+	reserved atomic.Int64
+}
+
+// leaveBudget gives back what the answer holds of answer_memory, once.
+func (a *exportAnswer) leaveBudget() {
+	if n := a.reserved.Swap(0); n > 0 && a.budget != nil {
+		a.budget.give(n)
+	}
 }
 
 // retain takes a reference to the answer, while another is still held.
@@ -322,6 +371,7 @@ func (a *exportAnswer) retain() { a.holds.Add(1) }
 func (a *exportAnswer) release() {
 	if a.holds.Add(-1) == -1 {
 		putBuf(a.buf)
+		a.leaveBudget()
 	}
 }
 

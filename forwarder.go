@@ -180,9 +180,13 @@ func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, ctx context.
 	if watch.overflow {
 		tooLarge, limit = true, watch.unwrapLimit
 	}
+	busy := recorded && rec.busy
 	watch.discard()
 	if tooLarge {
 		return b.answerTooLarge(w, r, limit)
+	}
+	if busy {
+		return b.answerBusy(w, r)
 	}
 	var he caddyhttp.HandlerError
 	status := http.StatusBadGateway

@@ -43,6 +43,7 @@ const (
 	DefaultAuthPath        = "/proxy/bee-auth"
 	DefaultMaxBody         = 10 << 20
 	DefaultLargeBodyMemory = 64 << 20
+	DefaultAnswerMemory    = 256 << 20
 	DefaultTimeout         = 30 * time.Second
 )
 
@@ -119,6 +120,16 @@ type Bridge struct {
 	// Default: 64 MiB.
 	LargeBodyMemory int64 `json:"large_body_memory,omitempty"`
 
+	// Memory, in bytes, that the answers of the exports in flight may
+	// hold together past their first 1 MiB each (the Caddyfile takes
+	// sizes): an export's answer is held whole before it is sent (it may
+	// be shared with identical exports, or kept), in memory that grows as
+	// it arrives. An answer that finds no room left is refused with 503
+	// and Retry-After (code 5030); with unwrap_html, one held back to be
+	// unwrapped is passed on as it is. At least 64 MiB, the largest
+	// answer. Default: 256 MiB.
+	AnswerMemory int64 `json:"answer_memory,omitempty"`
+
 	// Longest time an exchange may take, from reading the request body
 	// (408 when it is not in by then) to the upstream's answer (504).
 	// Default: 30s.
@@ -180,6 +191,7 @@ type Bridge struct {
 	flight       *flightGroup  // identical exports in flight
 	seed         maphash.Seed  // of the designs' hashes in exportKey
 	largeBodies  *memoryBudget // of export bodies past spoolAbove
+	answerMemory *memoryBudget // of export answers past spoolAbove
 	metrics      *bridgeMetrics
 	authLimiter  *ratelimit.Limiter // nil when auth_rate_limit is off
 	authLimitKey *authLimitKey      // its key in authLimiters
@@ -322,6 +334,9 @@ func (b *Bridge) resolve() error {
 	if b.LargeBodyMemory == 0 {
 		b.LargeBodyMemory = DefaultLargeBodyMemory
 	}
+	if b.AnswerMemory == 0 {
+		b.AnswerMemory = DefaultAnswerMemory
+	}
 	if b.Timeout == 0 {
 		b.Timeout = caddy.Duration(DefaultTimeout)
 	}
@@ -346,6 +361,9 @@ func (b *Bridge) Validate() error {
 	}
 	if b.Timeout < 0 {
 		return fmt.Errorf("timeout must not be negative")
+	}
+	if b.AnswerMemory != 0 && b.AnswerMemory < maxSharedAnswer {
+		return fmt.Errorf("answer_memory: %d bytes; it must be at least %d (64 MiB), so that the largest answer an export may have fits", b.AnswerMemory, maxSharedAnswer)
 	}
 	if b.Cache != nil && b.Cache.MaxSize < 0 {
 		return fmt.Errorf("cache: max_size must not be negative")

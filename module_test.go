@@ -38,6 +38,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 		{"large_body_memory size", "design_bridge {\n large_body_memory 16MiB\n}", Bridge{LargeBodyMemory: 16 << 20}},
 		{"large_body_memory off", "design_bridge {\n large_body_memory off\n}", Bridge{LargeBodyMemory: -1}},
 		{"large_body_memory 0", "design_bridge {\n large_body_memory 0\n}", Bridge{LargeBodyMemory: -1}},
+		{"answer_memory", "design_bridge {\n answer_memory 1GiB\n}", Bridge{AnswerMemory: 1 << 30}},
 		{"timeout", "design_bridge {\n timeout 1m30s\n}", Bridge{Timeout: caddy.Duration(90 * time.Second)}},
 		{"timeout days", "design_bridge {\n timeout 1d\n}", Bridge{Timeout: caddy.Duration(24 * time.Hour)}},
 		{"unwrap_html", "design_bridge {\n unwrap_html\n}", Bridge{UnwrapHTML: true}},
@@ -114,6 +115,8 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"max_body no arg", "design_bridge {\n max_body\n}", "after 'max_body'"},
 		{"large_body_memory bad", "design_bridge {\n large_body_memory plenty\n}", `large_body_memory: "plenty" is not a size`},
 		{"large_body_memory no arg", "design_bridge {\n large_body_memory\n}", "after 'large_body_memory'"},
+		{"answer_memory below the largest answer", "design_bridge {\n answer_memory 32MiB\n}", `answer_memory: "32MiB" is less than 64MiB`},
+		{"answer_memory off", "design_bridge {\n answer_memory off\n}", `answer_memory: "off" is not a size`},
 		{"timeout bad", "design_bridge {\n timeout soon\n}", `timeout: parsing "soon"`},
 		{"timeout negative", "design_bridge {\n timeout -1s\n}", `timeout: "-1s" must be positive`},
 		{"timeout two args", "design_bridge {\n timeout 1s 2s\n}", "after '1s'"},
@@ -199,6 +202,12 @@ func TestResolveAndValidate(t *testing.T) {
 				t.Errorf("forward headers %q, key headers %v", b.forwardHeaders, b.keyHeaders)
 			}
 		}},
+		{name: "answer_memory default", b: Bridge{}, check: func(t *testing.T, b *Bridge) {
+			if b.AnswerMemory != DefaultAnswerMemory {
+				t.Errorf("answer_memory %d", b.AnswerMemory)
+			}
+		}},
+		{name: "answer_memory below the largest answer", b: Bridge{AnswerMemory: 1 << 20}, wantErr: "answer_memory: 1048576 bytes; it must be at least 67108864 (64 MiB)"},
 		{name: "forward_headers credential", b: Bridge{ForwardHeaders: []string{"Authorization"}}, wantErr: `forward_headers: "Authorization" carries credentials`},
 		{name: "forward_headers identity", b: Bridge{ForwardHeaders: []string{"X-Forwarded-Email"}}, wantErr: `forward_headers: "X-Forwarded-Email" carries credentials`},
 		{name: "forward_headers not a name", b: Bridge{ForwardHeaders: []string{"two words"}}, wantErr: `forward_headers: "two words" is not a header name`},

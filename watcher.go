@@ -4,7 +4,6 @@ package designbridge
 // unwrap_html, the held-back answer unwrapped.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -28,9 +27,14 @@ type responseWatcher struct {
 	maskOnly  bool
 	overflow  bool // maskOnly: the answer passed unwrapLimit and was refused
 	buffering bool
-	buf       bytes.Buffer
-	secrets   [][]byte    // masked again in unwrapped HTML
-	own       http.Header // the response's headers before the upstream's were added
+	buf       []byte
+	// budget (answer_memory, for an export's held-back answer) counts
+	// what buf holds past spoolAbove (held); without room left the
+	// answer is passed on as it is.
+	budget  *memoryBudget
+	held    int64
+	secrets [][]byte    // masked again in unwrapped HTML
+	own     http.Header // the response's headers before the upstream's were added
 	// passHeaders, when set, are the only headers of the upstream's
 	// final answer that the client gets, beside own (which win over the
 	// upstream's); its interim answers and trailers are dropped.
@@ -69,7 +73,7 @@ func (rw *responseWatcher) discard() {
 	maps.Copy(h, rw.own)
 	rw.buffering = false
 	rw.wroteHeader = false
-	rw.buf = bytes.Buffer{}
+	rw.dropHeld()
 	if recorded {
 		rec.reset()
 	}
@@ -116,8 +120,9 @@ func (rw *responseWatcher) Write(p []byte) (int, error) {
 		rw.WriteHeader(http.StatusOK)
 	}
 	if rw.buffering {
-		if int64(rw.buf.Len()+len(p)) <= rw.unwrapLimit {
-			return rw.buf.Write(p)
+		if need := len(rw.buf) + len(p); int64(need) <= rw.unwrapLimit && rw.room(need) {
+			rw.buf = append(rw.buf, p...)
+			return len(p), nil
 		}
 		if rw.maskOnly {
 			// Passed on as it streams, a secret written with JSON escapes
@@ -126,15 +131,36 @@ func (rw *responseWatcher) Write(p []byte) (int, error) {
 			rw.overflow = true
 			return 0, errors.New("answer too large to mask")
 		}
-		// Too big to be worth unwrapping: pass it on as it is.
+		// Too big to be worth unwrapping (or no room left for it): pass
+		// it on as it is.
 		rw.buffering = false
 		rw.writeHeader(rw.status)
-		if _, err := rw.ResponseWriter.Write(rw.buf.Bytes()); err != nil {
+		held := rw.buf
+		rw.dropHeld()
+		if _, err := rw.ResponseWriter.Write(held); err != nil {
 			return 0, err
 		}
-		rw.buf = bytes.Buffer{}
 	}
 	return rw.ResponseWriter.Write(p)
+}
+
+// room makes buf hold need bytes, within budget: false when it cannot.
+func (rw *responseWatcher) room(need int) bool {
+	if need <= cap(rw.buf) {
+		return true
+	}
+	size := max(2*cap(rw.buf), need, 4<<10)
+	if !rw.budget.cover(&rw.held, size) {
+		return false
+	}
+	rw.buf = append(make([]byte, 0, size), rw.buf...)
+	return true
+}
+
+// dropHeld lets go of the held-back answer and its room in budget.
+func (rw *responseWatcher) dropHeld() {
+	rw.buf = nil
+	rw.budget.free(&rw.held)
 }
 
 // ReadFrom keeps io.Copy going through Write (the embedded wrapper's
@@ -163,8 +189,10 @@ func (rw *responseWatcher) finish() error {
 		return nil
 	}
 	rw.buffering = false
+	held := rw.buf
+	rw.dropHeld() // what is written next counts where it is recorded
 	if rw.maskOnly {
-		body, changed := maskJSONStrings(rw.buf.Bytes(), rw.secrets)
+		body, changed := maskJSONStrings(held, rw.secrets)
 		if changed {
 			rw.Header().Set("Content-Length", fmt.Sprint(len(body)))
 			rw.Header().Del("ETag")
@@ -173,7 +201,7 @@ func (rw *responseWatcher) finish() error {
 		_, err := rw.ResponseWriter.Write(body)
 		return err
 	}
-	body, wrapped := unwrapMasked(rw.buf.Bytes(), rw.secrets)
+	body, wrapped := unwrapMasked(held, rw.secrets)
 	if wrapped {
 		h := rw.Header()
 		h.Set("Content-Type", "text/html; charset=utf-8")

@@ -61,6 +61,7 @@ const (
 	CodeRateLimited     = 4290 // rate limit exceeded
 	CodeNotConfigured   = 5000 // design_bridge: token or client credentials missing
 	CodeBadGateway      = 5020 // design_bridge: upstream unreachable or failing
+	CodeBusy            = 5030 // design_bridge: answers in flight took answer_memory
 	CodeGatewayTimeout  = 5040 // design_bridge: upstream timeout
 
 	CodeLoginMediaType   = 5001 // LoginV2: Content-Type not JSON

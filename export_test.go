@@ -1,0 +1,71 @@
+package designbridge
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+)
+
+// TestAnswerMemoryGivenBack: what a recorded answer holds of
+// answer_memory is given back when it is dropped (reset) or when the last
+// reference to it goes, never before, so that the room is there for the
+// next answers.
+func TestAnswerMemoryGivenBack(t *testing.T) {
+	const size = 4 << 20
+	budget := newMemoryBudget(size)
+	left := func() int64 { return budget.left.Load() }
+	chunk := make([]byte, 1<<20)
+	record := func(chunks int) (*answerRecorder, error) {
+		rec := &answerRecorder{header: http.Header{}, budget: budget}
+		rec.WriteHeader(http.StatusOK)
+		var err error
+		for i := 0; i < chunks && err == nil; i++ {
+			_, err = rec.Write(chunk)
+		}
+		return rec, err
+	}
+
+	// Past the room: refused, and what it held is given back on reset.
+	rec, err := record(8)
+	if !rec.busy || !errors.Is(err, errAnswerBusy) {
+		t.Fatalf("an answer past answer_memory: busy %v, error %v", rec.busy, err)
+	}
+	rec.reset()
+	if left() != size {
+		t.Errorf("after reset %d bytes left, want %d", left(), size)
+	}
+
+	// Within it: held by the answer until its last reference goes.
+	rec, err = record(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rec.answer(keyHeaders)
+	if rec.reserved != 0 || left() == size {
+		t.Fatalf("a 3 MiB answer: recorder holds %d, %d bytes left of %d", rec.reserved, left(), size)
+	}
+	a.retain() // a waiter
+	a.release()
+	if left() == size {
+		t.Error("given back while a waiter still holds the answer")
+	}
+	a.release()
+	if left() != size {
+		t.Errorf("after the last release %d bytes left, want %d", left(), size)
+	}
+
+	// An answer of at most 1 MiB (and one without a budget) takes none.
+	rec, _ = record(1)
+	if rec.reserved != 0 || left() != size {
+		t.Errorf("a 1 MiB answer holds %d bytes", rec.reserved)
+	}
+	rec.answer(keyHeaders).release()
+	free := &answerRecorder{header: http.Header{}}
+	free.WriteHeader(http.StatusOK)
+	for range 3 {
+		if _, err := free.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	free.answer(keyHeaders).release()
+}
