@@ -325,8 +325,13 @@ func (a *answerRecorder) answer(keyed map[string]bool) *exportAnswer {
 		}
 	}
 	// Per-response headers are the server's to set anew for each client.
-	for _, k := range []string{"Date", "Set-Cookie", "Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length"} {
+	for _, k := range []string{"Date", "Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length"} {
 		h.Del(k)
+	}
+	for k := range h {
+		if actsOnOrigin(k) {
+			delete(h, k)
+		}
 	}
 	ans := &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body, buf: a.body, unshared: unsharedReason(h, keyed), budget: a.budget}
 	ans.reserved.Store(a.reserved)

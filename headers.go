@@ -26,6 +26,20 @@ import (
 var authAnswerHeaders = map[string]bool{"Content-Type": true, "Content-Length": true,
 	"Cache-Control": true, "Expires": true, "Pragma": true, "Retry-After": true}
 
+// actsOnOrigin reports whether an answer header, by its canonical name,
+// would act on the origin it reaches: an export's answer reaches the
+// browser on the host's origin, where the content service (which may be
+// a third party) has no say over cookies, stored site data, HSTS, CORS
+// grants, refreshes, alternative services or service workers' scopes.
+func actsOnOrigin(c string) bool {
+	switch c {
+	case "Set-Cookie", "Set-Cookie2", "Clear-Site-Data", "Strict-Transport-Security", "Refresh",
+		"Alt-Svc", "Service-Worker-Allowed", "Public-Key-Pins", "Public-Key-Pins-Report-Only":
+		return true
+	}
+	return strings.HasPrefix(c, "Access-Control-")
+}
+
 // passedHeaders are the request headers every export passes on: Accept
 // picks the answer's form (and is in the key); X-Forwarded-For, -Proto
 // and -Host are for Caddy's reverse proxy, which keeps them from a
