@@ -119,7 +119,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		if rec.overflow || rec.busy {
 			overflow := rec.overflow
 			rec.reset()
-			rec = &answerRecorder{header: http.Header{}}
+			rec = &answerRecorder{header: http.Header{}, own: true}
 			if overflow {
 				err = b.answerTooLarge(rec, r, maxSharedAnswer)
 			} else {
@@ -134,7 +134,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 			a.header.Del("ETag")
 			b.logger.Warn("masked a secret written with JSON escapes in the content service's answer", zap.String("path", r.URL.Path))
 		}
-		if err == nil && a.status != 0 {
+		if err == nil && a.status != 0 && !rec.own {
 			b.metrics.exports.WithLabelValues(r.URL.Path, strconv.Itoa(a.status)).Inc()
 			if cache != nil && a.unshared == "" {
 				// A fresh answer, bypass or not. The design is copied:
@@ -204,6 +204,9 @@ type answerRecorder struct {
 	budget   *memoryBudget
 	reserved int64
 	busy     bool
+	// own: what was recorded is the bridge's own error answer, not the
+	// content service's (not counted as its answer in the metrics).
+	own bool
 }
 
 // errAnswerBusy: an answer's buffer found no room left in answer_memory.

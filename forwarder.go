@@ -182,6 +182,9 @@ func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, ctx context.
 	}
 	busy := recorded && rec.busy
 	watch.discard()
+	if recorded {
+		rec.own = true // whatever is written now is the bridge's
+	}
 	if tooLarge {
 		return b.answerTooLarge(w, r, limit)
 	}
