@@ -26,6 +26,7 @@ func (b *headingBlock) html(w *emailWriter, m *design.Module) {
 	w.textDiv(b.tag, b.style, "margin:0;")
 	w.rich(b.rich, &richOpts{
 		linkColor: w.linkColorFor(b.style.Get("link-color"), b.linkColor),
+		phrasing:  true,
 	})
 	w.s("</")
 	w.s(b.tag)

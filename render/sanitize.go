@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -49,6 +50,16 @@ func allowedAttr(key string) bool {
 	return false
 }
 
+// globalAttr reports whether an allowed attribute is one any element
+// may have.
+func globalAttr(key string) bool {
+	switch key {
+	case "style", "class", "title", "dir", "lang", "id", "role", "aria-label", "aria-hidden":
+		return true
+	}
+	return false
+}
+
 func isVoid(a atom.Atom) bool {
 	switch a {
 	case atom.Br, atom.Img, atom.Hr, atom.Wbr, atom.Col:
@@ -66,6 +77,10 @@ type richOpts struct {
 	listIndent   string  // ul/ol padding
 	listStyle    string  // list-style-type
 	listPosition string  // list-style-position
+	// phrasing: the rich text is written into an element that holds
+	// phrasing content only (a heading, a button's label, a menu item),
+	// so a block element in it is written as a span (see phrasingTag).
+	phrasing bool
 }
 
 // maxRichDepth bounds the allowed elements open at once in rich text. An
@@ -86,7 +101,9 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 		return
 	}
 	// The open allowed elements, with room for the usual nesting.
-	stack := make([]atom.Atom, 0, 16)
+	stack := make([]openTag, 0, 16)
+	var lines phrasingLines // o.phrasing: where line breaks go
+	phrasing := o != nil && o.phrasing
 	tables := 0 // <table> elements in stack
 	skip := 0   // depth inside dropped-content elements
 	var skipTag string
@@ -96,6 +113,9 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 		case html.TextToken:
 			if skip > 0 {
 				return
+			}
+			if phrasing {
+				lines.text(w, t.text)
 			}
 			if t.escape {
 				escapeBytes(&w.body, t.text)
@@ -122,19 +142,36 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 			if len(stack) == maxRichDepth && !isVoid(t.a) {
 				return // past the depth bound: left out, its text kept
 			}
-			if tables == 0 && tablePart(t.a) {
+			out := t.a
+			if phrasing {
+				if t.a == atom.Hr {
+					lines.boundary(w) // a rule: a line break
+					return
+				}
+				if out = phrasingTag(t.a); out == 0 {
+					return
+				}
+				if out != t.a {
+					lines.boundary(w) // a block starts a line
+				} else if t.a == atom.Br {
+					lines.broken()
+				} else if t.a == atom.Img {
+					lines.content(w)
+				}
+			}
+			if tables == 0 && tablePart(out) {
 				// Outside a table of its own, a browser puts a cell or
 				// row in the layout's table around the rich text,
 				// closing the block's cell: left out, its text kept.
 				return
 			}
-			w.startTag(&t, o, &paras)
+			w.startTag(&t, out, o, &paras)
 			// A browser reads <b/> as <b>: the element stays open, so it
 			// is closed like any other (a self-closing slash means
 			// something only on void elements).
 			if !isVoid(t.a) {
-				stack = append(stack, t.a)
-				if t.a == atom.Table {
+				stack = append(stack, openTag{t.a, out})
+				if out == atom.Table {
 					tables++
 				}
 			}
@@ -150,30 +187,96 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 			}
 			// Close up to the matching open element; ignore strays.
 			for i := len(stack) - 1; i >= 0; i-- {
-				if stack[i] == t.a {
-					tables -= w.closeTags(stack[i:])
+				if stack[i].a == t.a {
+					tables -= w.closeTags(stack[i:], &lines)
 					stack = stack[:i]
 					break
 				}
 			}
 		}
 	})
-	w.closeTags(stack)
+	w.closeTags(stack, &lines)
 }
 
+// openTag is an element open in rich text: a as written, out as the
+// sanitiser wrote it (a span for a block element in phrasing content).
+type openTag struct{ a, out atom.Atom }
+
 // closeTags writes the end tags of open, innermost (last) first, and
-// returns how many of them are tables.
-func (w *emailWriter) closeTags(open []atom.Atom) (tables int) {
+// returns how many of them are tables. A block element written as a
+// span ends its line (lines.ended).
+func (w *emailWriter) closeTags(open []openTag, lines *phrasingLines) (tables int) {
 	for i := len(open) - 1; i >= 0; i-- {
 		w.checkSize()
 		w.s("</")
-		w.s(open[i].String())
+		w.s(open[i].out.String())
 		w.s(">")
-		if open[i] == atom.Table {
+		if open[i].out == atom.Table {
 			tables++
+		}
+		if open[i].out != open[i].a {
+			lines.ended()
 		}
 	}
 	return tables
+}
+
+// phrasingTag is the element written for the allowed element a in
+// phrasing content: a itself when it is phrasing content, a span for a
+// block element (the vendor writes a button label's paragraph so, its
+// style on the span), 0 for one left out (<col>, and <hr>, which is a
+// line break). In a heading, a block element is not only invalid: a
+// browser's parser ends the heading at an <h2>, and the rest of the
+// text loses the heading's font, size and colour; a <p> or an <h2> that
+// stays inside brings its own margins and size.
+func phrasingTag(a atom.Atom) atom.Atom {
+	switch a {
+	case atom.Blockquote, atom.Caption, atom.Center, atom.Colgroup, atom.Dd, atom.Div, atom.Dl, atom.Dt,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Li, atom.Ol, atom.P, atom.Pre,
+		atom.Table, atom.Tbody, atom.Td, atom.Tfoot, atom.Th, atom.Thead, atom.Tr, atom.Ul:
+		return atom.Span
+	case atom.Hr, atom.Col:
+		return 0
+	}
+	return a
+}
+
+// phrasingLines puts a line break where a block element written as a
+// span (phrasingTag) starts or ends a line that holds something, so that
+// the text keeps its lines ("<p>a</p><p>b</p>" is "a", then "b").
+type phrasingLines struct {
+	filled  bool // the current line holds something
+	pending bool // a block ended on a filled line: break before what follows
+}
+
+// boundary is the start of a block (or an <hr>): it begins a new line.
+func (l *phrasingLines) boundary(w *emailWriter) {
+	if l.filled {
+		w.s("<br>")
+	}
+	l.filled, l.pending = false, false
+}
+
+// ended is the end of a block: what follows is on a new line.
+func (l *phrasingLines) ended() { l.pending = l.pending || l.filled }
+
+// broken is a <br> of the rich text's own.
+func (l *phrasingLines) broken() { l.filled, l.pending = false, false }
+
+// text is text about to be written: white space alone fills no line.
+func (l *phrasingLines) text(w *emailWriter, text []byte) {
+	if len(bytes.TrimLeft(text, " \t\n\f\r")) > 0 {
+		l.content(w)
+	}
+}
+
+// content is something visible about to be written.
+func (l *phrasingLines) content(w *emailWriter) {
+	if l.pending {
+		w.s("<br>")
+		l.pending = false
+	}
+	l.filled = true
 }
 
 // tablePart reports whether a is an element a browser places in the
@@ -186,11 +289,12 @@ func tablePart(a atom.Atom) bool {
 	return false
 }
 
-// startTag writes the start tag t (of an allowed element) with its
+// startTag writes the start tag t (of an allowed element) as the
+// element out (t's own, or a span standing for it: phrasingTag) with its
 // allowed attributes and its style made safe.
-func (w *emailWriter) startTag(t *richToken, o *richOpts, paras *int) {
+func (w *emailWriter) startTag(t *richToken, out atom.Atom, o *richOpts, paras *int) {
 	w.checkSize()
-	a := t.a
+	a := out
 	w.s("<")
 	w.s(a.String())
 	var style string
@@ -203,6 +307,9 @@ func (w *emailWriter) startTag(t *richToken, o *richOpts, paras *int) {
 			}
 		case key == "style":
 			style = string(val)
+		case out != t.a && !globalAttr(key):
+			// A span keeps what any element may have, not a cell's
+			// colspan or a list's start.
 		case allowedAttr(key):
 			hasAlt = hasAlt || key == "alt"
 			w.attrBytes(key, val)

@@ -21,6 +21,7 @@ func rich(src string, o *richOpts) string {
 
 func TestSanitizeRich(t *testing.T) {
 	link := &richOpts{linkColor: "#0068A5", pMargin: true, paraSpacing: 16}
+	phrasing := &richOpts{phrasing: true}
 	tests := []struct {
 		name, in string
 		o        *richOpts
@@ -59,6 +60,12 @@ func TestSanitizeRich(t *testing.T) {
 		{"background-color is not color", `<a href="h" style="background-color:#111">l</a>`, link, `<a href="h" style="color:#0068A5;background-color:#111">l</a>`},
 		{"paragraph margins and spacing", `<p>a</p><p>b</p>`, link, `<p style="margin:0">a</p><p style="margin:16px 0 0">b</p>`},
 		{"own paragraph margin kept", `<p style="margin-top:4px">a</p>`, link, `<p style="margin-top:4px">a</p>`},
+		{"heading in phrasing content a span on its own line", `a<h2 style="color:red">b</h2> c`, phrasing, `a<br><span style="color:red">b</span><br> c`},
+		{"paragraphs in phrasing content spans, lines kept", "<p>a<br></p>\n<p align=\"right\">b</p><p></p>", phrasing, "<span>a<br></span>\n<span>b</span><br><span></span>"},
+		{"an empty paragraph in phrasing content an empty line", `<p>a</p><p><br></p><p>b</p>`, phrasing, `<span>a</span><br><span><br></span><span>b</span>`},
+		{"a cell in phrasing content keeps only what a span may have", `<td colspan="2" class="c" bgcolor="red">x</td>`, phrasing, `<span class="c">x</span>`},
+		{"lists in phrasing content", `<ul><li>a</li><li><b>b</b></li></ul>c`, phrasing, `<span><span>a</span><br><span><b>b</b></span></span><br>c`},
+		{"a rule in phrasing content a line break", `a<hr>b<col>c`, phrasing, `a<br>bc`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -333,10 +340,11 @@ func FuzzSafeInlineStyle(f *testing.F) {
 }
 
 // sanitizerOpts are the options the invariant checks write rich text
-// under: none, and a module's with every default set.
+// under: none, a module's with every default set, and a heading's.
 var sanitizerOpts = []*richOpts{
 	nil,
 	{linkColor: "#00f", pMargin: true, paraSpacing: 12, listItemGap: 4, listIndent: "20px", listStyle: "disc", listPosition: "inside"},
+	{linkColor: "#00f", phrasing: true},
 }
 
 // checkSanitized fails when what rich writes for src breaks one of the
@@ -344,7 +352,8 @@ var sanitizerOpts = []*richOpts{
 // elements, every end tag closing the innermost open one; only allowed
 // attributes (no event handlers); links and images only to safe URLs;
 // only safe style declarations; no comments; every element closed by the
-// end. It also fails when a second run differs.
+// end; in phrasing content (a heading's), phrasing elements only. It
+// also fails when a second run differs.
 func checkSanitized(t *testing.T, src string) {
 	t.Helper()
 	for _, o := range sanitizerOpts {
@@ -370,6 +379,10 @@ func checkSanitized(t *testing.T, src string) {
 			case html.StartTagToken, html.SelfClosingTagToken:
 				if !allowedTag(tok.DataAtom) {
 					fail("element %q", tok.Data)
+				}
+				if o != nil && o.phrasing && !phrasingElements[tok.DataAtom] {
+					// It would end a heading around it, or restyle it.
+					fail("<%s> in phrasing content", tok.Data)
 				}
 				if tableParts[tok.Data] && !slices.Contains(open, "table") {
 					// A browser would put it in the layout's table around

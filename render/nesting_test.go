@@ -1,0 +1,153 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// phrasingElements are the elements of rich text that may sit in an
+// element holding phrasing content only (a heading, a span, a link):
+// anything else there is invalid, takes its own user-agent style (an
+// <h2>'s size, a <p>'s margins), and may end the element around it in a
+// browser's parser.
+var phrasingElements = map[atom.Atom]bool{
+	atom.A: true, atom.Abbr: true, atom.B: true, atom.Bdi: true, atom.Bdo: true, atom.Big: true,
+	atom.Br: true, atom.Cite: true, atom.Code: true, atom.Del: true, atom.Dfn: true, atom.Em: true,
+	atom.Font: true, atom.I: true, atom.Img: true, atom.Ins: true, atom.Kbd: true, atom.Mark: true,
+	atom.Q: true, atom.S: true, atom.Samp: true, atom.Small: true, atom.Span: true, atom.Strike: true,
+	atom.Strong: true, atom.Sub: true, atom.Sup: true, atom.Tt: true, atom.U: true, atom.Wbr: true,
+}
+
+// wrapper picks the renderer's own elements that hold a block's rich
+// text, as a browser's parser builds the document.
+type wrapper struct {
+	name     string
+	is       func(n *html.Node) bool
+	phrasing bool // it may hold phrasing content only
+}
+
+var (
+	headingWrapper = wrapper{"the heading element", func(n *html.Node) bool {
+		switch n.DataAtom {
+		case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+			return hasClass(n, "tx")
+		}
+		return false
+	}, true}
+)
+
+// TestRichTextStaysInItsElement renders rich text holding what its block's
+// element cannot hold (a block element in a heading or a label, a link in
+// a linked label) and reads the document as a browser's parser does
+// (x/net/html): all of the text stays inside the renderer's element, which
+// then holds phrasing content only, and no link is inside another.
+func TestRichTextStaysInItsElement(t *testing.T) {
+	tests := []struct {
+		name     string
+		module   string
+		wrappers []wrapper
+		text     string // the text the wrappers hold, white space aside
+	}{
+		{"heading holding a heading", heading(`Title <h2>Sub</h2> after`),
+			[]wrapper{headingWrapper}, "Title Sub after"},
+		{"heading holding its own tag", heading(`<h1>One</h1><h1>Two</h1>`),
+			[]wrapper{headingWrapper}, "One Two"},
+		{"heading holding a heading in bold", heading(`<b>Big <h3 style="color:red">red</h3> tail</b>`),
+			[]wrapper{headingWrapper}, "Big red tail"},
+		{"heading holding paragraphs", heading(`<p>First</p><p style="font-size:20px">Second</p>`),
+			[]wrapper{headingWrapper}, "First Second"},
+		{"heading holding divs and a list", heading(`<div>A</div><ul><li>B</li><li>C</li></ul>D`),
+			[]wrapper{headingWrapper}, "A B C D"},
+		{"heading holding a table, a quote and a rule", heading(`<table><tr><td>T</td></tr></table><blockquote>Q</blockquote><hr>E<pre>P</pre><center>C</center><dl><dt>K</dt><dd>V</dd></dl>`),
+			[]wrapper{headingWrapper}, "T Q E P C K V"},
+		{"heading holding unbalanced blocks", heading(`a<div>b<p>c</div>d</p>e`),
+			[]wrapper{headingWrapper}, "a b c d e"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := design.Decode([]byte(designJSON("[" + row("", mods(tt.module)) + "]")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
+				out, err := HTMLWithLimits(d, Limits{Layout: layout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				doc := parseLayout(t, out.Body, layout)
+				for _, wr := range tt.wrappers {
+					checkWrapper(t, layout, doc, wr, tt.text)
+				}
+				checkLinksNotNested(t, layout, doc)
+			}
+		})
+	}
+}
+
+// checkWrapper fails t unless the elements wr picks in doc hold text,
+// white space aside, and, when they hold phrasing content only, no
+// other element.
+func checkWrapper(t *testing.T, layout Layout, doc *html.Node, wr wrapper, text string) {
+	t.Helper()
+	var got strings.Builder
+	found := 0
+	walkElements(doc, func(n *html.Node) bool {
+		if !wr.is(n) {
+			return true
+		}
+		found++
+		walkElements(n, func(c *html.Node) bool {
+			if wr.phrasing && !phrasingElements[c.DataAtom] {
+				t.Errorf("%s: %s holds a <%s>", layout, wr.name, c.Data)
+			}
+			return true
+		})
+		got.WriteString(nodeText(n))
+		return false
+	})
+	if found == 0 {
+		t.Fatalf("%s: no %s in the document", layout, wr.name)
+	}
+	if g, w := strings.Join(strings.Fields(got.String()), ""), strings.Join(strings.Fields(text), ""); g != w {
+		t.Errorf("%s: %s hold %q, want %q (the rest is outside)", layout, wr.name, g, w)
+	}
+}
+
+// checkLinksNotNested fails t for a link inside a link (a browser's
+// parser never builds one: it ends the outer link).
+func checkLinksNotNested(t *testing.T, layout Layout, doc *html.Node) {
+	t.Helper()
+	walkElements(doc, func(n *html.Node) bool {
+		if n.DataAtom != atom.A {
+			return true
+		}
+		walkElements(n, func(c *html.Node) bool {
+			if c.DataAtom == atom.A {
+				t.Errorf("%s: a link inside a link (%s)", layout, attr(c, "href"))
+			}
+			return true
+		})
+		return true
+	})
+}
+
+// nodeText is the text of the nodes under n, in order.
+func nodeText(n *html.Node) string {
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
