@@ -221,7 +221,8 @@ func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
 	w.s(`><span class="tx" style="word-break:break-word;line-height:`)
 	w.s(formatPx(lineHeight * fontSize))
 	w.s(`px">`)
-	w.rich(inlineLabel(label), &richOpts{pMargin: true})
+	// The spans hold phrasing content only, and the link no other link.
+	w.rich(inlineLabel(label), &richOpts{phrasing: true, inLink: linked})
 	w.s("</span></span>")
 	w.s(`<!--[if mso]></center></v:textbox></v:roundrect><![endif]-->`)
 	if linked {

@@ -120,7 +120,8 @@ func (b *menuBlock) html(w *emailWriter, m *design.Module) {
 			w.s("</span>")
 		}
 		href := strings.TrimSpace(it.href)
-		if href != "" && design.SafeURL(href) {
+		linked := href != "" && design.SafeURL(href)
+		if linked {
 			w.s("<a")
 			w.attr("href", href)
 			t := lower(it.target)
@@ -137,8 +138,9 @@ func (b *menuBlock) html(w *emailWriter, m *design.Module) {
 		w.s(` class="mi"`)
 		w.styleAttr(&link)
 		w.s(">")
-		w.rich(it.text, nil)
-		if href != "" && design.SafeURL(href) {
+		// The item holds phrasing content only, and its link no other.
+		w.rich(it.text, &richOpts{phrasing: true, inLink: linked})
+		if linked {
 			w.s("</a>")
 		} else {
 			w.s("</span>")

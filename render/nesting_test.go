@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -39,7 +40,32 @@ var (
 		}
 		return false
 	}, true}
+	buttonWrapper = wrapper{"the button's span", func(n *html.Node) bool {
+		return n.DataAtom == atom.Span && hasClass(n, "bt")
+	}, true}
+	buttonLink = wrapper{"the button's link", func(n *html.Node) bool {
+		return n.DataAtom == atom.A && attr(n, "href") == "https://x.test/go"
+	}, false}
+	menuItems = wrapper{"the menu's items", func(n *html.Node) bool {
+		return hasClass(n, "mi")
+	}, true}
+	menuLinks = wrapper{"the menu's links", func(n *html.Node) bool {
+		return n.DataAtom == atom.A && hasClass(n, "mi")
+	}, false}
 )
+
+func buttonModule(label, href string) string {
+	return module("button", `{"button":{"label":`+strconv.Quote(label)+`,"href":`+strconv.Quote(href)+
+		`,"style":{"background-color":"#3AAEE0","color":"#ffffff","font-size":"16px"}},"style":{}}`)
+}
+
+func menuModule(href string, texts ...string) string {
+	items := make([]string, len(texts))
+	for i, s := range texts {
+		items[i] = `{"text":` + strconv.Quote(s) + `,"link":{"href":` + strconv.Quote(href) + `}}`
+	}
+	return module("menu", `{"menuItemsList":{"items":[`+strings.Join(items, ",")+`]},"style":{"color":"#000000"},"computedStyle":{"separator":"|"}}`)
+}
 
 // TestRichTextStaysInItsElement renders rich text holding what its block's
 // element cannot hold (a block element in a heading or a label, a link in
@@ -51,22 +77,37 @@ func TestRichTextStaysInItsElement(t *testing.T) {
 		name     string
 		module   string
 		wrappers []wrapper
-		text     string // the text the wrappers hold, white space aside
+		text     string   // the text the wrappers hold, white space aside
+		links    []string // links the document has (the label's own where nothing links it)
 	}{
 		{"heading holding a heading", heading(`Title <h2>Sub</h2> after`),
-			[]wrapper{headingWrapper}, "Title Sub after"},
+			[]wrapper{headingWrapper}, "Title Sub after", nil},
 		{"heading holding its own tag", heading(`<h1>One</h1><h1>Two</h1>`),
-			[]wrapper{headingWrapper}, "One Two"},
+			[]wrapper{headingWrapper}, "One Two", nil},
 		{"heading holding a heading in bold", heading(`<b>Big <h3 style="color:red">red</h3> tail</b>`),
-			[]wrapper{headingWrapper}, "Big red tail"},
+			[]wrapper{headingWrapper}, "Big red tail", nil},
 		{"heading holding paragraphs", heading(`<p>First</p><p style="font-size:20px">Second</p>`),
-			[]wrapper{headingWrapper}, "First Second"},
+			[]wrapper{headingWrapper}, "First Second", nil},
 		{"heading holding divs and a list", heading(`<div>A</div><ul><li>B</li><li>C</li></ul>D`),
-			[]wrapper{headingWrapper}, "A B C D"},
+			[]wrapper{headingWrapper}, "A B C D", nil},
 		{"heading holding a table, a quote and a rule", heading(`<table><tr><td>T</td></tr></table><blockquote>Q</blockquote><hr>E<pre>P</pre><center>C</center><dl><dt>K</dt><dd>V</dd></dl>`),
-			[]wrapper{headingWrapper}, "T Q E P C K V"},
+			[]wrapper{headingWrapper}, "T Q E P C K V", nil},
 		{"heading holding unbalanced blocks", heading(`a<div>b<p>c</div>d</p>e`),
-			[]wrapper{headingWrapper}, "a b c d e"},
+			[]wrapper{headingWrapper}, "a b c d e", nil},
+		{"button label holding a link", buttonModule(`<p>Buy <a href="https://x.test/other">now</a> today</p>`, "https://x.test/go"),
+			[]wrapper{buttonWrapper, buttonLink}, "Buy now today", nil},
+		{"button label holding links and paragraphs", buttonModule(`<div><p><a href="https://x.test/a">One</a></p><p>Two <a href="https://x.test/b"><b>Three</b></a></p></div>`, "https://x.test/go"),
+			[]wrapper{buttonWrapper, buttonLink}, "One Two Three", nil},
+		{"button label holding a heading", buttonModule(`<h1>Big</h1> label`, "https://x.test/go"),
+			[]wrapper{buttonWrapper, buttonLink}, "Big label", nil},
+		{"menu items holding links", menuModule("https://x.test/m", `Home <a href="https://x.test/h">page</a> end`, `<a href="https://x.test/s">Shop</a>`),
+			[]wrapper{menuItems, menuLinks}, "Home page end Shop", nil},
+		{"menu items holding blocks", menuModule("https://x.test/m", `<p>Home</p>`, `<div>Sh<h2>op</h2></div>`),
+			[]wrapper{menuItems, menuLinks}, "Home Shop", nil},
+		{"unlinked menu items holding blocks and links", menuModule("", `<p>Home</p>`, `<ul><li><a href="https://x.test/s">Shop</a></li></ul>`),
+			[]wrapper{menuItems}, "Home Shop", []string{"https://x.test/s"}},
+		{"unlinked button label holding a link", buttonModule(`<p>Buy <a href="https://x.test/b">now</a></p>`, ""),
+			[]wrapper{buttonWrapper}, "Buy now", []string{"https://x.test/b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,6 +125,16 @@ func TestRichTextStaysInItsElement(t *testing.T) {
 					checkWrapper(t, layout, doc, wr, tt.text)
 				}
 				checkLinksNotNested(t, layout, doc)
+				for _, href := range tt.links {
+					found := false
+					walkElements(doc, func(n *html.Node) bool {
+						found = found || n.DataAtom == atom.A && attr(n, "href") == href
+						return true
+					})
+					if !found {
+						t.Errorf("%s: no link to %s", layout, href)
+					}
+				}
 			}
 		})
 	}

@@ -81,6 +81,11 @@ type richOpts struct {
 	// phrasing content only (a heading, a button's label, a menu item),
 	// so a block element in it is written as a span (see phrasingTag).
 	phrasing bool
+	// inLink: the rich text is written inside a link of the renderer's
+	// (a button's, a menu item's). A link of its own is left out, its
+	// text kept: a browser's parser ends the outer link at an <a>, so
+	// the rest of the label would be neither linked nor styled.
+	inLink bool
 }
 
 // maxRichDepth bounds the allowed elements open at once in rich text. An
@@ -136,7 +141,7 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 				}
 				return
 			}
-			if !allowedTag(t.a) {
+			if !allowedTag(t.a) || t.a == atom.A && o != nil && o.inLink {
 				return
 			}
 			if len(stack) == maxRichDepth && !isVoid(t.a) {

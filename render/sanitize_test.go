@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/testutil/designtest"
@@ -65,6 +66,8 @@ func TestSanitizeRich(t *testing.T) {
 		{"an empty paragraph in phrasing content an empty line", `<p>a</p><p><br></p><p>b</p>`, phrasing, `<span>a</span><br><span><br></span><span>b</span>`},
 		{"a cell in phrasing content keeps only what a span may have", `<td colspan="2" class="c" bgcolor="red">x</td>`, phrasing, `<span class="c">x</span>`},
 		{"lists in phrasing content", `<ul><li>a</li><li><b>b</b></li></ul>c`, phrasing, `<span><span>a</span><br><span><b>b</b></span></span><br>c`},
+		{"a link in a link left out, its text kept", `<p><a href="https://x.test/">a</a> <a>b</a></p>`, &richOpts{phrasing: true, inLink: true}, `<span>a b</span>`},
+		{"a link in phrasing content outside a link kept", `<a href="https://x.test/">a</a>`, phrasing, `<a href="https://x.test/">a</a>`},
 		{"a rule in phrasing content a line break", `a<hr>b<col>c`, phrasing, `a<br>bc`},
 	}
 	for _, tt := range tests {
@@ -340,11 +343,13 @@ func FuzzSafeInlineStyle(f *testing.F) {
 }
 
 // sanitizerOpts are the options the invariant checks write rich text
-// under: none, a module's with every default set, and a heading's.
+// under: none, a module's with every default set, a heading's and a
+// linked label's.
 var sanitizerOpts = []*richOpts{
 	nil,
 	{linkColor: "#00f", pMargin: true, paraSpacing: 12, listItemGap: 4, listIndent: "20px", listStyle: "disc", listPosition: "inside"},
 	{linkColor: "#00f", phrasing: true},
+	{phrasing: true, inLink: true},
 }
 
 // checkSanitized fails when what rich writes for src breaks one of the
@@ -352,8 +357,9 @@ var sanitizerOpts = []*richOpts{
 // elements, every end tag closing the innermost open one; only allowed
 // attributes (no event handlers); links and images only to safe URLs;
 // only safe style declarations; no comments; every element closed by the
-// end; in phrasing content (a heading's), phrasing elements only. It
-// also fails when a second run differs.
+// end; in phrasing content (a heading's), phrasing elements only;
+// inside the renderer's link, no link. It also fails when a second run
+// differs.
 func checkSanitized(t *testing.T, src string) {
 	t.Helper()
 	for _, o := range sanitizerOpts {
@@ -383,6 +389,9 @@ func checkSanitized(t *testing.T, src string) {
 				if o != nil && o.phrasing && !phrasingElements[tok.DataAtom] {
 					// It would end a heading around it, or restyle it.
 					fail("<%s> in phrasing content", tok.Data)
+				}
+				if o != nil && o.inLink && tok.DataAtom == atom.A {
+					fail("a link inside the renderer's link")
 				}
 				if tableParts[tok.Data] && !slices.Contains(open, "table") {
 					// A browser would put it in the layout's table around

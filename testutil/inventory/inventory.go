@@ -111,7 +111,7 @@ func (inv *Inventory) module(m *design.Module) {
 		inv.richHTML(content("heading").Get("text").Text())
 	case "button":
 		c := content("button")
-		inv.richHTML(c.Get("label").Text())
+		inv.label(c.Get("label").Text(), c.Get("href").Text())
 		inv.add(ItemHref, c.Get("href").Text())
 	case "image":
 		c := content("image")
@@ -141,7 +141,7 @@ func (inv *Inventory) module(m *design.Module) {
 		items := content("menuItemsList").Get("items")
 		for i := range items.Len() {
 			it := items.Index(i)
-			inv.richHTML(it.Get("text").Text()) // may hold inline markup
+			inv.label(it.Get("text").Text(), it.At("link", "href").Text()) // may hold inline markup
 			inv.add(ItemHref, it.At("link", "href").Text())
 		}
 	case "table":
@@ -165,9 +165,20 @@ func (inv *Inventory) module(m *design.Module) {
 	}
 }
 
+// label adds a button's or a menu item's label, linked to href. A link
+// cannot hold another (a browser ends the outer one at an <a>), so when
+// href is a link the label's own links are not part of the rendering.
+func (inv *Inventory) label(s, href string) {
+	href = strings.TrimSpace(href)
+	inv.rich(s, href == "" || !design.SafeURL(href))
+}
+
 // richHTML adds the text runs, link targets and image sources of an HTML
 // fragment, in document order.
-func (inv *Inventory) richHTML(s string) {
+func (inv *Inventory) richHTML(s string) { inv.rich(s, true) }
+
+// rich is richHTML, leaving out the link targets unless links.
+func (inv *Inventory) rich(s string, links bool) {
 	if strings.TrimSpace(s) == "" {
 		return
 	}
@@ -198,7 +209,7 @@ func (inv *Inventory) richHTML(s string) {
 				k, v, more := z.TagAttr()
 				key := string(k)
 				switch {
-				case key == "href" && (tag == "a" || tag == "area"):
+				case key == "href" && (tag == "a" || tag == "area") && links:
 					inv.add(ItemHref, string(v))
 				case key == "src" && tag == "img":
 					inv.add(ItemSrc, string(v))
