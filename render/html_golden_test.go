@@ -126,7 +126,7 @@ func checkDocument(t *testing.T, body []byte) {
 			for _, a := range n.Attr {
 				attrs[a.Key] = a.Val
 			}
-			if strings.Contains(attrs["class"], "html_block") {
+			if renderedHTMLBlock(n) {
 				inHTMLBlock = true
 			}
 			switch n.Data {
