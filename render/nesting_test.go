@@ -202,3 +202,72 @@ func nodeText(n *html.Node) string {
 	walk(n)
 	return b.String()
 }
+
+// TestNoParagraphOfTheParser renders rich text where a block element
+// starts inside a paragraph (<p>a<div>b</div></p>, a table or another
+// paragraph in it). A browser's parser ends the paragraph there, and an
+// end tag </p> written after that would make a new, empty paragraph with
+// the browser's default margins (a gap of a line under the text): every
+// paragraph of the parsed document must be one the renderer wrote.
+func TestNoParagraphOfTheParser(t *testing.T) {
+	table := func(cell string) string {
+		return module("table", `{"table":{"content":{"headers":[],"rows":[{"cells":[{"html":`+strconv.Quote(cell)+`}]}]}},"style":{}}`)
+	}
+	text := func(s string) string {
+		return module("text", `{"text":{"html":`+strconv.Quote(s)+`},"style":{}}`)
+	}
+	list := func(s string) string {
+		return module("list", `{"list":{"tag":"ul","html":`+strconv.Quote(s)+`},"style":{}}`)
+	}
+	tests := []struct {
+		name, module string
+		bold         string // text a browser shows bold, as it reads the design's
+	}{
+		{"a div in a paragraph", paragraph(`<p style="word-break:break-word;"><div><strong>Any device</strong></div></p>`), ""},
+		{"a table in a paragraph", paragraph(`<p>a<table><tr><td>b</td></tr></table>c</p><p>d</p>`), ""},
+		{"a paragraph in a paragraph", text(`<p>a<p>b</p>c</p>`), ""},
+		{"a list in a paragraph, formatting across", paragraph(`<p><b>a<ul><li>b</li></ul>c</b>d</p>e`), "abc"},
+		{"a heading and a rule in a paragraph", paragraph(`<p>a<h2>b</h2>c<hr>d</p>`), ""},
+		{"a paragraph in a cell of a paragraph's table", paragraph(`<p>a<table><tr><td><p>b<div>c</div></p></td></tr></table></p>`), ""},
+		{"a div in a list item's paragraph", list(`<ul><li><p>a<div>b</div></p></li></ul>`), ""},
+		{"a div in a table cell's paragraph", table(`<p>a<div>b</div>c</p>`), ""},
+		{"paragraphs closed in order", paragraph(`<p>a</p><div><p>b</p></div><p>c<span>d</span></p>`), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := design.Decode([]byte(designJSON("[" + row("", mods(tt.module)) + "]")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
+				out, err := HTMLWithLimits(d, Limits{Layout: layout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				written := strings.Count(string(out.Body), "<p ") + strings.Count(string(out.Body), "<p>")
+				parsed := 0
+				walkElements(parseLayout(t, out.Body, layout), func(n *html.Node) bool {
+					if n.DataAtom == atom.P {
+						parsed++
+					}
+					return true
+				})
+				if parsed != written {
+					t.Errorf("%s: %d paragraphs parsed, %d written", layout, parsed, written)
+				}
+				if tt.bold != "" {
+					var b strings.Builder
+					walkElements(parseLayout(t, out.Body, layout), func(n *html.Node) bool {
+						if n.DataAtom == atom.B {
+							b.WriteString(nodeText(n))
+						}
+						return true
+					})
+					if b.String() != tt.bold {
+						t.Errorf("%s: %q bold, want %q", layout, b.String(), tt.bold)
+					}
+				}
+			}
+		})
+	}
+}

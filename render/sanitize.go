@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -45,16 +44,6 @@ func allowedAttr(key string) bool {
 		"cellspacing", "bgcolor", "color", "face", "size", "start", "type", "rel",
 		"name", "id", "role", "aria-label", "aria-hidden", "reversed", "value",
 		"summary", "scope":
-		return true
-	}
-	return false
-}
-
-// globalAttr reports whether an allowed attribute is one any element
-// may have.
-func globalAttr(key string) bool {
-	switch key {
-	case "style", "class", "title", "dir", "lang", "id", "role", "aria-label", "aria-hidden":
 		return true
 	}
 	return false
@@ -109,8 +98,9 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 	stack := make([]openTag, 0, 16)
 	var lines phrasingLines // o.phrasing: where line breaks go
 	phrasing := o != nil && o.phrasing
-	tables := 0 // <table> elements in stack
-	skip := 0   // depth inside dropped-content elements
+	tables := 0    // <table> elements in stack
+	openParas := 0 // paragraphs in stack not ended (endParagraph)
+	skip := 0      // depth inside dropped-content elements
 	var skipTag string
 	paras := 0 // paragraphs met, for richStyleDefaults
 	richTokens(src, func(t richToken) {
@@ -170,14 +160,23 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 				// closing the block's cell: left out, its text kept.
 				return
 			}
+			// Only with a paragraph open: the search costs the depth.
+			if openParas > 0 && endsParagraph(out) && endParagraph(stack) {
+				openParas--
+			} else if openParas > 0 && tablePart(out) {
+				openParas -= endTableParagraphs(stack)
+			}
 			w.startTag(&t, out, o, &paras)
 			// A browser reads <b/> as <b>: the element stays open, so it
 			// is closed like any other (a self-closing slash means
 			// something only on void elements).
 			if !isVoid(t.a) {
-				stack = append(stack, openTag{t.a, out})
-				if out == atom.Table {
+				stack = append(stack, openTag{a: t.a, out: out})
+				switch out {
+				case atom.Table:
 					tables++
+				case atom.P:
+					openParas++
 				}
 			}
 		case html.EndTagToken:
@@ -193,7 +192,9 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 			// Close up to the matching open element; ignore strays.
 			for i := len(stack) - 1; i >= 0; i-- {
 				if stack[i].a == t.a {
-					tables -= w.closeTags(stack[i:], &lines)
+					closedTables, closedParas := w.closeTags(stack[i:], &lines)
+					tables -= closedTables
+					openParas -= closedParas
 					stack = stack[:i]
 					break
 				}
@@ -203,95 +204,32 @@ func (w *emailWriter) rich(src string, o *richOpts) {
 	w.closeTags(stack, &lines)
 }
 
-// openTag is an element open in rich text: a as written, out as the
-// sanitiser wrote it (a span for a block element in phrasing content).
-type openTag struct{ a, out atom.Atom }
-
 // closeTags writes the end tags of open, innermost (last) first, and
-// returns how many of them are tables. A block element written as a
-// span ends its line (lines.ended).
-func (w *emailWriter) closeTags(open []openTag, lines *phrasingLines) (tables int) {
+// returns how many of them are tables and paragraphs (not ended). A block
+// element written as a span ends its line (lines.ended). A paragraph a
+// browser has ended gets no end tag: a browser reads a </p> without an
+// open paragraph as a new, empty one, with its default margins (a gap
+// of a line under the text).
+func (w *emailWriter) closeTags(open []openTag, lines *phrasingLines) (tables, paras int) {
 	for i := len(open) - 1; i >= 0; i-- {
+		if open[i].ended {
+			continue
+		}
 		w.checkSize()
 		w.s("</")
 		w.s(open[i].out.String())
 		w.s(">")
-		if open[i].out == atom.Table {
+		switch open[i].out {
+		case atom.Table:
 			tables++
+		case atom.P:
+			paras++
 		}
 		if open[i].out != open[i].a {
 			lines.ended()
 		}
 	}
-	return tables
-}
-
-// phrasingTag is the element written for the allowed element a in
-// phrasing content: a itself when it is phrasing content, a span for a
-// block element (the vendor writes a button label's paragraph so, its
-// style on the span), 0 for one left out (<col>, and <hr>, which is a
-// line break). In a heading, a block element is not only invalid: a
-// browser's parser ends the heading at an <h2>, and the rest of the
-// text loses the heading's font, size and colour; a <p> or an <h2> that
-// stays inside brings its own margins and size.
-func phrasingTag(a atom.Atom) atom.Atom {
-	switch a {
-	case atom.Blockquote, atom.Caption, atom.Center, atom.Colgroup, atom.Dd, atom.Div, atom.Dl, atom.Dt,
-		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Li, atom.Ol, atom.P, atom.Pre,
-		atom.Table, atom.Tbody, atom.Td, atom.Tfoot, atom.Th, atom.Thead, atom.Tr, atom.Ul:
-		return atom.Span
-	case atom.Hr, atom.Col:
-		return 0
-	}
-	return a
-}
-
-// phrasingLines puts a line break where a block element written as a
-// span (phrasingTag) starts or ends a line that holds something, so that
-// the text keeps its lines ("<p>a</p><p>b</p>" is "a", then "b").
-type phrasingLines struct {
-	filled  bool // the current line holds something
-	pending bool // a block ended on a filled line: break before what follows
-}
-
-// boundary is the start of a block (or an <hr>): it begins a new line.
-func (l *phrasingLines) boundary(w *emailWriter) {
-	if l.filled {
-		w.s("<br>")
-	}
-	l.filled, l.pending = false, false
-}
-
-// ended is the end of a block: what follows is on a new line.
-func (l *phrasingLines) ended() { l.pending = l.pending || l.filled }
-
-// broken is a <br> of the rich text's own.
-func (l *phrasingLines) broken() { l.filled, l.pending = false, false }
-
-// text is text about to be written: white space alone fills no line.
-func (l *phrasingLines) text(w *emailWriter, text []byte) {
-	if len(bytes.TrimLeft(text, " \t\n\f\r")) > 0 {
-		l.content(w)
-	}
-}
-
-// content is something visible about to be written.
-func (l *phrasingLines) content(w *emailWriter) {
-	if l.pending {
-		w.s("<br>")
-		l.pending = false
-	}
-	l.filled = true
-}
-
-// tablePart reports whether a is an element a browser places in the
-// innermost open table (closing the cell or row it is in).
-func tablePart(a atom.Atom) bool {
-	switch a {
-	case atom.Caption, atom.Colgroup, atom.Col, atom.Tbody, atom.Thead, atom.Tfoot, atom.Tr, atom.Td, atom.Th:
-		return true
-	}
-	return false
+	return tables, paras
 }
 
 // startTag writes the start tag t (of an allowed element) as the

@@ -357,7 +357,8 @@ var sanitizerOpts = []*richOpts{
 // elements, every end tag closing the innermost open one; only allowed
 // attributes (no event handlers); links and images only to safe URLs;
 // only safe style declarations; no comments; every element closed by the
-// end; in phrasing content (a heading's), phrasing elements only;
+// end, but a paragraph a browser has ended (no </p>, which a browser
+// reads as a new paragraph: it parses as many as are written); in phrasing content (a heading's), phrasing elements only;
 // inside the renderer's link, no link. It also fails when a second run
 // differs.
 func checkSanitized(t *testing.T, src string) {
@@ -371,7 +372,19 @@ func checkSanitized(t *testing.T, src string) {
 			t.Helper()
 			t.Fatalf("rich(%q) = %q: "+format, append([]any{src, out}, args...)...)
 		}
-		var open []string
+		// The open elements; a paragraph a browser has ended, at the
+		// start tag of a block element, gets no end tag.
+		type element struct {
+			name  string
+			ended bool
+		}
+		var open []element
+		popEnded := func() {
+			for len(open) > 0 && open[len(open)-1].ended {
+				open = open[:len(open)-1]
+			}
+		}
+		paragraphs := 0
 		z := html.NewTokenizer(strings.NewReader(out))
 		for {
 			tt := z.Next()
@@ -393,13 +406,36 @@ func checkSanitized(t *testing.T, src string) {
 				if o != nil && o.inLink && tok.DataAtom == atom.A {
 					fail("a link inside the renderer's link")
 				}
-				if tableParts[tok.Data] && !slices.Contains(open, "table") {
+				if tableParts[tok.Data] && !slices.ContainsFunc(open, func(e element) bool { return e.name == "table" }) {
 					// A browser would put it in the layout's table around
 					// the rich text, out of the block's cell.
 					fail("<%s> outside a table", tok.Data)
 				}
+				if tableParts[tok.Data] {
+					// A table part closes what is open in the table
+					// back to the table's structure.
+					for i := len(open) - 1; i >= 0 && open[i].name != "table"; i-- {
+						if open[i].name == "p" {
+							open[i].ended = true
+						}
+					}
+				} else if paragraphEnders[tok.Data] {
+				scope:
+					for i := len(open) - 1; i >= 0; i-- {
+						switch e := &open[i]; {
+						case e.name == "p" && !e.ended:
+							e.ended = true
+							break scope
+						case e.name == "table" || e.name == "td" || e.name == "th" || e.name == "caption":
+							break scope
+						}
+					}
+				}
+				if tok.DataAtom == atom.P {
+					paragraphs++
+				}
 				if !isVoid(tok.DataAtom) {
-					open = append(open, tok.Data) // <b/> opens b, as in a browser
+					open = append(open, element{name: tok.Data}) // <b/> opens b, as in a browser
 				}
 				for _, a := range tok.Attr {
 					switch {
@@ -418,16 +454,51 @@ func checkSanitized(t *testing.T, src string) {
 					}
 				}
 			case html.EndTagToken:
-				if len(open) == 0 || open[len(open)-1] != tok.Data {
+				popEnded()
+				if len(open) == 0 || open[len(open)-1].name != tok.Data {
 					fail("end tag %q closes %v", tok.Data, open)
 				}
 				open = open[:len(open)-1]
 			}
 		}
-		if len(open) > 0 {
+		if popEnded(); len(open) > 0 {
 			fail("left open: %v", open)
 		}
+		// x/net/html, as a browser, builds a paragraph for each <p> and
+		// none of its own (as it does for a </p> with none open).
+		if n := parsedParagraphs(out); n != paragraphs {
+			fail("%d paragraphs parsed, %d written", n, paragraphs)
+		}
 	}
+}
+
+// paragraphEnders are the allowed elements at whose start tag a browser
+// ends an open paragraph (said apart from the sanitiser's endsParagraph).
+var paragraphEnders = map[string]bool{"blockquote": true, "center": true, "dd": true, "div": true,
+	"dl": true, "dt": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true,
+	"hr": true, "li": true, "ol": true, "p": true, "pre": true, "table": true, "ul": true}
+
+// parsedParagraphs is the number of paragraphs x/net/html builds of the
+// rich text out, as in a block's div.
+func parsedParagraphs(out string) int {
+	nodes, err := html.ParseFragment(strings.NewReader(out), &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div})
+	if err != nil {
+		return -1
+	}
+	n := 0
+	var walk func(c *html.Node)
+	walk = func(c *html.Node) {
+		if c.Type == html.ElementNode && c.DataAtom == atom.P {
+			n++
+		}
+		for c := c.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	for _, c := range nodes {
+		walk(c)
+	}
+	return n
 }
 
 // tableParts are the elements a browser puts in the innermost open table
@@ -470,6 +541,8 @@ var sanitizerSeeds = []string{
 	`<ul style="list-style:none"><li>a<li>b</ul>`, `<p>a</p><p style="margin:0">b</p>`,
 	`<style>p{}</style><script>alert(1)</script><textarea><p></textarea>`,
 	`<p>a</p><td>b</td></tr><tr><td>c`, `<table><tr><td>a</td></tr></table><caption>x`,
+	`<p>a<div>b</div>c</p>`, `<p><b>a<table><tr><td><p>b<hr>c</td></tr></table>d</b></p>e</p>`, `<p>a<p>b<ul><li>c</p></li></ul>`,
+	`<table><p>a<td>b`, `<table><tr><td><p>a<td>b</p>`,
 }
 
 // FuzzSanitizer: whatever the rich text, the sanitiser keeps its
