@@ -7,6 +7,7 @@
 package fsp
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -299,6 +300,9 @@ func (h *Handler) Validate() error {
 			// It holds every user's tree: each would read all the others'.
 			return fmt.Errorf("fsp: shared folder %q: path %q is the storage itself, which holds every user's files; name a folder inside it", s.Name, s.Key)
 		}
+		if root := cmp.Or(h.Root, defaultRoot); sharedOverlapsEveryRoot(root, key) {
+			return fmt.Errorf("fsp: shared folder %q: path %q and the users' folders (root %q) lie one inside the other; keep shared folders apart from them", s.Name, s.Key, root)
+		}
 	}
 	for _, t := range h.AllowTypes {
 		if err := checkAllowType(t); err != nil {
@@ -313,17 +317,16 @@ func (h *Handler) Validate() error {
 // failed would fail every request), and no segment holds two placeholders,
 // whose values could run together ("a-" then "b" and "a" then "-b").
 func checkRootTemplate(root string) error {
-	const mark = "\x01"
-	rendered, err := caddy.NewEmptyReplacer().ReplaceFunc(root, func(string, any) (any, error) { return mark, nil })
+	rendered, err := markRoot(root)
 	if err != nil {
 		return fmt.Errorf("fsp: root %q: %v", root, err)
 	}
 	for _, seg := range strings.Split(rendered, "/") {
-		if strings.Count(seg, mark) > 1 {
+		if strings.Count(seg, rootMark) > 1 {
 			return fmt.Errorf("fsp: root %q: a path segment holds two placeholders, whose values could run together; separate them with /", root)
 		}
 	}
-	if key, err := cleanRoot(strings.ReplaceAll(rendered, mark, "x")); err != nil || key == "" {
+	if key, err := cleanRoot(strings.ReplaceAll(rendered, rootMark, "x")); err != nil || key == "" {
 		return fmt.Errorf("fsp: root %q must be a relative path without empty, \".\" or \"..\" segments", root)
 	}
 	return nil
@@ -548,6 +551,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 	root, err := cleanRoot(rendered)
 	if err != nil || root == "" {
 		return nil, &fspError{code: 3600, cause: fmt.Errorf("storage root %q is not usable", rendered)}
+	}
+	if s := h.sharedOverlap(root); s != nil {
+		return nil, &fspError{code: 3600, cause: fmt.Errorf("storage root %q and shared folder %q (%q) lie one inside the other", root, s.Name, s.Key)}
 	}
 	q := &request{h: h, w: w, r: r, root: root, public: strings.TrimSuffix(repl.ReplaceKnown(h.PublicURL, ""), "/")}
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/caddyserver/caddy/v2"
 )
 
 // fspPath is a path of the FSP API, relative to the user's tree: its
@@ -233,6 +235,54 @@ func rootSegment(value string) string {
 		b.WriteByte(hex[c&15])
 	}
 	return b.String()
+}
+
+// rootMark stands for a placeholder's value in a root template marked by
+// markRoot.
+const rootMark = "\x01"
+
+// markRoot is the root template with every placeholder replaced by
+// rootMark.
+func markRoot(template string) (string, error) {
+	return caddy.NewEmptyReplacer().ReplaceFunc(template, func(string, any) (any, error) { return rootMark, nil })
+}
+
+// keysOverlap reports whether storage keys a and b name one folder or one
+// lies inside the other.
+func keysOverlap(a, b string) bool {
+	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
+}
+
+// sharedOverlapsEveryRoot reports whether the shared folder at key and
+// every user's folder of the root template lie one inside the other,
+// whatever values the placeholders get: the literal segments they share
+// are equal, and no placeholder comes before the shorter one ends. Where
+// it depends on the values, each request is checked (sharedOverlap).
+func sharedOverlapsEveryRoot(template, key string) bool {
+	rendered, err := markRoot(template)
+	if err != nil {
+		return false
+	}
+	rootSegs := strings.Split(strings.Trim(rendered, "/"), "/")
+	keySegs := strings.Split(key, "/")
+	for i := 0; i < len(rootSegs) && i < len(keySegs); i++ {
+		if strings.Contains(rootSegs[i], rootMark) || rootSegs[i] != keySegs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedOverlap is the shared folder that the user's folder at root is,
+// lies inside or holds, nil for none. Such a user would write into a
+// folder the others may only read, or every user would read theirs.
+func (h *Handler) sharedOverlap(root string) *SharedFolder {
+	for i := range h.Shared {
+		if keysOverlap(root, strings.Trim(h.Shared[i].Key, "/")) {
+			return &h.Shared[i]
+		}
+	}
+	return nil
 }
 
 // cleanRootTemplate checks the literal parts of a rendered storage root:

@@ -189,3 +189,52 @@ func FuzzPaths(f *testing.F) {
 		}
 	})
 }
+
+// TestSharedOverlap: a shared folder that lies inside every user's
+// folder, or holds them, is known at load; where it depends on the
+// placeholders' values, the request's root is checked.
+func TestSharedOverlap(t *testing.T) {
+	const uid = "{http.request.header.X-BEE-Uid}"
+	for _, c := range []struct {
+		template, key string
+		always        bool
+	}{
+		{defaultRoot, "shared/logos", false},
+		{defaultRoot, "logos", false},
+		{"users/" + uid, "users", true},
+		{"users/" + uid, "users/x/y", false},
+		{"users/" + uid, "other", false},
+		{"team", "team/logos", true},
+		{"team", "team", true},
+		{"team", "teams", false},
+		{"a/b/" + uid, "a/b", true},
+		{"u-" + uid, "u-logos", false},
+	} {
+		if got := sharedOverlapsEveryRoot(c.template, c.key); got != c.always {
+			t.Errorf("root %q, shared %q: always %v, want %v", c.template, c.key, got, c.always)
+		}
+	}
+	h := &Handler{Shared: []SharedFolder{{Name: "logos", Key: "/shared/logos/"}, {Name: "team", Key: "c2"}}}
+	for _, c := range []struct {
+		root string
+		want string // the shared folder's name, "" for none
+	}{
+		{"shared/logos", "logos"},
+		{"shared", "logos"},
+		{"shared/logos/x", "logos"},
+		{"shared/logos2", ""},
+		{"shared/log", ""},
+		{"c2/bob", "team"},
+		{"c2", "team"},
+		{"c20/bob", ""},
+		{"c1/u1", ""},
+	} {
+		got := ""
+		if s := h.sharedOverlap(c.root); s != nil {
+			got = s.Name
+		}
+		if got != c.want {
+			t.Errorf("root %q overlaps %q, want %q", c.root, got, c.want)
+		}
+	}
+}

@@ -402,6 +402,7 @@ type call struct {
 	method, target string
 	body           string
 	uid            string // default u1
+	client         string // X-BEE-ClientId; default c1
 	auth           string // Authorization value; default the right one; "-" none
 	headers        []string
 	port           int // the site's port where a table sends to several (default providerPort)
@@ -724,7 +725,11 @@ func send(t *testing.T, port int, c call) response {
 	if uid == "" {
 		uid = "u1"
 	}
-	headers := []string{"X-BEE-ClientId: c1"}
+	client := c.client
+	if client == "" {
+		client = "c1"
+	}
+	headers := []string{"X-BEE-ClientId: " + client}
 	if uid != "-" {
 		headers = append(headers, "X-BEE-Uid: "+uid)
 	}
@@ -810,6 +815,7 @@ func fsperrRow(code int) (row, bool) {
 		3400: {409, "Resource Already Exists"},
 		3450: {422, "File Not Uploaded"},
 		3500: {400, "Request Error"},
+		3600: {403, "User Error"},
 		3650: {401, "Wrong Username or Password"},
 	}
 	r, ok := rows[code]
@@ -1059,6 +1065,8 @@ func TestProviderLoadErrors(t *testing.T) {
 		{"bad shared name", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared a|b logos", `shared folder name "a|b"`},
 		{"shared path escapes", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared logos ../up", `path "../up"`},
 		{"shared path is the whole storage", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared logos /", `path "/" is the storage itself`},
+		{"shared folder holding every user's folder", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot users/{http.request.header.X-BEE-Uid}\n\t\tshared all users", `shared folder "all": path "users" and the users' folders (root "users/{http.request.header.X-BEE-Uid}") lie one inside the other`},
+		{"shared folder inside the one users' folder", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot team\n\t\tshared logos /team/logos/", `shared folder "logos": path "/team/logos/" and the users' folders (root "team") lie one inside the other`},
 		{"bad media type", "local /tmp/x\n\t\tpublic_url http://x\n\t\tallow_types Image/PNG", `"Image/PNG"`},
 		{"s3 without bucket", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t}", "bucket is required"},
 		{"s3 endpoint with scheme", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint http://h:1\n\t\t\tbucket fsp-files\n\t\t}", "without scheme"},
