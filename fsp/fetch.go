@@ -77,7 +77,7 @@ func (f *fetcher) fetch(ctx context.Context, source string) ([]byte, error) {
 	if f.minRate <= 0 {
 		return readLimited(res.Body, f.maxSize, "source")
 	}
-	body := newRateReader(res.Body, f.minRate, cancel)
+	body := newRateReader(res.Body, f.minRate, minRateGrace, cancel)
 	defer body.stop()
 	return readLimited(body, f.maxSize, "source")
 }

@@ -79,23 +79,38 @@ type rateReader struct {
 	rate      float64
 	start     time.Time
 	n         atomic.Int64
+	grace     time.Duration
 	timer     *time.Timer
 	cut       atomic.Bool
 	interrupt func()
+
+	// mu makes a cut and stop exclusive: Timer.Stop does not wait for a
+	// function already running, nor keep a later Read from re-arming it.
+	mu      sync.Mutex
+	stopped bool
 }
 
-func newRateReader(r io.Reader, rate int64, interrupt func()) *rateReader {
-	rr := &rateReader{r: r, rate: float64(rate), start: time.Now(), interrupt: interrupt}
-	rr.timer = time.AfterFunc(rr.wait(), func() {
-		rr.cut.Store(true)
-		rr.interrupt()
-	})
+// newRateReader watches r; the rate applies after grace (minRateGrace).
+func newRateReader(r io.Reader, rate int64, grace time.Duration, interrupt func()) *rateReader {
+	rr := &rateReader{r: r, rate: float64(rate), start: time.Now(), grace: grace, interrupt: interrupt}
+	rr.timer = time.AfterFunc(rr.wait(), rr.fire)
 	return rr
+}
+
+// fire cuts the body, unless stop came first.
+func (rr *rateReader) fire() {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	if rr.stopped {
+		return
+	}
+	rr.cut.Store(true)
+	rr.interrupt()
 }
 
 // wait is the time left before the bytes read so far fall behind.
 func (rr *rateReader) wait() time.Duration {
-	behind := rr.start.Add(minRateGrace + time.Duration(float64(rr.n.Load())/rr.rate*float64(time.Second)))
+	behind := rr.start.Add(rr.grace + time.Duration(float64(rr.n.Load())/rr.rate*float64(time.Second)))
 	return time.Until(behind)
 }
 
@@ -114,5 +129,13 @@ func (rr *rateReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// stop ends the watch; the timer's function never runs after it.
-func (rr *rateReader) stop() { rr.timer.Stop() }
+// stop ends the watch. When it returns, a cut is either complete (cut is
+// set, interrupt has returned) or will never happen: a cut still running
+// afterwards would end the request (its read deadline moved to now)
+// after its body was accepted.
+func (rr *rateReader) stop() {
+	rr.mu.Lock()
+	rr.stopped = true
+	rr.mu.Unlock()
+	rr.timer.Stop()
+}

@@ -70,7 +70,7 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 	// The body is cut when it arrives too slowly: its read deadline is
 	// moved to now, which ends the read waiting for the next bytes.
 	rc := http.NewResponseController(q.w)
-	body := newRateReader(q.r.Body, q.h.MinUploadRate, func() { _ = rc.SetReadDeadline(time.Now()) })
+	body := newRateReader(q.r.Body, q.h.MinUploadRate, minRateGrace, func() { _ = rc.SetReadDeadline(time.Now()) })
 	defer body.stop()
 	q.r.Body = struct {
 		io.Reader
