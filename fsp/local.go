@@ -133,11 +133,33 @@ func (s *localStorage) Mkdir(_ context.Context, dir string, parents bool) error 
 }
 
 func (s *localStorage) Rmdir(_ context.Context, dir string) error {
-	err := s.root.Remove(dir)
+	err := s.remove(dir, true)
 	if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
 		return errNotEmpty
 	}
 	return mapLocalErr(err)
+}
+
+// remove removes the file (dir false) or the empty folder (dir true) at
+// key, and nothing of the other kind: the handler looked at the name
+// before, and another request may have put a file where the folder was,
+// or the reverse. A name of the other kind is fs.ErrNotExist.
+func (s *localStorage) remove(key string, dir bool) error {
+	done, err := removeKind(s.root, key, dir)
+	if !done {
+		// Without unlinkat: look, then remove (a narrow window stays).
+		var info fs.FileInfo
+		if info, err = s.root.Lstat(key); err == nil {
+			if info.IsDir() != dir {
+				return fs.ErrNotExist
+			}
+			err = s.root.Remove(key)
+		}
+	}
+	if !dir && errors.Is(err, syscall.EISDIR) {
+		return fmt.Errorf("%w: %v", fs.ErrNotExist, err)
+	}
+	return err
 }
 
 // Write writes a temporary file beside key and then links (exclusive) or
@@ -223,14 +245,7 @@ func (s *localStorage) tempName(key string) (string, error) {
 }
 
 func (s *localStorage) Remove(_ context.Context, key string) error {
-	info, err := s.root.Lstat(key)
-	if err != nil {
-		return mapLocalErr(err)
-	}
-	if info.IsDir() {
-		return fs.ErrNotExist
-	}
-	return mapLocalErr(s.root.Remove(key))
+	return mapLocalErr(s.remove(key, false))
 }
 
 func (s *localStorage) Move(_ context.Context, from, to string, exclusive bool) error {

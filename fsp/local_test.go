@@ -2,6 +2,8 @@ package fsp
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 )
@@ -65,5 +67,50 @@ func TestLocalMoveKeepsConcurrentReplace(t *testing.T) {
 	}
 	if lost > 0 {
 		t.Errorf("the replacing upload was lost %d times in 3000 (outcomes %v)", lost, outcomes)
+	}
+}
+
+// TestLocalRemoveKind: Rmdir removes only a folder and Remove only a file.
+// The handler looks at a name before it deletes it; when another request
+// puts a file where the folder was (or a folder where the file was) in
+// between, the delete must fail (not found), not remove what is there now.
+func TestLocalRemoveKind(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name   string
+		remove func(s *localStorage, key string) error
+		dir    bool // what is at the key
+	}{
+		{"rmdir of a file", func(s *localStorage, key string) error { return s.Rmdir(ctx, key) }, false},
+		{"remove of a folder", func(s *localStorage, key string) error { return s.Remove(ctx, key) }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			s, err := newLocalStorage(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for _, key := range []string{"top", "sub/inner"} {
+				p := filepath.Join(base, filepath.FromSlash(key))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if c.dir {
+					err = os.Mkdir(p, 0o755)
+				} else {
+					err = os.WriteFile(p, []byte("x"), 0o644)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := c.remove(s, key); !isNotExist(err) {
+					t.Errorf("%s: %v, want not found", key, err)
+				}
+				if _, err := os.Lstat(p); err != nil {
+					t.Errorf("%s was removed: %v", key, err)
+				}
+			}
+		})
 	}
 }

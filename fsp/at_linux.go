@@ -31,3 +31,31 @@ func renameNoReplace(root *os.Root, from, to string) (done bool, err error) {
 	}
 	return true, err
 }
+
+// removeKind removes the file (dir false) or the empty folder (dir true)
+// at key inside root in one step that never removes the other kind
+// (unlinkat, with AT_REMOVEDIR for a folder, relative to the parent
+// opened through root): a name looked at before and replaced since by
+// the other kind is left alone (ENOTDIR, EISDIR). os.Root.Remove tries
+// both kinds. done is always true here.
+func removeKind(root *os.Root, key string, dir bool) (done bool, err error) {
+	parent, err := root.Open(path.Dir(key))
+	if err != nil {
+		return true, err
+	}
+	defer parent.Close()
+	flags := 0
+	if dir {
+		flags = unix.AT_REMOVEDIR
+	}
+	for {
+		err = unix.Unlinkat(int(parent.Fd()), path.Base(key), flags)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return true, &os.PathError{Op: "unlinkat", Path: key, Err: err}
+	}
+	return true, nil
+}
