@@ -72,7 +72,10 @@ func (s *localStorage) Names(_ context.Context, keys []string) ([]nameState, err
 }
 
 // count is the number of listed children of dir; 0 (unknown) if it
-// cannot be read or there are more than maxDirCount.
+// cannot be read or there are more than maxDirCount. As List, it counts
+// only files and folders, not symbolic links or special files; their
+// type comes with the names (an lstat only where the file system does
+// not say).
 func (s *localStorage) count(dir string) int {
 	f, err := s.root.Open(localName(dir))
 	if err != nil {
@@ -81,9 +84,9 @@ func (s *localStorage) count(dir string) int {
 	defer f.Close()
 	n := 0
 	for {
-		names, err := f.Readdirnames(256)
-		for _, name := range names {
-			if listable(name) {
+		entries, err := f.ReadDir(256)
+		for _, de := range entries {
+			if t := de.Type(); (t.IsDir() || t.IsRegular()) && listable(de.Name()) {
 				n++
 			}
 		}
