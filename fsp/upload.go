@@ -361,6 +361,9 @@ func (q *request) readMultipart() (string, strategy, []byte, error) {
 			}
 		case "conflict_strategy":
 			text, err := io.ReadAll(io.LimitReader(part, 64))
+			if errors.As(err, &ue) {
+				return "", "", nil, uploadFail(err)
+			}
 			if err != nil {
 				return "", "", nil, fail(3500, "The multipart body could not be read")
 			}
@@ -375,7 +378,10 @@ func (q *request) readMultipart() (string, strategy, []byte, error) {
 	return "", strat, data, nil
 }
 
-// cappedReader fails (an uploadError) once more than max bytes are read.
+// cappedReader fails (an uploadError) once more than max bytes are read,
+// or once request_body's limit in front of fsp is reached: a body too
+// large is 3450 wherever in the form it ends, as fsp_error answers
+// request_body's 413.
 type cappedReader struct {
 	r      io.Reader
 	n, max int64
@@ -391,6 +397,9 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	if c.n += int64(n); c.n > c.max {
 		return n, uploadErr("the request is larger than %d bytes", c.max)
+	}
+	if tooLarge, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return n, uploadErr("the request is larger than %d bytes", tooLarge.Limit)
 	}
 	return n, err
 }
