@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -129,8 +128,11 @@ type Handler struct {
 	AllowAnonymous bool `json:"allow_anonymous,omitempty"`
 
 	storage Storage
-	fetcher *fetcher
-	slots   *uploadSlots
+	// keyPrefix is what an S3 prefix adds to every key (with its "/"),
+	// out of maxKeyLen.
+	keyPrefix int
+	fetcher   *fetcher
+	slots     *uploadSlots
 	// thumbPNG encodes thumbnails, keeping compressors between uploads.
 	thumbPNG *thumbEncoder
 	logger   *zap.Logger
@@ -222,6 +224,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("fsp: s3: endpoint %q: %v", cfg.endpoint, err)
 		}
 		h.storage = s
+		if s.prefix != "" {
+			h.keyPrefix = len(s.prefix) + 1
+		}
 		h.storageLog = []zap.Field{zap.String("endpoint", cfg.endpoint), zap.String("bucket", cfg.bucket)}
 		if err := checkBucket(s, h.logger); err != nil {
 			return err
@@ -353,55 +358,6 @@ func (h *Handler) release() {
 		if err := h.storage.Close(); err != nil {
 			h.logger.Warn("closing the storage", zap.Error(err))
 		}
-	}
-}
-
-// lifetime counts the requests in a handler, so that Cleanup's closing
-// waits for the last of them.
-type lifetime struct {
-	mu       sync.Mutex
-	inFlight int
-	closing  bool // Cleanup was called
-	closed   bool
-	close    func()
-}
-
-// acquire registers a request; false once the handler is closed.
-func (l *lifetime) acquire() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return false
-	}
-	l.inFlight++
-	return true
-}
-
-// done ends a request; the last one after Cleanup closes the handler.
-func (l *lifetime) done() {
-	l.mu.Lock()
-	l.inFlight--
-	last := l.closing && l.inFlight == 0 && !l.closed
-	if last {
-		l.closed = true
-	}
-	l.mu.Unlock()
-	if last {
-		l.close()
-	}
-}
-
-// shutdown closes now if no request is in flight, else after the last.
-func (l *lifetime) shutdown() {
-	l.mu.Lock()
-	l.closing = true
-	now := l.inFlight == 0 && !l.closed
-	if now {
-		l.closed = true
-	}
-	l.mu.Unlock()
-	if now {
-		l.close()
 	}
 }
 
@@ -564,8 +520,8 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err := pathFail(err); err != nil {
 		return nil, err
 	}
-	if len(q.locate(p).key) > maxKeyLen {
-		return nil, fail(3500, fmt.Sprintf("The path is too long: the storage holds paths of at most %d bytes", maxKeyLen))
+	if err := q.checkKeyLen(q.locate(p).key, p.dir); err != nil {
+		return nil, err
 	}
 	ctx := r.Context()
 	switch {

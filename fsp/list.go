@@ -2,6 +2,7 @@ package fsp
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"path"
 	"sort"
@@ -47,6 +48,32 @@ func (q *request) locate(p fspPath) place {
 		}
 	}
 	return place{key: joinKey(q.root, p.rel())}
+}
+
+// fits reports whether a file's key (or a folder's, whose S3 marker
+// ends in "/") is within the storage's key limit, an S3 prefix counted.
+func (q *request) fits(key string, dir bool) bool {
+	n := q.h.keyPrefix + len(key)
+	if dir {
+		n++
+	}
+	return n <= maxKeyLen
+}
+
+// checkKeyLen refuses (3500) a path whose key does not fit: S3 would
+// refuse it, and both back ends answer the same.
+func (q *request) checkKeyLen(key string, dir bool) error {
+	if q.fits(key, dir) {
+		return nil
+	}
+	return fail(3500, fmt.Sprintf("The path is too long: the storage holds paths of at most %d bytes", maxKeyLen))
+}
+
+// thumbKey is the key of the thumbnail of the file at key; false when
+// its name or key would be too long (such a file has no thumbnail).
+func (q *request) thumbKey(key string) (string, bool) {
+	tk, ok := thumbKeyFor(key)
+	return tk, ok && q.fits(tk, false)
 }
 
 func (q *request) isShared(name string) bool {
@@ -211,7 +238,7 @@ func (q *request) statFile(ctx context.Context, p fspPath) (meta, error) {
 		return meta{}, storageFail(err)
 	}
 	thumb := false
-	if tk, ok := thumbKeyFor(pl.key); ok {
+	if tk, ok := q.thumbKey(pl.key); ok {
 		_, terr := q.h.storage.Stat(ctx, tk, false)
 		if terr != nil && !isNotExist(terr) {
 			// The file is there: answer it, without its thumbnail.

@@ -3,7 +3,6 @@ package fsp
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"go.uber.org/zap"
 )
@@ -25,7 +24,7 @@ func (q *request) remove(ctx context.Context, p fspPath) error {
 // dropThumb removes the thumbnail of the file at key, if any; a failure
 // only leaves an unlisted file behind, so it is logged, not answered.
 func (q *request) dropThumb(ctx context.Context, key string) {
-	tk, ok := thumbKeyFor(key)
+	tk, ok := q.thumbKey(key)
 	if !ok {
 		return
 	}
@@ -52,8 +51,8 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 	} else if err != nil {
 		return nil, pathFail(err)
 	}
-	if len(q.locate(dest.child(p.name(), false)).key) > maxKeyLen {
-		return nil, fail(3500, fmt.Sprintf("The path is too long: the storage holds paths of at most %d bytes", maxKeyLen))
+	if err := q.checkKeyLen(q.locate(dest.child(p.name(), false)).key, false); err != nil {
+		return nil, err
 	}
 	strat, err := parseStrategy(body.ConflictStrategy)
 	if err != nil {
@@ -80,7 +79,7 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 			return nil, storageFail(err)
 		}
 	}
-	oldThumb, hadThumb := thumbKeyFor(src.key)
+	oldThumb, hadThumb := q.thumbKey(src.key)
 	if hadThumb {
 		_, err := q.h.storage.Stat(ctx, oldThumb, false)
 		hadThumb = err == nil
@@ -93,7 +92,7 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 		return nil, err
 	}
 	fk := q.locate(final).key
-	newThumb, newOK := thumbKeyFor(fk)
+	newThumb, newOK := q.thumbKey(fk)
 	switch {
 	case hadThumb && newOK:
 		if err := q.h.storage.Move(ctx, oldThumb, newThumb, false); err != nil && !isNotExist(err) {

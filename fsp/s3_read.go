@@ -24,6 +24,9 @@ func (s *s3Storage) Stat(ctx context.Context, k string, dir bool) (Entry, error)
 	if prefix == "" {
 		return Entry{Dir: true}, nil
 	}
+	if len(prefix) > maxKeyLen {
+		return Entry{}, fs.ErrNotExist // no folder's keys are that long
+	}
 	e, found, err := s.dirInfo(ctx, prefix)
 	switch {
 	case err != nil:
@@ -43,6 +46,11 @@ func (s *s3Storage) Exists(ctx context.Context, k string, dir bool) error {
 	prefix := s.dirPrefix(k)
 	if prefix == "" {
 		return nil
+	}
+	if len(prefix) > maxKeyLen {
+		// No folder's keys are that long; S3 would refuse the question
+		// (the name of a file of the longest key is free as a folder's).
+		return fs.ErrNotExist
 	}
 	// Its marker (the folders fsp makes have one), else anything inside
 	// it: the first key listed.

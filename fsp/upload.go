@@ -141,7 +141,7 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 	// The file is in place: whatever happens to its thumbnail, it stays.
 	// A thumbnail that cannot be written (a name too long for it, a
 	// storage failure) only leaves the file without one.
-	tk, ok := thumbKeyFor(fk)
+	tk, ok := q.thumbKey(fk)
 	if !ok {
 		thumb = nil
 	}
@@ -184,7 +184,7 @@ func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) 
 		}
 		return p, nil
 	case strategyKeep:
-		candidates := keepCandidates(p)
+		candidates := q.keepCandidates(p)
 		keys := make([]string, len(candidates))
 		for i, c := range candidates {
 			keys[i] = q.locate(c).key
@@ -252,12 +252,13 @@ func folderConflict(p fspPath) error {
 // keepCandidates are the names a keep upload or move of p may take, in
 // order: p, p_1, p_2, … p_999, then a few p_N of random N past those, so
 // that a folder holding all of the first ones still gets a free name of
-// the same form instead of an error.
-func keepCandidates(p fspPath) []fspPath {
+// the same form instead of an error. Names too long for a name or a key
+// are left out.
+func (q *request) keepCandidates(p fspPath) []fspPath {
 	var out []fspPath
 	add := func(n int) bool {
 		c := p.parent().child(keepName(p.name(), n), false)
-		if checkSegment(c.name()) != nil {
+		if checkSegment(c.name()) != nil || !q.fits(q.locate(c).key, false) {
 			return false
 		}
 		out = append(out, c)
@@ -277,7 +278,7 @@ func keepCandidates(p fspPath) []fspPath {
 // writeKeep stores data under the first free name of keepCandidates,
 // writing the bytes once.
 func (q *request) writeKeep(ctx context.Context, p fspPath, data []byte) (fspPath, error) {
-	candidates := keepCandidates(p)
+	candidates := q.keepCandidates(p)
 	keys := make([]string, len(candidates))
 	for i, c := range candidates {
 		keys[i] = q.locate(c).key
