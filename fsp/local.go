@@ -167,14 +167,14 @@ func (s *localStorage) remove(key string, dir bool) error {
 
 // Write writes a temporary file beside key and then links (exclusive) or
 // renames (replace) it into place, so key appears whole or not at all.
-func (s *localStorage) Write(_ context.Context, key string, data []byte, _ string, exclusive bool) (err error) {
+func (s *localStorage) Write(_ context.Context, key string, data []byte, _ string, exclusive bool) (version string, err error) {
 	tmp, err := s.tempName(key)
 	if err != nil {
-		return err
+		return "", err
 	}
 	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return mapLocalErr(err)
+		return "", mapLocalErr(err)
 	}
 	defer func() {
 		// The temporary name never stays: after a link it is a second
@@ -183,60 +183,84 @@ func (s *localStorage) Write(_ context.Context, key string, data []byte, _ strin
 			err = rmErr
 		}
 	}()
-	if _, err = f.Write(data); err == nil {
+	version, err = writeSynced(f, data)
+	if err != nil {
+		return "", err
+	}
+	if exclusive {
+		// link(2) fails when key exists: the O_EXCL of renames.
+		return version, mapLocalErr(s.root.Link(tmp, key))
+	}
+	return version, mapLocalErr(s.root.Rename(tmp, key))
+}
+
+// writeSynced writes data to the new file f, syncs and closes it, and
+// returns its version. Linking or renaming it keeps its inode and time.
+func writeSynced(f *os.File, data []byte) (string, error) {
+	_, err := f.Write(data)
+	if err == nil {
 		err = f.Sync()
+	}
+	var info fs.FileInfo
+	if err == nil {
+		info, err = f.Stat()
 	}
 	if closeErr := f.Close(); err == nil {
 		err = closeErr
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	if exclusive {
-		// link(2) fails when key exists: the O_EXCL of renames.
-		return mapLocalErr(s.root.Link(tmp, key))
+	return localVersion(info), nil
+}
+
+// localVersion tells files apart by inode, modification time (to the
+// nanosecond the file system keeps) and size: a freed inode number that a
+// later file reuses still has another time.
+func localVersion(info fs.FileInfo) string {
+	return fmt.Sprintf("%d-%d-%d", fileID(info), info.ModTime().UnixNano(), info.Size())
+}
+
+func (s *localStorage) Version(_ context.Context, key string) (string, error) {
+	info, err := s.root.Lstat(key)
+	if err != nil {
+		return "", mapLocalErr(err)
 	}
-	return mapLocalErr(s.root.Rename(tmp, key))
+	return localVersion(info), nil
 }
 
 // WriteFirstFree writes one temporary file and links it under each key in
 // turn until a link succeeds: the bytes are written and synced once.
-func (s *localStorage) WriteFirstFree(_ context.Context, keys []string, data []byte, _ string) (chosen int, err error) {
+func (s *localStorage) WriteFirstFree(_ context.Context, keys []string, data []byte, _ string) (chosen int, version string, err error) {
 	if len(keys) == 0 {
-		return 0, fs.ErrExist
+		return 0, "", fs.ErrExist
 	}
 	tmp, err := s.tempName(keys[0])
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return 0, mapLocalErr(err)
+		return 0, "", mapLocalErr(err)
 	}
 	defer func() {
 		if rmErr := s.root.Remove(tmp); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) && err == nil {
 			err = rmErr
 		}
 	}()
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
-	if closeErr := f.Close(); err == nil {
-		err = closeErr
-	}
-	if err != nil {
-		return 0, err
+	if version, err = writeSynced(f, data); err != nil {
+		return 0, "", err
 	}
 	for i, key := range keys {
 		err := mapLocalErr(s.root.Link(tmp, key))
 		if err == nil {
-			return i, nil
+			return i, version, nil
 		}
 		if !isExist(err) {
-			return 0, err
+			return 0, "", err
 		}
 	}
-	return 0, fs.ErrExist
+	return 0, "", fs.ErrExist
 }
 
 func (s *localStorage) tempName(key string) (string, error) {

@@ -33,7 +33,7 @@ func TestLocalMoveKeepsConcurrentReplace(t *testing.T) {
 	lost := 0
 	outcomes := map[string]int{} // "a's bytes/b's bytes": times
 	for i := range 3000 {
-		if err := s.Write(ctx, "a", []byte("old"), "", false); err != nil {
+		if _, err := s.Write(ctx, "a", []byte("old"), "", false); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
@@ -46,7 +46,7 @@ func TestLocalMoveKeepsConcurrentReplace(t *testing.T) {
 		})
 		// The last step of a replacing Write, the one that races: the
 		// new bytes renamed onto the source.
-		if err := s.Write(ctx, ".tmp-new", []byte("new"), "", false); err != nil {
+		if _, err := s.Write(ctx, ".tmp-new", []byte("new"), "", false); err != nil {
 			t.Fatal(err)
 		}
 		wg.Go(func() {

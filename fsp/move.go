@@ -91,16 +91,24 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The file has moved: the client going away changes nothing from
+	// here on, or a thumbnail of the file replaced could stay.
+	ctx = context.WithoutCancel(ctx)
 	fk := q.locate(final).key
 	newThumb, newOK := q.thumbKey(fk)
 	switch {
 	case hadThumb && newOK:
-		if err := q.h.storage.Move(ctx, oldThumb, newThumb, false); err != nil && !isNotExist(err) {
-			q.h.logger.Warn("moving a thumbnail", zap.String("key", oldThumb), zap.Error(err))
+		if err := q.h.storage.Move(ctx, oldThumb, newThumb, false); err != nil {
+			if !isNotExist(err) {
+				q.h.logger.Warn("moving a thumbnail", zap.String("key", oldThumb), zap.Error(err))
+			}
+			q.dropThumb(ctx, fk) // a replaced file's would stay
 		}
 	case hadThumb: // the new name leaves no room for one
 		q.dropThumb(ctx, src.key)
-	case strat == strategyReplace:
+	default:
+		// The replaced file's, or one a failed delete left: another
+		// file's either way.
 		q.dropThumb(ctx, fk)
 	}
 	return q.fileMeta(ctx, final)

@@ -82,7 +82,7 @@ func FuzzNames(f *testing.F) {
 		}
 		// Stored exactly, listed exactly.
 		ctx := context.Background()
-		if err := store.Write(ctx, name, []byte("x"), "text/plain", false); err != nil {
+		if _, err := store.Write(ctx, name, []byte("x"), "text/plain", false); err != nil {
 			t.Fatalf("%q: storing: %v", name, err)
 		}
 		defer func() {

@@ -20,7 +20,8 @@ import (
 func (s *s3Storage) putMarker(ctx context.Context, dir string, exclusive bool) error {
 	opts := minio.PutObjectOptions{ContentType: "application/x-directory"}
 	if exclusive {
-		return s.putExclusive(ctx, s.dirPrefix(dir), bytes.NewReader(nil), 0, opts)
+		_, err := s.putExclusive(ctx, s.dirPrefix(dir), bytes.NewReader(nil), 0, opts)
+		return err
 	}
 	_, err := s.client.PutObject(ctx, s.bucket, s.dirPrefix(dir), bytes.NewReader(nil), 0, opts)
 	return mapS3Err(err)
@@ -76,12 +77,23 @@ func (s *s3Storage) Rmdir(ctx context.Context, dir string) error {
 	return mapS3Err(s.client.RemoveObject(ctx, s.bucket, prefix, minio.RemoveObjectOptions{}))
 }
 
-func (s *s3Storage) Write(ctx context.Context, k string, data []byte, contentType string, exclusive bool) error {
+func (s *s3Storage) Write(ctx context.Context, k string, data []byte, contentType string, exclusive bool) (string, error) {
 	return s.put(ctx, k, bytes.NewReader(data), int64(len(data)), contentType, exclusive)
 }
 
-// put stores size bytes from r at k in one request.
-func (s *s3Storage) put(ctx context.Context, k string, r io.Reader, size int64, contentType string, exclusive bool) error {
+// Version is the object's ETag: for an object stored in one PUT (or
+// copied from one), the MD5 of its bytes.
+func (s *s3Storage) Version(ctx context.Context, k string) (string, error) {
+	info, err := s.client.StatObject(ctx, s.bucket, s.key(k), minio.StatObjectOptions{})
+	if err != nil {
+		return "", mapS3Err(err)
+	}
+	return info.ETag, nil
+}
+
+// put stores size bytes from r at k in one request and returns the
+// stored object's ETag.
+func (s *s3Storage) put(ctx context.Context, k string, r io.Reader, size int64, contentType string, exclusive bool) (string, error) {
 	opts := minio.PutObjectOptions{ContentType: contentType, DisableMultipart: true}
 	if !inlineType(contentType) {
 		// A bucket website or CDN serves the object with these headers:
@@ -91,8 +103,8 @@ func (s *s3Storage) put(ctx context.Context, k string, r io.Reader, size int64, 
 	if exclusive {
 		return s.putExclusive(ctx, s.key(k), r, size, opts)
 	}
-	_, err := s.client.PutObject(ctx, s.bucket, s.key(k), r, size, opts)
-	return mapS3Err(err)
+	info, err := s.client.PutObject(ctx, s.bucket, s.key(k), r, size, opts)
+	return info.ETag, mapS3Err(err)
 }
 
 // writerMeta is the user metadata (x-amz-meta-fsp-writer) that names the
@@ -105,34 +117,34 @@ const writerMeta = "Fsp-Writer"
 // first one: the resent request then fails its precondition on our own
 // object. Each call marks its object with a random writer id, so such a
 // failure is told apart from another writer's object by one HEAD.
-func (s *s3Storage) putExclusive(ctx context.Context, key string, r io.Reader, size int64, opts minio.PutObjectOptions) error {
+func (s *s3Storage) putExclusive(ctx context.Context, key string, r io.Reader, size int64, opts minio.PutObjectOptions) (string, error) {
 	var id [16]byte
 	if _, err := rand.Read(id[:]); err != nil {
-		return err
+		return "", err
 	}
 	writer := hex.EncodeToString(id[:])
 	opts.UserMetadata = map[string]string{writerMeta: writer}
 	opts.SetMatchETagExcept("*")
-	_, err := s.client.PutObject(ctx, s.bucket, key, r, size, opts)
+	put, err := s.client.PutObject(ctx, s.bucket, key, r, size, opts)
 	err = mapS3Err(err)
 	if !isExist(err) {
-		return err
+		return put.ETag, err
 	}
 	info, statErr := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
 	if statErr == nil && info.UserMetadata[writerMeta] == writer {
-		return nil // our own earlier attempt stored it
+		return info.ETag, nil // our own earlier attempt stored it
 	}
-	return err
+	return "", err
 }
 
 // WriteFirstFree learns which keys are taken (Names: one listing; a HEAD
 // for each key past it) and writes, conditionally, only to one that is
 // free: the bytes go up once unless another writer takes the key between
 // the look and the write.
-func (s *s3Storage) WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string) (int, error) {
+func (s *s3Storage) WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string) (int, string, error) {
 	states, err := s.Names(ctx, keys)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	for i, k := range keys {
 		if states[i] == nameTaken {
@@ -140,20 +152,20 @@ func (s *s3Storage) WriteFirstFree(ctx context.Context, keys []string, data []by
 		}
 		if states[i] == nameUnknown {
 			if taken, err := s.taken(ctx, k); err != nil {
-				return 0, err
+				return 0, "", err
 			} else if taken {
 				continue
 			}
 		}
-		err = s.Write(ctx, k, data, contentType, true)
+		version, err := s.Write(ctx, k, data, contentType, true)
 		if err == nil {
-			return i, nil
+			return i, version, nil
 		}
 		if !isExist(err) {
-			return 0, err
+			return 0, "", err
 		}
 	}
-	return 0, fs.ErrExist
+	return 0, "", fs.ErrExist
 }
 
 func (s *s3Storage) Remove(ctx context.Context, k string) error {
@@ -203,7 +215,7 @@ func (s *s3Storage) Move(ctx context.Context, from, to string, exclusive bool) e
 		}
 		// Streamed from the source to the conditional write: the file
 		// is never held in memory whole.
-		err = s.put(ctx, to, obj, info.Size, info.ContentType, true)
+		_, err = s.put(ctx, to, obj, info.Size, info.ContentType, true)
 		obj.Close()
 		if err != nil {
 			return err

@@ -38,15 +38,21 @@ type Storage interface {
 	Mkdir(ctx context.Context, dir string, parents bool) error
 	// Rmdir removes the empty directory dir (errNotEmpty otherwise).
 	Rmdir(ctx context.Context, dir string) error
-	// Write stores data at key so that it appears whole or not at all.
-	// With exclusive, an existing key is left alone and fs.ErrExist
-	// returned, even against a concurrent writer.
-	Write(ctx context.Context, key string, data []byte, contentType string, exclusive bool) error
+	// Write stores data at key so that it appears whole or not at all,
+	// and returns its version (see Version). With exclusive, an existing
+	// key is left alone and fs.ErrExist returned, even against a
+	// concurrent writer.
+	Write(ctx context.Context, key string, data []byte, contentType string, exclusive bool) (string, error)
 	// WriteFirstFree stores data under the first of keys that is free,
 	// writing the bytes once however many keys are taken (a lost race
 	// for a key may cost one more write on object storage), and returns
-	// its index; fs.ErrExist when every key is taken.
-	WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string) (int, error)
+	// its index and version; fs.ErrExist when every key is taken.
+	WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string) (int, string, error)
+	// Version tells what is stored at key now: another write there gives
+	// another version, unless (on S3, whose version is the ETag, the
+	// bytes' MD5) it stored the same bytes. A thumbnail is kept only
+	// while its file has the version it was made for.
+	Version(ctx context.Context, key string) (string, error)
 	// Remove deletes the file at key.
 	Remove(ctx context.Context, key string) error
 	// Move renames the file from to to. With exclusive an existing to is

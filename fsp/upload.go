@@ -127,37 +127,53 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 		}
 	}
 	var final fspPath
+	var version string
 	if strat == strategyKeep {
-		final, err = q.writeKeep(ctx, p, data)
+		final, version, err = q.writeKeep(ctx, p, data)
 	} else {
-		final, err = q.place(ctx, p, func(candidate fspPath, exclusive bool) error {
-			return q.h.storage.Write(ctx, q.locate(candidate).key, data, typeForName(candidate.name()), exclusive)
+		final, err = q.place(ctx, p, func(candidate fspPath, exclusive bool) (err error) {
+			version, err = q.h.storage.Write(ctx, q.locate(candidate).key, data, typeForName(candidate.name()), exclusive)
+			return err
 		}, strat)
 	}
 	if err != nil {
 		return nil, err
 	}
-	fk := q.locate(final).key
-	// The file is in place: whatever happens to its thumbnail, it stays.
-	// A thumbnail that cannot be written (a name too long for it, a
-	// storage failure) only leaves the file without one.
-	tk, ok := q.thumbKey(fk)
-	if !ok {
-		thumb = nil
-	}
-	if thumb != nil {
-		if err := q.h.storage.Write(ctx, tk, thumb, "image/png", false); err != nil {
-			q.h.logger.Warn("storing a file without its thumbnail", append([]zap.Field{zap.String("key", tk), zap.Error(err)}, q.h.storageLog...)...)
-			q.dropThumb(ctx, fk) // the replaced file's, which no longer matches
-		}
-	} else if strat == strategyReplace {
-		q.dropThumb(ctx, fk) // the replaced file's thumbnail
-	}
+	// The file is in place: the client going away changes nothing from
+	// here on, or the thumbnail of the file replaced would stay.
+	ctx = context.WithoutCancel(ctx)
+	q.storeThumb(ctx, q.locate(final).key, version, thumb)
 	m, err := q.statFile(ctx, final)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"meta": m}, nil
+}
+
+// storeThumb stores thumb as the thumbnail of the file just stored at fk
+// in version, or, with none, removes the one there: the replaced file's,
+// or one a failed delete left. Whatever happens, the file stays; a
+// thumbnail that cannot be written (a name too long for it, a storage
+// failure) only leaves the file without one. A replace that stored
+// another version of the file meanwhile may have written its thumbnail
+// before ours: ours is removed then, so the file never shows another
+// file's thumbnail (at worst none).
+func (q *request) storeThumb(ctx context.Context, fk, version string, thumb []byte) {
+	tk, ok := q.thumbKey(fk)
+	if !ok || thumb == nil {
+		q.dropThumb(ctx, fk)
+		return
+	}
+	if _, err := q.h.storage.Write(ctx, tk, thumb, "image/png", false); err != nil {
+		q.h.logger.Warn("storing a file without its thumbnail", append([]zap.Field{zap.String("key", tk), zap.Error(err)}, q.h.storageLog...)...)
+		q.dropThumb(ctx, fk) // the replaced file's, which no longer matches
+		return
+	}
+	if now, err := q.h.storage.Version(ctx, fk); err != nil || now != version {
+		q.h.logger.Debug("the file was replaced while its thumbnail was stored; removing the thumbnail",
+			zap.String("key", tk), zap.Error(err))
+		q.dropThumb(ctx, fk)
+	}
 }
 
 func uploadFail(err error) error {
@@ -276,20 +292,20 @@ func (q *request) keepCandidates(p fspPath) []fspPath {
 }
 
 // writeKeep stores data under the first free name of keepCandidates,
-// writing the bytes once.
-func (q *request) writeKeep(ctx context.Context, p fspPath, data []byte) (fspPath, error) {
+// writing the bytes once, and returns it with the file's version.
+func (q *request) writeKeep(ctx context.Context, p fspPath, data []byte) (fspPath, string, error) {
 	candidates := q.keepCandidates(p)
 	keys := make([]string, len(candidates))
 	for i, c := range candidates {
 		keys[i] = q.locate(c).key
 	}
-	i, err := q.h.storage.WriteFirstFree(ctx, keys, data, typeForName(p.name()))
+	i, version, err := q.h.storage.WriteFirstFree(ctx, keys, data, typeForName(p.name()))
 	if isExist(err) {
-		return fspPath{}, fail(3400, "No free name was found")
+		return fspPath{}, "", fail(3400, "No free name was found")
 	} else if err != nil {
-		return fspPath{}, storageError(err)
+		return fspPath{}, "", storageError(err)
 	}
-	return candidates[i], nil
+	return candidates[i], version, nil
 }
 
 // storageError maps an error of a write or move.

@@ -31,6 +31,9 @@ const (
 	faultHang  faultKind = "hang"
 	faultReset faultKind = "reset"
 	faultTaken faultKind = "taken"
+	// faultHold holds the request back until release is closed, then
+	// passes it on: another request can run meanwhile.
+	faultHold faultKind = "hold"
 )
 
 // faultProxy is a proxy in front of the real S3 server that injects
@@ -45,6 +48,9 @@ type faultProxy struct {
 	// client's resent request reaches the server and its answer comes back.
 	once bool
 	hits int
+	// held receives a value when faultHold holds a request; release lets
+	// it go on.
+	held, release chan struct{}
 	// other is the other writer of faultTaken: it stores key in bucket.
 	other func(bucket, key string) error
 	// otherErr is the other writer's first failure.
@@ -59,7 +65,7 @@ type faultProxy struct {
 
 func newFaultProxy(t *testing.T, target string) *faultProxy {
 	t.Helper()
-	p := &faultProxy{}
+	p := &faultProxy{held: make(chan struct{}, 1), release: make(chan struct{})}
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -79,6 +85,10 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 			}
 		}
 		p.mu.Unlock()
+		if kind == faultHold {
+			p.held <- struct{}{}
+			<-p.release
+		}
 		if kind == faultTaken {
 			bucket, object, _ := strings.Cut(strings.TrimPrefix(key, "/"), "/")
 			if err := p.other(bucket, object); err != nil {

@@ -1,0 +1,147 @@
+package fsp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"image/png"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// fileAndThumb returns the meta of the file at target, as its own GET and
+// in its folder's listing answer it (they must agree on the thumbnail).
+func fileAndThumb(t *testing.T, port int, target string) metaJSON {
+	t.Helper()
+	var one struct {
+		Data dataJSON `json:"data"`
+	}
+	res := send(t, port, call{method: "GET", target: target, auth: "-"})
+	if res.Status != 200 || json.Unmarshal(res.Body, &one) != nil {
+		t.Fatalf("GET %s: %d %s", target, res.Status, res.Body)
+	}
+	dir := target[:strings.LastIndexByte(target, '/')+1]
+	var list struct {
+		Data dataJSON `json:"data"`
+	}
+	res = send(t, port, call{method: "GET", target: dir, auth: "-"})
+	if res.Status != 200 || json.Unmarshal(res.Body, &list) != nil {
+		t.Fatalf("GET %s: %d %s", dir, res.Status, res.Body)
+	}
+	for _, m := range list.Data.Items {
+		if m.Path == target && m.Thumbnail != one.Data.Meta.Thumbnail {
+			t.Errorf("%s: listed with thumbnail %q, its own meta has %q", target, m.Thumbnail, one.Data.Meta.Thumbnail)
+		}
+	}
+	return one.Data.Meta
+}
+
+// TestProviderThumbnailOfAnotherFile: a thumbnail left by an earlier file
+// of the same name (a delete whose thumbnail delete failed) is never shown
+// for a new file that gets none: an image over max_image_memory, a PDF,
+// stored by each strategy or moved there.
+func TestProviderThumbnailOfAnotherFile(t *testing.T) {
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	src := newSources(t)
+	for _, bk := range backends {
+		t.Run(bk.name, func(t *testing.T) {
+			b := bk.make(t)
+			load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			%s
+			public_url http://localhost/files
+			max_image_memory 1KiB
+			allow_anonymous
+		}
+	}
+}
+`, privatePort, b.storage))
+			for _, dir := range []string{"/t/", "/m/"} {
+				if res := send(t, privatePort, call{method: "POST", target: dir, auth: "-"}); res.Status != 200 {
+					t.Fatalf("mkdir %s: %d %s", dir, res.Status, res.Body)
+				}
+			}
+			orphan := func(key string) { b.write(t, "c1/u1/"+key, testPNG(20, 20, color.NRGBA{0, 200, 0, 255})) }
+			anon := func(c call) call { c.auth = "-"; return c }
+			for _, row := range []struct {
+				name   string
+				orphan string // the thumbnail left there
+				setup  []call
+				op     call
+				target string // the new file
+			}{
+				{"an image over the budget, ask", "t/.thumb.a.png.png", nil, direct("/t/a.png", string(src.png)), "/t/a.png"},
+				{"a PDF", "t/.thumb.doc.pdf.png", nil, direct("/t/doc.pdf", string(src.pdf)), "/t/doc.pdf"},
+				{"an image over the budget, keep's free name", "t/.thumb.k_1.png.png", []call{direct("/t/k.png", string(src.png))}, withStrategy(direct("/t/k.png", string(src.png)), "keep"), "/t/k_1.png"},
+				{"an image over the budget, replace", "t/.thumb.r.png.png", []call{direct("/t/r.png", string(src.png))}, withStrategy(direct("/t/r.png", string(src.png)), "replace"), "/t/r.png"},
+				{"a move of a file without thumbnail", "m/.thumb.mv.png.png", []call{direct("/mv.png", string(src.png))}, call{method: "PATCH", target: "/mv.png", body: moveBody("/m/", "")}, "/m/mv.png"},
+			} {
+				for _, c := range row.setup {
+					if res := send(t, privatePort, anon(c)); res.Status != 200 {
+						t.Fatalf("%s: setup %s: %d %s", row.name, c.target, res.Status, res.Body)
+					}
+				}
+				orphan(row.orphan)
+				if res := send(t, privatePort, anon(row.op)); res.Status != 200 {
+					t.Errorf("%s: %d %s", row.name, res.Status, res.Body)
+					continue
+				}
+				if m := fileAndThumb(t, privatePort, row.target); m.Thumbnail != "" {
+					t.Errorf("%s: %s is shown with the thumbnail %s, another file's", row.name, row.target, m.Thumbnail)
+				}
+			}
+		})
+	}
+}
+
+// TestProviderConcurrentReplaceThumbnail: two replace uploads of one name
+// at once never leave the file with the other upload's thumbnail. On S3
+// the first upload's thumbnail write is held back until the second upload
+// is done, so it lands last.
+func TestProviderConcurrentReplaceThumbnail(t *testing.T) {
+	src := newSources(t)
+	b, proxy := s3Site(t)
+	for _, c := range []call{{method: "POST", target: "/a/", auth: "-"}} {
+		if res := send(t, privatePort, c); res.Status != 200 {
+			t.Fatalf("%s: %d %s", c.target, res.Status, res.Body)
+		}
+	}
+	replace := func(img []byte) call {
+		c := withStrategy(direct("/a/pic.png", string(img)), "replace")
+		c.auth = "-"
+		return c
+	}
+	_, _ = proxy.inject("PUT", "/a/.thumb.pic.png.png", faultHold, true)
+	first := make(chan response)
+	go func() { first <- send(t, privatePort, replace(src.png)) }()
+	<-proxy.held // the first upload's file is stored, its thumbnail waits
+	if res := send(t, privatePort, replace(src.png2)); res.Status != 200 {
+		t.Fatalf("second upload: %d %s", res.Status, res.Body)
+	}
+	close(proxy.release)
+	if res := <-first; res.Status != 200 {
+		t.Fatalf("first upload: %d %s", res.Status, res.Body)
+	}
+	m := fileAndThumb(t, privatePort, "/a/pic.png")
+	if got := b.read(t, "c1/u1/a/pic.png"); !bytes.Equal(got, src.png2) {
+		t.Fatalf("the file is not the second upload's (%d bytes)", len(got))
+	}
+	if m.Thumbnail == "" {
+		return // none: never another file's
+	}
+	key, err := url.PathUnescape(strings.TrimPrefix(m.Thumbnail, "http://localhost/files/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(b.read(t, key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Width != 50 || cfg.Height != 60 {
+		t.Errorf("the second upload's file has a %dx%d thumbnail, the first upload's; want 50x60 or none", cfg.Width, cfg.Height)
+	}
+}
