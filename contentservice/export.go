@@ -245,11 +245,13 @@ func (s *service) keyApp(key int) string {
 	return s.apps[key-len(s.apiTokens)].clientID
 }
 
-// logRefusal logs a refused login, token or export at WARN, with the
-// request id the answer carries (also in Caddy's access log). Never a
-// token, secret or anything else the client sent.
+// logRefusal logs a refused login, token or export at DEBUG, as the
+// error policy has refusals (CONTRIBUTING.md): a refusal is the client's
+// doing, and at a higher level anyone holding the URL could fill the log.
+// The entry has the request id the answer carries (also in Caddy's access
+// log), never a token, secret or anything else the client sent.
 func (s *service) logRefusal(w http.ResponseWriter, r *http.Request, msg, reason string, fields ...zap.Field) {
-	s.logger.Warn(msg, append([]zap.Field{
+	s.logger.Debug(msg, append([]zap.Field{
 		zap.String("reason", reason),
 		zap.String("path", r.URL.Path),
 		zap.String("request_id", w.Header().Get("X-Request-Id")),

@@ -216,9 +216,11 @@ func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
 }
 
 // renderError answers a failed render: a timeout as 504, anything else as
-// a logged 500.
+// a 500, each logged at ERROR (the error policy's level for 5xx).
 func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string, err error) {
 	if errors.Is(err, browserpool.ErrTimeout) {
+		s.logger.Error("rendering timed out",
+			zap.String("request_id", id), zap.String("path", r.URL.Path), zap.Error(err))
 		writeError(w, http.StatusGatewayTimeout, CodeRenderTimeout, "Rendering timed out",
 			"the render took longer than this service allows")
 		return
