@@ -154,21 +154,22 @@ func (s *service) serveExport(w http.ResponseWriter, r *http.Request, f exportFo
 // large designs do not pin their memory.
 const maxPooledBody = 1 << 20
 
-// readBody reads the whole body into a recycled buffer, sized from
-// Content-Length when the client sent one (io.ReadAll would start at 512
-// bytes and double, copying as it goes). release returns the buffer; the
-// body must not be used after it.
+// firstBodyRoom is the room a body buffer gets first; it then doubles as
+// bytes arrive.
+const firstBodyRoom = 16 << 10
+
+// readBody reads the whole body into a recycled buffer. The buffer grows
+// as bytes arrive, never past one byte more than Content-Length (so that
+// the read seeing EOF does not grow it): sized from Content-Length up
+// front, it let a client that announced max_body and sent nothing hold
+// that much memory per connection. release returns the buffer; the body
+// must not be used after it.
 func (s *service) readBody(r io.Reader, contentLength int64) (body []byte, release func(), err error) {
 	bufp := s.bodyBufs.Get().(*[]byte)
 	buf := (*bufp)[:0]
-	// One byte more than announced, so that the read seeing EOF does not
-	// grow the buffer.
-	if contentLength > 0 && contentLength < s.maxBody && int64(cap(buf)) < contentLength+1 {
-		buf = make([]byte, 0, contentLength+1)
-	}
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = growBody(buf, contentLength)
 		}
 		var n int
 		n, err = r.Read(buf[len(buf):cap(buf)])
@@ -187,6 +188,20 @@ func (s *service) readBody(r io.Reader, contentLength int64) (body []byte, relea
 		}
 	}
 	return buf, release, err
+}
+
+// growBody returns buf with room for more: twice its capacity (at least
+// firstBodyRoom), or, with a stated length the next doubling would
+// reach, room for all of it and one byte more (so that the read seeing
+// EOF does not grow it again).
+func growBody(buf []byte, contentLength int64) []byte {
+	room := max(2*cap(buf), firstBodyRoom)
+	if limit := contentLength + 1; contentLength >= 0 && int64(len(buf)) < limit && int64(2*room) >= limit {
+		room = int(limit)
+	}
+	grown := make([]byte, len(buf), room)
+	copy(grown, buf)
+	return grown
 }
 
 func (s *service) writeTooLarge(w http.ResponseWriter) {
