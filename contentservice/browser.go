@@ -38,7 +38,8 @@ type BrowserConfig struct {
 	Path string `json:"path,omitempty"`
 
 	// Tabs bounds the renders running at once; others wait (within
-	// Timeout). Default: 2.
+	// Timeout), at most four per tab: past those, a render is answered
+	// 503 at once, with Retry-After. Default: 2.
 	Tabs int `json:"tabs,omitempty"`
 
 	// Timeout bounds one render, and apart from it the wait for a tab.
@@ -124,6 +125,7 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 		return fmt.Errorf("browser: %v", err)
 	}
 	s.browser = pool
+	s.browserTimeout = timeout
 	s.browserTransport = transport
 	s.files = newFileStore(dir, ttl)
 	s.publicURL = strings.TrimSuffix(cfg.PublicURL, "/")

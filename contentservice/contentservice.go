@@ -145,6 +145,7 @@ type service struct {
 
 	// PDF and image exports; browser is nil when they are off.
 	browser          *browserpool.Pool
+	browserTimeout   time.Duration
 	browserTransport *retire.Transport
 	files            *fileStore
 	publicURL        string

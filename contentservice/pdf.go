@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -34,6 +35,7 @@ const (
 // Codes of the PDF and image exports.
 const (
 	CodeNotImplemented = 501  // the endpoints are turned off
+	CodeBusy           = 503  // every tab rendering, the queue full
 	CodeRenderTimeout  = 5040 // the render took longer than browser.timeout
 )
 
@@ -215,9 +217,20 @@ func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
-// renderError answers a failed render: a timeout as 504, anything else as
-// a 500, each logged at ERROR (the error policy's level for 5xx).
+// renderError answers a failed render: a full queue as 503, a timeout as
+// 504, anything else as a 500, each logged at ERROR (the error policy's
+// level for 5xx).
 func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string, err error) {
+	if errors.Is(err, browserpool.ErrBusy) {
+		// By then every render running now has ended.
+		secs := int(math.Ceil(s.browserTimeout.Seconds()))
+		s.logger.Error("rendering refused: the browser is busy",
+			zap.String("request_id", id), zap.String("path", r.URL.Path), zap.Error(err))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeError(w, http.StatusServiceUnavailable, CodeBusy, "Service busy",
+			fmt.Sprintf("every browser tab is rendering and the queue is full; retry after %d s", secs))
+		return
+	}
 	if errors.Is(err, browserpool.ErrTimeout) {
 		s.logger.Error("rendering timed out",
 			zap.String("request_id", id), zap.String("path", r.URL.Path), zap.Error(err))

@@ -28,6 +28,9 @@ type Config struct {
 	JobTimeout time.Duration // one render; waiting for a tab, the same again
 	Fetch      Fetcher       // fetches the HTML's images
 	MaxImages  int           // images fetched per job; the others fail
+	// Queue bounds the jobs waiting for a tab; past it, a job fails at
+	// once with ErrBusy. Default: DefaultQueuePerTab × Tabs.
+	Queue int
 	// Fetches bounds the images of one job fetched (and handed to the
 	// browser) at once. Default: DefaultFetches.
 	Fetches int
@@ -46,6 +49,9 @@ type Config struct {
 // handed it (the body, base64, the DevTools message), so a job's peak is
 // about Fetches × the fetcher's size limit × 3.
 const (
+	// DefaultQueuePerTab jobs per tab may wait: each holds its HTML (and
+	// its caller the request body) while it waits, for up to JobTimeout.
+	DefaultQueuePerTab    = 4
 	DefaultFetches        = 4
 	DefaultMaxImageBytes  = 64 << 20
 	DefaultMaxImagePixels = 64 << 20 // 256 MiB decoded
@@ -57,10 +63,17 @@ var ErrTimeout = errors.New("rendering took too long")
 // ErrClosed is a job given to a closed pool.
 var ErrClosed = errors.New("the browser pool is closed")
 
+// ErrBusy is a job refused because every tab is rendering and Config.Queue
+// jobs already wait for one.
+var ErrBusy = errors.New("every tab is rendering and the queue is full")
+
 // Pool is a headless Chromium and its tabs.
 type Pool struct {
 	cfg  Config
 	tabs chan struct{}
+	// admitted holds a token for each job rendering or waiting for a tab
+	// (Tabs + Queue).
+	admitted chan struct{}
 
 	mu      sync.Mutex
 	current *instance
@@ -99,6 +112,12 @@ func New(cfg Config) (*Pool, error) {
 	if cfg.Tabs <= 0 || cfg.JobTimeout <= 0 || cfg.Fetch == nil {
 		return nil, errors.New("browserpool: Tabs, JobTimeout and Fetch are required")
 	}
+	if cfg.Queue < 0 {
+		return nil, errors.New("browserpool: Queue must not be negative")
+	}
+	if cfg.Queue == 0 {
+		cfg.Queue = DefaultQueuePerTab * cfg.Tabs
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -111,7 +130,7 @@ func New(cfg Config) (*Pool, error) {
 	if cfg.MaxImagePixels <= 0 {
 		cfg.MaxImagePixels = DefaultMaxImagePixels
 	}
-	return &Pool{cfg: cfg, tabs: make(chan struct{}, cfg.Tabs)}, nil
+	return &Pool{cfg: cfg, tabs: make(chan struct{}, cfg.Tabs), admitted: make(chan struct{}, cfg.Tabs+cfg.Queue)}, nil
 }
 
 // start launches a browser with a fresh profile.
@@ -256,17 +275,27 @@ func (p *Pool) Close() {
 	p.wg.Wait()
 }
 
-// acquire waits for a free tab; release gives it back.
+// acquire waits for a free tab, unless Config.Queue jobs already wait
+// (ErrBusy, at once); release gives the tab back.
 func (p *Pool) acquire(ctx context.Context) error {
+	select {
+	case p.admitted <- struct{}{}:
+	default:
+		return ErrBusy
+	}
 	select {
 	case p.tabs <- struct{}{}:
 		return nil
 	case <-ctx.Done():
+		<-p.admitted
 		return ErrTimeout
 	}
 }
 
-func (p *Pool) release() { <-p.tabs }
+func (p *Pool) release() {
+	<-p.tabs
+	<-p.admitted
+}
 
 // InUse is the number of tabs rendering now (for tests of the bound).
 func (p *Pool) InUse() int { return len(p.tabs) }

@@ -321,3 +321,49 @@ func TestHungBrowserReplaced(t *testing.T) {
 		t.Errorf("the stopped browser %d was not killed", proc.Pid)
 	}
 }
+
+// TestQueueBound: on a pool of one tab with a queue of two, of five jobs
+// at once (their pages hang) one renders, two wait and two fail at once
+// with ErrBusy; a job that gave up waiting leaves the queue, so a second
+// burst is admitted the same way, and the pool renders afterwards.
+// Unbounded, all five waited, each holding its HTML.
+func TestQueueBound(t *testing.T) {
+	srv, _ := imageHost(t)
+	p := newPoolWith(t, true, 3*time.Second, func(c *Config) { c.Tabs = 1; c.Queue = 2 })
+	for burst := range 2 {
+		type result struct {
+			err     error
+			elapsed time.Duration
+		}
+		results := make(chan result, 5)
+		began := time.Now()
+		for range 5 {
+			go func() {
+				_, err := p.Image(context.Background(), `<img src="`+srv.URL+`/hang.png">`, ImageOptions{Width: 100, MaxHeight: 500})
+				results <- result{err, time.Since(began)}
+			}()
+		}
+		busy := 0
+		for range 5 {
+			r := <-results
+			switch {
+			case errors.Is(r.err, ErrBusy):
+				busy++
+				if r.elapsed > time.Second {
+					t.Errorf("burst %d: ErrBusy after %v, want at once", burst, r.elapsed)
+				}
+			case !errors.Is(r.err, ErrTimeout):
+				t.Errorf("burst %d: %v, want ErrTimeout or ErrBusy", burst, r.err)
+			}
+		}
+		if busy != 2 {
+			t.Errorf("burst %d: %d jobs refused, want 2 (1 tab, 2 waiting)", burst, busy)
+		}
+	}
+	if _, err := p.Image(context.Background(), `<p>after</p>`, ImageOptions{Width: 100, MaxHeight: 500}); err != nil {
+		t.Fatalf("after the bursts: %v", err)
+	}
+	if p.InUse() != 0 || len(p.admitted) != 0 {
+		t.Errorf("%d tabs and %d admissions still held", p.InUse(), len(p.admitted))
+	}
+}
