@@ -217,9 +217,9 @@ func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
-// renderError answers a failed render: a full queue as 503, a timeout as
-// 504, anything else as a 500, each logged at ERROR (the error policy's
-// level for 5xx).
+// renderError answers a failed render: a document too long as 413; a
+// full queue as 503, a timeout as 504, anything else as a 500, each
+// logged at ERROR (the error policy's level for 5xx).
 func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string, err error) {
 	if errors.Is(err, browserpool.ErrBusy) {
 		// By then every render running now has ended.
@@ -229,6 +229,11 @@ func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string,
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		writeError(w, http.StatusServiceUnavailable, CodeBusy, "Service busy",
 			fmt.Sprintf("every browser tab is rendering and the queue is full; retry after %d s", secs))
+		return
+	}
+	if errors.Is(err, browserpool.ErrTooManyPages) {
+		writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "Document too long",
+			fmt.Sprintf("the document is longer than %d pages of this page_size and page_orientation", browserpool.MaxPDFPages))
 		return
 	}
 	if errors.Is(err, browserpool.ErrTimeout) {
