@@ -217,9 +217,10 @@ func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
-// renderError answers a failed render: a document too long as 413; a
-// full queue as 503, a timeout as 504, anything else as a 500, each
-// logged at ERROR (the error policy's level for 5xx).
+// renderError answers a failed render: a document too long, or one whose
+// page crashed under the memory bound, as 413; a full queue as 503, a
+// timeout as 504, anything else as a 500, each logged at ERROR (the error
+// policy's level for 5xx).
 func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string, err error) {
 	if errors.Is(err, browserpool.ErrBusy) {
 		// By then every render running now has ended.
@@ -232,8 +233,15 @@ func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string,
 		return
 	}
 	if errors.Is(err, browserpool.ErrTooManyPages) {
+		s.logRefusal(w, r, "rendering refused", fmt.Sprintf("longer than %d pages", browserpool.MaxPDFPages))
 		writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "Document too long",
 			fmt.Sprintf("the document is longer than %d pages of this page_size and page_orientation", browserpool.MaxPDFPages))
+		return
+	}
+	if errors.Is(err, browserpool.ErrPageCrashed) && browserpool.PageMemoryBounded {
+		s.logRefusal(w, r, "rendering refused", "the page needed more memory than a render may use")
+		writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "Document too large to render",
+			fmt.Sprintf("rendering the document needs more than the %d MiB of memory a render may use", browserpool.DefaultMaxPageMemory>>20))
 		return
 	}
 	if errors.Is(err, browserpool.ErrTimeout) {

@@ -5,11 +5,13 @@ import (
 	"compress/lzw"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -396,6 +398,51 @@ func TestGIFBounds(t *testing.T) {
 		}
 		if err != nil || cfg.Width != c.w || cfg.Height != c.h {
 			t.Errorf("%s: %dx%d, %v; want %dx%d", c.name, cfg.Width, cfg.Height, err, c.w, c.h)
+		}
+	}
+}
+
+// TestPageMemoryBounded: on Linux, a page that needs more memory than
+// Config.MaxPageMemory crashes its own renderer, and its job fails with
+// ErrPageCrashed within moments, not at the timeout; the browser goes on
+// rendering. The page is 150 forced page breaks under a position: fixed
+// element of 200,000 words, which printing repeats on every page (22 MB
+// a page, and more the more words). Uncapped, it took gigabytes until
+// the timeout.
+func TestPageMemoryBounded(t *testing.T) {
+	if !PageMemoryBounded {
+		t.Skip("page memory is bounded on Linux only")
+	}
+	var html strings.Builder
+	html.WriteString(`<body style="margin:0"><div style="position:fixed;top:0;left:0;width:700px">`)
+	for i := range 200000 {
+		fmt.Fprintf(&html, "w%d ", i)
+	}
+	html.WriteString(`</div>` + strings.Repeat(`<div style="break-before:page">x</div>`, 150) + `</body>`)
+
+	p := newPoolWith(t, false, 40*time.Second, func(c *Config) { c.MaxPageMemory = 1 << 30 })
+	began := time.Now()
+	_, err := p.PDF(context.Background(), html.String(), PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800})
+	if !errors.Is(err, ErrPageCrashed) {
+		t.Fatalf("%v after %v, want ErrPageCrashed", err, time.Since(began))
+	}
+	if elapsed := time.Since(began); elapsed > 30*time.Second {
+		t.Errorf("failed after %v", elapsed)
+	}
+	pdf, err := p.PDF(context.Background(), `<p>after</p>`, PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800})
+	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+		t.Fatalf("after the crash: %v", err)
+	}
+	// Every renderer has the cap, the ones forked before the pool set it
+	// included.
+	all := renderers(chromedp.FromContext(p.current.ctx).Browser.Process().Pid)
+	if len(all) == 0 {
+		t.Fatal("no renderer found")
+	}
+	for _, pid := range all {
+		limits, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/limits")
+		if !regexp.MustCompile(`Max data size\s+1073741824\s+1073741824`).Match(limits) {
+			t.Errorf("renderer %d: %s", pid, limits)
 		}
 	}
 }

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -188,21 +191,27 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 	j := &job{html: html, fetches: make(chan struct{}, p.cfg.Fetches)}
 	j.budget.Store(p.cfg.MaxImageBytes)
 	j.pixels.Store(p.cfg.MaxImagePixels)
-	chromedp.ListenTarget(tab, func(ev any) {
-		e, ok := ev.(*fetch.EventRequestPaused)
-		if !ok {
-			return
-		}
-		b.jobs.Add(1)
-		go func() {
-			defer b.jobs.Done()
-			p.answer(tab, ctx, e, j)
-		}()
-	})
 	// The job's deadline and cancellation apply to every call on the tab.
 	jctx, jcancel := context.WithCancel(tab)
 	defer jcancel()
 	defer context.AfterFunc(ctx, jcancel)()
+	crashed := make(chan struct{})
+	var crash sync.Once
+	chromedp.ListenTarget(tab, func(ev any) {
+		switch e := ev.(type) {
+		case *inspector.EventTargetCrashed:
+			// A call pending on the page (a navigation) may never be
+			// answered now.
+			crash.Do(func() { close(crashed) })
+			jcancel()
+		case *fetch.EventRequestPaused:
+			b.jobs.Add(1)
+			go func() {
+				defer b.jobs.Done()
+				p.answer(tab, ctx, e, j)
+			}()
+		}
+	})
 	err = chromedp.Run(jctx,
 		fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*"}}),
 		emulation.SetScriptExecutionDisabled(true),
@@ -210,8 +219,19 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 		chromedp.Navigate(docURL),
 		chromedp.ActionFunc(act),
 	)
-	if err == nil {
-		return nil
+	if err == nil || errors.Is(err, ErrTooManyPages) {
+		return err
+	}
+	// The call pending when the page crashed is answered (an error)
+	// before the crash is reported: wait a moment for the report.
+	grace := crashReportWait
+	if ctx.Err() != nil || b.ctx.Err() != nil {
+		grace = 0
+	}
+	select {
+	case <-crashed:
+		return ErrPageCrashed
+	case <-time.After(grace):
 	}
 	if ctx.Err() != nil {
 		// Timed out: the page, or the browser, hung. A browser that no
@@ -227,6 +247,11 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 	}
 	return err
 }
+
+// crashReportWait is how long a failed job waits for the report that its
+// page crashed, which comes after the failed call's answer (in
+// milliseconds, when it comes).
+const crashReportWait = time.Second
 
 // job is what the requests of one job's tab share.
 type job struct {

@@ -1,0 +1,62 @@
+package contentservice
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/designbridge/caddy-designbridge/internal/browserpool"
+)
+
+// TestRenderErrorAnswers: each way a PDF or image render fails is
+// answered with its status, code and Retry-After, and logged at the
+// error policy's level (refusals DEBUG, 5xx ERROR).
+func TestRenderErrorAnswers(t *testing.T) {
+	s, logs := newTestService(t, func(h *Handler) {
+		h.Browser = &BrowserConfig{Timeout: caddy.Duration(7 * time.Second), FilesDir: t.TempDir()}
+	})
+	defer s.browser.Close()
+	crashed := http.StatusRequestEntityTooLarge
+	crashedCode, crashedLevel := CodeBodyTooLarge, zapcore.DebugLevel
+	if !browserpool.PageMemoryBounded {
+		crashed, crashedCode, crashedLevel = http.StatusInternalServerError, CodeInternal, zapcore.ErrorLevel
+	}
+	tests := []struct {
+		name         string
+		err          error
+		status, code int
+		details      string
+		retryAfter   string
+		level        zapcore.Level // of the one log entry
+	}{
+		{"too many pages", browserpool.ErrTooManyPages, 413, CodeBodyTooLarge, "200 pages", "", zapcore.DebugLevel},
+		{"page crashed", fmt.Errorf("job: %w", browserpool.ErrPageCrashed), crashed, crashedCode, "", "", crashedLevel},
+		{"busy", browserpool.ErrBusy, 503, CodeBusy, "retry after 7 s", "7", zapcore.ErrorLevel},
+		{"timeout", browserpool.ErrTimeout, 504, CodeRenderTimeout, "longer than", "", zapcore.ErrorLevel},
+		{"other", errors.New("printing failed"), 500, CodeInternal, "request id", "", zapcore.ErrorLevel},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := logs.Len()
+			w := httptest.NewRecorder()
+			r := httptest.NewRequest(http.MethodPost, PathMessagePDF, nil)
+			s.renderError(w, r, "req-1", tc.err)
+			if w.Code != tc.status || w.Header().Get("Retry-After") != tc.retryAfter {
+				t.Fatalf("status %d, Retry-After %q; want %d, %q", w.Code, w.Header().Get("Retry-After"), tc.status, tc.retryAfter)
+			}
+			if e := exportErrorOf(t, w); e.Code != tc.code || !strings.Contains(e.Details, tc.details) {
+				t.Errorf("code %d, details %q; want %d with %q", e.Code, e.Details, tc.code, tc.details)
+			}
+			if entries := logs.All()[before:]; len(entries) != 1 || entries[0].Level != tc.level {
+				t.Errorf("log entries %v, want one at %s", entries, tc.level)
+			}
+		})
+	}
+}
