@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -43,6 +44,12 @@ const (
 const (
 	maxImageWidth  = 4096
 	maxImageHeight = 16384
+	// maxImagePixels bounds a shot's width × height, and so its answer:
+	// Chromium writes a PNG of noise at 3 bytes a pixel (48 MiB here),
+	// and the whole shot comes through DevTools in one message, which
+	// Go holds about four times over. A 4096 × 16384 shot of 58 MB of
+	// noise images was a 200 MB PNG.
+	maxImagePixels = 16 << 20
 	fullPDFWidth   = 900 // the vendor's "Full" page width
 	pdfViewport    = 800
 	maxStoredFiles = 1000
@@ -133,12 +140,16 @@ func (s *service) servePDF(w http.ResponseWriter, r *http.Request) {
 		paper := paperSizes[size]
 		opt.WidthIn, opt.HeightIn = paper[0], paper[1]
 	}
-	data, err := s.browser.PDF(r.Context(), *req.HTML, opt)
-	if err != nil {
-		s.renderError(w, r, id, err)
+	// The PDF goes from the browser to its file as it comes.
+	var renderErr error
+	name, err := s.files.put(func(f io.Writer) error {
+		renderErr = s.browser.PDF(r.Context(), *req.HTML, opt, f)
+		return renderErr
+	})
+	if renderErr != nil {
+		s.renderError(w, r, id, renderErr)
 		return
 	}
-	name, err := s.files.put(data)
 	if err != nil {
 		s.logger.Error("storing a PDF failed", zap.String("request_id", id), zap.Error(err))
 		writeError(w, http.StatusInternalServerError, CodeInternal, "Internal error", "request id "+id)
@@ -162,7 +173,7 @@ func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	opt := browserpool.ImageOptions{MaxHeight: maxImageHeight}
+	var opt browserpool.ImageOptions
 	switch strings.ToLower(strings.TrimSpace(req.FileType)) {
 	case "png":
 	case "jpg", "jpeg":
@@ -201,6 +212,13 @@ func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("width must be 1 to %d pixels", maxImageWidth))
 		return
 	}
+	if opt.Width*opt.Height > maxImagePixels {
+		writeError(w, http.StatusBadRequest, CodeInvalidRequest, "Invalid request",
+			fmt.Sprintf("width × height must be at most %d pixels", maxImagePixels))
+		return
+	}
+	// A shot as tall as the content is cut where it reaches the bound.
+	opt.MaxHeight = min(maxImageHeight, maxImagePixels/opt.Width)
 	data, err := s.browser.Image(r.Context(), *req.HTML, opt)
 	if err != nil {
 		s.renderError(w, r, id, err)
@@ -217,10 +235,11 @@ func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
-// renderError answers a failed render: a document too long, or one whose
-// page crashed under the memory bound, as 413; a full queue as 503, a
-// timeout as 504, anything else as a 500, each logged at ERROR (the error
-// policy's level for 5xx).
+// renderError answers a failed render: a document too long, a PDF too
+// large, or a page that crashed under the memory bound as 413 (logged at
+// DEBUG, as refusals are); a full queue as 503, a timeout as 504 and
+// anything else as 500, each logged at ERROR (the error policy's level
+// for 5xx).
 func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string, err error) {
 	if errors.Is(err, browserpool.ErrBusy) {
 		// By then every render running now has ended.
@@ -236,6 +255,12 @@ func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string,
 		s.logRefusal(w, r, "rendering refused", fmt.Sprintf("longer than %d pages", browserpool.MaxPDFPages))
 		writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "Document too long",
 			fmt.Sprintf("the document is longer than %d pages of this page_size and page_orientation", browserpool.MaxPDFPages))
+		return
+	}
+	if errors.Is(err, browserpool.ErrTooLarge) {
+		s.logRefusal(w, r, "rendering refused", fmt.Sprintf("PDF over %d MiB", browserpool.DefaultMaxPDFBytes>>20))
+		writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "Document too large",
+			fmt.Sprintf("the PDF is larger than %d MiB", browserpool.DefaultMaxPDFBytes>>20))
 		return
 	}
 	if errors.Is(err, browserpool.ErrPageCrashed) && browserpool.PageMemoryBounded {
@@ -323,7 +348,9 @@ func newFileStore(dir string, ttl time.Duration) *fileStore {
 	return &fileStore{dir: dir, ttl: ttl, maxFiles: maxStoredFiles, maxBytes: maxStoredBytes}
 }
 
-func (fs *fileStore) put(data []byte) (string, error) {
+// put stores the file write writes, under a new name; a write that
+// fails leaves nothing.
+func (fs *fileStore) put(write func(io.Writer) error) (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
@@ -333,7 +360,7 @@ func (fs *fileStore) put(data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = tmp.Write(data)
+	err = write(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -1,22 +1,32 @@
 package contentservice
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 )
 
+// content is a fileStore write of data.
+func content(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+}
+
 // TestFileStore: a stored PDF opens until it expires; expired files go
 // when another is stored; names are unguessable and unique.
 func TestFileStore(t *testing.T) {
 	dir := t.TempDir()
 	fs := newFileStore(dir, time.Hour)
-	a, err := fs.put([]byte("%PDF-a"))
+	a, err := fs.put(content([]byte("%PDF-a")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := fs.put([]byte("%PDF-b"))
+	b, _ := fs.put(content([]byte("%PDF-b")))
 	if a == b || !storedName.MatchString(a) {
 		t.Fatalf("names %q %q", a, b)
 	}
@@ -40,7 +50,7 @@ func TestFileStore(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(dir, b), old, old); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fs.put([]byte("%PDF-c")); err != nil {
+	if _, err := fs.put(content([]byte("%PDF-c"))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, b)); !os.IsNotExist(err) {
@@ -61,7 +71,7 @@ func TestFileStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := fs.put([]byte("%PDF-d")); err != nil {
+	if _, err := fs.put(content([]byte("%PDF-d"))); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".tmp-crashed")); !os.IsNotExist(err) {
@@ -97,7 +107,7 @@ func TestFileStoreBounded(t *testing.T) {
 			fs.maxFiles, fs.maxBytes = c.maxFiles, c.maxBytes
 			var names []string
 			for i, size := range c.sizes {
-				name, err := fs.put(pdf(size))
+				name, err := fs.put(content(pdf(size)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -115,5 +125,23 @@ func TestFileStoreBounded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFileStoreFailedWrite: a write that fails (a render that failed
+// while its PDF streamed in) leaves no file, temporary or stored.
+func TestFileStoreFailedWrite(t *testing.T) {
+	dir := t.TempDir()
+	fs := newFileStore(dir, time.Hour)
+	failed := errors.New("render failed")
+	name, err := fs.put(func(w io.Writer) error {
+		_, _ = w.Write([]byte("%PDF-half"))
+		return failed
+	})
+	if !errors.Is(err, failed) || name != "" {
+		t.Fatalf("put: %q, %v; want the write's error", name, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("%d files left", len(entries))
 	}
 }

@@ -37,6 +37,7 @@ func TestRenderErrorAnswers(t *testing.T) {
 		level        zapcore.Level // of the one log entry
 	}{
 		{"too many pages", browserpool.ErrTooManyPages, 413, CodeBodyTooLarge, "200 pages", "", zapcore.DebugLevel},
+		{"PDF too large", fmt.Errorf("job: %w", browserpool.ErrTooLarge), 413, CodeBodyTooLarge, "128 MiB", "", zapcore.DebugLevel},
 		{"page crashed", fmt.Errorf("job: %w", browserpool.ErrPageCrashed), crashed, crashedCode, "", "", crashedLevel},
 		{"busy", browserpool.ErrBusy, 503, CodeBusy, "retry after 7 s", "7", zapcore.ErrorLevel},
 		{"timeout", browserpool.ErrTimeout, 504, CodeRenderTimeout, "longer than", "", zapcore.ErrorLevel},

@@ -48,6 +48,7 @@ var (
 	smallOutSite string // max_output 64KiB
 	fetchSite    string // images from loopback, 1s per image
 	renderSite   string // images from loopback allowed; renders time out after 4s
+	heavySite    string // as renderSite, one tab, renders time out after 60s
 	offSite      string // browser off
 )
 
@@ -57,7 +58,7 @@ func setSites() {
 		&mainSite: "MAIN", &replicaSite: "REPLICA", &otherKeySite: "OTHERKEY",
 		&limitedSite: "LIMITED", &sharedSite: "SHARED", &prefixSite: "PREFIX",
 		&failureSite: "FAILURE", &smallOutSite: "SMALLOUT", &fetchSite: "FETCH",
-		&renderSite: "RENDER", &offSite: "OFF",
+		&renderSite: "RENDER", &heavySite: "HEAVY", &offSite: "OFF",
 	} {
 		*v = testcaddy.URL(name)
 	}

@@ -38,6 +38,22 @@ func init() {
 	}
 }
 
+:{$PORT_HEAVY} {
+	content_service {
+		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
+		fetch {
+			allow_private
+			timeout 30s
+		}
+		browser {
+			tabs 1
+			timeout 60s
+			files_dir ` + filesDir + `
+			files_ttl 1h
+		}
+	}
+}
+
 :{$PORT_OFF} {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `

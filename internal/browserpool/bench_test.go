@@ -2,6 +2,7 @@ package browserpool
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,8 +51,7 @@ func BenchmarkRender(b *testing.B) {
 		job  func() error
 	}{
 		{"pdf-A4", func() error {
-			_, err := p.PDF(context.Background(), html, PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800})
-			return err
+			return p.PDF(context.Background(), html, PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800}, io.Discard)
 		}},
 		{"png-600", func() error {
 			_, err := p.Image(context.Background(), html, ImageOptions{Width: 600, MaxHeight: 16384})

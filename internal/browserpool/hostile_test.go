@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -422,15 +423,15 @@ func TestPageMemoryBounded(t *testing.T) {
 
 	p := newPoolWith(t, false, 40*time.Second, func(c *Config) { c.MaxPageMemory = 1 << 30 })
 	began := time.Now()
-	_, err := p.PDF(context.Background(), html.String(), PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800})
+	err := p.PDF(context.Background(), html.String(), PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800}, io.Discard)
 	if !errors.Is(err, ErrPageCrashed) {
 		t.Fatalf("%v after %v, want ErrPageCrashed", err, time.Since(began))
 	}
 	if elapsed := time.Since(began); elapsed > 30*time.Second {
 		t.Errorf("failed after %v", elapsed)
 	}
-	pdf, err := p.PDF(context.Background(), `<p>after</p>`, PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800})
-	if err != nil || !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+	var pdf bytes.Buffer
+	if err := p.PDF(context.Background(), `<p>after</p>`, PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800}, &pdf); err != nil || !bytes.HasPrefix(pdf.Bytes(), []byte("%PDF-")) {
 		t.Fatalf("after the crash: %v", err)
 	}
 	// Every renderer has the cap, the ones forked before the pool set it

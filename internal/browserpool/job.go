@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/inspector"
+	cdpio "github.com/chromedp/cdproto/io"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -66,6 +68,15 @@ var ErrTooManyPages = fmt.Errorf("the document is longer than %d pages", MaxPDFP
 // pdfMargin is the margin of a paginated PDF's pages, in inches.
 const pdfMargin = 0.4
 
+// ErrTooLarge is a PDF larger than Config.MaxPDFBytes.
+var ErrTooLarge = errors.New("the PDF is larger than the pool allows")
+
+// pdfChunk is how much of a PDF the browser hands over at a time: the
+// PDF is read from the browser as a stream, not in one DevTools message
+// (which Go held three to four times over: base64, the message, the
+// bytes).
+const pdfChunk = 1 << 20
+
 // PDFOptions is the paper of a PDF job; Full prints one page as tall as
 // the content, Width pixels wide.
 type PDFOptions struct {
@@ -82,11 +93,13 @@ type ImageOptions struct {
 	JPEG                     bool
 }
 
-// PDF renders html to a PDF.
-func (p *Pool) PDF(ctx context.Context, html string, opt PDFOptions) ([]byte, error) {
-	var out []byte
-	err := p.run(ctx, html, opt.Width, func(ctx context.Context) error {
-		pr := page.PrintToPDF().WithPrintBackground(true).WithPreferCSSPageSize(false)
+// PDF renders html to a PDF and writes it to w as it comes, at most
+// Config.MaxPDFBytes; past them it fails with ErrTooLarge, and what w got
+// is to be thrown away.
+func (p *Pool) PDF(ctx context.Context, html string, opt PDFOptions, w io.Writer) error {
+	return p.run(ctx, html, opt.Width, func(ctx context.Context) error {
+		pr := page.PrintToPDF().WithPrintBackground(true).WithPreferCSSPageSize(false).
+			WithTransferMode(page.PrintToPDFTransferModeReturnAsStream)
 		if opt.Full {
 			_, _, _, _, _, content, err := page.GetLayoutMetrics().Do(ctx)
 			if err != nil {
@@ -104,11 +117,42 @@ func (p *Pool) PDF(ctx context.Context, html string, opt PDFOptions) ([]byte, er
 				WithMarginTop(pdfMargin).WithMarginBottom(pdfMargin).WithMarginLeft(pdfMargin).WithMarginRight(pdfMargin).
 				WithPageRanges(fmt.Sprintf("1-%d", MaxPDFPages))
 		}
-		data, _, err := pr.Do(ctx)
-		out = data
-		return err
+		_, stream, err := pr.Do(ctx)
+		if err != nil {
+			return err
+		}
+		return copyStream(ctx, w, stream, p.cfg.MaxPDFBytes)
 	})
-	return out, err
+}
+
+// copyStream writes the browser's stream to w, at most max bytes, and
+// closes the stream.
+func copyStream(ctx context.Context, w io.Writer, stream cdpio.StreamHandle, max int64) error {
+	defer func() { _ = cdpio.Close(stream).Do(ctx) }()
+	var written int64
+	for {
+		// Read's Do drops base64Encoded, which says how data is written.
+		var res cdpio.ReadReturns
+		if err := cdp.Execute(ctx, cdpio.CommandRead, cdpio.Read(stream).WithSize(pdfChunk), &res); err != nil {
+			return err
+		}
+		chunk := []byte(res.Data)
+		if res.Base64encoded {
+			var err error
+			if chunk, err = base64.StdEncoding.DecodeString(res.Data); err != nil {
+				return err
+			}
+		}
+		if written += int64(len(chunk)); written > max {
+			return ErrTooLarge
+		}
+		if _, err := w.Write(chunk); err != nil {
+			return err
+		}
+		if res.EOF {
+			return nil
+		}
+	}
 }
 
 // checkPages lays the document out as it prints (print media, as wide as
@@ -219,7 +263,7 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 		chromedp.Navigate(docURL),
 		chromedp.ActionFunc(act),
 	)
-	if err == nil || errors.Is(err, ErrTooManyPages) {
+	if err == nil || errors.Is(err, ErrTooManyPages) || errors.Is(err, ErrTooLarge) {
 		return err
 	}
 	// The call pending when the page crashed is answered (an error)

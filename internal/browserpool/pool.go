@@ -48,7 +48,10 @@ type Config struct {
 	// its renderer, and its job fails with ErrPageCrashed. Default:
 	// DefaultMaxPageMemory.
 	MaxPageMemory int64
-	Logger        *zap.Logger
+	// MaxPDFBytes bounds a PDF; a larger one fails with ErrTooLarge.
+	// Default: DefaultMaxPDFBytes.
+	MaxPDFBytes int64
+	Logger      *zap.Logger
 }
 
 // Defaults of Config. An image is held three times while the browser is
@@ -66,6 +69,11 @@ const (
 	// position: fixed element on every page, and one of 20,000 words on
 	// 200 pages took 2.4 GB, more on more pages or with more words.
 	DefaultMaxPageMemory = 2 << 30
+	// DefaultMaxPDFBytes is 128 MiB. A PDF holds its images whole, and a
+	// PNG may be stored as its raw pixels (a few MB of PNG of the 64 Mi
+	// pixels a job may fetch can take 192 MB), so the images' budgets
+	// leave a PDF's size open.
+	DefaultMaxPDFBytes = 128 << 20
 )
 
 // ErrTimeout is a job that did not finish within its time.
@@ -147,6 +155,9 @@ func New(cfg Config) (*Pool, error) {
 	}
 	if cfg.MaxPageMemory <= 0 {
 		cfg.MaxPageMemory = DefaultMaxPageMemory
+	}
+	if cfg.MaxPDFBytes <= 0 {
+		cfg.MaxPDFBytes = DefaultMaxPDFBytes
 	}
 	return &Pool{cfg: cfg, tabs: make(chan struct{}, cfg.Tabs), admitted: make(chan struct{}, cfg.Tabs+cfg.Queue)}, nil
 }

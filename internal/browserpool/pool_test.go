@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
+	"image/jpeg"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
@@ -114,12 +116,12 @@ func TestImageAndPDF(t *testing.T) {
 	if hits.Load() != 1 {
 		t.Errorf("%d image requests, want 1", hits.Load())
 	}
-	pdf, err := p.PDF(context.Background(), html, PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800})
-	if err != nil {
+	var pdf bytes.Buffer
+	if err := p.PDF(context.Background(), html, PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800}, &pdf); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasPrefix(pdf, []byte("%PDF-")) {
-		t.Fatalf("not a PDF: %.20q", pdf)
+	if !bytes.HasPrefix(pdf.Bytes(), []byte("%PDF-")) || !bytes.Contains(pdf.Bytes()[pdf.Len()-32:], []byte("%%EOF")) {
+		t.Fatalf("not a whole PDF: %.20q … %q", pdf.Bytes(), pdf.Bytes()[pdf.Len()-32:])
 	}
 }
 
@@ -366,4 +368,90 @@ func TestQueueBound(t *testing.T) {
 	if p.InUse() != 0 || len(p.admitted) != 0 {
 		t.Errorf("%d tabs and %d admissions still held", p.InUse(), len(p.admitted))
 	}
+}
+
+// chunkWriter counts the writes it is given and their largest size.
+type chunkWriter struct {
+	bytes.Buffer
+	writes, largest int
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	w.writes++
+	w.largest = max(w.largest, len(p))
+	return w.Buffer.Write(p)
+}
+
+// TestPDFStreamedAndBounded: a PDF comes from the browser in pieces of at
+// most 1 MiB, written as they come (it came in one DevTools message,
+// which Go held three to four times over: a 32 MB PDF raised the heap by
+// 300 MB); one larger than Config.MaxPDFBytes fails with ErrTooLarge,
+// having written no more than that.
+func TestPDFStreamedAndBounded(t *testing.T) {
+	imgs := make([][]byte, 12)
+	for i := range imgs {
+		imgs[i] = noiseJPEG(1024, 1024, uint32(i+1))
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var i int
+		if _, err := fmt.Sscanf(r.URL.Path, "/%d.jpg", &i); err != nil || i < 0 || i >= len(imgs) {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "image/jpeg")
+		_, _ = w.Write(imgs[i])
+	}))
+	defer srv.Close()
+	var html strings.Builder
+	for i := range imgs {
+		fmt.Fprintf(&html, `<img src="%s/%d.jpg" width="300" height="300">`, srv.URL, i)
+	}
+	for _, tc := range []struct {
+		name string
+		max  int64
+		err  error
+	}{
+		{"whole", 0, nil},
+		{"over the bound", 1 << 20, ErrTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPoolWith(t, true, 20*time.Second, func(c *Config) {
+				c.MaxPDFBytes = tc.max
+				c.Fetch.(*HTTPFetcher).MaxSize = 4 << 20
+			})
+			var w chunkWriter
+			err := p.PDF(context.Background(), html.String(), PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800}, &w)
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("%v, want %v", err, tc.err)
+			}
+			if tc.err != nil {
+				if int64(w.Len()) > tc.max {
+					t.Errorf("%d bytes written, over the bound %d", w.Len(), tc.max)
+				}
+				return
+			}
+			pdf := w.Bytes()
+			if len(pdf) < 3<<20 || !bytes.HasPrefix(pdf, []byte("%PDF-")) || !bytes.Contains(pdf[len(pdf)-32:], []byte("%%EOF")) {
+				t.Fatalf("%d bytes, not the whole PDF of 12 images", len(pdf))
+			}
+			if w.writes < 3 || w.largest > pdfChunk {
+				t.Errorf("%d writes, the largest %d bytes; want pieces of at most %d", w.writes, w.largest, pdfChunk)
+			}
+		})
+	}
+}
+
+// noiseJPEG is a w×h JPEG of noise: it compresses badly.
+func noiseJPEG(w, h int, seed uint32) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	x := seed | 1
+	for i := range img.Pix {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		img.Pix[i] = byte(x)
+	}
+	var b bytes.Buffer
+	_ = jpeg.Encode(&b, img, &jpeg.Options{Quality: 60})
+	return b.Bytes()
 }
