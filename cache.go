@@ -27,9 +27,9 @@ const (
 const maxSharedAnswer = 64 << 20
 
 // ExportCache configures design_bridge's export cache: answers to exports
-// are a pure function of the export path, the Accept header and the
-// design, so a repeated export can be answered without calling the
-// content service again.
+// are a pure function of the export path, the Accept header, the values
+// of the headers forward_headers names and the design, so a repeated
+// export can be answered without calling the content service again.
 type ExportCache struct {
 	// Most bytes the kept answers hold: their buffers, designs and keys
 	// (Caddy size syntax in the Caddyfile, e.g. 64MiB). An answer larger

@@ -97,8 +97,11 @@ type Bridge struct {
 	// a token for the user it names. Logged as a warning at load.
 	InsecureCallerUID bool `json:"insecure_caller_uid,omitempty"`
 
-	// Paths whose POSTs are forwarded to the content service.
-	// Default: /v1/message/html /v1/message/plain-text /v1/message/pdf /v1/message/image
+	// Paths (exact match) whose POSTs are forwarded to the content
+	// service. Default: /v1/message/html /v1/message/plain-text
+	// /v1/message/pdf /v1/message/image /v1/page/html /v1/page/plain-text
+	// /v1/popup/html /v1/popup/plain-text /v1/page/pdf /v1/page/image
+	// /v1/message/check /v1/page/check /v1/row/check
 	ExportPaths []string `json:"export_paths,omitempty"`
 
 	// Path whose POST performs LoginV2. Default: /proxy/bee-auth
@@ -135,13 +138,17 @@ type Bridge struct {
 	// Default: 30s.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 
-	// Rewrite export responses that are JSON HTML wrappers
-	// ({"body": {"html": …}}) to raw text/html.
+	// Rewrite 2xx export responses that are HTML wrappers
+	// ({"body": {"html": …}}, by the page's rule, whatever their
+	// Content-Type) to raw text/html. Such a response is held back up to
+	// max_body, within answer_memory; one larger, or finding no room left
+	// there, passes as it came.
 	UnwrapHTML bool `json:"unwrap_html,omitempty"`
 
 	// Request headers that exports pass on to the content service besides
 	// their own, such as tracing headers (traceparent, X-Request-Id). An
-	// export sends Content-Type, the request's Accept and the bearer token;
+	// export sends the bearer token, Content-Type: application/json,
+	// Content-Length, the request's Accept and Accept-Encoding: identity;
 	// Caddy's reverse proxy adds X-Forwarded-For, -Proto, -Host and Via.
 	// Nothing else of the browser's request reaches the content service,
 	// which may be a third party. Each named header's values are part of
