@@ -84,7 +84,10 @@ type Handler struct {
 	PublicURL string `json:"public_url"`
 
 	// Shared lists read-only folders every user sees at the top of their
-	// tree.
+	// tree. A shared folder is a folder inside the storage, never the
+	// storage itself, and never is, holds or lies inside a user's folder:
+	// a root that makes that so for every user is a load error, and a
+	// request whose user folder overlaps a shared folder is refused (3600).
 	Shared []SharedFolder `json:"shared,omitempty"`
 
 	// MaxSize bounds an uploaded file in bytes (default 20 MiB, at most
@@ -95,9 +98,11 @@ type Handler struct {
 	FetchTimeout caddy.Duration `json:"fetch_timeout,omitempty"`
 
 	// MaxUploads bounds the uploads handled at once (default 4). Each
-	// holds up to max_size bytes in memory, so together they hold at most
-	// max_uploads × max_size; further uploads wait for their turn (while
-	// their client waits).
+	// holds up to max_size bytes in memory (twice that for a moment) and
+	// one thumbnail's work, so together they hold at most
+	// max_uploads × (2 × max_size + max_image_memory); further uploads
+	// wait for their turn (while their client waits), and one user
+	// (client and uid) holds at most half of them.
 	MaxUploads int `json:"max_uploads,omitempty"`
 
 	// MinUploadRate is the average rate, in bytes per second, below which

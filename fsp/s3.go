@@ -46,7 +46,7 @@ type S3Config struct {
 	Insecure bool `json:"insecure,omitempty"`
 
 	// Timeout bounds the wait for the server's answer to one S3 request
-	// (default 30s); a request is tried up to three times.
+	// (default 30s); a request is tried up to five times.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 }
 
