@@ -206,6 +206,10 @@ func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, ctx context.
 		return b.failCause(w, r, http.StatusBadGateway, contract.CodeBadGateway, "Upstream answer refused",
 			fmt.Sprintf("%s answered compressed (Content-Encoding), which the bridge does not accept: it could not check the answer for secrets", b.upstreamName(r)), err)
 	}
+	if errors.Is(err, errUpstreamSwitched) {
+		return b.failCause(w, r, http.StatusBadGateway, contract.CodeBadGateway, "Upstream answer refused",
+			fmt.Sprintf("%s answered 101 Switching Protocols, which the bridge never asks for", b.upstreamName(r)), err)
+	}
 	if status == http.StatusGatewayTimeout {
 		return b.failCause(w, r, status, contract.CodeGatewayTimeout, "Upstream timeout",
 			fmt.Sprintf("%s did not answer within %s (timeout)", b.upstreamName(r), time.Duration(b.Timeout)), err)
@@ -264,11 +268,10 @@ func (b *Bridge) failCause(w http.ResponseWriter, r *http.Request, status, code 
 		if errors.As(cause, &he) && he.Err != nil {
 			cause = he.Err
 		}
-		// The transport's errors name hosts and addresses, not headers;
-		// mask anyway, in case an upstream's answer ever ends up in one.
-		c := []byte(cause.Error())
-		maskSecrets(c, b.secrets)
-		fields = append(fields, zap.String("cause", string(c)))
+		// The transport masks the errors it returns; mask again, in any
+		// case and quoted form, for an error that came another way.
+		c, _ := maskText(cause.Error(), b.secrets)
+		fields = append(fields, zap.String("cause", c))
 		if status == http.StatusBadGateway || status == http.StatusGatewayTimeout {
 			fields = append(fields, zap.String("upstream", b.upstreamURL(r)))
 		}

@@ -62,9 +62,10 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	}
 //
 // signing_key and at least one app are required. app may be repeated, and
-// token may be repeated or list several tokens. Every value may be a
-// placeholder such as {env.SIGNING_KEY}, replaced when the config loads.
-// Literal values are checked here; placeholders when the config loads.
+// token may be repeated or list several tokens. signing_key and an app's
+// id, secret and tokens may be placeholders such as {env.SIGNING_KEY},
+// replaced when the config loads; other values are literal. Literal
+// values are checked here; placeholders when the config loads.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {

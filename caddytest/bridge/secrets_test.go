@@ -529,6 +529,9 @@ func TestSwitchingProtocolsRefused(t *testing.T) {
 				}
 				assertErrorBody(t, res, 5020)
 				assertNoSecret(t, "body", res.Body)
+				if !strings.Contains(string(res.Body), `"message":"Upstream answer refused"`) || !strings.Contains(string(res.Body), "101 Switching Protocols") {
+					t.Errorf("the answer does not say the upstream switched protocols: %s", res.Body)
+				}
 			})
 		}
 	}

@@ -17,8 +17,8 @@ import (
 // mobileWidth is the phone width every pair is also measured at.
 const mobileWidth = 375
 
-// target is what a design must reach at one width: the issue's targets
-// unless limits names a measured exception.
+// target is what a design must reach at one width: defaultTarget unless
+// limits names a measured exception.
 type target struct {
 	heightDiff float64 // largest |our height / the vendor's − 1|
 	share      float64 // smallest share of blocks within tolerance
@@ -28,7 +28,7 @@ type target struct {
 var defaultTarget = target{heightDiff: 0.03, share: 0.95, offset: 16}
 
 // limits holds, per "design@width", the targets a design is held to where
-// the issue's cannot be met, each with the measured reason (see
+// the default cannot be met, each with the measured reason (see
 // docs/renderer.md "Remaining gaps"). Keep these tight: they are what the
 // renderer achieves, plus a margin for font rasterisation.
 var limits = map[string]target{
@@ -166,7 +166,7 @@ func checkTargets(t *testing.T, r result, tg target, png string) {
 }
 
 // widths are the viewport widths a design is compared at: its own width
-// and a phone's, as the issue asks, and a desktop's. Both renderers put
+// and a phone's, and a desktop's. Both renderers put
 // their breakpoint 20 px above the design's width, so at the design's
 // own width both lay it out as on a phone; 800 px shows the desktop
 // layout (columns side by side, their vertical alignment) of every
