@@ -232,10 +232,11 @@ func (a *answerRecorder) WriteHeader(code int) {
 	if n, err := strconv.Atoi(a.header.Get("Content-Length")); err == nil && n > 0 && n <= maxSharedAnswer {
 		a.declared = n
 	}
-	a.body = getBuf(firstAnswerBuf)
+	room := firstAnswerBuf
 	if a.declared > 0 {
-		a.body = getBuf(min(a.declared, firstAnswerBuf))
+		room = min(a.declared, firstAnswerBuf)
 	}
+	a.body = getBuf(room)
 }
 
 func (a *answerRecorder) Write(p []byte) (int, error) {
