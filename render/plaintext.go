@@ -149,6 +149,18 @@ func (w *textWriter) openLink(href string) {
 	w.links = append(w.links, &openLink{href: strings.TrimSpace(href), start: -1})
 }
 
+// inLinkedLabel reports whether the text being written is the label of a
+// linked block (a button, a menu item): its own links are dropped, their
+// text kept, as in its HTML, where a link cannot hold another. linkDepth
+// counts the links the label itself opened.
+func (w *textWriter) inLinkedLabel(linkDepth int) bool {
+	if len(w.links) <= linkDepth {
+		return false
+	}
+	href := strings.TrimSpace(w.links[0].href)
+	return href != "" && design.SafeURL(href)
+}
+
 // closeLink ends the innermost link: "label (url)", or the URL alone when
 // there is no label or the label already is the URL.
 func (w *textWriter) closeLink() {
@@ -317,7 +329,7 @@ func (w *textWriter) startTag(t *richToken, items int, linkDepth *int) {
 			w.softSpace()
 		}
 	case atom.A:
-		if t.kind == html.StartTagToken {
+		if t.kind == html.StartTagToken && !w.inLinkedLabel(*linkDepth) {
 			// Links do not nest in HTML: a new <a> ends the open one.
 			if *linkDepth > 0 {
 				w.closeLink()
