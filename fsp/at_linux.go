@@ -4,10 +4,8 @@ package fsp
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -60,12 +58,4 @@ func removeKind(root *os.Root, key string, dir bool) (done bool, err error) {
 		return true, &os.PathError{Op: "unlinkat", Path: key, Err: err}
 	}
 	return true, nil
-}
-
-// fileID is the file's inode number.
-func fileID(info fs.FileInfo) uint64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
 }

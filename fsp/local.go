@@ -3,9 +3,11 @@ package fsp
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -195,15 +197,11 @@ func (s *localStorage) Write(_ context.Context, key string, data []byte, _ strin
 }
 
 // writeSynced writes data to the new file f, syncs and closes it, and
-// returns its version. Linking or renaming it keeps its inode and time.
+// returns its version.
 func writeSynced(f *os.File, data []byte) (string, error) {
 	_, err := f.Write(data)
 	if err == nil {
 		err = f.Sync()
-	}
-	var info fs.FileInfo
-	if err == nil {
-		info, err = f.Stat()
 	}
 	if closeErr := f.Close(); err == nil {
 		err = closeErr
@@ -211,22 +209,30 @@ func writeSynced(f *os.File, data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return localVersion(info), nil
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
 }
 
-// localVersion tells files apart by inode, modification time (to the
-// nanosecond the file system keeps) and size: a freed inode number that a
-// later file reuses still has another time.
-func localVersion(info fs.FileInfo) string {
-	return fmt.Sprintf("%d-%d-%d", fileID(info), info.ModTime().UnixNano(), info.Size())
-}
-
+// Version is the SHA-256 of the file's bytes, as S3's ETag is their MD5.
+// Its inode, time and size would not do: a replace frees the inode for
+// the next file, and files written within one tick of a coarse file
+// system clock (or given one time by a copy) have the same time.
 func (s *localStorage) Version(_ context.Context, key string) (string, error) {
-	info, err := s.root.Lstat(key)
+	f, err := s.root.Open(key)
 	if err != nil {
 		return "", mapLocalErr(err)
 	}
-	return localVersion(info), nil
+	defer f.Close()
+	if info, err := f.Stat(); err != nil {
+		return "", err
+	} else if !info.Mode().IsRegular() {
+		return "", fs.ErrNotExist
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // WriteFirstFree writes one temporary file and links it under each key in

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestLocalMoveKeepsConcurrentReplace: a move that must not replace its
@@ -110,6 +111,50 @@ func TestLocalRemoveKind(t *testing.T) {
 				if _, err := os.Lstat(p); err != nil {
 					t.Errorf("%s was removed: %v", key, err)
 				}
+			}
+		})
+	}
+}
+
+// TestLocalVersionSameTimeAndSize: files of the same size written one
+// after the other at one key, with one modification time (a file system
+// whose clock ticks every few milliseconds gives them that; the file
+// system reuses the inode a replace frees), each have another version
+// unless their bytes are the same; a thumbnail is kept only while its
+// file has the version it was made for.
+func TestLocalVersionSameTimeAndSize(t *testing.T) {
+	dir := t.TempDir()
+	s, err := newLocalStorage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	tick := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		contents []string
+	}{
+		{"replaced by other bytes", []string{"aaaa", "bbbb", "cccc", "dddd", "eeee", "ffff"}},
+		{"replaced by the same bytes", []string{"aaaa", "aaaa"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seen := map[string]string{} // version → content
+			for _, c := range tc.contents {
+				if _, err := s.Write(ctx, "k", []byte(c), "", false); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(filepath.Join(dir, "k"), tick, tick); err != nil {
+					t.Fatal(err)
+				}
+				v, err := s.Version(ctx, "k")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if prev, ok := seen[v]; ok && prev != c {
+					t.Fatalf("%q has the version of %q (%s)", c, prev, v)
+				}
+				seen[v] = c
 			}
 		})
 	}

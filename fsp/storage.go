@@ -49,9 +49,9 @@ type Storage interface {
 	// its index and version; fs.ErrExist when every key is taken.
 	WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string) (int, string, error)
 	// Version tells what is stored at key now: another write there gives
-	// another version, unless (on S3, whose version is the ETag, the
-	// bytes' MD5) it stored the same bytes. A thumbnail is kept only
-	// while its file has the version it was made for.
+	// another version, unless it stored the same bytes (the version is a
+	// digest of them: SHA-256 locally, the ETag on S3). A thumbnail is
+	// kept only while its file has the version it was made for.
 	Version(ctx context.Context, key string) (string, error)
 	// Remove deletes the file at key.
 	Remove(ctx context.Context, key string) error
