@@ -177,3 +177,33 @@ func ycbcrTestImage(w, h int, ratio image.YCbCrSubsampleRatio) *image.YCbCr {
 	}
 	return m
 }
+
+// FuzzJPEGScans: whatever the bytes, jpegScans ends, never panics, and
+// its limit only caps the count: up to the limit it counts what an
+// unlimited count gives, past it one more than the limit. A progressive
+// JPEG of n AC scans has n+1 scans (its DC scan).
+func FuzzJPEGScans(f *testing.F) {
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, ycbcrTestImage(33, 17, image.YCbCrSubsampleRatio420), nil); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.Bytes(), 5)
+	f.Add(imagebomb.ProgressiveJPEG(16, 16, 3), 2)
+	f.Add(imagebomb.ProgressiveJPEG(8, 8, 150), maxJPEGScans)
+	f.Add([]byte("\xff\xd8\xff\xda\x00\x02\xff\x00\xff\xd0\xff\xff\xda\x00\x00"), 1)
+	for _, n := range []int{0, 1, 7, 120} {
+		if got := jpegScans(imagebomb.ProgressiveJPEG(8, 8, n), 1000); got != n+1 {
+			f.Fatalf("a progressive JPEG of %d AC scans: %d scans, want %d", n, got, n+1)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, limit int) {
+		if limit < 0 || limit > 1000 {
+			return
+		}
+		all := jpegScans(data, len(data))
+		got := jpegScans(data, limit)
+		if want := min(all, limit+1); got != want {
+			t.Fatalf("jpegScans(limit %d) = %d, want %d (unlimited %d)", limit, got, want, all)
+		}
+	})
+}
