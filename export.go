@@ -332,9 +332,12 @@ func (a *answerRecorder) answer(keyed map[string]bool) *exportAnswer {
 	for _, k := range []string{"Date", "Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length"} {
 		h.Del(k)
 	}
-	for k := range h {
-		if actsOnOrigin(k) {
-			delete(h, k)
+	// Trailers too: a client may take them as headers.
+	for _, hh := range []http.Header{h, trailer} {
+		for k := range hh {
+			if actsOnOrigin(k) {
+				delete(hh, k)
+			}
 		}
 	}
 	ans := &exportAnswer{status: a.status, header: h, trailer: trailer, body: a.body, buf: a.body, unshared: unsharedReason(h, keyed), budget: a.budget}

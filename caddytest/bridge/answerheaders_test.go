@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"testing"
 )
@@ -58,5 +60,57 @@ func TestExportAnswerHeadersActOnNoOrigin(t *testing.T) {
 	}
 	if n := len(up.requests()); n != 1 {
 		t.Errorf("%d upstream calls, want 1 (the second answer kept)", n)
+	}
+}
+
+// TestExportAnswerTrailersActOnNoOrigin: the upstream's trailers reach
+// the browser on the host's origin as its headers do, so those that would
+// act on that origin are dropped there too; the others come back.
+func TestExportAnswerTrailersActOnNoOrigin(t *testing.T) {
+	tests := []struct {
+		name  string
+		value string
+		kept  bool
+	}{
+		{"Set-Cookie", "upstream_session=abc; Path=/", false},
+		{"Clear-Site-Data", `"cookies", "storage"`, false},
+		{"Strict-Transport-Security", "max-age=31536000", false},
+		{"Access-Control-Allow-Origin", "*", false},
+		{"Refresh", "0; url=https://elsewhere.example", false},
+		{"X-Render-Ms", "12", true},
+	}
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		for _, tt := range tests {
+			w.Header().Add("Trailer", tt.name)
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte("<p>ok</p>"))
+		for _, tt := range tests {
+			w.Header().Set(tt.name, tt.value)
+		}
+	})
+	tc := load(t, site(bridgeBlock(up, "cache 1MiB 10m")))
+	for _, round := range []string{"fresh", "again"} {
+		req, _ := http.NewRequest(http.MethodPost, siteURL+"/v1/message/html", bytes.NewReader(caseBody("trailers")))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := tc.Client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body) // the trailers are in once it is read
+		res.Body.Close()
+		if res.StatusCode != 200 || string(body) != "<p>ok</p>" {
+			t.Fatalf("%s: got %d %q", round, res.StatusCode, body)
+		}
+		for _, tt := range tests {
+			got, inTrailer := res.Trailer[tt.name]
+			_, inHeader := res.Header[tt.name]
+			if tt.kept && (!inTrailer || got[0] != tt.value) {
+				t.Errorf("%s: trailer %s %q, want %q", round, tt.name, got, tt.value)
+			}
+			if !tt.kept && (inTrailer || inHeader) {
+				t.Errorf("%s: %s %q reached the browser", round, tt.name, got)
+			}
+		}
 	}
 }
