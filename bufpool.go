@@ -22,12 +22,9 @@ const (
 
 var bufPools [bufClasses]sync.Pool // of *[]byte
 
-// getBuf returns an empty slice with room for at least n bytes.
+// getBuf returns an empty slice with room for at least n bytes: bufRoom(n).
 func getBuf(n int) []byte {
-	i := 0
-	if n > minPooled {
-		i = bits.Len(uint((n - 1) / minPooled))
-	}
+	i := bufClass(n)
 	if i >= bufClasses {
 		return make([]byte, 0, n)
 	}
@@ -35,6 +32,23 @@ func getBuf(n int) []byte {
 		return (*p)[:0]
 	}
 	return make([]byte, 0, minPooled<<i)
+}
+
+// bufClass is the size class of a buffer for n bytes.
+func bufClass(n int) int {
+	if n <= minPooled {
+		return 0
+	}
+	return bits.Len(uint((n - 1) / minPooled))
+}
+
+// bufRoom is the capacity getBuf(n) returns: what a buffer for n bytes
+// holds of memory.
+func bufRoom(n int) int {
+	if i := bufClass(n); i < bufClasses {
+		return minPooled << i
+	}
+	return n
 }
 
 // putBuf gives b back for reuse; the caller and everyone it lent b to are

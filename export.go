@@ -265,7 +265,8 @@ func (a *answerRecorder) grow(need int) bool {
 		size = min(size, a.declared)
 	}
 	size = min(size, maxSharedAnswer)
-	if !a.budget.cover(&a.reserved, size) {
+	// Counted as the buffer it gets, rounded up to its size class.
+	if !a.budget.cover(&a.reserved, bufRoom(size)) {
 		return false
 	}
 	grown := append(getBuf(size), a.body...)

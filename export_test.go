@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -99,5 +100,25 @@ func TestAnswerBuffersReused(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if perExport := (after.TotalAlloc - before.TotalAlloc) / n; perExport > 8<<10 {
 		t.Errorf("%d bytes allocated per recorded answer, want no answer buffer (under 8 KiB)", perExport)
+	}
+}
+
+// TestAnswerMemoryCountsTheBuffer: what an answer holds of answer_memory
+// is the buffer it got, rounded up to the pool's size class, not the size
+// it asked for: an answer declared 1.5 MiB is held in a 2 MiB buffer.
+func TestAnswerMemoryCountsTheBuffer(t *testing.T) {
+	const declared = 3 << 19 // 1.5 MiB
+	budget := newMemoryBudget(64 << 20)
+	rec := &answerRecorder{header: http.Header{"Content-Length": {strconv.Itoa(declared)}}, budget: budget}
+	rec.WriteHeader(http.StatusOK)
+	if _, err := rec.Write(make([]byte, declared)); err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(cap(rec.body)) - spoolAbove; rec.reserved != want {
+		t.Errorf("a %d-byte answer in a %d-byte buffer holds %d bytes of answer_memory, want %d", declared, cap(rec.body), rec.reserved, want)
+	}
+	rec.reset()
+	if left := budget.left.Load(); left != 64<<20 {
+		t.Errorf("after reset %d bytes left, want all", left)
 	}
 }
