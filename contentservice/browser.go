@@ -127,7 +127,7 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 	s.browser = pool
 	s.browserTimeout = timeout
 	s.browserTransport = transport
-	s.files = newFileStore(dir, ttl)
+	s.files = newFileStore(dir, ttl, timeout)
 	s.publicURL = strings.TrimSuffix(cfg.PublicURL, "/")
 	return nil
 }

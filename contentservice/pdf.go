@@ -341,11 +341,17 @@ type fileStore struct {
 	ttl      time.Duration
 	maxFiles int
 	maxBytes int64
+	// abandoned is the age past which a temporary file is no write's: a
+	// PDF is written as it renders, which may wait for a tab and render
+	// for a browser timeout each.
+	abandoned time.Duration
 }
 
-// newFileStore is a store in dir with the service's bounds.
-func newFileStore(dir string, ttl time.Duration) *fileStore {
-	return &fileStore{dir: dir, ttl: ttl, maxFiles: maxStoredFiles, maxBytes: maxStoredBytes}
+// newFileStore is a store in dir with the service's bounds, for renders
+// of at most timeout (and as long waiting for a tab).
+func newFileStore(dir string, ttl, timeout time.Duration) *fileStore {
+	return &fileStore{dir: dir, ttl: ttl, maxFiles: maxStoredFiles, maxBytes: maxStoredBytes,
+		abandoned: max(time.Hour, 3*timeout)}
 }
 
 // put stores the file write writes, under a new name; a write that
@@ -407,9 +413,9 @@ func (fs *fileStore) sweep(keep string) {
 	var live []file
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".tmp-") {
-			// A write a crash cut short: writes take milliseconds, so
-			// one an hour old is no one's.
-			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
+			// A write a crash cut short, once no render could still be
+			// writing it.
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > fs.abandoned {
 				_ = os.Remove(filepath.Join(fs.dir, e.Name()))
 			}
 			continue

@@ -21,7 +21,7 @@ func content(data []byte) func(io.Writer) error {
 // when another is stored; names are unguessable and unique.
 func TestFileStore(t *testing.T) {
 	dir := t.TempDir()
-	fs := newFileStore(dir, time.Hour)
+	fs := newFileStore(dir, time.Hour, time.Minute)
 	a, err := fs.put(content([]byte("%PDF-a")))
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestFileStoreBounded(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			fs := newFileStore(dir, time.Hour)
+			fs := newFileStore(dir, time.Hour, time.Minute)
 			fs.maxFiles, fs.maxBytes = c.maxFiles, c.maxBytes
 			var names []string
 			for i, size := range c.sizes {
@@ -132,7 +132,7 @@ func TestFileStoreBounded(t *testing.T) {
 // while its PDF streamed in) leaves no file, temporary or stored.
 func TestFileStoreFailedWrite(t *testing.T) {
 	dir := t.TempDir()
-	fs := newFileStore(dir, time.Hour)
+	fs := newFileStore(dir, time.Hour, time.Minute)
 	failed := errors.New("render failed")
 	name, err := fs.put(func(w io.Writer) error {
 		_, _ = w.Write([]byte("%PDF-half"))
@@ -143,5 +143,32 @@ func TestFileStoreFailedWrite(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("%d files left", len(entries))
+	}
+}
+
+// TestFileStoreKeepsLongRenders: a PDF is written to its temporary file as
+// it renders, and with a long browser timeout a render may wait for a tab
+// and render for hours: another PDF's sweep leaves that file alone until
+// no render could still be writing it.
+func TestFileStoreKeepsLongRenders(t *testing.T) {
+	dir := t.TempDir()
+	fs := newFileStore(dir, time.Hour, 2*time.Hour)
+	for name, age := range map[string]time.Duration{".tmp-long-render": 3 * time.Hour, ".tmp-crashed": 7 * time.Hour} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		then := time.Now().Add(-age)
+		if err := os.Chtimes(filepath.Join(dir, name), then, then); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := fs.put(content([]byte("%PDF-a"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".tmp-long-render")); err != nil {
+		t.Errorf("the sweep removed the file of a render still within its timeouts: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".tmp-crashed")); !os.IsNotExist(err) {
+		t.Error("the sweep left a temporary file older than any render")
 	}
 }
