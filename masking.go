@@ -100,7 +100,10 @@ type maskingReader struct {
 
 const maskChunk = 32 << 10
 
-var maskBufPool = sync.Pool{New: func() any { b := make([]byte, 0, maskChunk); return &b }}
+// maskBufPool holds buffers of maskChunk bytes and the held-back margin of
+// the secrets they were used for; a reader sizes a new one itself, so New
+// gives an empty one rather than one it would drop.
+var maskBufPool = sync.Pool{New: func() any { return new([]byte) }}
 
 func (m *maskingReader) Read(p []byte) (int, error) {
 	for m.r == m.ready {
@@ -507,7 +510,9 @@ func maskText(s string, secrets [][]byte) (string, bool) {
 	b, lower := []byte(s), asciiLower([]byte(s))
 	changed := false
 	for _, sec := range secrets {
-		if len(sec) < minMaskedSecret {
+		// A secret longer than the text cannot be in it, in any form (its
+		// quoted form is never shorter): io.EOF's text ends every answer.
+		if len(sec) < minMaskedSecret || len(sec) > len(s) {
 			continue
 		}
 		quoted := strconv.Quote(string(sec))
