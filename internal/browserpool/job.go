@@ -212,6 +212,8 @@ func (p *Pool) Image(ctx context.Context, html string, opt ImageOptions) ([]byte
 func (p *Pool) run(ctx context.Context, html string, width int64, act func(context.Context) error) error {
 	// Waiting for a tab takes at most one job timeout, and the render
 	// another; starting the browser is not counted (chromedp bounds it).
+	p.enter()
+	defer p.leave()
 	wait, cancelWait := context.WithTimeout(ctx, p.cfg.JobTimeout)
 	err := p.acquire(wait)
 	cancelWait()

@@ -3,8 +3,8 @@
 // tabs, a timeout per job, JavaScript off, and no network but the images
 // the HTML shows, which the pool fetches itself with an HTTP client the
 // caller gives (one that refuses private addresses). A browser that
-// crashes or hangs is replaced; Close stops it and waits for everything
-// the pool started.
+// crashes or hangs is replaced; Close stops it, once the jobs that had
+// started have ended, and waits for everything the pool started.
 package browserpool
 
 import (
@@ -101,7 +101,10 @@ type Pool struct {
 	mu      sync.Mutex
 	current *instance
 	closed  bool
-	wg      sync.WaitGroup // instances being stopped
+	// jobs counts the jobs between run's start and end (waiting for a
+	// tab or rendering): a closed pool keeps its browser until they end.
+	jobs int
+	wg   sync.WaitGroup // instances being stopped
 }
 
 // instance is one browser process.
@@ -219,15 +222,17 @@ func (p *Pool) start() (*instance, error) {
 func (p *Pool) browser() (*instance, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
-		return nil, ErrClosed
-	}
 	if b := p.current; b != nil {
 		if b.ctx.Err() == nil {
+			// Also when closed: a job that started before Close finishes
+			// in the browser that runs.
 			return b, nil
 		}
 		p.current = nil
 		p.stopLocked(b)
+	}
+	if p.closed {
+		return nil, ErrClosed
 	}
 	b, err := p.start()
 	if err != nil {
@@ -297,16 +302,51 @@ func cdpBrowser(ctx context.Context) context.Context {
 	return withExecutor(ctx, c.Browser)
 }
 
-// Close stops the browser and waits for everything the pool started.
+// Close refuses new jobs and stops the browser once the jobs that
+// started before it have ended; when none has, it stops the browser now
+// and waits for everything the pool started. Caddy runs a reload's
+// Cleanup while the old server still serves its requests in flight, and
+// they must finish rather than fail with a killed browser; the last of
+// them stops it (bounded by the job timeout: waiting for a tab and the
+// render).
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
+	busy := p.jobs > 0
+	p.mu.Unlock()
+	if !busy {
+		p.stopClosed()
+	}
+}
+
+// stopClosed stops the browser of a closed pool and waits for everything
+// the pool started.
+func (p *Pool) stopClosed() {
+	p.mu.Lock()
 	if b := p.current; b != nil {
 		p.current = nil
 		p.stopLocked(b)
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
+}
+
+// enter counts a job in.
+func (p *Pool) enter() {
+	p.mu.Lock()
+	p.jobs++
+	p.mu.Unlock()
+}
+
+// leave counts a job out; the last job of a closed pool stops its browser.
+func (p *Pool) leave() {
+	p.mu.Lock()
+	p.jobs--
+	last := p.closed && p.jobs == 0
+	p.mu.Unlock()
+	if last {
+		p.stopClosed()
+	}
 }
 
 // acquire waits for a free tab, unless Config.Queue jobs already wait
