@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -454,4 +455,71 @@ func noiseJPEG(w, h int, seed uint32) []byte {
 	var b bytes.Buffer
 	_ = jpeg.Encode(&b, img, &jpeg.Options{Quality: 60})
 	return b.Bytes()
+}
+
+// TestCloseLetsJobsFinish: jobs rendering when the pool is closed (Caddy
+// runs a reload's Cleanup while the old server still serves them) finish
+// in the running browser; the last of them stops it and removes its
+// profile, and a job after that is refused.
+func TestCloseLetsJobsFinish(t *testing.T) {
+	var hits atomic.Int64
+	red := redPNG()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		time.Sleep(time.Second)
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(red)
+	}))
+	defer srv.Close()
+	p := newPool(t, true, 20*time.Second)
+	html := `<img src="` + srv.URL + `/a.png"><p>x</p>`
+	jobs := []struct {
+		name string
+		run  func() error
+	}{
+		{"image", func() error {
+			_, err := p.Image(context.Background(), html, ImageOptions{Width: 100, MaxHeight: 500})
+			return err
+		}},
+		{"pdf", func() error {
+			var b bytes.Buffer
+			err := p.PDF(context.Background(), html, PDFOptions{WidthIn: 8.27, HeightIn: 11.7, Width: 600}, &b)
+			if err == nil && !bytes.HasPrefix(b.Bytes(), []byte("%PDF")) {
+				err = errors.New("not a PDF")
+			}
+			return err
+		}},
+	}
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = j.run() }()
+	}
+	for deadline := time.Now().Add(20 * time.Second); hits.Load() < int64(len(jobs)) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.mu.Lock()
+	b := p.current
+	p.mu.Unlock()
+	if b == nil {
+		t.Fatal("no browser while the jobs render")
+	}
+	proc := chromedp.FromContext(b.ctx).Browser.Process()
+	p.Close()
+	wg.Wait()
+	for i, j := range jobs {
+		if errs[i] != nil {
+			t.Errorf("%s rendering when the pool was closed: %v", j.name, errs[i])
+		}
+	}
+	if processAlive(proc.Pid) {
+		t.Errorf("browser %d still runs after the last job", proc.Pid)
+	}
+	if _, err := os.Stat(b.dataDir); !os.IsNotExist(err) {
+		t.Errorf("profile %s left behind", b.dataDir)
+	}
+	if _, err := p.Image(context.Background(), `<p>late</p>`, ImageOptions{Width: 100, MaxHeight: 500}); !errors.Is(err, ErrClosed) {
+		t.Errorf("a job after the last one: %v, want ErrClosed", err)
+	}
 }
