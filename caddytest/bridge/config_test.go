@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -141,14 +142,15 @@ func TestConfigLoadErrors(t *testing.T) {
 	}
 }
 
-// TestReloadLeaks reloads the config through the admin API 100 times,
-// using the bridge after each reload, and then counts goroutines and the
-// connections the upstream still has open. A config that left its
-// transport's keep-alive connections behind would leave one connection and
-// its goroutines per reload.
+// TestReloadLeaks reloads the config (with answer_memory, forward_headers
+// and the cache set) through the admin API 100 times, using the bridge
+// after each reload, and then counts goroutines, open file descriptors
+// and the connections the upstream still has open. A config that left
+// its transport's keep-alive connections behind would leave one
+// connection and its goroutines per reload.
 func TestReloadLeaks(t *testing.T) {
 	up := newUpstream(t, nil)
-	raw := adapt(t, site(bridgeBlock(up)))
+	raw := adapt(t, site(bridgeBlock(up, "answer_memory 64MiB", "forward_headers X-Request-Id", "cache 1MiB 10m")))
 	tc := newTester(t)
 	tc.InitServer(string(raw), "json")
 	// The only test client that sends again: each reload here keeps the
@@ -187,7 +189,7 @@ func TestReloadLeaks(t *testing.T) {
 	reload() // drops the last keep-alive connection
 	settle(func() bool { return up.Open() == 0 })
 	time.Sleep(500 * time.Millisecond)
-	baseG, baseC := runtime.NumGoroutine(), up.Open()
+	baseG, baseC, baseFD := runtime.NumGoroutine(), up.Open(), openFDs()
 	const reloads = 100
 	for i := 0; i < reloads; i++ {
 		reload()
@@ -195,9 +197,15 @@ func TestReloadLeaks(t *testing.T) {
 	}
 	reload()
 	const slack = 20
-	settle(func() bool { return up.Open() <= baseC && runtime.NumGoroutine() <= baseG+slack })
-	g, c := runtime.NumGoroutine(), up.Open()
-	t.Logf("after %d reloads: goroutines %d (baseline %d), open upstream connections %d (baseline %d)", reloads, g, baseG, c, baseC)
+	settle(func() bool {
+		return up.Open() <= baseC && runtime.NumGoroutine() <= baseG+slack && openFDs() <= baseFD+slack
+	})
+	g, c, fd := runtime.NumGoroutine(), up.Open(), openFDs()
+	t.Logf("after %d reloads: goroutines %d (baseline %d), open upstream connections %d (baseline %d), file descriptors %d (baseline %d)",
+		reloads, g, baseG, c, baseC, fd, baseFD)
+	if fd > baseFD+slack {
+		t.Errorf("open file descriptors grew from %d to %d over %d reloads", baseFD, fd, reloads)
+	}
 	if c > baseC {
 		t.Errorf("%d upstream connections left open after %d reloads (baseline %d)", c, reloads, baseC)
 	}
@@ -238,4 +246,11 @@ func TestLocalhostWithoutDNS(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openFDs is the number of this process's open file descriptors (0
+// where /proc does not tell).
+func openFDs() int {
+	entries, _ := os.ReadDir("/proc/self/fd")
+	return len(entries)
 }
