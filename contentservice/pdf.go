@@ -237,9 +237,9 @@ func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
 
 // renderError answers a failed render: a document too long, a PDF too
 // large, or a page that crashed under the memory bound as 413 (logged at
-// DEBUG, as refusals are); a full queue as 503, a timeout as 504 and
-// anything else as 500, each logged at ERROR (the error policy's level
-// for 5xx).
+// DEBUG, as refusals are); a full queue or an unloaded config as 503, a
+// timeout as 504 and anything else as 500, each logged at ERROR (the
+// error policy's level for 5xx).
 func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string, err error) {
 	if errors.Is(err, browserpool.ErrBusy) {
 		// By then every render running now has ended.
@@ -249,6 +249,16 @@ func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string,
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		writeError(w, http.StatusServiceUnavailable, CodeBusy, "Service busy",
 			fmt.Sprintf("every browser tab is rendering and the queue is full; retry after %d s", secs))
+		return
+	}
+	if errors.Is(err, browserpool.ErrClosed) {
+		// A request the config being unloaded still took, after its last
+		// render stopped the browser: the loaded config answers a retry.
+		s.logger.Error("rendering refused: the configuration is being unloaded",
+			zap.String("request_id", id), zap.String("path", r.URL.Path))
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, CodeBusy, "Service reloading",
+			"the service's configuration was reloaded during this request; retry")
 		return
 	}
 	if errors.Is(err, browserpool.ErrTooManyPages) {

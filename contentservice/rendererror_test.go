@@ -40,6 +40,7 @@ func TestRenderErrorAnswers(t *testing.T) {
 		{"PDF too large", fmt.Errorf("job: %w", browserpool.ErrTooLarge), 413, CodeBodyTooLarge, "128 MiB", "", zapcore.DebugLevel},
 		{"page crashed", fmt.Errorf("job: %w", browserpool.ErrPageCrashed), crashed, crashedCode, "", "", crashedLevel},
 		{"busy", browserpool.ErrBusy, 503, CodeBusy, "retry after 7 s", "7", zapcore.ErrorLevel},
+		{"unloaded", fmt.Errorf("job: %w", browserpool.ErrClosed), 503, CodeBusy, "reloaded", "1", zapcore.ErrorLevel},
 		{"timeout", browserpool.ErrTimeout, 504, CodeRenderTimeout, "longer than", "", zapcore.ErrorLevel},
 		{"other", errors.New("printing failed"), 500, CodeInternal, "request id", "", zapcore.ErrorLevel},
 	}
