@@ -2,12 +2,8 @@ package content
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"image"
-	"image/jpeg"
 	"image/png"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -15,29 +11,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-)
 
-// noiseJPEG is a w×h JPEG of noise (seed picks which): it compresses
-// badly, in JPEG and in whatever a render makes of it.
-func noiseJPEG(w, h int, seed uint32) []byte {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	x := seed | 1
-	for i := range img.Pix {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		img.Pix[i] = byte(x)
-	}
-	var b bytes.Buffer
-	_ = jpeg.Encode(&b, img, &jpeg.Options{Quality: 60})
-	return b.Bytes()
-}
+	"github.com/designbridge/caddy-designbridge/testutil/testimage"
+)
 
 // noiseHost serves n noise JPEGs of size×size at /<i>.jpg.
 func noiseHost(t *testing.T, n, size int) *httptest.Server {
 	imgs := make([][]byte, n)
 	for i := range imgs {
-		imgs[i] = noiseJPEG(size, size, uint32(i+1))
+		imgs[i] = testimage.NoiseJPEG(size, size, uint32(i+1))
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var i int
@@ -130,18 +112,7 @@ func TestRenderAnswersBounded(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("pdf: status %d: %.300s", r.status, r.body)
 	}
-	var ans struct {
-		Body map[string]string `json:"body"`
-	}
-	if err := json.Unmarshal(r.body, &ans); err != nil {
-		t.Fatal(err)
-	}
-	res, err := tester.Client.Get(ans.Body["url"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	pdf, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	_, _, pdf := downloadPDF(t, tester, r)
 	if len(pdf) < 30<<20 || !bytes.HasPrefix(pdf, []byte("%PDF-")) || !bytes.Contains(pdf[len(pdf)-32:], []byte("%%EOF")) {
 		t.Errorf("the PDF of 100 noise images: %d bytes, not whole", len(pdf))
 	}

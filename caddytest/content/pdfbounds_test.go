@@ -1,9 +1,7 @@
 package content
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -60,18 +58,7 @@ func TestPDFPageBound(t *testing.T) {
 				}
 				return
 			}
-			var ans struct {
-				Body map[string]string `json:"body"`
-			}
-			if err := json.Unmarshal(r.body, &ans); err != nil {
-				t.Fatal(err)
-			}
-			res, err := tester.Client.Get(ans.Body["url"])
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, _ := io.ReadAll(res.Body)
-			res.Body.Close()
+			_, res, data := downloadPDF(t, tester, r)
 			if res.StatusCode != http.StatusOK {
 				t.Fatalf("download: %d", res.StatusCode)
 			}

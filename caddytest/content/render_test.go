@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 )
 
 // filesDir keeps the test PDFs.
@@ -66,6 +68,29 @@ func init() {
 // renderClient waits longer than the tester's client: a site's first
 // render starts its browser, which on a loaded machine takes seconds.
 var renderClient = &http.Client{Timeout: time.Minute}
+
+// downloadPDF reads a PDF answer's body members and downloads the file
+// its url names: the members, the download's response (its body read and
+// closed) and the file.
+func downloadPDF(t *testing.T, tester *testcaddy.Tester, r response) (map[string]string, *http.Response, []byte) {
+	t.Helper()
+	var ans struct {
+		Body map[string]string `json:"body"`
+	}
+	if err := json.Unmarshal(r.body, &ans); err != nil {
+		t.Fatalf("PDF answer %.300s: %v", r.body, err)
+	}
+	res, err := tester.Client.Get(ans.Body["url"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ans.Body, res, data
+}
 
 func postJSON(t *testing.T, url string, body any) response {
 	t.Helper()
@@ -143,24 +168,12 @@ func TestPDFExport(t *testing.T) {
 			if r.status != http.StatusOK {
 				t.Fatalf("status %d: %s", r.status, r.body)
 			}
-			var ans struct {
-				Body map[string]string `json:"body"`
-			}
-			if err := json.Unmarshal(r.body, &ans); err != nil {
-				t.Fatal(err)
-			}
-			b := ans.Body
+			b, res, data := downloadPDF(t, tester, r)
 			if b["content_type"] != "application/pdf" || b["page_orientation"] != strings.ToLower(tc.orient) ||
 				!strings.EqualFold(b["page_size"], tc.size) || !strings.HasSuffix(b["url"], "/v1/files/"+b["filename"]) ||
 				!strings.HasPrefix(b["url"], renderSite+"/") {
 				t.Fatalf("answer %s", r.body)
 			}
-			res, err := tester.Client.Get(b["url"])
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, _ := io.ReadAll(res.Body)
-			res.Body.Close()
 			if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/pdf" {
 				t.Fatalf("download: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 			}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/jpeg"
 	"image/png"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/designbridge/caddy-designbridge/testutil/testimage"
 
 	"github.com/chromedp/chromedp"
 
@@ -391,7 +392,7 @@ func (w *chunkWriter) Write(p []byte) (int, error) {
 func TestPDFStreamedAndBounded(t *testing.T) {
 	imgs := make([][]byte, 12)
 	for i := range imgs {
-		imgs[i] = noiseJPEG(1024, 1024, uint32(i+1))
+		imgs[i] = testimage.NoiseJPEG(1024, 1024, uint32(i+1))
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var i int
@@ -440,21 +441,6 @@ func TestPDFStreamedAndBounded(t *testing.T) {
 			}
 		})
 	}
-}
-
-// noiseJPEG is a w×h JPEG of noise: it compresses badly.
-func noiseJPEG(w, h int, seed uint32) []byte {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	x := seed | 1
-	for i := range img.Pix {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		img.Pix[i] = byte(x)
-	}
-	var b bytes.Buffer
-	_ = jpeg.Encode(&b, img, &jpeg.Options{Quality: 60})
-	return b.Bytes()
 }
 
 // TestCloseLetsJobsFinish: jobs rendering when the pool is closed (Caddy

@@ -3,8 +3,10 @@
 package testimage
 
 import (
+	"bytes"
 	"image"
 	"image/color"
+	"image/jpeg"
 	"math"
 	"math/rand/v2"
 )
@@ -36,4 +38,20 @@ func Photo(w, h int, alpha bool) *image.NRGBA {
 		}
 	}
 	return img
+}
+
+// NoiseJPEG is a w×h JPEG of noise, seed choosing which: it compresses
+// badly, in JPEG and in whatever a render makes of it (a PNG, a PDF).
+func NoiseJPEG(w, h int, seed uint32) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	x := seed | 1
+	for i := range img.Pix {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		img.Pix[i] = byte(x)
+	}
+	var b bytes.Buffer
+	_ = jpeg.Encode(&b, img, &jpeg.Options{Quality: 60})
+	return b.Bytes()
 }
