@@ -34,6 +34,10 @@ func (b *Bridge) export(w http.ResponseWriter, r *http.Request, deadline time.Ti
 	if !ok {
 		return err
 	}
+	// exportShared closes it once done with it; this Close (a second does
+	// nothing) is for a panic on the way, after which the body would hold
+	// its memory and its room in large_body_memory for good.
+	defer body.Close()
 	return b.exportShared(w, r, body, deadline)
 }
 
@@ -60,6 +64,10 @@ func (b *Bridge) forward(w http.ResponseWriter, r *http.Request, body *requestBo
 	if b.UnwrapHTML {
 		watch.unwrapLimit, watch.budget = b.MaxBody, b.answerMemory
 	}
+	// A held-back answer is given back however forward ends, a panic
+	// (runCall's 500) included: its room in answer_memory would otherwise
+	// be gone for the config's life.
+	defer watch.dropHeld()
 	if err := b.proxy(b.exportProxy, watch, out); err != nil {
 		return b.proxyError(w, r, ctx, watch, err)
 	}
@@ -111,6 +119,20 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		defer body.Close()
 		r := r.WithContext(ctx)
 		rec := &answerRecorder{header: http.Header{}, budget: b.answerMemory}
+		// After a panic (runCall answers it with a 500) what was recorded
+		// is given back: its buffer, and its room in answer_memory, which
+		// each such panic would otherwise take for the config's life.
+		var a *exportAnswer
+		returned := false
+		defer func() {
+			switch {
+			case returned:
+			case a != nil:
+				a.release()
+			default:
+				rec.reset()
+			}
+		}()
 		start := time.Now()
 		err := b.forward(rec, r, body, deadline)
 		b.metrics.upstreams.WithLabelValues(r.URL.Path).Observe(time.Since(start).Seconds())
@@ -126,7 +148,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 				err = b.answerBusy(rec, r)
 			}
 		}
-		a := rec.answer(b.keyHeaders)
+		a = rec.answer(b.keyHeaders)
 		// What the page decodes is masked too (an escaped secret in a
 		// JSON string); the answer is whole here, so its length can change.
 		if body, changed := maskJSONStrings(a.body, b.secrets); changed {
@@ -144,6 +166,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 				}
 			}
 		}
+		returned = true
 		return a, err
 	}
 	a, err, joined := b.flight.do(r.Context(), key, body, call)

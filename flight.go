@@ -74,10 +74,7 @@ func (g *flightGroup) do(ctx context.Context, key exportKey, body *requestBody, 
 	// The key holds only a hash of the body: compared whole (outside the
 	// lock, a large body is read back), another body of the same key
 	// makes a call of its own, which nobody joins.
-	same := sameBody(c.body, body)
-	_ = c.body.release()
-	if !same {
-		g.leave(key, c)
+	if !g.compare(key, c, body) {
 		a, err = runCall(ctx, fn)
 		return a, err, false
 	}
@@ -122,6 +119,20 @@ func (g *flightGroup) run(ctx context.Context, key exportKey, c *flightCall, cal
 		return nil, caddyhttp.Error(499, ctx.Err())
 	}
 	return a, err
+}
+
+// compare reports whether body is the one c sends, and lets go of the
+// reference to c's body that the joiner took; for another body (or a
+// panic while comparing) it leaves c too, so that c's body and answer
+// are never held for a waiter that is gone.
+func (g *flightGroup) compare(key exportKey, c *flightCall, body *requestBody) (same bool) {
+	defer func() {
+		_ = c.body.release()
+		if !same {
+			g.leave(key, c)
+		}
+	}()
+	return sameBody(c.body, body)
 }
 
 // leave stops waiting for c; when nobody waits any more the call is

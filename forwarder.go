@@ -80,16 +80,26 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 // a temporary file, which the caller closes). When it returns false it has
 // answered the client (413 when over the limit, 408 when the body did not
 // arrive within timeout) and err is for Caddy.
-func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (body *requestBody, ok bool, err error) {
+func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (*requestBody, bool, error) {
 	// A Content-Length over the limit is refused before any byte of the
 	// body is read; "Connection: close" keeps net/http from reading (and
 	// waiting for) the rest first.
 	if r.ContentLength > limit {
 		return nil, false, b.tooLarge(w, r, limit)
 	}
-	body = new(requestBody)
+	body := new(requestBody)
+	// Closed unless handed to the caller: on an error, and on a panic
+	// while reading (a body wrapped by another handler), after which it
+	// would hold its room in large_body_memory for good.
+	kept := false
+	defer func() {
+		if !kept {
+			body.Close()
+		}
+	}()
 	if r.Body == nil || r.Body == http.NoBody {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		kept = true
 		return body, true, nil
 	}
 	switch {
@@ -105,9 +115,6 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 		body.sizeFor(minPooled)
 	}
 	n, err := io.Copy(body, io.LimitReader(r.Body, limit+1))
-	if err != nil || n > limit {
-		body.Close()
-	}
 	var maxBytes *http.MaxBytesError
 	switch {
 	case n > limit || errors.As(err, &maxBytes):
@@ -126,6 +133,7 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 	// The body is in: the deadline now only stands in the way of net/http
 	// noticing a client that goes away.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	kept = true
 	return body, true, nil
 }
 

@@ -119,6 +119,16 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		out.ContentLength = body.Len()
 		out.Header["X-Idempotency-Key"] = nil
 	}
+	// The inner transport closes the body even when it fails, but not
+	// when it panics (runCall answers that with a 500): the reader would
+	// hold the buffered body, and its room in large_body_memory, for good.
+	// A second Close does nothing.
+	handed := false
+	defer func() {
+		if !handed && out.Body != nil {
+			out.Body.Close()
+		}
+	}()
 	// Interim (1xx) responses are forwarded by Caddy's reverse proxy from
 	// its own trace hook, which runs after this one on the same header.
 	out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{
@@ -130,6 +140,7 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		},
 	}))
 	resp, err := t.inner.RoundTrip(out)
+	handed = true
 	if err != nil {
 		if errors.Is(req.Context().Err(), context.DeadlineExceeded) {
 			return nil, errUpstreamTimeout
