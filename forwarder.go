@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 	"go.uber.org/zap"
 
+	"github.com/designbridge/caddy-designbridge/contentservice"
 	"github.com/designbridge/caddy-designbridge/internal/contract"
 	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
@@ -28,6 +30,13 @@ const (
 // ServeHTTP forwards POSTs to the export paths and the auth path and hands
 // every other request to next untouched.
 func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	// A content service's PDF link that this site forwards (under a
+	// prefix when its public_url has a path): its name is the permission
+	// to read the PDF, and Caddy's access log, which no handler can
+	// redact, would record it.
+	if strings.Contains(r.URL.Path, contentservice.PathFiles) {
+		caddyhttp.SetVar(r.Context(), caddyhttp.LogSkipVar, true)
+	}
 	_, isExport := b.exportPaths[r.URL.Path]
 	isAuth := r.URL.Path == b.AuthPath
 	if !isExport && !isAuth {
