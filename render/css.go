@@ -85,6 +85,9 @@ func checkCSS(v string, max int) (safe, why string) {
 		if why := scriptWords(v); why != "" {
 			return "", why
 		}
+		if !styleURLsSafe(asciiLower(v)) {
+			return "", "URL scheme not allowed"
+		}
 	}
 	return v, ""
 }
@@ -100,6 +103,38 @@ func scriptWords(v string) string {
 		return "contains a script URL"
 	}
 	return ""
+}
+
+// styleURLsSafe reports whether the URLs a CSS value or declaration l
+// (ASCII lower-cased) loads are ones design.SafeURL allows: each url()'s
+// and, with an image-set(), each quoted string's (which it reads as a
+// URL). SafeURL reads a URL only up to its first colon, so
+// the argument is passed with whatever follows it: a closing quote or
+// parenthesis before any colon makes it a relative URL.
+func styleURLsSafe(l string) bool {
+	for rest := l; ; {
+		i := strings.Index(rest, "url(")
+		if i < 0 {
+			break
+		}
+		rest = strings.TrimLeft(rest[i+len("url("):], " \t\n\r\f")
+		if arg := strings.TrimLeft(rest, `"'`); !design.SafeURL(arg) {
+			return false
+		}
+	}
+	if strings.Contains(l, "image-set(") {
+		for rest := l; ; {
+			i := strings.IndexAny(rest, `"'`)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+1:]
+			if !design.SafeURL(rest) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // The writer's checked values: cssValue, cssColor, cssURL and repeatable

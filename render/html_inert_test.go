@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -221,8 +222,41 @@ func scriptableStyle(s string) string {
 		case strings.Contains(decl, `\`):
 			return "an escape"
 		}
+		for _, u := range cssURLs(value) {
+			if s := urlScheme(u); !inertScheme(s, u) {
+				return "a URL of scheme " + strconv.Quote(s)
+			}
+		}
 	}
 	return ""
+}
+
+// cssURLs lists the URLs a CSS value loads: each url()'s and each string
+// of an image-set() (which CSS reads as a URL).
+func cssURLs(value string) []string {
+	var urls []string
+	for rest := value; ; {
+		i := strings.Index(rest, "url(")
+		if i < 0 {
+			break
+		}
+		rest = strings.TrimLeft(rest[i+len("url("):], " \t\n\r\f")
+		end := strings.IndexByte(rest, ')')
+		if rest != "" && (rest[0] == '"' || rest[0] == '\'') {
+			end = strings.IndexByte(rest[1:], rest[0]) + 1
+		}
+		if end <= 0 {
+			end = len(rest) // CSS closes a string or url() left open at the end
+		}
+		urls = append(urls, strings.Trim(rest[:end], `"' `))
+		rest = rest[end:]
+	}
+	if strings.Contains(value, "image-set(") {
+		// Every part after a quote; those outside quotes are checked too,
+		// harmlessly.
+		urls = append(urls, strings.FieldsFunc(value, func(r rune) bool { return r == '"' || r == '\'' })[1:]...)
+	}
+	return urls
 }
 
 // cssDeclarations splits an inline style at the ';' that end
@@ -327,9 +361,13 @@ var inertPayloads = []string{
 	`jar:https://attacker.test/x.jar!/`,
 	`view-source:https://attacker.test/`,
 	`intent://x#Intent;scheme=http;end`,
+	`url(file://attacker.test/s.png)`,
+	`url('ms-msdt:/id')`,
 	`<a href="&#102;ile://attacker.test/s">x</a>`,
 	`<a href="fi&#x09;le://attacker.test/s">x</a>`,
 	`<img src="file://attacker.test/s.png">`,
+	`<p style="background:url(file://attacker.test/s.png)">x</p>`,
+	`<p style="background-image:-webkit-image-set('smb://attacker.test/s.png' 1x)">x</p>`,
 }
 
 // inertDesign is data (a design's JSON) with its html blocks and display
@@ -569,6 +607,8 @@ func TestInertViolationsCatch(t *testing.T) {
 		`<a href="file://attacker.test/s">x</a>`,
 		`<a href=" Ms-Msdt:/id">x</a>`,
 		`<img src="fi&#x09;le://attacker.test/s.png">`,
+		`<p style="background:url('file://attacker.test/s.png')">x</p>`,
+		`<p style="background:image-set(&quot;smb://attacker.test/s.png&quot; 1x)">x</p>`,
 		`<!--[if mso]><v:fill src="file://attacker.test/s.png"></v:fill><![endif]-->`,
 	} {
 		parsed, err := html.Parse(strings.NewReader(doc))

@@ -373,10 +373,10 @@ func styleDeclares(style, prop string) bool {
 // The safety rule for inline styles. The sanitiser looks for these words
 // in a style, in any ASCII case: what can run script (expression(),
 // javascript: and vbscript: URLs, behavior, -moz-binding, @import, CSS
-// escapes that could spell any of them) or take an element out of the
-// email's flow (position). A style that holds none of them is kept
-// exactly as written.
-var styleWatchWords = [...]string{"expression", "script:", "behavior", "binding", "@import", `\`, "position"}
+// escapes that could spell any of them), load a URL (url(), image-set()),
+// or take an element out of the email's flow (position). A style that
+// holds none of them is kept exactly as written.
+var styleWatchWords = [...]string{"expression", "script:", "behavior", "binding", "@import", `\`, "position", "url(", "image-set("}
 
 // styleWatched reports whether s holds one of styleWatchWords.
 func styleWatched(s string) bool {
@@ -390,15 +390,24 @@ func styleWatched(s string) bool {
 }
 
 // declarationSafe reports whether the sanitiser keeps one declaration of
-// a watched style: one that holds none of the words, or names position
-// without fixed or absolute.
+// a watched style: one that holds none of the words, names position
+// without fixed or absolute, or loads only URLs design.SafeURL allows.
 func declarationSafe(decl string) bool {
 	l := asciiLower(decl)
 	for _, word := range styleWatchWords {
 		if !strings.Contains(l, word) {
 			continue
 		}
-		if word != "position" || strings.Contains(l, "fixed") || strings.Contains(l, "absolute") {
+		switch word {
+		case "position":
+			if strings.Contains(l, "fixed") || strings.Contains(l, "absolute") {
+				return false
+			}
+		case "url(", "image-set(":
+			if !styleURLsSafe(l) {
+				return false
+			}
+		default:
 			return false
 		}
 	}

@@ -101,6 +101,11 @@ func TestCSSValue(t *testing.T) {
 		"a[b":                         "",
 		`"(", serif`:                  `"(", serif`,
 		"1px)":                        "1px)",
+		"url(file://h/s.png)":         "",
+		"url( 'SMB://h/s.png' )":      "",
+		"url(\"ms-msdt:/id\") repeat": "",
+		"image-set('jar:x' 1x)":       "",
+		"url($bg$) no-repeat":         "url($bg$) no-repeat",
 	} {
 		if got := cssValue(in); got != want {
 			t.Errorf("cssValue(%q) = %q, want %q", in, got, want)
@@ -298,6 +303,15 @@ func TestSafeInlineStyle(t *testing.T) {
 		{"background:url(JavaScript:x);color:red", "color:red"},
 		{"-moz-Binding:url(x);behavior:url(y)", ""},
 		{`font-family:\61 bc;color:red`, "color:red"},
+		{"background:url(file://h/s.png);color:red", "color:red"},
+		{"background:URL( 'Ms-Msdt:/id' );color:red", "color:red"},
+		{"background:url(\"fi\tle://h/s\")", ""},
+		{"background:url('file://h/s", ""},
+		{"background:image-set('smb://h/s.png' 1x);color:red", "color:red"},
+		{"background:-webkit-image-set(url(x.png) 1x, \"search-ms:x\" 2x)", ""},
+		{"background:url(https://a.test/x.png);color:red", "background:url(https://a.test/x.png);color:red"},
+		{"background:url({{ bg }});color:red", "background:url({{ bg }});color:red"},
+		{"background:image-set('x.png' 1x, url(https://a.test/y.png) 2x)", "background:image-set('x.png' 1x, url(https://a.test/y.png) 2x)"},
 		{"@IMPORT 'x'", ""},
 	}
 	for _, tt := range tests {
@@ -312,7 +326,7 @@ func TestSafeInlineStyle(t *testing.T) {
 // one safe, none empty.
 func FuzzSafeInlineStyle(f *testing.F) {
 	for _, s := range []string{"color:red", "width:expression(1)", "POSITION:fixed", "x:url(JavaScript:1)",
-		"-moz-Binding:url(x)", "BEHAVIOR:url(x)", "@IMPORT 'x'", `font-family:\61`, "positio", "position:static;;"} {
+		"-moz-Binding:url(x)", "BEHAVIOR:url(x)", "@IMPORT 'x'", `font-family:\61`, "positio", "position:static;;", "x:url( 'FILE://h/s')", "x:image-set(\"smb:x\" 1x)"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -522,6 +536,11 @@ func scriptableDecl(decl string) bool {
 			return true
 		}
 	}
+	for _, u := range cssURLs(d) {
+		if !inertScheme(urlScheme(u), u) {
+			return true
+		}
+	}
 	return strings.Contains(d, "position") && (strings.Contains(d, "fixed") || strings.Contains(d, "absolute"))
 }
 
@@ -543,6 +562,7 @@ var sanitizerSeeds = []string{
 	`<p>a</p><td>b</td></tr><tr><td>c`, `<table><tr><td>a</td></tr></table><caption>x`,
 	`<p>a<div>b</div>c</p>`, `<p><b>a<table><tr><td><p>b<hr>c</td></tr></table>d</b></p>e</p>`, `<p>a<p>b<ul><li>c</p></li></ul>`,
 	`<table><p>a<td>b`, `<table><tr><td><p>a<td>b</p>`,
+	`<a href="&#102;ile://h/s">x</a><img src=" FILE://h/s"><a href="ms-msdt:/id">y</a><p style="background:url(smb://h/s)">z</p>`,
 }
 
 // FuzzSanitizer: whatever the rich text, the sanitiser keeps its
