@@ -94,16 +94,21 @@ func allowedScheme(scheme []byte) bool {
 
 // rasterData reports whether the part of a data: URL after "data:" is a
 // raster image: an image type other than SVG (which may hold script), read
-// without the controls and spaces a browser would skip.
+// as a browser reads it (tabs and line breaks removed, leading white space
+// skipped). Any other control or space in the type makes it no image.
 func rasterData(rest string) bool {
 	var typ [len("image/svg")]byte
 	n := 0
 	for i := 0; i < len(rest) && n < len(typ); i++ {
 		c := rest[i]
-		if c <= ' ' || c == 0x7f {
+		switch {
+		case c == '\t' || c == '\n' || c == '\r':
 			continue
-		}
-		if 'A' <= c && c <= 'Z' {
+		case (c == ' ' || c == '\f') && n == 0:
+			continue
+		case c <= ' ' || c == 0x7f:
+			return false
+		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
 		}
 		typ[n] = c

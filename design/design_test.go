@@ -338,6 +338,7 @@ func TestSafeURL(t *testing.T) {
 		{"data:image/gif;base64,R0lGOD", true},
 		{"DATA:IMAGE/JPEG;base64,", true},
 		{"data: image/webp;base64,", true},
+		{"data:ima\tge/png;base64,", true},
 
 		// Script schemes.
 		{"javascript:alert(1)", false},
@@ -355,6 +356,8 @@ func TestSafeURL(t *testing.T) {
 		{"data:image/sv\ng+xml,<s>", false},
 		{"data:,x", false},
 		{"data:application/pdf;base64,", false},
+		{"data:im age/png;base64,", false},
+		{"data:\x01image/png;base64,", false},
 
 		// Schemes that hand the URL to a program of the reader's system.
 		{"file://attacker.test/share/x.png", false},
