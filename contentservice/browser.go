@@ -146,7 +146,8 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 //	}
 func unmarshalBrowser(d *caddyfile.Dispenser) (*BrowserConfig, error) {
 	cfg := new(BrowserConfig)
-	off, err := readOffOrBlock(d, "browser", nil, func(setting, val string) (err error) {
+	valued := []string{"path", "files_dir", "public_url", "tabs", "timeout", "files_ttl"}
+	off, err := readOffOrBlock(d, "browser", nil, valued, func(setting, val string) (err error) {
 		switch setting {
 		case "path":
 			cfg.Path = val

@@ -275,10 +275,11 @@ var _ caddyfile.Unmarshaler = (*Handler)(nil)
 
 // readOffOrBlock reads a subdirective that is either "<name> off" (off is
 // true) or a block of "<setting> <value>" lines, each setting at most once;
-// the settings listed in bare take no value (set gets ""). set stores one
-// setting, or says what is wrong with its value; an unknown one is
-// refused. The dispenser is on name.
-func readOffOrBlock(d *caddyfile.Dispenser, name string, bare []string, set func(setting, val string) error) (off bool, err error) {
+// the settings listed in bare take no value (set gets ""), those in valued
+// take one. An unknown setting is refused before its values are counted,
+// so the error names it rather than a miscounted line. set stores one
+// setting, or says what is wrong with its value. The dispenser is on name.
+func readOffOrBlock(d *caddyfile.Dispenser, name string, bare, valued []string, set func(setting, val string) error) (off bool, err error) {
 	if d.NextArg() {
 		if d.Val() != "off" || d.NextArg() {
 			return false, d.Errf("%s: the only argument is off (got %q)", name, d.Val())
@@ -288,19 +289,26 @@ func readOffOrBlock(d *caddyfile.Dispenser, name string, bare []string, set func
 	seen := map[string]bool{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		setting := d.Val()
+		takesValue := slices.Contains(valued, setting)
+		if !takesValue && !slices.Contains(bare, setting) {
+			return false, d.Errf("%s: %v", name, errUnknownSetting(setting))
+		}
 		if seen[setting] {
 			return false, d.Errf("%s: %s given twice", name, setting)
 		}
 		seen[setting] = true
 		var val string
-		if !slices.Contains(bare, setting) {
+		if takesValue {
 			if !d.NextArg() {
-				return false, d.ArgErr()
+				return false, d.Errf("%s: %s: missing value", name, setting)
 			}
 			val = d.Val()
 		}
 		if d.NextArg() {
-			return false, d.ArgErr()
+			if takesValue {
+				return false, d.Errf("%s: %s: one value, got extra %q", name, setting, d.Val())
+			}
+			return false, d.Errf("%s: %s takes no value, got %q", name, setting, d.Val())
 		}
 		if err := set(setting, val); err != nil {
 			return false, d.Errf("%s: %v", name, err)

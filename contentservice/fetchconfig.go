@@ -148,7 +148,8 @@ func (h *Handler) Cleanup() error {
 //	}
 func unmarshalFetch(d *caddyfile.Dispenser) (*FetchConfig, error) {
 	cfg := new(FetchConfig)
-	off, err := readOffOrBlock(d, "fetch", []string{"allow_private"}, func(setting, val string) (err error) {
+	valued := []string{"timeout", "total_timeout", "cache_ttl", "max_size", "max_images"}
+	off, err := readOffOrBlock(d, "fetch", []string{"allow_private"}, valued, func(setting, val string) (err error) {
 		switch setting {
 		case "allow_private":
 			cfg.AllowPrivate = true
