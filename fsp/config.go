@@ -56,6 +56,11 @@ func checkPublicURL(raw string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("fsp: public_url %q: write an absolute URL with its scheme, such as https://example.com/fsp-files", raw)
 	}
+	// A file's URL is public_url + "/" + its key: after a query or a
+	// fragment the key would not be part of the path.
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return fmt.Errorf("fsp: public_url %q: the files' paths are appended to it, so it takes no query or fragment", raw)
+	}
 	return nil
 }
 

@@ -49,6 +49,28 @@ func TestValidateJSON(t *testing.T) {
 	}
 }
 
+// TestCheckPublicURL: public_url is loaded only as an absolute http(s)
+// URL that the files' keys can be appended to.
+func TestCheckPublicURL(t *testing.T) {
+	for _, c := range []struct {
+		url, want string // want "" means accepted
+	}{
+		{"https://example.com/fsp-files", ""},
+		{"http://localhost:3001/fsp-files/", ""},
+		{"{http.request.scheme}://{http.request.host}/files", ""},
+		{"/relative", "write an absolute URL with its scheme"},
+		{"ftp://example.com/f", "write an absolute URL with its scheme"},
+		{"https://e.com/f?v=1", `fsp: public_url "https://e.com/f?v=1": the files' paths are appended to it, so it takes no query or fragment`},
+		{"https://e.com/f?", "so it takes no query or fragment"},
+		{"https://e.com/f#top", `fsp: public_url "https://e.com/f#top": the files' paths are appended to it, so it takes no query or fragment`},
+	} {
+		err := checkPublicURL(c.url)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.url, err, c.want)
+		}
+	}
+}
+
 // TestResolveS3BucketName: a bucket name from a placeholder is checked
 // once replaced.
 func TestResolveS3BucketName(t *testing.T) {
