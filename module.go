@@ -495,6 +495,13 @@ func parseUpstreamURL(s string) (*url.URL, error) {
 	return u, nil
 }
 
+// UnmarshalJSON reads the handler's JSON config as Caddy does, with an
+// error naming the field it is about (a bad duration's names none).
+func (b *Bridge) UnmarshalJSON(data []byte) error {
+	type plain Bridge // the fields without this method
+	return confvalue.DecodeStrict(data, (*plain)(b))
+}
+
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*Bridge)(nil)

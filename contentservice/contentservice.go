@@ -234,8 +234,9 @@ func (rl *RateLimit) UnmarshalJSON(b []byte) error {
 }
 
 // UnmarshalJSON reads the handler's JSON config as Caddy does (unknown
-// fields refused), naming the field of a rate limit it cannot read: the
-// error of RateLimit's own UnmarshalJSON does not know which one it is.
+// fields refused), naming the field an error is about: the errors of
+// RateLimit's and caddy.Duration's own UnmarshalJSON do not know which
+// one it is.
 func (h *Handler) UnmarshalJSON(b []byte) error {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(b, &fields) == nil {
@@ -255,9 +256,7 @@ func (h *Handler) UnmarshalJSON(b []byte) error {
 		}
 	}
 	type plain Handler // the fields without this method
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec.Decode((*plain)(h))
+	return confvalue.DecodeStrict(b, (*plain)(h))
 }
 
 // validate refuses a limit that is not positive.

@@ -548,6 +548,13 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 	return nil, fail(3500, "Method "+r.Method+" is not an operation on this path")
 }
 
+// UnmarshalJSON reads the handler's JSON config as Caddy does, with an
+// error naming the field it is about (a bad duration's names none).
+func (h *Handler) UnmarshalJSON(b []byte) error {
+	type plain Handler // the fields without this method
+	return confvalue.DecodeStrict(b, (*plain)(h))
+}
+
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*Handler)(nil)
