@@ -13,6 +13,25 @@ import (
 	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
+// oneValue reads the one value of the subdirective the dispenser is on,
+// named name in errors. {$VAR} is replaced when the file is read; unset,
+// it leaves no token at all, so a missing value says so.
+func oneValue(d *caddyfile.Dispenser, name string) (string, error) {
+	args := d.RemainingArgs()
+	switch len(args) {
+	case 0:
+		return "", noValue(d, name)
+	case 1:
+		return args[0], nil
+	}
+	return "", d.Errf("%s: one value, got extra %q", name, args[1])
+}
+
+// noValue is the error of a subdirective given without its value.
+func noValue(d *caddyfile.Dispenser, name string) error {
+	return d.Errf("%s: no value (is a {$VAR} in it unset or empty?)", name)
+}
+
 // parseAuthRateLimit reads "auth_rate_limit <requests> [per] <duration>"
 // or "auth_rate_limit off"; the dispenser is on the subdirective's name.
 func parseAuthRateLimit(d *caddyfile.Dispenser) (*AuthRateLimit, error) {
@@ -61,7 +80,7 @@ func parseCacheCaddyfile(d *caddyfile.Dispenser) (*ExportCache, error) {
 	}
 	args := d.RemainingArgs()
 	if len(args) > 2 {
-		return nil, d.ArgErr()
+		return nil, d.Errf("cache: at most <max_size> and <ttl>, got extra %q", args[2])
 	}
 	for i, name := range []string{"max_size", "ttl"}[:len(args)] {
 		if err := set(name, args[i]); err != nil {
@@ -70,9 +89,12 @@ func parseCacheCaddyfile(d *caddyfile.Dispenser) (*ExportCache, error) {
 	}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		name := d.Val()
-		var v string
-		if !d.AllArgs(&v) {
-			return nil, d.ArgErr()
+		if name != "max_size" && name != "ttl" {
+			return nil, d.Errf("cache: unrecognized subdirective %q", name)
+		}
+		v, err := oneValue(d, "cache "+name)
+		if err != nil {
+			return nil, err
 		}
 		if err := set(name, v); err != nil {
 			return nil, err
@@ -157,12 +179,10 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				args = []string{args[0] + " " + args[1]}
 			}
 			if len(args) == 0 {
-				// {$VAR} is replaced when the file is read; unset, it
-				// leaves no token at all.
-				return d.Errf("%s: no value (is a {$VAR} in it unset or empty?)", name)
+				return noValue(d, name)
 			}
 			if len(args) != 1 {
-				return d.ArgErr()
+				return d.Errf("%s: one value, got extra %q", name, args[1])
 			}
 			v := args[0]
 			if v == "" {
@@ -190,7 +210,7 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "export_paths", "allowed_origins", "forward_headers":
 			args := d.RemainingArgs()
 			if len(args) == 0 {
-				return d.ArgErr()
+				return noValue(d, name)
 			}
 			for _, a := range args {
 				if name == "export_paths" && !strings.HasPrefix(a, "/") {
@@ -212,9 +232,9 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				b.ForwardHeaders = args
 			}
 		case "max_body", "large_body_memory", "answer_memory":
-			var v string
-			if !d.AllArgs(&v) {
-				return d.ArgErr()
+			v, err := oneValue(d, name)
+			if err != nil {
+				return err
 			}
 			if name == "large_body_memory" && (v == "off" || v == "0") {
 				b.LargeBodyMemory = -1
@@ -236,9 +256,9 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				b.AnswerMemory = size
 			}
 		case "timeout":
-			var v string
-			if !d.AllArgs(&v) {
-				return d.ArgErr()
+			v, err := oneValue(d, name)
+			if err != nil {
+				return err
 			}
 			dur, err := caddy.ParseDuration(v)
 			if err != nil {
@@ -256,7 +276,7 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			b.Cache = c
 		case "unwrap_html", "insecure_http", "insecure_caller_uid":
 			if d.NextArg() {
-				return d.ArgErr()
+				return d.Errf("%s takes no value, got %q", name, d.Val())
 			}
 			switch name {
 			case "unwrap_html":
