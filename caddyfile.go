@@ -13,25 +13,6 @@ import (
 	"github.com/designbridge/caddy-designbridge/internal/ratelimit"
 )
 
-// oneValue reads the one value of the subdirective the dispenser is on,
-// named name in errors. {$VAR} is replaced when the file is read; unset,
-// it leaves no token at all, so a missing value says so.
-func oneValue(d *caddyfile.Dispenser, name string) (string, error) {
-	args := d.RemainingArgs()
-	switch len(args) {
-	case 0:
-		return "", noValue(d, name)
-	case 1:
-		return args[0], nil
-	}
-	return "", d.Errf("%s: one value, got extra %q", name, args[1])
-}
-
-// noValue is the error of a subdirective given without its value.
-func noValue(d *caddyfile.Dispenser, name string) error {
-	return d.Errf("%s: no value (is a {$VAR} in it unset or empty?)", name)
-}
-
 // parseAuthRateLimit reads "auth_rate_limit <requests> [per] <duration>"
 // or "auth_rate_limit off"; the dispenser is on the subdirective's name.
 func parseAuthRateLimit(d *caddyfile.Dispenser) (*AuthRateLimit, error) {
@@ -92,7 +73,7 @@ func parseCacheCaddyfile(d *caddyfile.Dispenser) (*ExportCache, error) {
 		if name != "max_size" && name != "ttl" {
 			return nil, d.Errf("cache: unrecognized subdirective %q", name)
 		}
-		v, err := oneValue(d, "cache "+name)
+		v, err := confvalue.OneValue(d, "cache "+name)
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +160,7 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				args = []string{args[0] + " " + args[1]}
 			}
 			if len(args) == 0 {
-				return noValue(d, name)
+				return confvalue.NoValue(d, name)
 			}
 			if len(args) != 1 {
 				return d.Errf("%s: one value, got extra %q", name, args[1])
@@ -210,7 +191,7 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "export_paths", "allowed_origins", "forward_headers":
 			args := d.RemainingArgs()
 			if len(args) == 0 {
-				return noValue(d, name)
+				return confvalue.NoValue(d, name)
 			}
 			for _, a := range args {
 				if name == "export_paths" && !strings.HasPrefix(a, "/") {
@@ -232,7 +213,7 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				b.ForwardHeaders = args
 			}
 		case "max_body", "large_body_memory", "answer_memory":
-			v, err := oneValue(d, name)
+			v, err := confvalue.OneValue(d, name)
 			if err != nil {
 				return err
 			}
@@ -256,7 +237,7 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				b.AnswerMemory = size
 			}
 		case "timeout":
-			v, err := oneValue(d, name)
+			v, err := confvalue.OneValue(d, name)
 			if err != nil {
 				return err
 			}
@@ -275,8 +256,8 @@ func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			b.Cache = c
 		case "unwrap_html", "insecure_http", "insecure_caller_uid":
-			if d.NextArg() {
-				return d.Errf("%s takes no value, got %q", name, d.Val())
+			if err := confvalue.Flag(d, name); err != nil {
+				return err
 			}
 			switch name {
 			case "unwrap_html":

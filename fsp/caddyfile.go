@@ -59,19 +59,17 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if h.Local != nil || h.S3 != nil {
 				return d.Errf("fsp: %s: storage already specified; give one of local and s3", sub)
 			}
-			if !d.NextArg() {
-				return d.ArgErr()
+			folder, err := confvalue.OneValue(d, "fsp: local")
+			if err != nil {
+				return err
 			}
-			h.Local = &LocalConfig{Folder: d.Val()}
-			if d.NextArg() {
-				return d.ArgErr()
-			}
+			h.Local = &LocalConfig{Folder: folder}
 		case "s3":
 			if h.Local != nil || h.S3 != nil {
 				return d.Errf("fsp: %s: storage already specified; give one of local and s3", sub)
 			}
-			if d.NextArg() {
-				return d.ArgErr()
+			if err := confvalue.Flag(d, "fsp: s3"); err != nil {
+				return err
 			}
 			h.S3 = new(S3Config)
 			if err := h.S3.unmarshal(d); err != nil {
@@ -82,88 +80,76 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if sub == "public_url" {
 				target = &h.PublicURL
 			}
-			if !d.NextArg() {
-				return d.ArgErr()
+			v, err := confvalue.OneValue(d, "fsp: "+sub)
+			if err != nil {
+				return err
 			}
-			*target = d.Val()
-			if d.NextArg() {
-				return d.ArgErr()
-			}
+			*target = v
 		case "shared":
 			args := d.RemainingArgs()
 			if len(args) != 2 {
-				return d.ArgErr()
+				return d.Errf("fsp: shared: want <name> <storage path>, got %d value(s)", len(args))
 			}
 			h.Shared = append(h.Shared, SharedFolder{Name: args[0], Key: args[1]})
 		case "max_size":
-			if !d.NextArg() {
-				return d.ArgErr()
+			v, err := confvalue.OneValue(d, "fsp: max_size")
+			if err != nil {
+				return err
 			}
-			size, err := confvalue.Size(d.Val())
+			size, err := confvalue.Size(v)
 			if err != nil || size > maxMaxSize {
-				return d.Errf("fsp: max_size %q: a size such as 20MB, at most 4GiB", d.Val())
+				return d.Errf("fsp: max_size %q: a size such as 20MB, at most 4GiB", v)
 			}
 			h.MaxSize = size
-			if d.NextArg() {
-				return d.ArgErr()
-			}
 		case "min_upload_rate":
-			if !d.NextArg() {
-				return d.ArgErr()
-			}
-			size, err := confvalue.Size(strings.TrimSuffix(d.Val(), "/s"))
+			v, err := confvalue.OneValue(d, "fsp: min_upload_rate")
 			if err != nil {
-				return d.Errf("fsp: min_upload_rate %q: a size per second such as 10KiB/s", d.Val())
+				return err
+			}
+			size, err := confvalue.Size(strings.TrimSuffix(v, "/s"))
+			if err != nil {
+				return d.Errf("fsp: min_upload_rate %q: a size per second such as 10KiB/s", v)
 			}
 			h.MinUploadRate = size
-			if d.NextArg() {
-				return d.ArgErr()
-			}
 		case "max_image_memory":
-			if !d.NextArg() {
-				return d.ArgErr()
+			v, err := confvalue.OneValue(d, "fsp: max_image_memory")
+			if err != nil {
+				return err
 			}
-			size, err := confvalue.Size(d.Val())
+			size, err := confvalue.Size(v)
 			if err != nil || size <= 0 {
-				return d.Errf("fsp: max_image_memory %q: a size such as 64MiB", d.Val())
+				return d.Errf("fsp: max_image_memory %q: a size such as 64MiB", v)
 			}
 			h.MaxImageMemory = size
-			if d.NextArg() {
-				return d.ArgErr()
-			}
 		case "fetch_timeout":
-			if !d.NextArg() {
-				return d.ArgErr()
+			v, err := confvalue.OneValue(d, "fsp: fetch_timeout")
+			if err != nil {
+				return err
 			}
-			dur, err := caddy.ParseDuration(d.Val())
+			dur, err := caddy.ParseDuration(v)
 			if err != nil || dur <= 0 {
-				return d.Errf("fsp: fetch_timeout %q: a positive duration such as 30s", d.Val())
+				return d.Errf("fsp: fetch_timeout %q: a positive duration such as 30s", v)
 			}
 			h.FetchTimeout = caddy.Duration(dur)
-			if d.NextArg() {
-				return d.ArgErr()
-			}
 		case "max_uploads":
-			if !d.NextArg() {
-				return d.ArgErr()
+			v, err := confvalue.OneValue(d, "fsp: max_uploads")
+			if err != nil {
+				return err
 			}
-			n, err := strconv.Atoi(d.Val())
+			n, err := strconv.Atoi(v)
 			if err != nil || n <= 0 {
-				return d.Errf("fsp: max_uploads %q: a positive number", d.Val())
+				return d.Errf("fsp: max_uploads %q: a positive number", v)
 			}
 			h.MaxUploads = n
-			if d.NextArg() {
-				return d.ArgErr()
-			}
 		case "allow_types":
 			args := d.RemainingArgs()
 			if len(args) == 0 {
-				return d.ArgErr()
+				return confvalue.NoValue(d, "fsp: allow_types")
 			}
 			h.AllowTypes = append(h.AllowTypes, args...)
 		case "allow_private", "allow_anonymous":
-			if d.NextArg() {
-				return d.ArgErr()
+			if err := confvalue.Flag(d, "fsp: "+sub); err != nil {
+				return err
 			}
 			if sub == "allow_private" {
 				h.AllowPrivate = true

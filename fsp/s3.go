@@ -110,8 +110,8 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 		case "secret_key":
 			target = &c.SecretKey
 		case "insecure":
-			if d.NextArg() {
-				return d.ArgErr()
+			if err := confvalue.Flag(d, "fsp: s3: insecure"); err != nil {
+				return err
 			}
 			c.Insecure = true
 			if err := confvalue.NoBlock(d, "fsp: s3: insecure"); err != nil {
@@ -119,17 +119,15 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 			}
 			continue
 		case "timeout":
-			if !d.NextArg() {
-				return d.ArgErr()
+			v, err := confvalue.OneValue(d, "fsp: s3: timeout")
+			if err != nil {
+				return err
 			}
-			dur, err := caddy.ParseDuration(d.Val())
+			dur, err := caddy.ParseDuration(v)
 			if err != nil || dur <= 0 {
-				return d.Errf("fsp: s3: timeout %q: a positive duration such as 30s", d.Val())
+				return d.Errf("fsp: s3: timeout %q: a positive duration such as 30s", v)
 			}
 			c.Timeout = caddy.Duration(dur)
-			if d.NextArg() {
-				return d.ArgErr()
-			}
 			if err := confvalue.NoBlock(d, "fsp: s3: timeout"); err != nil {
 				return err
 			}
@@ -137,13 +135,11 @@ func (c *S3Config) unmarshal(d *caddyfile.Dispenser) error {
 		default:
 			return d.Errf("fsp: s3: unrecognized subdirective %q", sub)
 		}
-		if !d.NextArg() {
-			return d.ArgErr()
+		v, err := confvalue.OneValue(d, "fsp: s3: "+sub)
+		if err != nil {
+			return err
 		}
-		*target = d.Val()
-		if d.NextArg() {
-			return d.ArgErr()
-		}
+		*target = v
 		if err := confvalue.NoBlock(d, "fsp: s3: "+sub); err != nil {
 			return err
 		}

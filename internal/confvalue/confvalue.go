@@ -131,3 +131,30 @@ func NoBlock(d *caddyfile.Dispenser, what string) error {
 	}
 	return nil
 }
+
+// OneValue reads the one value of the subdirective the dispenser is on
+// (what names it in errors). {$VAR} is replaced when the file is read;
+// unset, it leaves no token at all, so a missing value says so.
+func OneValue(d *caddyfile.Dispenser, what string) (string, error) {
+	args := d.RemainingArgs()
+	switch len(args) {
+	case 0:
+		return "", NoValue(d, what)
+	case 1:
+		return args[0], nil
+	}
+	return "", d.Errf("%s: one value, got extra %q", what, args[1])
+}
+
+// NoValue is the error of a subdirective (what) given without its value.
+func NoValue(d *caddyfile.Dispenser, what string) error {
+	return d.Errf("%s: no value (is a {$VAR} in it unset or empty?)", what)
+}
+
+// Flag refuses a value after a subdirective (what) that takes none.
+func Flag(d *caddyfile.Dispenser, what string) error {
+	if d.NextArg() {
+		return d.Errf("%s takes no value, got %q", what, d.Val())
+	}
+	return nil
+}
