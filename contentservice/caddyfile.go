@@ -86,15 +86,13 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := once(name); err != nil {
 				return err
 			}
-			if !d.NextArg() {
-				return d.ArgErr()
+			key, err := confvalue.OneValue(d, name)
+			if err != nil {
+				return err
 			}
-			h.SigningKey = d.Val()
+			h.SigningKey = key
 			if !confvalue.HasPlaceholder(h.SigningKey) && len(h.SigningKey) < MinSigningKeyLen {
 				return d.Errf("signing_key: %d bytes; at least %d are required", len(h.SigningKey), MinSigningKeyLen)
-			}
-			if d.NextArg() {
-				return d.ArgErr()
 			}
 		case "app":
 			app, err := unmarshalApp(d)
@@ -106,25 +104,24 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := once(name); err != nil {
 				return err
 			}
-			if !d.NextArg() {
-				return d.ArgErr()
+			v, err := confvalue.OneValue(d, name)
+			if err != nil {
+				return err
 			}
-			size, err := parseSize(name, d.Val())
+			size, err := parseSize(name, v)
 			if err != nil {
 				return d.Errf("%v", err)
 			}
 			h.MaxBody = size
-			if d.NextArg() {
-				return d.ArgErr()
-			}
 		case "max_output":
 			if err := once(name); err != nil {
 				return err
 			}
-			if !d.NextArg() {
-				return d.ArgErr()
+			v, err := confvalue.OneValue(d, name)
+			if err != nil {
+				return err
 			}
-			size, err := parseSize(name, d.Val())
+			size, err := parseSize(name, v)
 			if err == nil {
 				err = checkMaxOutput(size) // as at load, with the line
 			}
@@ -132,9 +129,6 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("%v", err)
 			}
 			h.MaxOutput = size
-			if d.NextArg() {
-				return d.ArgErr()
-			}
 		case "rate_limit":
 			if err := once(name); err != nil {
 				return err
@@ -182,8 +176,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			if err := once(name); err != nil {
 				return err
 			}
-			if d.NextArg() {
-				return d.ArgErr()
+			if err := confvalue.Flag(d, name); err != nil {
+				return err
 			}
 			h.PassThru = true
 		default:
@@ -220,13 +214,11 @@ func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
 		seen[name] = true
 		switch name {
 		case "secret":
-			if !d.NextArg() {
-				return app, d.ArgErr()
+			secret, err := confvalue.OneValue(d, fmt.Sprintf("app %q: secret", app.ClientID))
+			if err != nil {
+				return app, err
 			}
-			app.ClientSecret = d.Val()
-			if d.NextArg() {
-				return app, d.ArgErr()
-			}
+			app.ClientSecret = secret
 			if !confvalue.HasPlaceholder(app.ClientSecret) {
 				if err := checkSecretLen("client_secret", app.ClientSecret); err != nil {
 					return app, d.Errf("app %q: secret: %v", app.ClientID, err)
@@ -235,7 +227,7 @@ func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
 		case "token":
 			tokens := d.RemainingArgs()
 			if len(tokens) == 0 {
-				return app, d.ArgErr()
+				return app, confvalue.NoValue(d, fmt.Sprintf("app %q: token", app.ClientID))
 			}
 			for _, raw := range tokens {
 				// Other faults of a token (white space, "Bearer" alone)
@@ -248,13 +240,13 @@ func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
 				app.Tokens = append(app.Tokens, raw)
 			}
 		case "disabled":
-			if d.NextArg() {
-				return app, d.ArgErr()
+			if err := confvalue.Flag(d, fmt.Sprintf("app %q: disabled", app.ClientID)); err != nil {
+				return app, err
 			}
 			app.Disabled = true
 		case "editor_tokens":
-			if d.NextArg() {
-				return app, d.ArgErr()
+			if err := confvalue.Flag(d, fmt.Sprintf("app %q: editor_tokens", app.ClientID)); err != nil {
+				return app, err
 			}
 			app.EditorTokens = true
 		default:
@@ -299,16 +291,12 @@ func readOffOrBlock(d *caddyfile.Dispenser, name string, bare, valued []string, 
 		seen[setting] = true
 		var val string
 		if takesValue {
-			if !d.NextArg() {
-				return false, d.Errf("%s: %s: missing value", name, setting)
-			}
-			val = d.Val()
+			val, err = confvalue.OneValue(d, name+": "+setting)
+		} else {
+			err = confvalue.Flag(d, name+": "+setting)
 		}
-		if d.NextArg() {
-			if takesValue {
-				return false, d.Errf("%s: %s: one value, got extra %q", name, setting, d.Val())
-			}
-			return false, d.Errf("%s: %s takes no value, got %q", name, setting, d.Val())
+		if err != nil {
+			return false, err
 		}
 		if err := set(setting, val); err != nil {
 			return false, d.Errf("%s: %v", name, err)
