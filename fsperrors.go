@@ -237,7 +237,7 @@ func (fe *FSPError) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		}
 		if d.NextArg() {
-			return d.ArgErr()
+			return d.Errf("fsp_error: one code, got extra %q", d.Val())
 		}
 	}
 	for d.NextBlock(0) {
@@ -256,13 +256,18 @@ func (fe *FSPError) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		if *target != "" {
 			return d.Errf("fsp_error: %s already specified", subdirective)
 		}
-		if !d.NextArg() {
-			return d.ArgErr()
+		what := "fsp_error: " + subdirective
+		args := d.RemainingArgs()
+		switch {
+		case len(args) == 0:
+			return confvalue.NoValue(d, what)
+		case len(args) > 1 && subdirective != "status":
+			// message Upload error: the usual slip is an unquoted text.
+			return d.Errf("%s: one text, got extra %q; put a text with spaces in quotes: \"…\" or `…`", what, args[1])
+		case len(args) > 1:
+			return d.Errf("%s: one value, got extra %q", what, args[1])
 		}
-		value := d.Val()
-		if d.NextArg() {
-			return d.ArgErr()
-		}
+		value := args[0]
 		if value == "" {
 			return d.Errf("fsp_error: %s must not be empty", subdirective)
 		}
