@@ -142,7 +142,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error)
 func (b *Bridge) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
-		return d.ArgErr()
+		return d.Errf("design_bridge takes no argument (got %q); its settings go in its block, such as content_service <base URL>", d.Val())
 	}
 	seen := map[string]bool{}
 	for d.NextBlock(0) {

@@ -86,7 +86,7 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		input   string
 		wantErr string
 	}{
-		{"argument on directive", "design_bridge http://x", "wrong argument count or unexpected line ending after 'http://x'"},
+		{"argument on directive", "design_bridge http://x", `design_bridge takes no argument (got "http://x"); its settings go in its block, such as content_service <base URL>`},
 		{"unknown subdirective", "design_bridge {\n contentservice http://x\n}", `unrecognized subdirective "contentservice"`},
 		{"duplicate", "design_bridge {\n token a\n token b\n}", "token specified more than once"},
 		{"cache ttl twice", "design_bridge {\n cache {\n  ttl 1m\n  ttl 2m\n }\n}", "cache: ttl given twice"},
