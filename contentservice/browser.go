@@ -83,6 +83,8 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 	switch {
 	case tabs < 0:
 		return fmt.Errorf("browser: tabs must be positive")
+	case tabs > browserpool.MaxTabs:
+		return fmt.Errorf("browser: tabs %d: at most %d", tabs, browserpool.MaxTabs)
 	case timeout < 0:
 		return fmt.Errorf("browser: timeout must be positive")
 	case ttl < 0:

@@ -54,6 +54,13 @@ type Config struct {
 	Logger      *zap.Logger
 }
 
+// Bounds of Config: a tab is a Chromium renderer, far more than any
+// machine runs at once; a waiting job holds its HTML.
+const (
+	MaxTabs  = 1024
+	MaxQueue = DefaultQueuePerTab * MaxTabs
+)
+
 // Defaults of Config. An image is held three times while the browser is
 // handed it (the body, base64, the DevTools message), so a job's peak is
 // about Fetches × the fetcher's size limit × 3.
@@ -138,8 +145,13 @@ func New(cfg Config) (*Pool, error) {
 	if cfg.Tabs <= 0 || cfg.JobTimeout <= 0 || cfg.Fetch == nil {
 		return nil, errors.New("browserpool: Tabs, JobTimeout and Fetch are required")
 	}
-	if cfg.Queue < 0 {
-		return nil, errors.New("browserpool: Queue must not be negative")
+	// The channels' capacities are Tabs and Tabs+Queue: past these bounds
+	// they would overflow and make would panic.
+	if cfg.Tabs > MaxTabs {
+		return nil, fmt.Errorf("browserpool: Tabs %d: at most %d", cfg.Tabs, MaxTabs)
+	}
+	if cfg.Queue < 0 || cfg.Queue > MaxQueue {
+		return nil, fmt.Errorf("browserpool: Queue %d: from 0 to %d", cfg.Queue, MaxQueue)
 	}
 	if cfg.Queue == 0 {
 		cfg.Queue = DefaultQueuePerTab * cfg.Tabs

@@ -509,3 +509,37 @@ func TestCloseLetsJobsFinish(t *testing.T) {
 		t.Errorf("a job after the last one: %v, want ErrClosed", err)
 	}
 }
+
+// TestNewBounds: New refuses tab and queue counts whose channels could
+// not be made (an overflowing Tabs+Queue made make panic), before any
+// browser starts.
+func TestNewBounds(t *testing.T) {
+	if err := Check(chromium); err != nil {
+		t.Skip(err)
+	}
+	for _, c := range []struct {
+		name        string
+		tabs, queue int
+		want        string // "" means accepted
+	}{
+		{"the bounds", MaxTabs, MaxQueue, ""},
+		{"tabs past the bound", MaxTabs + 1, 0, "browserpool: Tabs 1025: at most 1024"},
+		{"tabs that overflow the default queue", 3_000_000_000_000_000_000, 0, "browserpool: Tabs 3000000000000000000: at most 1024"},
+		{"queue past the bound", 1, MaxQueue + 1, "browserpool: Queue 4097: from 0 to 4096"},
+		{"negative queue", 1, -1, "browserpool: Queue -1: from 0 to 4096"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := New(Config{ExecPath: chromium, Tabs: c.tabs, Queue: c.queue, JobTimeout: time.Second, Fetch: noFetch{}})
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("error %v", err)
+				}
+				p.Close()
+				return
+			}
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
