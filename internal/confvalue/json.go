@@ -3,6 +3,7 @@ package confvalue
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -20,7 +21,13 @@ func DecodeStrict(b []byte, v any) error {
 	if err == nil || strings.HasPrefix(err.Error(), "json: unknown field") {
 		return err
 	}
-	if path := failingField(b, reflect.TypeOf(v)); path != "" {
+	// A type error knows its field; another (a value's own UnmarshalJSON)
+	// is found by decoding the fields one at a time.
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		return fmt.Errorf("%s: %w", typeErr.Field, err)
+	}
+	if path := failingField(b, reflect.TypeOf(v), err.Error()); path != "" {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return err
@@ -32,10 +39,11 @@ func decodeStrict(b []byte, v any) error {
 	return dec.Decode(v)
 }
 
-// failingField finds, in the JSON object b decoded into type t, the first
-// field (by name) that fails on its own, and within it, when it is an
-// object of a struct type, the field that fails: a dotted path, or "".
-func failingField(b []byte, t reflect.Type) string {
+// failingField finds, in the JSON object b decoded into type t, the field
+// that fails on its own with the error text want (else the first that
+// fails, by name), and within it, when it is an object of a struct type,
+// the field that fails: a dotted path, or "".
+func failingField(b []byte, t reflect.Type, want string) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -51,19 +59,32 @@ func failingField(b []byte, t reflect.Type) string {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	found := ""
 	for _, key := range keys {
 		one, err := json.Marshal(map[string]json.RawMessage{key: fields[key]})
-		if err != nil || decodeStrict(one, reflect.New(t).Interface()) == nil {
+		if err != nil {
 			continue
 		}
-		if ft, ok := jsonFieldType(t, key); ok {
-			if sub := failingField(fields[key], ft); sub != "" {
-				return key + "." + sub
-			}
+		err = decodeStrict(one, reflect.New(t).Interface())
+		if err == nil {
+			continue
 		}
-		return key
+		if found == "" || err.Error() == want {
+			found = key
+		}
+		if err.Error() == want {
+			break
+		}
 	}
-	return ""
+	if found == "" {
+		return ""
+	}
+	if ft, ok := jsonFieldType(t, found); ok {
+		if sub := failingField(fields[found], ft, want); sub != "" {
+			return found + "." + sub
+		}
+	}
+	return found
 }
 
 // jsonFieldType is the type of t's field that encoding/json fills from

@@ -28,6 +28,11 @@ func TestDecodeStrict(t *testing.T) {
 		{`{"name":"x","cache":{"max_size":1,"ttl":"1x"}}`, `cache.ttl: time: unknown unit "x"`},
 		{`{"cache":{"max_size":"big"}}`, `cache.max_size: json: cannot unmarshal string`},
 		{`{"cache":"on"}`, `cache: json: cannot unmarshal string`},
+		// Two bad fields: the path is the reported error's, not the first
+		// bad field's by name.
+		{`{"cache":{"max_size":"big","ttl":"1x"}}`, `cache.ttl: time: unknown unit "x"`},
+		{`{"cache":{"max_size":"big"},"timeout":"soon"}`, `timeout: time: invalid duration "soon"`},
+		{`{"cache":{"ttl":"1m","max_size":"big"},"name":5}`, `cache.max_size: json: cannot unmarshal string`},
 		{`{"name":"x","bogus":1}`, `json: unknown field "bogus"`},
 		{`{"-":"x"}`, `json: unknown field "-"`},
 		{`{"timeout":`, `unexpected EOF`},
