@@ -140,6 +140,15 @@ func checkBucket(s *s3Storage, logger *zap.Logger) error {
 	}
 	resp := minio.ToErrorResponse(err)
 	switch {
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		// net/http's words for a plain-HTTP answer to a TLS hello; no
+		// error value of its own carries them.
+		return fmt.Errorf("fsp: s3: endpoint %s answers plain HTTP: add insecure to the s3 block (for a server on loopback), or give its HTTPS port", s.endpoint)
+	case resp.StatusCode >= 400 && strings.ContainsRune(resp.Code, ' '):
+		// An S3 error code is one word; minio-go puts the HTTP status
+		// line there when the body is not an S3 error, such as a TLS
+		// server's answer to plain HTTP. The keys were not the problem.
+		return fmt.Errorf("fsp: s3: endpoint %s answered %d without an S3 error (%q): check that it is an S3 server and that insecure matches it (insecure is plain HTTP)", s.endpoint, resp.StatusCode, resp.Message)
 	case resp.Code == "NoSuchBucket":
 		return fmt.Errorf("fsp: s3: bucket %q does not exist at endpoint %s; create it or correct bucket", s.bucket, s.endpoint)
 	case resp.Code == "InvalidBucketName":

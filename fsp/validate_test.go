@@ -71,6 +71,44 @@ func TestCheckPublicURL(t *testing.T) {
 	}
 }
 
+// TestCheckBucketProtocolMismatch: an endpoint that answers, but not as
+// S3 over the protocol insecure picks, is a load error saying which
+// setting to change; the keys are not blamed.
+func TestCheckBucketProtocolMismatch(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		tls      bool // the server's; insecure is set when it is not
+		insecure bool
+		want     string
+	}{
+		{"HTTPS to a plain HTTP server", false, false, "answers plain HTTP: add insecure to the s3 block"},
+		{"plain HTTP to an HTTPS server", true, true, "answered 400 without an S3 error (\"Client sent an HTTP request to an HTTPS server.\"): check that it is an S3 server and that insecure matches it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
+			srv := httptest.NewServer(h)
+			if c.tls {
+				srv.Close()
+				srv = httptest.NewTLSServer(h)
+			}
+			defer srv.Close()
+			cfg, err := resolveS3(S3Config{Endpoint: srv.Listener.Addr().String(), Bucket: "fsp-files", AccessKey: "k", SecretKey: "s", Insecure: c.insecure})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := newS3Storage(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			err = checkBucket(s, zap.NewNop())
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "keys") {
+				t.Errorf("%v\nwant it to contain %q and not blame the keys", err, c.want)
+			}
+		})
+	}
+}
+
 // TestResolveS3BucketName: a bucket name from a placeholder is checked
 // once replaced.
 func TestResolveS3BucketName(t *testing.T) {
