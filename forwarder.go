@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -34,7 +33,7 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	// prefix when its public_url has a path): its name is the permission
 	// to read the PDF, and Caddy's access log, which no handler can
 	// redact, would record it.
-	if strings.Contains(r.URL.Path, contentservice.PathFiles) {
+	if contentservice.IsFileLink(r.URL.Path) {
 		caddyhttp.SetVar(r.Context(), caddyhttp.LogSkipVar, true)
 	}
 	_, isExport := b.exportPaths[r.URL.Path]

@@ -312,13 +312,25 @@ func (s *service) fileURL(r *http.Request, name string) string {
 // itself is the permission to read it.
 var storedName = regexp.MustCompile(`^[0-9a-f]{32}\.pdf$`)
 
+// IsFileLink reports whether path is a stored file's link, under any
+// prefix: its name is the permission to read the file, so the request is
+// kept out of Caddy's access log. Only a path ending in a name of that
+// form is: anything else skipping the log would let a client hide
+// requests from it by putting /v1/files/ in their path.
+func IsFileLink(path string) bool {
+	i := strings.LastIndex(path, PathFiles)
+	return i >= 0 && storedName.MatchString(path[i+len(PathFiles):])
+}
+
 // serveFile answers GET /v1/files/<name>: a stored PDF until it expires.
 func (s *service) serveFile(w http.ResponseWriter, r *http.Request) {
 	// The name is the permission to read the file, and Caddy's access log
 	// would record it (the request's URI, the answer's
 	// Content-Disposition); no handler can redact that entry, so the
 	// request is left out of it, as Caddy's log_skip leaves one out.
-	caddyhttp.SetVar(r.Context(), caddyhttp.LogSkipVar, true)
+	if IsFileLink(r.URL.Path) {
+		caddyhttp.SetVar(r.Context(), caddyhttp.LogSkipVar, true)
+	}
 	w.Header().Set("X-Request-Id", requestID(r))
 	// Nothing opened from the file tells another site where it came from.
 	w.Header().Set("Referrer-Policy", "no-referrer")

@@ -172,3 +172,25 @@ func TestFileStoreKeepsLongRenders(t *testing.T) {
 		t.Error("the sweep left a temporary file older than any render")
 	}
 }
+
+func TestIsFileLink(t *testing.T) {
+	const name = "0123456789abcdef0123456789abcdef.pdf"
+	for _, tt := range []struct {
+		path string
+		want bool
+	}{
+		{"/v1/files/" + name, true},
+		{"/pdf/v1/files/" + name, true},
+		{"/v1/files/", false},
+		{"/v1/files/notes.txt", false},
+		{"/admin/v1/files/x", false},
+		{"/v1/files/" + name + "/x", false},
+		{"/v1/files/" + name + ".x", false},
+		{"/v1/files/0123456789ABCDEF0123456789ABCDEF.pdf", false},
+		{"/v1/message/html", false},
+	} {
+		if got := IsFileLink(tt.path); got != tt.want {
+			t.Errorf("IsFileLink(%q) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+}

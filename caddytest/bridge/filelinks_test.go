@@ -101,6 +101,16 @@ func checkPDFLinkNotLogged(t *testing.T, tc *testcaddy.Tester, csAccLog string) 
 			t.Fatalf("%s %s: %d %.20q, Referrer-Policy %q", method, answer.Body.URL, res.StatusCode, pdf, res.Header.Get("Referrer-Policy"))
 		}
 	}
+	// Paths that only contain /v1/files/ are logged as any other: were
+	// they not, a client could hide any request from the log.
+	probes := []string{"/v1/files/" + name + ".pdf.x", "/admin/v1/files/notes.txt"}
+	for _, p := range probes {
+		res, err := tc.Client.Get(siteURL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
 	// An export after the downloads: once both sites have logged it, they
 	// have logged the downloads too (each entry is written as its request
 	// ends).
@@ -117,6 +127,16 @@ func checkPDFLinkNotLogged(t *testing.T, tc *testcaddy.Tester, csAccLog string) 
 				t.Fatalf("%s has no entry of the export after the downloads:\n%s", filepath.Base(f), log)
 			}
 		}
+		if f == accLog {
+			for _, p := range probes {
+				if !bytes.Contains(log, []byte(`"uri":"`+p+`"`)) {
+					t.Errorf("%s has no entry of %s, which is not a PDF link:\n%s", filepath.Base(f), p, log)
+				}
+			}
+		}
+		// The probe that holds the name is logged (by content_service too
+		// where the host forwards it); the name must not be anywhere else.
+		log = bytes.ReplaceAll(log, []byte(probes[0]), nil)
 		if bytes.Contains(log, []byte(name)) {
 			t.Errorf("%s holds the PDF link's name %s:\n%s", filepath.Base(f), name, log)
 		}
