@@ -34,9 +34,42 @@ func CollapseSpace(s string) string {
 // client may open without asking (file: and smb: leak Windows
 // credentials to any host, ms-msdt: ran code, search-ms:, ms-word:…).
 func SafeURL(u string) bool {
+	var scheme [8]byte // longer than any allowed scheme
+	n, colon := readScheme(u, scheme[:])
+	switch {
+	case n < 0:
+		return true
+	case n > len(scheme):
+		return false
+	case string(scheme[:n]) == "data":
+		return rasterData(u[colon+1:])
+	}
+	return allowedScheme(scheme[:n])
+}
+
+// Scheme is the scheme SafeURL reads in u, lower-cased and without the
+// bytes it ignores ("" when u has none): for saying why SafeURL refused u.
+func Scheme(u string) string {
 	colon := strings.IndexByte(u, ':')
 	if colon < 0 {
-		return true
+		return ""
+	}
+	scheme := make([]byte, colon)
+	n, _ := readScheme(u, scheme)
+	if n < 0 {
+		return ""
+	}
+	return string(scheme[:n])
+}
+
+// readScheme reads u's scheme into scheme, lower-cased and without the
+// bytes it ignores, and returns its length n (bytes past len(scheme) are
+// counted, not kept) and the colon that ends it; n is -1 when u has no
+// scheme.
+func readScheme(u string, scheme []byte) (n, colon int) {
+	colon = strings.IndexByte(u, ':')
+	if colon < 0 {
+		return -1, colon
 	}
 	// Browsers strip ASCII controls and spaces before a scheme and tabs
 	// and line breaks inside it ("java\tscript:"); some mail clients strip
@@ -45,8 +78,6 @@ func SafeURL(u string) bool {
 	// ("/x:y", "{{ link:x }}", "[unsub:1]", "127.0.0.1:80") makes the value
 	// relative. Other bytes (non-ASCII letters) are kept and so never
 	// match an allowed scheme.
-	var scheme [8]byte // longer than any allowed scheme
-	n := 0
 	for i := 0; i < colon; i++ {
 		c := u[i]
 		switch {
@@ -57,23 +88,17 @@ func SafeURL(u string) bool {
 		case 'a' <= c && c <= 'z', c >= 0x80:
 		case '0' <= c && c <= '9', c == '+', c == '-', c == '.':
 			if n == 0 {
-				return true
+				return -1, colon
 			}
 		default:
-			return true
+			return -1, colon
 		}
 		if n < len(scheme) {
 			scheme[n] = c
 		}
 		n++
 	}
-	if n > len(scheme) {
-		return false
-	}
-	if string(scheme[:n]) == "data" {
-		return rasterData(u[colon+1:])
-	}
-	return allowedScheme(scheme[:n])
+	return n, colon
 }
 
 // allowedScheme reports whether links and sources may use scheme

@@ -419,6 +419,33 @@ func TestSafeURL(t *testing.T) {
 	}
 }
 
+// TestScheme: the scheme SafeURL reads, as a warning names it: lower-cased,
+// without the bytes SafeURL ignores, and none for a value SafeURL reads
+// as relative.
+func TestScheme(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"www.example.com", ""},
+		{"{{ link:x }}", ""},
+		{"127.0.0.1:80", ""},
+		{"https://example.com/", "https"},
+		{" FiLe://h/s", "file"},
+		{"fi\tle://h/s", "file"},
+		{"\x01ms-msdt:/id", "ms-msdt"},
+		{"x-unknown+scheme.1:y", "x-unknown+scheme.1"},
+		{"data:image/svg+xml,x", "data"},
+		{"fïle://h/s", "fïle"},
+	}
+	for _, tt := range tests {
+		if got := Scheme(tt.in); got != tt.want {
+			t.Errorf("Scheme(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if !SafeURL(tt.in) && Scheme(tt.in) == "" {
+			t.Errorf("SafeURL refuses %q, which has no scheme", tt.in)
+		}
+	}
+}
+
 // FuzzSafeURL: whatever SafeURL allows, a browser's URL parser finds no
 // scheme in, or one of the allowed ones (data: only for raster images).
 // The parser's rule is said apart from SafeURL's so the two check each

@@ -56,7 +56,7 @@ func (b *buttonBlock) html(w *emailWriter, m *design.Module) {
 	}
 
 	href := strings.TrimSpace(b.href)
-	linked := href != "" && design.SafeURL(href)
+	linked := href != "" && w.allowURL("href", href)
 	label := b.label
 
 	bg := w.safeColor("background-color", st.Get("background-color"))

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/designbridge/caddy-designbridge/design"
 )
@@ -129,7 +130,7 @@ func (b *iconsBlock) html(w *emailWriter, m *design.Module) {
 			textCell()
 		}
 		w.s(`<td valign="middle">`)
-		w.imageTag(ic.image, ic.alt, ic.title, ic.href, ic.target, iw, iw, "center", "", false)
+		w.imageTag(w.keptURL("image", strings.TrimSpace(ic.image)), ic.alt, ic.title, w.keptURL("href", strings.TrimSpace(ic.href)), ic.target, iw, iw, "center", "", false)
 		w.s("</td>")
 		switch pos {
 		case "left":
@@ -149,7 +150,7 @@ func (b *iconsBlock) html(w *emailWriter, m *design.Module) {
 
 func (w *emailWriter) iconText(ic *icon, text string, st *style) {
 	href := ic.href
-	if href != "" && design.SafeURL(href) {
+	if href != "" && w.allowURL("href", href) {
 		w.s("<a")
 		w.attr("href", href)
 		w.s(` target="_blank"`)

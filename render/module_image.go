@@ -161,13 +161,15 @@ func (img *imageBlock) html(w *emailWriter, m *design.Module) {
 		// own class (m.Mobile is not empty).
 		w.mobileRule("."+w.mobileClass()+" img", mobileMargins[ma])
 	}
-	w.imageTag(img.src, img.alt, img.title, img.href, img.target, width, maxWidth, align,
+	w.imageTag(w.keptURL("src", strings.TrimSpace(img.src)), img.alt, img.title,
+		w.keptURL("href", strings.TrimSpace(img.href)), img.target, width, maxWidth, align,
 		w.safeCSS("border-radius", m.Style.Get("border-radius")), fullMobile)
 	w.blockClose()
 }
 
 // imageTag writes an optionally linked <img>: width wide for Outlook, and
-// fluid up to maxWidth elsewhere.
+// fluid up to maxWidth elsewhere. Its callers check src and href with
+// keptURL, which warns naming their fields; the checks here are silent.
 func (w *emailWriter) imageTag(src, alt, title, href, target string, width, maxWidth float64, align, radius string, fullMobile bool) {
 	href = strings.TrimSpace(href)
 	linked := href != "" && design.SafeURL(href)

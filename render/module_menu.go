@@ -120,7 +120,7 @@ func (b *menuBlock) html(w *emailWriter, m *design.Module) {
 			w.s("</span>")
 		}
 		href := strings.TrimSpace(it.href)
-		linked := href != "" && design.SafeURL(href)
+		linked := href != "" && w.allowURL("href", href)
 		if linked {
 			w.s("<a")
 			w.attr("href", href)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/designbridge/caddy-designbridge/design"
 )
@@ -109,7 +110,7 @@ func (b *socialBlock) html(w *emailWriter, m *design.Module) {
 			w.styleAttr(&inner)
 		}
 		w.s(">")
-		w.imageTag(ic.src, alt, ic.title, ic.href, ic.target, iw, iw, "", "", false)
+		w.imageTag(w.keptURL("src", strings.TrimSpace(ic.src)), alt, ic.title, w.keptURL("href", strings.TrimSpace(ic.href)), ic.target, iw, iw, "", "", false)
 		if t := ic.text; t != "" {
 			w.s(`<span class="tx">`)
 			w.text(t)

@@ -50,14 +50,11 @@ func (b *videoBlock) html(w *emailWriter, m *design.Module) {
 	case "1-1":
 		ratio = 1
 	}
-	href := strings.TrimSpace(b.src)
-	thumb := strings.TrimSpace(b.thumb)
-	if !design.SafeURL(thumb) {
-		thumb = ""
-	}
+	href := w.keptURL("src", strings.TrimSpace(b.src))
+	thumb := w.keptURL("thumbSrc", strings.TrimSpace(b.thumb))
 	cssThumb := cssURL(thumb) // encoded for url('…')
 	alt := b.alt
-	linked := href != "" && design.SafeURL(href)
+	linked := href != ""
 
 	// Outlook: the plain thumbnail.
 	w.s("<!--[if mso]>")
@@ -98,7 +95,7 @@ func (b *videoBlock) html(w *emailWriter, m *design.Module) {
 		size = min(60, width/3)
 	}
 	margin := "margin:-" + formatPx(size/2) + "px 0;vertical-align:middle;"
-	if icon := b.iconSrc; icon != "" && design.SafeURL(icon) {
+	if icon := b.iconSrc; icon != "" && w.allowURL("iconSrc", icon) {
 		w.s("<img")
 		w.attr("src", icon)
 		w.s(` alt="" width="`)

@@ -245,7 +245,11 @@ func (w *emailWriter) startTag(t *richToken, out atom.Atom, o *richOpts, paras *
 	for k, val := range t.attrs() {
 		switch key := string(k); {
 		case key == "href" && a == atom.A, key == "src" && a == atom.Img:
-			if design.SafeURL(strings.TrimSpace(string(val))) {
+			field := "<img src>"
+			if a == atom.A {
+				field = "<a href>"
+			}
+			if w.allowURL(field, strings.TrimSpace(string(val))) {
 				w.attrBytes(key, val)
 			}
 		case key == "style":

@@ -24,18 +24,24 @@ type warnings struct {
 // value read twice, as the body's background is, once for every layout
 // and again by the layouts that show it) is not counted again, so that
 // every layout counts alike.
-func (t *warnings) once(msg, path string) {
+func (t *warnings) once(msg, path string) { t.onceAs(msg, msg, path) }
+
+// onceAs is once for a message whose words vary with its first place (a
+// dropped URL's scheme): key, not msg, tells messages apart, so that
+// their number stays bounded by the renderer's fields and reasons
+// whatever the design holds.
+func (t *warnings) onceAs(key, msg, path string) {
 	if t.index == nil {
 		t.index = map[string]int{}
 	}
-	if i, ok := t.index[msg]; ok {
+	if i, ok := t.index[key]; ok {
 		if t.last[i] != path {
 			t.count[i]++
 			t.last[i] = path
 		}
 		return
 	}
-	t.index[msg] = len(t.msgs)
+	t.index[key] = len(t.msgs)
 	t.msgs = append(t.msgs, msg+" at "+path)
 	t.count = append(t.count, 1)
 	t.last = append(t.last, path)
@@ -79,4 +85,63 @@ func quoteBounded(s string) string {
 		s = string(r[:maxRunes]) + "…"
 	}
 	return strconv.QuoteToASCII(s)
+}
+
+// refusedURL is the warning for the URL u of a design's field, left out
+// because design.SafeURL refused it, and the key that tells it apart
+// (warnings.onceAs): one per field, whatever the scheme. The message
+// names the scheme of its first place (a designer who wrote skype: or
+// javascript: learns why the button has no link), cut short, never the
+// URL, which may be long.
+func refusedURL(field, u string) (key, msg string) {
+	what := "URL of " + strconv.Quote(field) + " dropped ("
+	key = what + "URL scheme not allowed)"
+	scheme := design.Scheme(u)
+	if scheme == "data" {
+		return key, what + "data: URL not of a raster image)"
+	}
+	return key, what + "URL scheme " + quoteScheme(scheme) + " not allowed)"
+}
+
+// quoteScheme quotes scheme and its colon for a warning, ASCII-escaped
+// and cut to 24 bytes of escapes: a scheme of non-ASCII letters, escaped
+// as \uXXXX, could otherwise take a header value's room.
+func quoteScheme(scheme string) string {
+	const maxBytes = 24
+	b := make([]byte, 0, maxBytes+16)
+	b = append(b, '"')
+	n := 0
+	for s := scheme; s != ""; {
+		_, size := utf8.DecodeRuneInString(s)
+		e := strconv.QuoteToASCII(s[:size])
+		e = e[1 : len(e)-1]
+		if n+len(e) > maxBytes {
+			b = append(b, `\u2026`...)
+			break
+		}
+		b = append(b, e...)
+		n += len(e)
+		s = s[size:]
+	}
+	return string(append(b, `:"`...))
+}
+
+// allowURL reports whether design.SafeURL allows u, the URL of the
+// design's field; when it does not, the URL is left out, and a warning
+// says so at the current place (see path).
+func (w *emailWriter) allowURL(field, u string) bool {
+	if design.SafeURL(u) {
+		return true
+	}
+	key, msg := refusedURL(field, u)
+	w.warn.onceAs(key, msg, w.path())
+	return false
+}
+
+// keptURL is u when allowURL(field, u), else "".
+func (w *emailWriter) keptURL(field, u string) string {
+	if w.allowURL(field, u) {
+		return u
+	}
+	return ""
 }

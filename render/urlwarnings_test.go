@@ -1,0 +1,145 @@
+package render
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/designbridge/caddy-designbridge/design"
+)
+
+// jsonString is s as a JSON string (strconv.Quote writes \x01, which
+// JSON has not).
+func jsonString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// urlModulesDesign is a one-column design of the modules given (JSON).
+func urlModulesDesign(modules ...string) string {
+	return `{"page":{"rows":[{"columns":[{"grid-columns":12,"modules":[` + strings.Join(modules, ",") + `]}]}]}}`
+}
+
+func buttonTo(href string) string {
+	return module("button", `{"button":{"label":"<p>Go</p>","href":`+jsonString(href)+`}}`)
+}
+
+// TestURLWarnings: a link or source the HTML leaves out because
+// design.SafeURL refuses it is named in the warnings, by field, scheme
+// and place, alike in every layout; one warning per field, counting its
+// places, whatever their schemes; the scheme cut short and header-safe.
+func TestURLWarnings(t *testing.T) {
+	const at0, at1 = " at page.rows[0].columns[0].modules[0]", " at page.rows[0].columns[0].modules[1]"
+	tests := []struct {
+		name    string
+		modules []string
+		absent  string // what must not reach the HTML
+		want    []string
+	}{
+		{name: "kept links warn nothing", modules: []string{buttonTo("https://example.com/"), buttonTo("{{link}}"),
+			buttonTo("mailto:a@example.com"), buttonTo("www.example.com"), buttonTo("#top"), buttonTo(""),
+			module("image", `{"image":{"src":"data:image/png;base64,iVBORw0KGgo=","href":"tel:+15550100","alt":"x"}}`)}},
+		{name: "button skype", modules: []string{buttonTo("skype:me?call")}, absent: "skype:",
+			want: []string{`URL of "href" dropped (URL scheme "skype:" not allowed)` + at0}},
+		{name: "button javascript", modules: []string{buttonTo("javascript:alert(1)")}, absent: "alert(1)",
+			want: []string{`URL of "href" dropped (URL scheme "javascript:" not allowed)` + at0}},
+		{name: "scheme as read: case, controls, tabs", modules: []string{buttonTo("\x01 JaVa\tScript:alert(1)")}, absent: "alert(1)",
+			want: []string{`URL of "href" dropped (URL scheme "javascript:" not allowed)` + at0}},
+		{name: "long scheme cut", modules: []string{buttonTo(strings.Repeat("x", 5000) + ":y")}, absent: "xxxxxxxxxxxxxxxxxxxxxxxxxx",
+			want: []string{`URL of "href" dropped (URL scheme "xxxxxxxxxxxxxxxxxxxxxxxx\u2026:" not allowed)` + at0}},
+		{name: "non-ASCII scheme escaped", modules: []string{buttonTo("f\u00efle\u2028x://h/s")}, absent: "://h/s",
+			want: []string{`URL of "href" dropped (URL scheme "f\u00efle\u2028x:" not allowed)` + at0}},
+		{name: "non-ASCII scheme cut by its escapes", modules: []string{buttonTo(strings.Repeat("\uff46e", 50) + ":x")}, absent: "\uff46",
+			want: []string{`URL of "href" dropped (URL scheme "\uff46e\uff46e\uff46e\u2026:" not allowed)` + at0}},
+		{name: "data: not an image", modules: []string{module("image", `{"image":{"src":"data:image/svg+xml,<svg/>","alt":"x"}}`)},
+			absent: "svg+xml", want: []string{`URL of "src" dropped (data: URL not of a raster image)` + at0}},
+		{name: "one warning per field, the first place's scheme", modules: []string{buttonTo("skype:me"), buttonTo("javascript:x")},
+			absent: "skype:", want: []string{`URL of "href" dropped (URL scheme "skype:" not allowed)` + at0 + " (and 1 more)"}},
+		{name: "image source and link", modules: []string{module("image", `{"image":{"src":"file://h/s/a.png","href":"ms-msdt:/id","alt":"x"}}`)},
+			absent: "file:", want: []string{
+				`URL of "src" dropped (URL scheme "file:" not allowed)` + at0,
+				`URL of "href" dropped (URL scheme "ms-msdt:" not allowed)` + at0}},
+		{name: "menu item", modules: []string{module("menu", `{"menuItemsList":{"items":[{"text":"Word","link":{"href":"ms-word:ofe|u|x"}},{"text":"Shop","link":{"href":"https://example.com/"}}]}}`)},
+			absent: "ms-word:", want: []string{`URL of "href" dropped (URL scheme "ms-word:" not allowed)` + at0}},
+		{name: "social icon", modules: []string{module("social", `{"iconsList":{"icons":[{"type":"custom","name":"S","image":{"src":"jar:x!/i.png","href":"smb://h/s","alt":"S"}}]}}`)},
+			absent: "smb:", want: []string{
+				`URL of "src" dropped (URL scheme "jar:" not allowed)` + at0,
+				`URL of "href" dropped (URL scheme "smb:" not allowed)` + at0}},
+		{name: "icon with text", modules: []string{module("icons", `{"iconsList":{"icons":[{"image":"file://h/i.png","href":"intent://x","text":"Go","alt":"Go"}]}}`)},
+			absent: "intent:", want: []string{
+				`URL of "image" dropped (URL scheme "file:" not allowed)` + at0,
+				`URL of "href" dropped (URL scheme "intent:" not allowed)` + at0}},
+		{name: "video", modules: []string{module("video", `{"video":{"src":"ms-officecmd:{}","thumbSrc":"file://h/t.jpg","iconSrc":"vbscript:x","thumbAlt":"V"}}`)},
+			absent: "officecmd", want: []string{
+				`URL of "src" dropped (URL scheme "ms-officecmd:" not allowed)` + at0,
+				`URL of "thumbSrc" dropped (URL scheme "file:" not allowed)` + at0,
+				`URL of "iconSrc" dropped (URL scheme "vbscript:" not allowed)` + at0}},
+		{name: "rich text link and image", modules: []string{paragraph(`<p><a href="&#106;avascript:x">a</a> <img src="search-ms:q" alt="i"> <a href="https://example.com/">b</a></p>`),
+			paragraph(`<p><a href="view-source:x">c</a></p>`)},
+			absent: "search-ms", want: []string{
+				`URL of "<a href>" dropped (URL scheme "javascript:" not allowed)` + at0 + " (and 1 more)",
+				`URL of "<img src>" dropped (URL scheme "search-ms:" not allowed)` + at0}},
+		{name: "link of an unlinked button's label", modules: []string{buttonTo(""), module("button", `{"button":{"label":"<p><a href=\"sms:1\">ok</a> <a href=\"skype:me\">Go</a></p>","href":""}}`)},
+			absent: "skype:", want: []string{`URL of "<a href>" dropped (URL scheme "skype:" not allowed)` + at1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := design.Decode([]byte(urlModulesDesign(tt.modules...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
+				out, err := HTMLWithLimits(d, Limits{Layout: layout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Join(out.Warnings, "\n") != strings.Join(tt.want, "\n") {
+					t.Errorf("%s: warnings\n got %q\nwant %q", layout, out.Warnings, tt.want)
+				}
+				if tt.absent != "" && strings.Contains(string(out.Body), tt.absent) {
+					t.Errorf("%s: HTML has %q", layout, tt.absent)
+				}
+				for _, w := range out.Warnings {
+					if len(w) > 160 {
+						t.Errorf("%s: warning of %d bytes: %q", layout, len(w), w)
+					}
+					for _, c := range w {
+						if c < 0x20 || c > 0x7e {
+							t.Errorf("%s: warning not header-safe: %q", layout, w)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestURLWarningsBounded: thousands of refused links, each of its own
+// scheme, give one short warning per field, counting every place.
+func TestURLWarningsBounded(t *testing.T) {
+	const n = 3000
+	var ms []string
+	for i := range n {
+		scheme := "x" + strings.Repeat("y", i%300) + strconv.Itoa(i)
+		ms = append(ms, buttonTo(scheme+":z"), paragraph(`<p><a href="`+scheme+`:z">a</a></p>`))
+	}
+	d, err := design.Decode([]byte(urlModulesDesign(ms...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := HTML(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`URL of "href" dropped (URL scheme "x0:" not allowed) at page.rows[0].columns[0].modules[0] (and 2999 more)`,
+		`URL of "<a href>" dropped (URL scheme "x0:" not allowed) at page.rows[0].columns[0].modules[1] (and 2999 more)`,
+	}
+	if strings.Join(out.Warnings, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings\n got %.500q\nwant %q", out.Warnings, want)
+	}
+}
