@@ -31,7 +31,7 @@ var buttonKind = kind{
 
 // text writes the label, linked.
 func (b *buttonBlock) text(w *textWriter) {
-	w.openLink(b.href)
+	w.openLink("href", b.href)
 	w.fragment(b.label)
 	w.closeLink()
 }

@@ -62,7 +62,7 @@ func (b *iconsBlock) text(w *textWriter) {
 	for i := range b.icons {
 		ic := &b.icons[i]
 		w.lineBreak()
-		w.linkedLabel(firstNonBlank(ic.text, ic.alt), ic.href)
+		w.linkedLabel(firstNonBlank(ic.text, ic.alt), "href", ic.href)
 	}
 }
 

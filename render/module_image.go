@@ -137,7 +137,7 @@ var imageKind = kind{
 	},
 }
 
-func (img *imageBlock) text(w *textWriter) { w.linkedLabel(img.alt, img.href) }
+func (img *imageBlock) text(w *textWriter) { w.linkedLabel(img.alt, "href", img.href) }
 
 // html: the width attribute is for Outlook; other clients get max-width
 // so the image shrinks with the column.

@@ -56,7 +56,7 @@ func decodeMenu(c *design.Value) (block, error) {
 func (b *menuBlock) text(w *textWriter) {
 	for _, it := range b.items {
 		w.lineBreak()
-		w.linkedLabel(it.text, it.href)
+		w.linkedLabel(it.text, "href", it.href)
 	}
 }
 

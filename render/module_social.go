@@ -45,7 +45,7 @@ func (b *socialBlock) text(w *textWriter) {
 	for i := range b.icons {
 		ic := &b.icons[i]
 		w.lineBreak()
-		w.linkedLabel(firstNonBlank(ic.alt, ic.text, ic.title, ic.name), ic.href)
+		w.linkedLabel(firstNonBlank(ic.alt, ic.text, ic.title, ic.name), "href", ic.href)
 	}
 }
 

@@ -47,7 +47,7 @@ func (b *tableBlock) text(w *textWriter) {
 			texts := make([]string, 0, len(cells))
 			blank := true
 			for _, cell := range cells {
-				t := strings.Join(strings.Fields(fragmentText(cell)), " ")
+				t := strings.Join(strings.Fields(w.cellText(cell)), " ")
 				if t != "" {
 					blank = false
 				}

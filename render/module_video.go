@@ -30,7 +30,7 @@ var videoKind = kind{
 	},
 }
 
-func (b *videoBlock) text(w *textWriter) { w.linkedLabel(b.alt, b.src) }
+func (b *videoBlock) text(w *textWriter) { w.linkedLabel(b.alt, "src", b.src) }
 
 func (b *videoBlock) html(w *emailWriter, m *design.Module) {
 	avail := w.blockOpen(m, "video", nil, "center")

@@ -23,6 +23,11 @@ type textWriter struct {
 	links  []*openLink
 
 	maxOutput int // bytes; 0 (fragmentText) means unbounded
+
+	// warn, when not nil, gets the links left out (refusedLink), at the
+	// module row, col, mod.
+	warn          *warnings
+	row, col, mod int
 }
 
 // checkSize stops the render once the text is over the limit, like
@@ -44,6 +49,7 @@ const maxListIndent = 8
 // written; start is the label's offset in the output, -1 until the label's
 // first character arrives.
 type openLink struct {
+	field string // the design's member, for a warning: "href", "<a href>"…
 	href  string
 	start int
 }
@@ -145,8 +151,8 @@ func isZeroWidth(r rune) bool {
 	return false
 }
 
-func (w *textWriter) openLink(href string) {
-	w.links = append(w.links, &openLink{href: strings.TrimSpace(href), start: -1})
+func (w *textWriter) openLink(field, href string) {
+	w.links = append(w.links, &openLink{field: field, href: strings.TrimSpace(href), start: -1})
 }
 
 // inLinkedLabel reports whether the text being written is the label of a
@@ -170,6 +176,9 @@ func (w *textWriter) closeLink() {
 	l := w.links[len(w.links)-1]
 	w.links = w.links[:len(w.links)-1]
 	if !meaningfulHref(l.href) {
+		if l.href != "" && !design.SafeURL(l.href) {
+			w.refusedLink(l.field, l.href)
+		}
 		return
 	}
 	label := ""
@@ -209,6 +218,15 @@ func cleanURL(s string) string {
 		}
 		return r
 	}, strings.TrimSpace(s))
+}
+
+// refusedLink warns that the link href of field was left out because
+// design.SafeURL refused it, as the HTML does (emailWriter.allowURL).
+func (w *textWriter) refusedLink(field, href string) {
+	if w.warn != nil {
+		key, msg := refusedURL(field, href)
+		w.warn.onceAs(key, msg, modulePath(w.row, w.col, w.mod))
+	}
 }
 
 // meaningfulHref: links that lead nowhere, or to script, are not worth
@@ -334,7 +352,7 @@ func (w *textWriter) startTag(t *richToken, items int, linkDepth *int) {
 			if *linkDepth > 0 {
 				w.closeLink()
 			}
-			w.openLink(string(t.attr("href")))
+			w.openLink("<a href>", string(t.attr("href")))
 			*linkDepth = 1
 		}
 	case atom.Ul, atom.Ol, atom.Li:
@@ -385,6 +403,14 @@ func fragmentText(src string) string {
 	return strings.TrimSuffix(w.String(), "\n")
 }
 
+// cellText is fragmentText for a table cell of the module being written:
+// its links left out are warned of as the module's.
+func (w *textWriter) cellText(src string) string {
+	c := textWriter{warn: w.warn, row: w.row, col: w.col, mod: w.mod}
+	c.fragment(src)
+	return strings.TrimSuffix(c.String(), "\n")
+}
+
 // plainText renders d as plain text: the content of the desktop rendering
 // in reading order (rows top to bottom, columns left to right, modules top
 // to bottom), one paragraph per block separated by blank lines, links as
@@ -395,8 +421,8 @@ func fragmentText(src string) string {
 // blocks that are shown on desktop, and would repeat them.
 func plainText(d *design.Design, bs blocks, maxOutput int) (out *Output, err error) {
 	defer stopWhenFull(&err, maxOutput)
-	w := textWriter{maxOutput: maxOutput}
 	var warn warnings
+	w := textWriter{maxOutput: maxOutput, warn: &warn}
 	for ri := range d.Page.Rows {
 		w.checkSize()
 		r := &d.Page.Rows[ri]
@@ -418,6 +444,7 @@ func plainText(d *design.Design, bs blocks, maxOutput int) (out *Output, err err
 					continue
 				}
 				w.paragraphBreak()
+				w.row, w.col, w.mod = ri, ci, mi
 				if b == nil {
 					warn.once(unknownKind(m), modulePath(ri, ci, mi))
 				} else {
@@ -443,9 +470,10 @@ func plainText(d *design.Design, bs blocks, maxOutput int) (out *Output, err err
 }
 
 // linkedLabel writes a plain label (an alt text, a menu item) that may be
-// linked: "label (url)", the label alone, or the URL alone.
-func (w *textWriter) linkedLabel(label, href string) {
-	w.openLink(href)
+// linked: "label (url)", the label alone, or the URL alone; field is the
+// link's member, for a warning.
+func (w *textWriter) linkedLabel(label, field, href string) {
+	w.openLink(field, href)
 	w.fragment(label)
 	w.closeLink()
 }

@@ -237,9 +237,10 @@ func TestPlainText(t *testing.T) {
 			want: "Hi {{ customer.first_name }}, {{customText[Dear|Hello]}}\n\nUnsubscribe ({{ unsubscribe_link }}) | Prefs (https://x.test/?id=$user_id$&l={{list}})\n",
 		},
 		{
-			name: "script links are not printed",
-			rows: "[" + row("", mods(module("button", `{"button":{"label":"<p>Click</p>","href":"javascript:alert(1)"}}`))) + "]",
-			want: "Click\n",
+			name:         "script links are not printed, and are warned of",
+			rows:         "[" + row("", mods(module("button", `{"button":{"label":"<p>Click</p>","href":"javascript:alert(1)"}}`))) + "]",
+			want:         "Click\n",
+			wantWarnings: []string{`URL of "href" dropped (URL scheme "javascript:" not allowed) at page.rows[0].columns[0].modules[0]`},
 		},
 		{
 			name: "unknown module types are warned about once per type",

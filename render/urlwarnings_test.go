@@ -143,3 +143,55 @@ func TestURLWarningsBounded(t *testing.T) {
 		t.Errorf("warnings\n got %.500q\nwant %q", out.Warnings, want)
 	}
 }
+
+// TestPlainTextURLWarnings: a link the plain text leaves out because
+// design.SafeURL refuses it (its label kept, its URL not printed) is
+// warned of as in the HTML, by field, scheme and place: also the links of
+// html blocks and table cells, which the plain text checks too.
+func TestPlainTextURLWarnings(t *testing.T) {
+	const at0, at1 = " at page.rows[0].columns[0].modules[0]", " at page.rows[0].columns[0].modules[1]"
+	tests := []struct {
+		name    string
+		modules []string
+		absent  string // what must not reach the text
+		want    []string
+	}{
+		{name: "kept and empty links warn nothing", modules: []string{buttonTo("https://example.com/"), buttonTo("{{link}}"),
+			buttonTo(""), buttonTo("#"), paragraph(`<p><a href="mailto:a@example.com">m</a> <a>none</a></p>`)}},
+		{name: "button skype", modules: []string{buttonTo("skype:me?call")}, absent: "skype:",
+			want: []string{`URL of "href" dropped (URL scheme "skype:" not allowed)` + at0}},
+		{name: "one warning per field, the first place's scheme", modules: []string{buttonTo("\x01Java\tScript:x"), buttonTo("skype:me")},
+			absent: "skype:", want: []string{`URL of "href" dropped (URL scheme "javascript:" not allowed)` + at0 + " (and 1 more)"}},
+		{name: "image, menu, social and icon links", modules: []string{
+			module("image", `{"image":{"src":"https://example.com/a.png","href":"ms-msdt:/id","alt":"Pic"}}`),
+			module("menu", `{"menuItemsList":{"items":[{"text":"Word","link":{"href":"ms-word:ofe|u|x"}}]}}`),
+			module("social", `{"iconsList":{"icons":[{"type":"custom","name":"S","image":{"src":"https://example.com/s.png","href":"smb://h/s","alt":"S"}}]}}`),
+			module("icons", `{"iconsList":{"icons":[{"image":"https://example.com/i.png","href":"intent://x","text":"Go"}]}}`)},
+			absent: "://", want: []string{`URL of "href" dropped (URL scheme "ms-msdt:" not allowed)` + at0 + " (and 3 more)"}},
+		{name: "video", modules: []string{module("video", `{"video":{"src":"ms-officecmd:{}","thumbSrc":"https://example.com/t.jpg","thumbAlt":"V"}}`)},
+			absent: "officecmd", want: []string{`URL of "src" dropped (URL scheme "ms-officecmd:" not allowed)` + at0}},
+		{name: "rich text and html block", modules: []string{paragraph(`<p><a href="&#102;ile://h/s">f</a></p>`),
+			module("html", `{"html":{"html":"<a href=\"view-source:x\">v</a>"}}`)},
+			absent: "://h", want: []string{`URL of "<a href>" dropped (URL scheme "file:" not allowed)` + at0 + " (and 1 more)"}},
+		{name: "table cell", modules: []string{buttonTo(""), module("table", `{"table":{"content":{"rows":[{"cells":[{"html":"<a href=\"data:text/html,x\">d</a>"}]}]}}}`)},
+			absent: "data:", want: []string{`URL of "<a href>" dropped (data: URL not of a raster image)` + at1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := design.Decode([]byte(urlModulesDesign(tt.modules...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := PlainText(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(out.Warnings, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("warnings\n got %q\nwant %q", out.Warnings, tt.want)
+			}
+			if tt.absent != "" && strings.Contains(string(out.Body), tt.absent) {
+				t.Errorf("text has %q:\n%s", tt.absent, out.Body)
+			}
+		})
+	}
+}
