@@ -111,7 +111,12 @@ func scriptWords(v string) string {
 // URL). SafeURL reads a URL only up to its first colon, so
 // the argument is passed with whatever follows it: a closing quote or
 // parenthesis before any colon makes it a relative URL.
-func styleURLsSafe(l string) bool {
+func styleURLsSafe(l string) bool { return refusedStyleURL(l) == "" }
+
+// refusedStyleURL is the first URL of l that styleURLsSafe finds unsafe,
+// with whatever follows it in l ("" when there is none): for a warning
+// naming its scheme.
+func refusedStyleURL(l string) string {
 	for rest := l; ; {
 		i := strings.Index(rest, "url(")
 		if i < 0 {
@@ -119,7 +124,7 @@ func styleURLsSafe(l string) bool {
 		}
 		rest = strings.TrimLeft(rest[i+len("url("):], " \t\n\r\f")
 		if arg := strings.TrimLeft(rest, `"'`); !design.SafeURL(arg) {
-			return false
+			return arg
 		}
 	}
 	if strings.Contains(l, "image-set(") {
@@ -130,11 +135,11 @@ func styleURLsSafe(l string) bool {
 			}
 			rest = rest[i+1:]
 			if !design.SafeURL(rest) {
-				return false
+				return rest
 			}
 		}
 	}
-	return true
+	return ""
 }
 
 // The writer's checked values: cssValue, cssColor, cssURL and repeatable

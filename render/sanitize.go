@@ -276,7 +276,10 @@ func (w *emailWriter) startTag(t *richToken, out atom.Atom, o *richOpts, paras *
 // richStyleAttr writes an element's style attribute: its inline style,
 // made safe, after the module's defaults for what it does not set.
 func (w *emailWriter) richStyleAttr(a atom.Atom, style string, o *richOpts, paras *int) {
-	style = safeInlineStyle(style)
+	style, refused := checkInlineStyle(style)
+	if refused != "" {
+		w.warnURL("<"+a.String()+" style>", refused)
+	}
 	pre, join := w.richStyleDefaults(a, style, o, paras)
 	if join {
 		// The defaults first, then the element's own declarations, which
@@ -397,6 +400,14 @@ func styleWatched(s string) bool {
 // a watched style: one that holds none of the words, names position
 // without fixed or absolute, or loads only URLs design.SafeURL allows.
 func declarationSafe(decl string) bool {
+	ok, _ := checkDeclaration(decl)
+	return ok
+}
+
+// checkDeclaration is declarationSafe; for a declaration dropped for a
+// URL it loads, it also returns that URL (lower-cased, with what follows
+// it), for the render's warning.
+func checkDeclaration(decl string) (ok bool, refused string) {
 	l := asciiLower(decl)
 	for _, word := range styleWatchWords {
 		if !strings.Contains(l, word) {
@@ -405,28 +416,43 @@ func declarationSafe(decl string) bool {
 		switch word {
 		case "position":
 			if strings.Contains(l, "fixed") || strings.Contains(l, "absolute") {
-				return false
+				return false, ""
 			}
 		case "url(", "image-set(":
-			if !styleURLsSafe(l) {
-				return false
+			if u := refusedStyleURL(l); u != "" {
+				return false, u
 			}
 		default:
-			return false
+			return false, ""
 		}
 	}
-	return true
+	return true, ""
 }
 
 // safeInlineStyle returns s as written when it holds none of the watched
 // words, and otherwise its safe non-empty declarations joined by ';'.
 func safeInlineStyle(s string) string {
+	safe, _ := checkInlineStyle(s)
+	return safe
+}
+
+// checkInlineStyle is safeInlineStyle; it also returns the URL of the
+// first declaration it dropped for that URL ("" when none), for the
+// render's warning.
+func checkInlineStyle(s string) (safe, refused string) {
 	if !styleWatched(s) {
-		return s
+		return s, ""
 	}
 	var b strings.Builder
 	for _, decl := range strings.Split(s, ";") {
-		if strings.TrimSpace(decl) == "" || !declarationSafe(decl) {
+		if strings.TrimSpace(decl) == "" {
+			continue
+		}
+		ok, u := checkDeclaration(decl)
+		if !ok {
+			if refused == "" {
+				refused = u
+			}
 			continue
 		}
 		if b.Len() > 0 {
@@ -434,7 +460,7 @@ func safeInlineStyle(s string) string {
 		}
 		b.WriteString(decl)
 	}
-	return b.String()
+	return b.String(), refused
 }
 
 // asciiLower returns s with A-Z lower-cased (s itself when it has none,

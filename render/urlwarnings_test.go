@@ -83,6 +83,11 @@ func TestURLWarnings(t *testing.T) {
 			absent: "search-ms", want: []string{
 				`URL of "<a href>" dropped (URL scheme "javascript:" not allowed)` + at0 + " (and 1 more)",
 				`URL of "<img src>" dropped (URL scheme "search-ms:" not allowed)` + at0}},
+		{name: "rich text inline style", modules: []string{paragraph(`<p style="background:url('SMB://h/s.png');color:red">x</p>` +
+			`<div style="color:blue;background-image:-webkit-image-set(&quot;search-ms:x&quot; 1x)">y</div><p style="background:url(https://example.com/a.png)">z</p>`)},
+			absent: "smb:", want: []string{
+				`URL of "<p style>" dropped (URL scheme "smb:" not allowed)` + at0,
+				`URL of "<div style>" dropped (URL scheme "search-ms:" not allowed)` + at0}},
 		{name: "link of an unlinked button's label", modules: []string{buttonTo(""), module("button", `{"button":{"label":"<p><a href=\"sms:1\">ok</a> <a href=\"skype:me\">Go</a></p>","href":""}}`)},
 			absent: "skype:", want: []string{`URL of "<a href>" dropped (URL scheme "skype:" not allowed)` + at1}},
 	}

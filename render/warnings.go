@@ -133,9 +133,15 @@ func (w *emailWriter) allowURL(field, u string) bool {
 	if design.SafeURL(u) {
 		return true
 	}
+	w.warnURL(field, u)
+	return false
+}
+
+// warnURL warns that u, the URL of field, was left out: design.SafeURL
+// refused it.
+func (w *emailWriter) warnURL(field, u string) {
 	key, msg := refusedURL(field, u)
 	w.warn.onceAs(key, msg, w.path())
-	return false
 }
 
 // keptURL is u when allowURL(field, u), else "".
