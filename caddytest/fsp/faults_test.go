@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"image/color"
 	"io"
 	"net"
 	"net/http"
@@ -34,6 +35,10 @@ const (
 	// faultHold holds the request back until release is closed, then
 	// passes it on: another request can run meanwhile.
 	faultHold faultKind = "hold"
+	// faultReload holds the request back while the configuration is
+	// reloaded, then passes it on: the old configuration finishes the
+	// operation.
+	faultReload faultKind = "reload"
 )
 
 // faultProxy is a proxy in front of the real S3 server that injects
@@ -77,6 +82,7 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 		key, _ := url.PathUnescape(r.URL.EscapedPath())
 		p.mu.Lock()
 		kind := faultKind("")
+		release := p.release
 		if p.kind != "" && r.Method == p.method && strings.HasSuffix(key, p.suffix) {
 			kind = p.kind
 			p.hits++
@@ -87,7 +93,7 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 		p.mu.Unlock()
 		if kind == faultHold {
 			p.held <- struct{}{}
-			<-p.release
+			<-release
 		}
 		if kind == faultTaken {
 			bucket, object, _ := strings.Cut(strings.TrimPrefix(key, "/"), "/")
@@ -175,6 +181,9 @@ func (p *faultProxy) inject(method, suffix string, kind faultKind, once bool) (i
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	hits, otherErr := p.hits, p.otherErr
+	if kind == faultHold {
+		p.release = make(chan struct{}) // each hold its own release
+	}
 	p.method, p.suffix, p.kind, p.once, p.hits, p.otherErr = method, suffix, kind, once, 0, nil
 	return hits, otherErr
 }
@@ -194,6 +203,13 @@ type faultRow struct {
 	wantCode int    // the answer (0: success)
 	keep     [][]string
 	absent   []string
+	// thumbs are file paths whose served thumbnail, if any, must be the
+	// served file's own.
+	thumbs []string
+	// orphans are keys (under the uid's tree) where a thumbnail of no
+	// file is put before the operation; blocked (local) keys where a
+	// folder is.
+	orphans, blocked []string
 }
 
 // TestProviderFaultsLoseNothing runs operations while the storage fails
@@ -208,7 +224,8 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 	src := newSources(t)
 	img := string(src.png)
 	img2 := string(src.png2)
-	long := strings.Repeat("n", 246) + ".png" // 250 bytes: its thumbnail's name would be 261
+	big := string(testPNG(1200, 1000, color.NRGBA{30, 200, 30, 255})) // over max_image_memory: no thumbnail
+	long := strings.Repeat("n", 246) + ".png"                         // 250 bytes: its thumbnail's name would be 261
 	root := "c1/u1/"
 	var rows []faultRow
 	for _, kind := range []faultKind{fault500, faultHang, faultReset} {
@@ -363,6 +380,7 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 			keep:     [][]string{{root + "a/" + long}, {root + "a/" + strings.Repeat("n", 246) + "_1.png"}},
 		},
 	)
+	rows = append(rows, thumbFaultRows(img, img2, big)...)
 
 	for _, bk := range backends {
 		t.Run(bk.name, func(t *testing.T) {
@@ -376,11 +394,15 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 			// end soon): on a busy machine a setup write answered after 1 s
 			// would be sent again, and the conditional write would find its
 			// own first copy.
-			load(t, fmt.Sprintf(`:%d {
+			// A reload row loads the other of two configurations.
+			config := func(maxUploads int) string {
+				return fmt.Sprintf(`:%d {
 	handle_path /fsp/* {
 		fsp {
 			%s
 			public_url http://localhost/files
+			max_image_memory 4MiB
+			max_uploads %d
 			allow_anonymous
 		}
 	}
@@ -390,11 +412,15 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 		fsp {
 			%s
 			public_url http://localhost/files
+			max_image_memory 4MiB
 			allow_anonymous
 		}
 	}
 }
-`, privatePort, storage, faultSetupPort, b.storage))
+`, privatePort, storage, maxUploads, faultSetupPort, b.storage)
+			}
+			maxUploads := 4
+			load(t, config(maxUploads))
 			for i, row := range rows {
 				if row.backends != "" && row.backends != bk.name {
 					continue
@@ -414,12 +440,32 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 							t.Fatalf("setup %s %s: %d %s", c.method, c.target, res.Status, res.Body)
 						}
 					}
-					if row.fault != "" {
-						proxy.inject(row.method, row.suffix, row.fault, row.once)
-					}
+					prepareThumbs(t, b, uid, row)
 					op := row.op
 					op.uid, op.auth = uid, "-"
-					res := send(t, privatePort, op)
+					var res response
+					switch row.fault {
+					case "":
+						res = send(t, privatePort, op)
+					case faultReload:
+						proxy.inject(row.method, row.suffix, faultHold, true)
+						done := make(chan response, 1)
+						go func() { done <- send(t, privatePort, op) }()
+						select {
+						case <-proxy.held:
+						case res = <-done:
+							t.Fatalf("the operation ended (%d %s) before the request to hold", res.Status, res.Body)
+						}
+						maxUploads = 7 - maxUploads // another config: Caddy reloads
+						load(t, config(maxUploads))
+						proxy.mu.Lock()
+						close(proxy.release)
+						proxy.mu.Unlock()
+						res = <-done
+					default:
+						proxy.inject(row.method, row.suffix, row.fault, row.once)
+						res = send(t, privatePort, op)
+					}
 					if row.fault != "" {
 						hits, otherErr := proxy.inject("", "", "", false)
 						if hits == 0 {
@@ -454,6 +500,7 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 							t.Errorf("%s exists (answer %d %s)", k, res.Status, res.Body)
 						}
 					}
+					checkServedThumbs(t, b, faultSetupPort, uid, row.thumbs)
 				})
 			}
 		})

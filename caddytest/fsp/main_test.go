@@ -257,7 +257,9 @@ func exchange(port int, request, method string) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	// Long enough for the fault table's hang rows, which wait out several
+	// S3 timeouts (each of five tries) in one request.
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := io.WriteString(conn, request); err != nil {
 		conn.Close()
 		return nil, err
