@@ -178,10 +178,12 @@ func (q *request) list(ctx context.Context, p fspPath, dirsOnly bool) (any, erro
 		}
 		return nil, storageFail(err)
 	}
-	hidden := map[string]bool{}
+	// thumbs are the thumbnails there: files only, since on S3 a folder
+	// (a prefix another tool made) can have a thumbnail's name.
+	thumbs := map[string]bool{}
 	for _, e := range entries {
-		if reservedName(e.Name) {
-			hidden[e.Name] = true
+		if !e.Dir && strings.HasPrefix(e.Name, thumbPrefix) {
+			thumbs[e.Name] = true
 		}
 	}
 	items := make([]meta, 0, len(entries)+len(q.h.Shared))
@@ -195,7 +197,7 @@ func (q *request) list(ctx context.Context, p fspPath, dirsOnly bool) (any, erro
 		if e.Dir {
 			items = append(items, q.dirMeta(p.child(e.Name, true), e, pl.readOnly))
 		} else if !dirsOnly {
-			items = append(items, q.fileMeta0(p.child(e.Name, false), joinKey(pl.key, e.Name), e, pl.readOnly, hidden[thumbName(e.Name)]))
+			items = append(items, q.fileMeta0(p.child(e.Name, false), joinKey(pl.key, e.Name), e, pl.readOnly, thumbs[thumbName(e.Name)]))
 		}
 	}
 	if top {
