@@ -21,16 +21,28 @@ func (q *request) remove(ctx context.Context, p fspPath) error {
 	return nil
 }
 
-// dropThumb removes the thumbnail of the file at key, if any; a failure
-// only leaves an unlisted file behind, so it is logged, not answered.
+// dropThumb removes the thumbnail of the file at key, if any, where a
+// failure is only logged: after the file is gone, or once clearThumb has
+// removed the one the file at key had.
 func (q *request) dropThumb(ctx context.Context, key string) {
+	if err := q.clearThumb(ctx, key); err != nil {
+		q.h.logger.Warn("removing a thumbnail", zap.String("key", key), zap.Error(err))
+	}
+}
+
+// clearThumb removes the thumbnail of the file at key, if any. An upload
+// or move onto a name it knows calls it before placing the file: were the
+// removal tried after, and failed, the new file would be listed with the
+// replaced file's thumbnail; before, a failure leaves the old state.
+func (q *request) clearThumb(ctx context.Context, key string) error {
 	tk, ok := q.thumbKey(key)
 	if !ok {
-		return
+		return nil
 	}
 	if err := q.h.storage.Remove(ctx, tk); err != nil && !isNotExist(err) {
-		q.h.logger.Warn("removing a thumbnail", zap.String("key", tk), zap.Error(err))
+		return err
 	}
+	return nil
 }
 
 func (q *request) move(ctx context.Context, p fspPath) (any, error) {
@@ -85,6 +97,19 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 		hadThumb = err == nil
 	}
 	target := dest.child(p.name(), false)
+	if strat == strategyAsk {
+		// A known conflict changes nothing, the thumbnail there included.
+		if err := q.h.storage.Exists(ctx, q.locate(target).key, false); err == nil {
+			return nil, fail(3400, "")
+		} else if !isNotExist(err) {
+			return nil, storageFail(err)
+		}
+	}
+	if strat != strategyKeep {
+		if err := q.clearThumb(ctx, q.locate(target).key); err != nil {
+			return nil, storageFail(err)
+		}
+	}
 	final, err := q.place(ctx, target, func(candidate fspPath, exclusive bool) error {
 		return q.h.storage.Move(ctx, src.key, q.locate(candidate).key, exclusive)
 	}, strat)

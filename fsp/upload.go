@@ -126,6 +126,11 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 			return nil, err
 		}
 	}
+	if strat != strategyKeep {
+		if err := q.clearThumb(ctx, pl.key); err != nil {
+			return nil, storageFail(err)
+		}
+	}
 	var final fspPath
 	var version string
 	if strat == strategyKeep {
