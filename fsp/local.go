@@ -235,6 +235,28 @@ func (s *localStorage) Version(_ context.Context, key string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+func (s *localStorage) Read(_ context.Context, key string, max int64) ([]byte, string, error) {
+	f, err := s.root.Open(key)
+	if err != nil {
+		return nil, "", mapLocalErr(err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil {
+		return nil, "", err
+	} else if !info.Mode().IsRegular() {
+		return nil, "", fs.ErrNotExist
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, "", err
+	}
+	if int64(len(data)) > max {
+		return nil, "", errTooLarge
+	}
+	sum := sha256.Sum256(data)
+	return data, hex.EncodeToString(sum[:]), nil
+}
+
 // WriteFirstFree writes one temporary file and links it under each key in
 // turn until a link succeeds: the bytes are written and synced once.
 func (s *localStorage) WriteFirstFree(_ context.Context, keys []string, data []byte, _ string) (chosen int, version string, err error) {

@@ -4,6 +4,7 @@ package fsp
 
 import (
 	"context"
+	"io"
 	"io/fs"
 	"path"
 	"strings"
@@ -227,4 +228,29 @@ func (s *s3Storage) List(ctx context.Context, dir string) ([]Entry, error) {
 		}
 	}
 	return entries, nil
+}
+
+// Read's version is the ETag of the object the GET answered with, so it
+// is that of the bytes read.
+func (s *s3Storage) Read(ctx context.Context, k string, max int64) ([]byte, string, error) {
+	obj, err := s.client.GetObject(ctx, s.bucket, s.key(k), minio.GetObjectOptions{})
+	if err != nil {
+		return nil, "", mapS3Err(err)
+	}
+	defer obj.Close()
+	info, err := obj.Stat()
+	if err != nil {
+		return nil, "", mapS3Err(err)
+	}
+	if info.Size > max {
+		return nil, "", errTooLarge
+	}
+	data, err := io.ReadAll(io.LimitReader(obj, max+1))
+	if err != nil {
+		return nil, "", mapS3Err(err)
+	}
+	if int64(len(data)) > max {
+		return nil, "", errTooLarge
+	}
+	return data, info.ETag, nil
 }

@@ -53,6 +53,9 @@ type Storage interface {
 	// digest of them: SHA-256 locally, the ETag on S3). A thumbnail is
 	// kept only while its file has the version it was made for.
 	Version(ctx context.Context, key string) (string, error)
+	// Read returns the bytes of the file at key and their version, or
+	// errTooLarge when it holds more than max bytes.
+	Read(ctx context.Context, key string, max int64) ([]byte, string, error)
 	// Remove deletes the file at key.
 	Remove(ctx context.Context, key string) error
 	// Move renames the file from to to. With exclusive an existing to is
@@ -91,6 +94,9 @@ const maxDirCount = 1000
 // errStorageInvalid is a storage that is not usable as configured (a
 // missing bucket, credentials it refuses): 3600, not 3100.
 var errStorageInvalid = errors.New("storage not valid as configured")
+
+// errTooLarge is a file Read finds larger than it may hold.
+var errTooLarge = errors.New("file larger than the bound")
 
 // errNotEmpty is a directory removal refused because of its contents.
 var errNotEmpty = errors.New("directory not empty")

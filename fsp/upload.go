@@ -159,26 +159,56 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 // in version, or, with none, removes the one there: the replaced file's,
 // or one a failed delete left. Whatever happens, the file stays; a
 // thumbnail that cannot be written (a name too long for it, a storage
-// failure) only leaves the file without one. A replace that stored
-// another version of the file meanwhile may have written its thumbnail
-// before ours: ours is removed then, so the file never shows another
-// file's thumbnail (at worst none).
+// failure) only leaves the file without one. Another upload that
+// replaced the file meanwhile may have written its thumbnail before ours
+// overwrote it: the thumbnail is then made again from the file now
+// stored, so that the last upload's file keeps one, never another
+// file's; a file replaced again meanwhile has none.
 func (q *request) storeThumb(ctx context.Context, fk, version string, thumb []byte) {
 	tk, ok := q.thumbKey(fk)
 	if !ok || thumb == nil {
 		q.dropThumb(ctx, fk)
 		return
 	}
-	if _, err := q.h.storage.Write(ctx, tk, thumb, "image/png", false); err != nil {
-		q.h.logger.Warn("storing a file without its thumbnail", append([]zap.Field{zap.String("key", tk), zap.Error(err)}, q.h.storageLog...)...)
-		q.dropThumb(ctx, fk) // the replaced file's, which no longer matches
-		return
+	for remade := 0; ; remade++ {
+		if _, err := q.h.storage.Write(ctx, tk, thumb, "image/png", false); err != nil {
+			q.h.logger.Warn("storing a file without its thumbnail", append([]zap.Field{zap.String("key", tk), zap.Error(err)}, q.h.storageLog...)...)
+			q.dropThumb(ctx, fk) // the replaced file's, which no longer matches
+			return
+		}
+		now, err := q.h.storage.Version(ctx, fk)
+		if err == nil && now == version {
+			return
+		}
+		if err == nil && remade < maxThumbRemakes {
+			thumb, version, err = q.remakeThumb(ctx, fk)
+		}
+		if err != nil || thumb == nil || remade == maxThumbRemakes {
+			q.h.logger.Debug("the file was replaced while its thumbnail was stored; removing the thumbnail",
+				zap.String("key", tk), zap.Error(err))
+			q.dropThumb(ctx, fk)
+			return
+		}
 	}
-	if now, err := q.h.storage.Version(ctx, fk); err != nil || now != version {
-		q.h.logger.Debug("the file was replaced while its thumbnail was stored; removing the thumbnail",
-			zap.String("key", tk), zap.Error(err))
-		q.dropThumb(ctx, fk)
+}
+
+// maxThumbRemakes bounds how often one upload makes the thumbnail of a
+// file other uploads keep replacing.
+const maxThumbRemakes = 2
+
+// remakeThumb reads the file at fk and makes its thumbnail (nil when it
+// gets none), returning it with the version it was made from.
+func (q *request) remakeThumb(ctx context.Context, fk string) ([]byte, string, error) {
+	data, version, err := q.h.storage.Read(ctx, fk, q.h.MaxSize)
+	if err != nil {
+		return nil, "", err
 	}
+	sniffed, err := checkContent(path.Base(fk), data, q.h.AllowTypes)
+	if err != nil || !isRaster(sniffed) {
+		return nil, version, nil
+	}
+	thumb, err := makeThumbnail(data, q.h.MaxImageMemory, q.h.thumbPNG)
+	return thumb, version, err
 }
 
 func uploadFail(err error) error {
