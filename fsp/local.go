@@ -259,7 +259,7 @@ func (s *localStorage) Read(_ context.Context, key string, max int64) ([]byte, s
 
 // WriteFirstFree writes one temporary file and links it under each key in
 // turn until a link succeeds: the bytes are written and synced once.
-func (s *localStorage) WriteFirstFree(_ context.Context, keys []string, data []byte, _ string) (chosen int, version string, err error) {
+func (s *localStorage) WriteFirstFree(_ context.Context, keys []string, data []byte, _ string, prepare func(int) error) (chosen int, version string, err error) {
 	if len(keys) == 0 {
 		return 0, "", fs.ErrExist
 	}
@@ -280,6 +280,12 @@ func (s *localStorage) WriteFirstFree(_ context.Context, keys []string, data []b
 		return 0, "", err
 	}
 	for i, key := range keys {
+		if _, err := s.root.Lstat(key); err == nil {
+			continue // taken: left alone, prepare included
+		}
+		if err := prepare(i); err != nil {
+			return 0, "", err
+		}
 		err := mapLocalErr(s.root.Link(tmp, key))
 		if err == nil {
 			return i, version, nil

@@ -141,7 +141,7 @@ func (s *s3Storage) putExclusive(ctx context.Context, key string, r io.Reader, s
 // for each key past it) and writes, conditionally, only to one that is
 // free: the bytes go up once unless another writer takes the key between
 // the look and the write.
-func (s *s3Storage) WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string) (int, string, error) {
+func (s *s3Storage) WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string, prepare func(int) error) (int, string, error) {
 	states, err := s.Names(ctx, keys)
 	if err != nil {
 		return 0, "", err
@@ -156,6 +156,9 @@ func (s *s3Storage) WriteFirstFree(ctx context.Context, keys []string, data []by
 			} else if taken {
 				continue
 			}
+		}
+		if err := prepare(i); err != nil {
+			return 0, "", err
 		}
 		version, err := s.Write(ctx, k, data, contentType, true)
 		if err == nil {

@@ -46,8 +46,10 @@ type Storage interface {
 	// WriteFirstFree stores data under the first of keys that is free,
 	// writing the bytes once however many keys are taken (a lost race
 	// for a key may cost one more write on object storage), and returns
-	// its index and version; fs.ErrExist when every key is taken.
-	WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string) (int, string, error)
+	// its index and version; fs.ErrExist when every key is taken. Before
+	// it writes to keys[i], found free, it calls prepare(i), whose error
+	// ends it with nothing written.
+	WriteFirstFree(ctx context.Context, keys []string, data []byte, contentType string, prepare func(int) error) (int, string, error)
 	// Version tells what is stored at key now: another write there gives
 	// another version, unless it stored the same bytes (the version is a
 	// digest of them: SHA-256 locally, the ETag on S3). A thumbnail is

@@ -258,6 +258,11 @@ func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) 
 					continue // a folder's name is taken too
 				}
 			}
+			// The thumbnail the free name holds goes first, as for
+			// ask and replace (clearThumb).
+			if err := q.clearThumb(ctx, keys[i]); err != nil {
+				return fspPath{}, storageFail(err)
+			}
 			err := put(candidate, true)
 			if err == nil {
 				return candidate, nil
@@ -334,7 +339,11 @@ func (q *request) writeKeep(ctx context.Context, p fspPath, data []byte) (fspPat
 	for i, c := range candidates {
 		keys[i] = q.locate(c).key
 	}
-	i, version, err := q.h.storage.WriteFirstFree(ctx, keys, data, typeForName(p.name()))
+	// The thumbnail a name holds is removed before the name is taken, as
+	// for ask and replace (clearThumb).
+	i, version, err := q.h.storage.WriteFirstFree(ctx, keys, data, typeForName(p.name()), func(i int) error {
+		return q.clearThumb(ctx, keys[i])
+	})
 	if isExist(err) {
 		return fspPath{}, "", fail(3400, "No free name was found")
 	} else if err != nil {
