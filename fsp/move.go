@@ -99,10 +99,8 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 	target := dest.child(p.name(), false)
 	if strat == strategyAsk {
 		// A known conflict changes nothing, the thumbnail there included.
-		if err := q.h.storage.Exists(ctx, q.locate(target).key, false); err == nil {
-			return nil, fail(3400, "")
-		} else if !isNotExist(err) {
-			return nil, storageFail(err)
+		if err := q.askFree(ctx, q.locate(target).key); err != nil {
+			return nil, err
 		}
 	}
 	if strat != strategyKeep {

@@ -96,10 +96,8 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 		}
 	}
 	if strat == strategyAsk {
-		if err := q.h.storage.Exists(ctx, pl.key, false); err == nil {
-			return nil, fail(3400, "")
-		} else if !isNotExist(err) {
-			return nil, storageFail(err)
+		if err := q.askFree(ctx, pl.key); err != nil {
+			return nil, err
 		}
 	}
 	data := direct
@@ -123,6 +121,13 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 	}
 	if autoCreate {
 		if _, err := q.ensureParent(ctx, p, true); err != nil {
+			return nil, err
+		}
+	}
+	if strat == strategyAsk {
+		// Again: a file may have taken the name while this one arrived,
+		// and its thumbnail must stay.
+		if err := q.askFree(ctx, pl.key); err != nil {
 			return nil, err
 		}
 	}
@@ -286,6 +291,17 @@ func (q *request) place(ctx context.Context, p fspPath, put func(fspPath, bool) 
 		}
 		return p, nil
 	}
+}
+
+// askFree answers 3400 when a file holds the name at key: an ask upload
+// or move then changes nothing.
+func (q *request) askFree(ctx context.Context, key string) error {
+	if err := q.h.storage.Exists(ctx, key, false); err == nil {
+		return fail(3400, "")
+	} else if !isNotExist(err) {
+		return storageFail(err)
+	}
+	return nil
 }
 
 // noFolderAt answers 3400 when a folder holds the name of file p: a

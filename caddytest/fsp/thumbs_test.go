@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"image/color"
 	"image/png"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -143,5 +145,60 @@ func TestProviderConcurrentReplaceThumbnail(t *testing.T) {
 	}
 	if cfg.Width != 50 || cfg.Height != 60 {
 		t.Errorf("the second upload's file has a %dx%d thumbnail, the first upload's; want 50x60, its own", cfg.Width, cfg.Height)
+	}
+}
+
+// TestProviderAskConflictKeepsThumbnail: an ask upload whose name a file
+// takes while its source is still arriving answers 3400 and leaves that
+// file's thumbnail.
+func TestProviderAskConflictKeepsThumbnail(t *testing.T) {
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	src := newSources(t)
+	for _, bk := range backends {
+		t.Run(bk.name, func(t *testing.T) {
+			b := bk.make(t)
+			started, release := make(chan struct{}), make(chan struct{})
+			slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = w.Write(src.png[:100])
+				w.(http.Flusher).Flush()
+				close(started)
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return
+				}
+				_, _ = w.Write(src.png[100:])
+			}))
+			defer slow.Close()
+			load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			%s
+			public_url http://localhost/files
+			allow_private
+			allow_anonymous
+		}
+	}
+}
+`, privatePort, b.storage))
+			done := make(chan response, 1)
+			go func() {
+				done <- send(t, privatePort, call{method: "POST", target: "/pic.png", body: upload(slow.URL+"/pic.png", "ask"), auth: "-"})
+			}()
+			<-started
+			c := direct("/pic.png", string(src.png2))
+			c.auth = "-"
+			if res := send(t, privatePort, c); res.Status != 200 {
+				t.Fatalf("the other upload: %d %s", res.Status, res.Body)
+			}
+			close(release)
+			if res := <-done; decodeFSP(res.Body).Code != 3400 {
+				t.Errorf("the ask upload: %d %s, want 3400", res.Status, res.Body)
+			}
+			if m := fileAndThumb(t, privatePort, "/pic.png"); m.Thumbnail == "" {
+				t.Error("the file that took the name lost its thumbnail")
+			}
+		})
 	}
 }
