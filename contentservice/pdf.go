@@ -236,10 +236,11 @@ func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
 }
 
 // renderError answers a failed render: a document too long, a PDF too
-// large, or a page that crashed under the memory bound as 413 (logged at
-// DEBUG, as refusals are); a full queue or an unloaded config as 503, a
-// timeout as 504 and anything else as 500, each logged at ERROR (the
-// error policy's level for 5xx).
+// large, or a page whose renderer crashed as one past the memory bound
+// does as 413 (logged at DEBUG, as refusals are); a full queue or an
+// unloaded config as 503, a timeout as 504 and anything else (another
+// crash too) as 500, each logged at ERROR (the error policy's level for
+// 5xx), a crash with how the process ended.
 func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string, err error) {
 	if errors.Is(err, browserpool.ErrBusy) {
 		// By then every render running now has ended.
@@ -273,10 +274,14 @@ func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string,
 			fmt.Sprintf("the PDF is larger than %d MiB", browserpool.DefaultMaxPDFBytes>>20))
 		return
 	}
-	if errors.Is(err, browserpool.ErrPageCrashed) && browserpool.PageMemoryBounded {
-		s.logRefusal(w, r, "rendering refused", "the page needed more memory than a render may use")
+	var crash *browserpool.PageCrash
+	if errors.As(err, &crash) && crash.OutOfMemory() && browserpool.PageMemoryBounded {
+		// Chromium ends a renderer that fails to allocate this way (a
+		// failed internal check too, rarely): most likely the memory
+		// bound. Any other crash is the service's failure, below.
+		s.logRefusal(w, r, "rendering refused", "the page's renderer crashed as one past the memory bound does")
 		writeError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "Document too large to render",
-			fmt.Sprintf("rendering the document needs more than the %d MiB of memory a render may use", browserpool.DefaultMaxPageMemory>>20))
+			fmt.Sprintf("the render was stopped by a crash of the kind the memory bound causes: most likely the document needs more than the %d MiB of memory a render may use", browserpool.DefaultMaxPageMemory>>20))
 		return
 	}
 	if errors.Is(err, browserpool.ErrTimeout) {
@@ -286,8 +291,11 @@ func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string,
 			"the render took longer than this service allows")
 		return
 	}
-	s.logger.Error("rendering in the browser failed",
-		zap.String("request_id", id), zap.String("path", r.URL.Path), zap.Error(err))
+	fields := []zap.Field{zap.String("request_id", id), zap.String("path", r.URL.Path), zap.Error(err)}
+	if crash != nil {
+		fields = append(fields, zap.String("crash_status", crash.Status), zap.Int64("crash_code", crash.Code))
+	}
+	s.logger.Error("rendering in the browser failed", fields...)
 	writeError(w, http.StatusInternalServerError, CodeInternal, "Internal error", "request id "+id)
 }
 

@@ -17,7 +17,9 @@ import (
 
 // TestRenderErrorAnswers: each way a PDF or image render fails is
 // answered with its status, code and Retry-After, and logged at the
-// error policy's level (refusals DEBUG, 5xx ERROR).
+// error policy's level (refusals DEBUG, 5xx ERROR). Of a page's crashes,
+// only one by SIGTRAP (how Chromium ends a renderer that fails to
+// allocate) is the memory bound's 413.
 func TestRenderErrorAnswers(t *testing.T) {
 	s, logs := newTestService(t, func(h *Handler) {
 		h.Browser = &BrowserConfig{Timeout: caddy.Duration(7 * time.Second), FilesDir: t.TempDir()}
@@ -25,8 +27,10 @@ func TestRenderErrorAnswers(t *testing.T) {
 	defer s.browser.Close()
 	crashed := http.StatusRequestEntityTooLarge
 	crashedCode, crashedLevel := CodeBodyTooLarge, zapcore.DebugLevel
+	crashedDetails := "most likely the document needs more than the 2048 MiB of memory"
 	if !browserpool.PageMemoryBounded {
 		crashed, crashedCode, crashedLevel = http.StatusInternalServerError, CodeInternal, zapcore.ErrorLevel
+		crashedDetails = "request id"
 	}
 	tests := []struct {
 		name         string
@@ -38,7 +42,11 @@ func TestRenderErrorAnswers(t *testing.T) {
 	}{
 		{"too many pages", browserpool.ErrTooManyPages, 413, CodeBodyTooLarge, "200 pages", "", zapcore.DebugLevel},
 		{"PDF too large", fmt.Errorf("job: %w", browserpool.ErrTooLarge), 413, CodeBodyTooLarge, "128 MiB", "", zapcore.DebugLevel},
-		{"page crashed", fmt.Errorf("job: %w", browserpool.ErrPageCrashed), crashed, crashedCode, "", "", crashedLevel},
+		{"page crashed as out of memory", fmt.Errorf("job: %w", &browserpool.PageCrash{Status: "crashed", Code: 5}), crashed, crashedCode, crashedDetails, "", crashedLevel},
+		{"page crashed by SIGSEGV", fmt.Errorf("job: %w", &browserpool.PageCrash{Status: "crashed", Code: 11}), 500, CodeInternal, "request id", "", zapcore.ErrorLevel},
+		{"page's renderer killed", &browserpool.PageCrash{Status: "killed", Code: 15}, 500, CodeInternal, "request id", "", zapcore.ErrorLevel},
+		{"page's renderer exited", &browserpool.PageCrash{Status: "abnormal", Code: 5}, 500, CodeInternal, "request id", "", zapcore.ErrorLevel},
+		{"page crashed, no report", &browserpool.PageCrash{}, 500, CodeInternal, "request id", "", zapcore.ErrorLevel},
 		{"busy", browserpool.ErrBusy, 503, CodeBusy, "retry after 7 s", "7", zapcore.ErrorLevel},
 		{"unloaded", fmt.Errorf("job: %w", browserpool.ErrClosed), 503, CodeBusy, "reloaded", "1", zapcore.ErrorLevel},
 		{"timeout", browserpool.ErrTimeout, 504, CodeRenderTimeout, "longer than", "", zapcore.ErrorLevel},

@@ -405,7 +405,8 @@ func TestGIFBounds(t *testing.T) {
 
 // TestPageMemoryBounded: on Linux, a page that needs more memory than
 // Config.MaxPageMemory crashes its own renderer, and its job fails with
-// ErrPageCrashed within moments, not at the timeout; the browser goes on
+// a *PageCrash that is OutOfMemory (Chromium ends the renderer with
+// SIGTRAP) within moments, not at the timeout; the browser goes on
 // rendering. The page is 150 forced page breaks under a position: fixed
 // element of 200,000 words, which printing repeats on every page (22 MB
 // a page, and more the more words). Uncapped, it took gigabytes until
@@ -424,8 +425,8 @@ func TestPageMemoryBounded(t *testing.T) {
 	p := newPoolWith(t, false, 40*time.Second, func(c *Config) { c.MaxPageMemory = 1 << 30 })
 	began := time.Now()
 	err := p.PDF(context.Background(), html.String(), PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800}, io.Discard)
-	if !errors.Is(err, ErrPageCrashed) {
-		t.Fatalf("%v after %v, want ErrPageCrashed", err, time.Since(began))
+	if crash := (*PageCrash)(nil); !errors.As(err, &crash) || !crash.OutOfMemory() {
+		t.Fatalf("%v after %v, want a *PageCrash out of memory (SIGTRAP)", err, time.Since(began))
 	}
 	if elapsed := time.Since(began); elapsed > 30*time.Second {
 		t.Errorf("failed after %v", elapsed)

@@ -19,6 +19,7 @@ import (
 	cdpio "github.com/chromedp/cdproto/io"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
@@ -241,8 +242,12 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 	jctx, jcancel := context.WithCancel(tab)
 	defer jcancel()
 	defer context.AfterFunc(ctx, jcancel)()
+	// The page's crash is reported to the tab (Inspector.targetCrashed)
+	// and to the browser, which says how the process ended
+	// (Target.targetCrashed, naming the tab's target).
 	crashed := make(chan struct{})
-	var crash sync.Once
+	reported := make(chan *PageCrash, 1)
+	var crash, report sync.Once
 	chromedp.ListenTarget(tab, func(ev any) {
 		switch e := ev.(type) {
 		case *inspector.EventTargetCrashed:
@@ -258,13 +263,25 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 			}()
 		}
 	})
-	err = chromedp.Run(jctx,
-		fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*"}}),
-		emulation.SetScriptExecutionDisabled(true),
-		emulation.SetDeviceMetricsOverride(width, 800, 1, false),
-		chromedp.Navigate(docURL),
-		chromedp.ActionFunc(act),
-	)
+	// The tab first, so that the browser's crash reports can be told
+	// apart by its target.
+	err = chromedp.Run(jctx)
+	if err == nil {
+		tabID := chromedp.FromContext(tab).Target.TargetID
+		chromedp.ListenBrowser(tab, func(ev any) {
+			if e, ok := ev.(*target.EventTargetCrashed); ok && e.TargetID == tabID {
+				report.Do(func() { reported <- &PageCrash{Status: e.Status, Code: e.ErrorCode} })
+				jcancel()
+			}
+		})
+		err = chromedp.Run(jctx,
+			fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*"}}),
+			emulation.SetScriptExecutionDisabled(true),
+			emulation.SetDeviceMetricsOverride(width, 800, 1, false),
+			chromedp.Navigate(docURL),
+			chromedp.ActionFunc(act),
+		)
+	}
 	if err == nil || errors.Is(err, ErrTooManyPages) || errors.Is(err, ErrTooLarge) {
 		return err
 	}
@@ -275,8 +292,16 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 		grace = 0
 	}
 	select {
+	case c := <-reported:
+		return c
 	case <-crashed:
-		return ErrPageCrashed
+		// The browser's report follows within moments, if it comes.
+		select {
+		case c := <-reported:
+			return c
+		case <-time.After(crashReportWait):
+			return &PageCrash{}
+		}
 	case <-time.After(grace):
 	}
 	if ctx.Err() != nil {
@@ -296,7 +321,8 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 
 // crashReportWait is how long a failed job waits for the report that its
 // page crashed, which comes after the failed call's answer (in
-// milliseconds, when it comes).
+// milliseconds, when it comes), and how long a crashed page's job waits
+// for the browser's report of how the process ended.
 const crashReportWait = time.Second
 
 // job is what the requests of one job's tab share.

@@ -12,7 +12,8 @@ import (
 )
 
 // PageMemoryBounded says whether Config.MaxPageMemory bounds anything
-// here (ErrPageCrashed is then most likely a page past it).
+// here (a *PageCrash that is OutOfMemory is then most likely a page past
+// it).
 const PageMemoryBounded = true
 
 // limitPageMemory caps the data memory (RLIMIT_DATA) of the browser's

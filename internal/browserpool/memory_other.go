@@ -3,7 +3,8 @@
 package browserpool
 
 // PageMemoryBounded says whether Config.MaxPageMemory bounds anything
-// here (ErrPageCrashed is then most likely a page past it).
+// here (a *PageCrash that is OutOfMemory is then most likely a page past
+// it).
 const PageMemoryBounded = false
 
 // limitPageMemory does nothing here: only Linux lets a process cap

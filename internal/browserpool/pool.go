@@ -45,7 +45,8 @@ type Config struct {
 	// MaxPageMemory bounds, on Linux, the data memory (RLIMIT_DATA) of
 	// each process that lays out and paints pages (Chromium's renderers,
 	// about 600 MiB for an empty page): a page that needs more crashes
-	// its renderer, and its job fails with ErrPageCrashed. Default:
+	// its renderer, and its job fails with a *PageCrash whose
+	// OutOfMemory is true. Default:
 	// DefaultMaxPageMemory.
 	MaxPageMemory int64
 	// MaxPDFBytes bounds a PDF; a larger one fails with ErrTooLarge.
@@ -89,9 +90,44 @@ var ErrTimeout = errors.New("rendering took too long")
 // ErrClosed is a job given to a closed pool.
 var ErrClosed = errors.New("the browser pool is closed")
 
-// ErrPageCrashed is a job whose page crashed the process rendering it:
-// on Linux, most likely by needing more memory than Config.MaxPageMemory.
+// ErrPageCrashed is a job whose page crashed the process rendering it.
+// The job's error is then a *PageCrash, which says how the process ended.
 var ErrPageCrashed = errors.New("the page crashed the browser process rendering it")
+
+// PageCrash is the error of a job whose page's renderer process ended
+// (it is ErrPageCrashed), with how Chromium reported that end
+// (Target.targetCrashed): Status "crashed" (by a signal such as SIGSEGV
+// or SIGTRAP), "killed" (SIGKILL, SIGTERM, SIGINT) or "abnormal" (an
+// exit with a failure code), and Code the signal or exit code. Status is
+// "" when no report came.
+type PageCrash struct {
+	Status string
+	Code   int64
+}
+
+// sigTrap is SIGTRAP's number (the same on every platform Chromium runs
+// on): Chromium ends a process that fails to allocate with a trap
+// instruction.
+const sigTrap = 5
+
+// OutOfMemory reports whether the process ended the way Chromium ends one
+// that fails to allocate: crashed by SIGTRAP. Under Config.MaxPageMemory
+// (PageMemoryBounded) that is most likely a page that needed more memory
+// than the bound; a failed internal check of Chromium ends the same way,
+// so it is not certain. Any other end (SIGSEGV, a kill, an exit) is not
+// what the bound causes.
+func (e *PageCrash) OutOfMemory() bool {
+	return e.Status == "crashed" && e.Code == sigTrap
+}
+
+func (e *PageCrash) Error() string {
+	if e.Status == "" {
+		return ErrPageCrashed.Error() + " (no report of how it ended)"
+	}
+	return fmt.Sprintf("%s (%s, code %d)", ErrPageCrashed, e.Status, e.Code)
+}
+
+func (e *PageCrash) Unwrap() error { return ErrPageCrashed }
 
 // ErrBusy is a job refused because every tab is rendering and Config.Queue
 // jobs already wait for one.
