@@ -3,6 +3,10 @@ package browserpool
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,5 +59,45 @@ func navigate(url string) func(context.Context) error {
 		// The crash ends the job (its context).
 		<-ctx.Done()
 		return ctx.Err()
+	}
+}
+
+// TestNoCrashDumps: a crashed page leaves no crash dump (a renderer's
+// memory: the documents it rendered) in the service user's home, where
+// Chromium keeps its crash database and nothing removes it, and nothing
+// of the browser's is left once the pool is closed: the dumps go into
+// the profile. Chromium's crash handler wrote them into
+// $XDG_CONFIG_HOME/chromium/Crash Reports.
+func TestNoCrashDumps(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	p := newPool(t, false, 20*time.Second)
+	for _, act := range []func(context.Context) error{
+		func(ctx context.Context) error { return page.Crash().Do(ctx) },
+		navigate("chrome://crash"),
+	} {
+		if err := p.run(context.Background(), "<p>x</p>", 800, act); !errors.Is(err, ErrPageCrashed) {
+			t.Fatalf("%v, want ErrPageCrashed", err)
+		}
+	}
+	profile := p.current.dataDir
+	// The crash handler writes its dump as the renderer dies, and the
+	// answer may come first.
+	time.Sleep(2 * time.Second)
+	_ = filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && (strings.Contains(path, "Crash Reports") || strings.HasSuffix(path, ".dmp")) {
+			t.Errorf("left in the home: %s", path)
+		}
+		return nil
+	})
+	// The dumps are written, into the profile (else the test proves
+	// nothing).
+	if dumps, _ := filepath.Glob(filepath.Join(profile, "Crash Reports", "*", "*.dmp")); len(dumps) == 0 {
+		t.Error("no crash dump in the profile")
+	}
+	p.Close()
+	if _, err := os.Stat(profile); !os.IsNotExist(err) {
+		t.Errorf("the profile %s is left after Close: %v", profile, err)
 	}
 }

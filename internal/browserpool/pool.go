@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -246,6 +247,15 @@ func (p *Pool) start() (*instance, error) {
 		// renderer process of its own: hundreds for a few KB of HTML.
 		chromedp.Flag("disable-site-isolation-trials", true),
 		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"),
+		// Chromium's crash handler writes a dump of each crashed process
+		// (a renderer's memory: the documents it rendered) into a crash
+		// database under the service user's home
+		// ($XDG_CONFIG_HOME/chromium/Crash Reports), and nothing removes
+		// them. This variable moves the database into the profile, which
+		// goes with the browser. --crash-dumps-dir, --disable-crash-reporter
+		// and --disable-breakpad do not move or stop the dumps, and with
+		// --disable-crashpad-for-testing no page loaded.
+		chromedp.Env("BREAKPAD_DUMP_LOCATION=" + filepath.Join(dir, "Crash Reports")),
 	}
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
