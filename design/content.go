@@ -27,24 +27,45 @@ func CollapseSpace(s string) string {
 // SafeURL reports whether a link or source URL may be emitted. A value
 // without a scheme is safe as it is: a relative URL, "www.example.com",
 // "#top", or a merge tag ("{{link}}", "[unsubscribe]", "$url$",
-// "*|UNSUB|*"). A value with a scheme is safe only for the schemes a mail
-// client or browser follows itself (allowedScheme), and data: only for
-// raster images. Everything else is refused: script schemes, and those
-// that hand the URL to a program of the reader's system, which a mail
-// client may open without asking (file: and smb: leak Windows
-// credentials to any host, ms-msdt: ran code, search-ms:, ms-word:…).
+// "*|UNSUB|*"), but for a network path (NetworkPath). A value with a
+// scheme is safe only for the schemes a mail client or browser follows
+// itself (allowedScheme), and data: only for raster images. Everything
+// else is refused: script schemes, and those that hand the URL to a
+// program of the reader's system, which a mail client may open without
+// asking (file: and smb: leak Windows credentials to any host, ms-msdt:
+// ran code, search-ms:, ms-word:…).
 func SafeURL(u string) bool {
 	var scheme [8]byte // longer than any allowed scheme
 	n, colon := readScheme(u, scheme[:])
 	switch {
 	case n < 0:
-		return true
+		return !NetworkPath(u)
 	case n > len(scheme):
 		return false
 	case string(scheme[:n]) == "data":
 		return rasterData(u[colon+1:])
 	}
 	return allowedScheme(scheme[:n])
+}
+
+// NetworkPath reports whether u starts with two slashes or backslashes
+// ("//host/x", `\\host\share`, `/\host`), read as SafeURL reads a
+// scheme (controls and spaces ignored): a URL that takes its scheme from
+// the page. A desktop mail client has no page and reads it as file:, and
+// Windows a backslash one as a share, either sending the reader's
+// credentials to the host as a file: URL does.
+func NetworkPath(u string) bool {
+	slashes := 0
+	for i := 0; i < len(u) && slashes < 2; i++ {
+		switch c := u[i]; {
+		case c <= ' ' || c == 0x7f:
+		case c == '/' || c == '\\':
+			slashes++
+		default:
+			return false
+		}
+	}
+	return slashes == 2
 }
 
 // Scheme is the scheme SafeURL reads in u, lower-cased and without the

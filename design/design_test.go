@@ -316,7 +316,21 @@ func TestSafeURL(t *testing.T) {
 		{"%%=RedirectTo(@url)=%%", true},
 		{":relative", true},
 		{"127.0.0.1:8080/x", true}, // a scheme starts with a letter
-		{"//cdn.example.com/a.png", true},
+		{`\x`, true},               // a path from the root, on Windows too
+		{"/x/y//z", true},
+
+		// A network path: a desktop mail client has no page to take a
+		// scheme from and reads it as file:, and Windows as a share
+		// (\\host\share), sending the reader's credentials to the host.
+		{"//attacker.test/share/x.png", false},
+		{`\\attacker.test\share\x.png`, false},
+		{`/\attacker.test/x`, false},
+		{`\/attacker.test/x`, false},
+		{" //attacker.test/x", false},
+		{"\x01//attacker.test/x", false},
+		{"/\t/attacker.test/x", false},
+		{"/\n/attacker.test/x", false},
+		{"//attacker.test:445/x", false},
 
 		// Allowed schemes, any case, with what browsers drop.
 		{"https://a.test/", true},
@@ -447,7 +461,8 @@ func TestScheme(t *testing.T) {
 }
 
 // FuzzSafeURL: whatever SafeURL allows, a browser's URL parser finds no
-// scheme in, or one of the allowed ones (data: only for raster images).
+// scheme in and no network path ("//host", `\\host`), or one of the
+// allowed schemes (data: only for raster images).
 // The parser's rule is said apart from SafeURL's so the two check each
 // other.
 func FuzzSafeURL(f *testing.F) {
@@ -476,6 +491,9 @@ func FuzzSafeURL(f *testing.F) {
 			default:
 				break scan
 			}
+		}
+		if scheme == "" && len(u) >= 2 && strings.ContainsRune(`/\`, rune(u[0])) && strings.ContainsRune(`/\`, rune(u[1])) {
+			t.Fatalf("SafeURL(%q): a network path", u)
 		}
 		switch scheme {
 		case "", "http", "https", "mailto", "cid", "tel", "sms", "callto", "xmpp", "ftp", "ftps", "webcal":

@@ -85,8 +85,8 @@ func checkCSS(v string, max int) (safe, why string) {
 		if why := scriptWords(v); why != "" {
 			return "", why
 		}
-		if !styleURLsSafe(asciiLower(v)) {
-			return "", "URL scheme not allowed"
+		if u := refusedStyleURL(asciiLower(v)); u != "" {
+			return "", urlRefusal(u)
 		}
 	}
 	return v, ""
@@ -105,17 +105,13 @@ func scriptWords(v string) string {
 	return ""
 }
 
-// styleURLsSafe reports whether the URLs a CSS value or declaration l
-// (ASCII lower-cased) loads are ones design.SafeURL allows: each url()'s
-// and, with an image-set(), each quoted string's (which it reads as a
-// URL). SafeURL reads a URL only up to its first colon, so
-// the argument is passed with whatever follows it: a closing quote or
-// parenthesis before any colon makes it a relative URL.
-func styleURLsSafe(l string) bool { return refusedStyleURL(l) == "" }
-
-// refusedStyleURL is the first URL of l that styleURLsSafe finds unsafe,
-// with whatever follows it in l ("" when there is none): for a warning
-// naming its scheme.
+// refusedStyleURL is the first URL that a CSS value or declaration l
+// (ASCII lower-cased) loads and design.SafeURL refuses, with whatever
+// follows it in l ("" when there is none): each url()'s and, with an
+// image-set(), each quoted string's (which it reads as a URL). SafeURL
+// reads a URL only up to its first colon, so the argument is passed with
+// whatever follows it: a closing quote or parenthesis before any colon
+// makes it a relative URL.
 func refusedStyleURL(l string) string {
 	for rest := l; ; {
 		i := strings.Index(rest, "url(")
@@ -140,6 +136,15 @@ func refusedStyleURL(l string) string {
 		}
 	}
 	return ""
+}
+
+// urlRefusal says why design.SafeURL refused u, for a CSS value's
+// warning.
+func urlRefusal(u string) string {
+	if design.Scheme(u) == "" && design.NetworkPath(u) {
+		return "network path not allowed"
+	}
+	return "URL scheme not allowed"
 }
 
 // The writer's checked values: cssValue, cssColor, cssURL and repeatable

@@ -156,7 +156,7 @@ func checkURL(v string) (u, why string) {
 	case v == "":
 		return "", ""
 	case !design.SafeURL(v):
-		return "", "URL scheme not allowed"
+		return "", urlRefusal(v)
 	}
 	if i := strings.IndexByte(v, ';'); i >= 0 {
 		// Harmless in quotes, but mail clients' CSS filters split

@@ -187,12 +187,19 @@ func urlScheme(u string) string {
 
 // inertScheme reports whether a URL of scheme s (the whole URL u) is one
 // a mail client or browser follows itself: no scheme (a relative URL, a
-// merge tag), one of the web, mail, phone and chat schemes, or data: of a
+// merge tag; not a network path, which a desktop mail client reads as
+// file:), one of the web, mail, phone and chat schemes, or data: of a
 // raster image. Any other hands the URL to a program of the reader's
 // system (file:, ms-msdt:, search-ms:…) or runs script (javascript:).
 func inertScheme(s, u string) bool {
+	if s == "" {
+		// No network path ("//host", `\\host`) either.
+		t := strings.TrimLeft(u, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ")
+		t = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(t)
+		return len(t) < 2 || !strings.ContainsRune(`/\`, rune(t[0])) || !strings.ContainsRune(`/\`, rune(t[1]))
+	}
 	switch s {
-	case "", "http", "https", "mailto", "tel", "sms", "callto", "cid", "xmpp", "ftp", "ftps", "webcal":
+	case "http", "https", "mailto", "tel", "sms", "callto", "cid", "xmpp", "ftp", "ftps", "webcal":
 		return true
 	case "data":
 		rest := strings.ToLower(strings.Map(func(r rune) rune {
@@ -368,6 +375,14 @@ var inertPayloads = []string{
 	`<img src="file://attacker.test/s.png">`,
 	`<p style="background:url(file://attacker.test/s.png)">x</p>`,
 	`<p style="background-image:-webkit-image-set('smb://attacker.test/s.png' 1x)">x</p>`,
+	// Network paths, which a desktop mail client reads as file:.
+	`//attacker.test/share/x.png`,
+	`\\attacker.test\share\x.png`,
+	" /\t/attacker.test/share",
+	`url(//attacker.test/s.png)`,
+	`<a href="&#47;/attacker.test/s">x</a>`,
+	`<img src="\/attacker.test/s.png">`,
+	`<p style="background:url('//attacker.test/s.png')">x</p>`,
 }
 
 // inertDesign is data (a design's JSON) with its html blocks and display

@@ -85,6 +85,8 @@ func TestCSSWarnings(t *testing.T) {
 			want: []string{`CSS value of "color" dropped (over 64 bytes) at page.rows[0].columns[0].modules[0]`}},
 		{name: "unsafe url scheme", row: `"background-image":"url(javascript:alert(1))"`, absent: "javascript",
 			want: []string{`CSS value of "background-image" dropped (URL scheme not allowed) at page.rows[0]`}},
+		{name: "network path", row: `"background-image":"url('//attacker.test/bg.png')"`, absent: "attacker.test",
+			want: []string{`CSS value of "background-image" dropped (network path not allowed) at page.rows[0]`}},
 		{name: "expression", col: `"background-color":"expression(alert(1))"`, absent: "expression",
 			want: []string{`CSS value of "background-color" dropped (contains an expression) at page.rows[0].columns[0]`}},
 		{name: "brace", body: `"font-family":"Arial}body{color:red"`, absent: "Arial}",

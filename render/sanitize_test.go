@@ -134,6 +134,9 @@ func TestCSSURL(t *testing.T) {
 		{"url('x'),url(javascript:alert(1))", "", "contains a script URL"},
 		{"url('x') expression(alert(1))", "", "contains an expression"},
 		{"url(javascript:alert(1))", "", "URL scheme not allowed"},
+		{"url(//attacker.test/s/a.png)", "", "network path not allowed"},
+		{`url(" \\attacker.test\s\a.png")`, "", "network path not allowed"},
+		{"url('/a.png')", "/a.png", ""},
 		{"url('" + strings.Repeat("a", 506) + "')", "", "over 512 bytes"},
 	}
 	for _, tt := range tests {

@@ -88,6 +88,15 @@ func TestURLWarnings(t *testing.T) {
 			absent: "smb:", want: []string{
 				`URL of "<p style>" dropped (URL scheme "smb:" not allowed)` + at0,
 				`URL of "<div style>" dropped (URL scheme "search-ms:" not allowed)` + at0}},
+		{name: "network paths, read as file: by desktop mail clients", modules: []string{buttonTo("//attacker.test/x"),
+			module("image", `{"image":{"src":"\\\\attacker.test\\s\\a.png","alt":"x"}}`),
+			paragraph(`<p><a href="&#47;/attacker.test/y">a</a><img src=" /\attacker.test/i.png"><span style="background:url( '//attacker.test/b.png')">b</span></p>`)},
+			absent: "attacker.test", want: []string{
+				`URL of "href" dropped (network path not allowed)` + at0,
+				`URL of "src" dropped (network path not allowed)` + at1,
+				`URL of "<a href>" dropped (network path not allowed)` + " at page.rows[0].columns[0].modules[2]",
+				`URL of "<img src>" dropped (network path not allowed)` + " at page.rows[0].columns[0].modules[2]",
+				`URL of "<span style>" dropped (network path not allowed)` + " at page.rows[0].columns[0].modules[2]"}},
 		{name: "link of an unlinked button's label", modules: []string{buttonTo(""), module("button", `{"button":{"label":"<p><a href=\"sms:1\">ok</a> <a href=\"skype:me\">Go</a></p>","href":""}}`)},
 			absent: "skype:", want: []string{`URL of "<a href>" dropped (URL scheme "skype:" not allowed)` + at1}},
 	}
@@ -178,6 +187,9 @@ func TestPlainTextURLWarnings(t *testing.T) {
 		{name: "rich text and html block", modules: []string{paragraph(`<p><a href="&#102;ile://h/s">f</a></p>`),
 			module("html", `{"html":{"html":"<a href=\"view-source:x\">v</a>"}}`)},
 			absent: "://h", want: []string{`URL of "<a href>" dropped (URL scheme "file:" not allowed)` + at0 + " (and 1 more)"}},
+		{name: "network path", modules: []string{buttonTo(`\\attacker.test\s`), paragraph(`<p><a href="//attacker.test/x">f</a></p>`)},
+			absent: "attacker.test", want: []string{`URL of "href" dropped (network path not allowed)` + at0,
+				`URL of "<a href>" dropped (network path not allowed)` + at1}},
 		{name: "table cell", modules: []string{buttonTo(""), module("table", `{"table":{"content":{"rows":[{"cells":[{"html":"<a href=\"data:text/html,x\">d</a>"}]}]}}}`)},
 			absent: "data:", want: []string{`URL of "<a href>" dropped (data: URL not of a raster image)` + at1}},
 	}

@@ -92,13 +92,17 @@ func quoteBounded(s string) string {
 // (warnings.onceAs): one per field, whatever the scheme. The message
 // names the scheme of its first place (a designer who wrote skype: or
 // javascript: learns why the button has no link), cut short, never the
-// URL, which may be long.
+// URL, which may be long; a network path ("//host", `\\host`) has no
+// scheme to name.
 func refusedURL(field, u string) (key, msg string) {
 	what := "URL of " + strconv.Quote(field) + " dropped ("
 	key = what + "URL scheme not allowed)"
 	scheme := design.Scheme(u)
-	if scheme == "data" {
+	switch {
+	case scheme == "data":
 		return key, what + "data: URL not of a raster image)"
+	case scheme == "" && design.NetworkPath(u):
+		return key, what + "network path not allowed)"
 	}
 	return key, what + "URL scheme " + quoteScheme(scheme) + " not allowed)"
 }
