@@ -29,16 +29,12 @@ const (
 // ServeHTTP forwards POSTs to the export paths and the auth path and hands
 // every other request to next untouched.
 func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	// A content service's PDF link that this site forwards (under a
-	// prefix when its public_url has a path): its name is the permission
-	// to read the PDF, and Caddy's access log, which no handler can
-	// redact, would record it.
-	if contentservice.IsFileLink(r.URL.Path) {
-		caddyhttp.SetVar(r.Context(), caddyhttp.LogSkipVar, true)
-	}
 	_, isExport := b.exportPaths[r.URL.Path]
 	isAuth := r.URL.Path == b.AuthPath
 	if !isExport && !isAuth {
+		if contentservice.IsFileLink(r.URL.Path) {
+			return passFileLink(w, r, next)
+		}
 		return next.ServeHTTP(w, r)
 	}
 	// A browser that navigates to one of these answers (a form posted to
@@ -82,6 +78,24 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 		return b.login(w, r, deadline)
 	}
 	return b.export(w, r, deadline)
+}
+
+// passFileLink hands a request whose path is a content service's PDF
+// link (contentservice.IsFileLink) to next, which forwards it (under a
+// prefix when the service's public_url has a path). The link's name is
+// the permission to read the PDF, and Caddy's access log, which no
+// handler can redact, would record it; so the request is left out of
+// that log when its answer is the PDF, or when next could not forward it
+// (a 5xx error: the PDF may be there still). Any other answer is logged:
+// whoever makes up a name cannot hide, say, a PHP script's request
+// (/admin.php/v1/files/<name>.pdf) from the log.
+func passFileLink(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	err := next.ServeHTTP(w, r)
+	var he caddyhttp.HandlerError
+	if contentservice.IsFileAnswer(r.URL.Path, w.Header()) || errors.As(err, &he) && he.StatusCode >= 500 {
+		caddyhttp.SetVar(r.Context(), caddyhttp.LogSkipVar, true)
+	}
+	return err
 }
 
 // readBody reads the request body, up to limit bytes (past spoolAbove into

@@ -2,6 +2,7 @@ package designbridge
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -451,6 +452,54 @@ func TestWithJSONForms(t *testing.T) {
 			}
 			if !slices.Equal(got, c.want) {
 				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestPassFileLink: a request whose path ends in a PDF link's name is
+// left out of the access log only when its answer is that PDF or its
+// forward failed (5xx); any other handler's answer to a made-up name is
+// logged, so that such a path hides no other request.
+func TestPassFileLink(t *testing.T) {
+	const name = "0123456789abcdef0123456789abcdef.pdf"
+	pdf := func(w http.ResponseWriter, _ *http.Request) error {
+		w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	for _, tt := range []struct {
+		name string
+		path string
+		next caddyhttp.HandlerFunc
+		skip bool
+	}{
+		{"the PDF", "/v1/files/" + name, pdf, true},
+		{"the PDF under a prefix", "/pdf/v1/files/" + name, pdf, true},
+		{"forward failed", "/v1/files/" + name, func(http.ResponseWriter, *http.Request) error {
+			return caddyhttp.Error(http.StatusBadGateway, errors.New("dial"))
+		}, true},
+		{"another handler's answer", "/admin.php/v1/files/" + name, func(w http.ResponseWriter, _ *http.Request) error {
+			_, err := io.WriteString(w, "admin")
+			return err
+		}, false},
+		{"another handler's 404", "/admin/v1/files/" + name, func(http.ResponseWriter, *http.Request) error {
+			return caddyhttp.Error(http.StatusNotFound, nil)
+		}, false},
+		{"another file's disposition", "/v1/files/" + name, func(w http.ResponseWriter, _ *http.Request) error {
+			w.Header().Set("Content-Disposition", `attachment; filename="x.pdf"`)
+			return nil
+		}, false},
+		{"not a link", "/v1/files/notes.txt", pdf, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &Bridge{exportPaths: map[string]struct{}{}, AuthPath: "/proxy/bee-auth"}
+			r := httptest.NewRequest(http.MethodGet, tt.path, nil)
+			r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{}))
+			_ = b.ServeHTTP(httptest.NewRecorder(), r, tt.next)
+			skip, _ := caddyhttp.GetVar(r.Context(), caddyhttp.LogSkipVar).(bool)
+			if skip != tt.skip {
+				t.Errorf("left out of the access log: %v, want %v", skip, tt.skip)
 			}
 		})
 	}

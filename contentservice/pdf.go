@@ -326,9 +326,32 @@ var storedName = regexp.MustCompile(`^[0-9a-f]{32}\.pdf$`)
 // form is: anything else skipping the log would let a client hide
 // requests from it by putting /v1/files/ in their path.
 func IsFileLink(path string) bool {
-	i := strings.LastIndex(path, PathFiles)
-	return i >= 0 && storedName.MatchString(path[i+len(PathFiles):])
+	_, ok := fileLinkName(path)
+	return ok
 }
+
+// fileLinkName is the stored file's name path ends in (IsFileLink).
+func fileLinkName(path string) (string, bool) {
+	i := strings.LastIndex(path, PathFiles)
+	if i < 0 || !storedName.MatchString(path[i+len(PathFiles):]) {
+		return "", false
+	}
+	return path[i+len(PathFiles):], true
+}
+
+// IsFileAnswer reports whether h, the headers of an answer to a request
+// of path, are those of the stored file path links to: the PDF itself
+// (or a range of it, or "not modified"), which names the file in its
+// Content-Disposition. A site that forwards the link leaves only these
+// out of its access log, so that no other request is hidden by making
+// up a name.
+func IsFileAnswer(path string, h http.Header) bool {
+	name, ok := fileLinkName(path)
+	return ok && h.Get("Content-Disposition") == fileDisposition(name)
+}
+
+// fileDisposition is the Content-Disposition of stored file name.
+func fileDisposition(name string) string { return `attachment; filename="` + name + `"` }
 
 // serveFile answers GET /v1/files/<name>: a stored PDF until it expires.
 func (s *service) serveFile(w http.ResponseWriter, r *http.Request) {
@@ -363,7 +386,7 @@ func (s *service) serveFile(w http.ResponseWriter, r *http.Request) {
 	}
 	defer f.Close()
 	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	w.Header().Set("Content-Disposition", fileDisposition(name))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "sandbox")
 	w.Header().Set("Cache-Control", "private, max-age="+strconv.Itoa(int(time.Until(mod.Add(s.files.ttl)).Seconds())))

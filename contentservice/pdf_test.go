@@ -3,6 +3,7 @@ package contentservice
 import (
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -191,6 +192,28 @@ func TestIsFileLink(t *testing.T) {
 	} {
 		if got := IsFileLink(tt.path); got != tt.want {
 			t.Errorf("IsFileLink(%q) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+}
+
+func TestIsFileAnswer(t *testing.T) {
+	const name = "0123456789abcdef0123456789abcdef.pdf"
+	for _, tt := range []struct {
+		path, disposition string
+		want              bool
+	}{
+		{"/v1/files/" + name, `attachment; filename="` + name + `"`, true},
+		{"/pdf/v1/files/" + name, `attachment; filename="` + name + `"`, true},
+		{"/v1/files/" + name, "", false},
+		{"/v1/files/" + name, `attachment; filename="x.pdf"`, false},
+		{"/v1/files/x.pdf", `attachment; filename="x.pdf"`, false},
+	} {
+		h := http.Header{}
+		if tt.disposition != "" {
+			h.Set("Content-Disposition", tt.disposition)
+		}
+		if got := IsFileAnswer(tt.path, h); got != tt.want {
+			t.Errorf("IsFileAnswer(%q, %q) = %v, want %v", tt.path, tt.disposition, got, tt.want)
 		}
 	}
 }

@@ -102,8 +102,11 @@ func checkPDFLinkNotLogged(t *testing.T, tc *testcaddy.Tester, csAccLog string) 
 		}
 	}
 	// Paths that only contain /v1/files/ are logged as any other: were
-	// they not, a client could hide any request from the log.
-	probes := []string{"/v1/files/" + name + ".pdf.x", "/admin/v1/files/notes.txt"}
+	// they not, a client could hide any request from the log. So is one
+	// ending in a made-up link's name that another handler answers (a
+	// PHP script would run with the rest as its PATH_INFO).
+	probes := []string{"/v1/files/" + name + ".pdf.x", "/admin/v1/files/notes.txt",
+		"/admin.php/v1/files/" + strings.Repeat("0", 32) + ".pdf"}
 	for _, p := range probes {
 		res, err := tc.Client.Get(siteURL + p)
 		if err != nil {
