@@ -22,7 +22,7 @@ type textWriter struct {
 	prefix string // list bullet owed at the start of the next text
 	links  []*openLink
 
-	maxOutput int // bytes; 0 (fragmentText) means unbounded
+	maxOutput int // bytes; 0 (a table cell's text, cellText) means unbounded
 
 	// warn, when not nil, gets the links left out (refusedLink), at the
 	// module row, col, mod.
@@ -396,15 +396,8 @@ func (w *textWriter) listBoundary(level int) {
 	w.lineBreak()
 }
 
-// fragmentText converts one HTML fragment on its own (tests, table cells).
-func fragmentText(src string) string {
-	var w textWriter
-	w.fragment(src)
-	return strings.TrimSuffix(w.String(), "\n")
-}
-
-// cellText is fragmentText for a table cell of the module being written:
-// its links left out are warned of as the module's.
+// cellText converts the HTML of a table cell of the module being
+// written on its own; its links left out are warned of as the module's.
 func (w *textWriter) cellText(src string) string {
 	c := textWriter{warn: w.warn, row: w.row, col: w.col, mod: w.mod}
 	c.fragment(src)

@@ -557,3 +557,10 @@ func FuzzPlainText(f *testing.F) {
 		}
 	})
 }
+
+// fragmentText converts one HTML fragment on its own.
+func fragmentText(src string) string {
+	var w textWriter
+	w.fragment(src)
+	return strings.TrimSuffix(w.String(), "\n")
+}

@@ -396,17 +396,11 @@ func styleWatched(s string) bool {
 	return false
 }
 
-// declarationSafe reports whether the sanitiser keeps one declaration of
-// a watched style: one that holds none of the words, names position
+// checkDeclaration reports whether the sanitiser keeps one declaration
+// of a watched style: one that holds none of the words, names position
 // without fixed or absolute, or loads only URLs design.SafeURL allows.
-func declarationSafe(decl string) bool {
-	ok, _ := checkDeclaration(decl)
-	return ok
-}
-
-// checkDeclaration is declarationSafe; for a declaration dropped for a
-// URL it loads, it also returns that URL (lower-cased, with what follows
-// it), for the render's warning.
+// For a declaration dropped for a URL it loads, it also returns that URL
+// (lower-cased, with what follows it), for the render's warning.
 func checkDeclaration(decl string) (ok bool, refused string) {
 	l := asciiLower(decl)
 	for _, word := range styleWatchWords {
@@ -429,16 +423,10 @@ func checkDeclaration(decl string) (ok bool, refused string) {
 	return true, ""
 }
 
-// safeInlineStyle returns s as written when it holds none of the watched
-// words, and otherwise its safe non-empty declarations joined by ';'.
-func safeInlineStyle(s string) string {
-	safe, _ := checkInlineStyle(s)
-	return safe
-}
-
-// checkInlineStyle is safeInlineStyle; it also returns the URL of the
-// first declaration it dropped for that URL ("" when none), for the
-// render's warning.
+// checkInlineStyle returns s as written when it holds none of the
+// watched words, and otherwise its safe non-empty declarations joined by
+// ';'; it also returns the URL of the first declaration it dropped for
+// that URL ("" when none), for the render's warning.
 func checkInlineStyle(s string) (safe, refused string) {
 	if !styleWatched(s) {
 		return s, ""

@@ -674,3 +674,15 @@ func TestStyleRulesStayClosed(t *testing.T) {
 		})
 	}
 }
+
+// declarationSafe is checkDeclaration's verdict alone.
+func declarationSafe(decl string) bool {
+	ok, _ := checkDeclaration(decl)
+	return ok
+}
+
+// safeInlineStyle is checkInlineStyle's style alone.
+func safeInlineStyle(s string) string {
+	safe, _ := checkInlineStyle(s)
+	return safe
+}
