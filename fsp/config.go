@@ -57,8 +57,9 @@ func checkPublicURL(raw string) error {
 		return fmt.Errorf("fsp: public_url %q: write an absolute URL with its scheme, such as https://example.com/fsp-files", raw)
 	}
 	// A file's URL is public_url + "/" + its key: after a query or a
-	// fragment the key would not be part of the path.
-	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+	// fragment the key would not be part of the path. An empty fragment
+	// ("…/files#") leaves no mark on u, so the text is read.
+	if strings.ContainsAny(v, "?#") {
 		return fmt.Errorf("fsp: public_url %q: the files' paths are appended to it, so it takes no query or fragment", raw)
 	}
 	return nil

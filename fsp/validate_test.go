@@ -63,6 +63,8 @@ func TestCheckPublicURL(t *testing.T) {
 		{"https://e.com/f?v=1", `fsp: public_url "https://e.com/f?v=1": the files' paths are appended to it, so it takes no query or fragment`},
 		{"https://e.com/f?", "so it takes no query or fragment"},
 		{"https://e.com/f#top", `fsp: public_url "https://e.com/f#top": the files' paths are appended to it, so it takes no query or fragment`},
+		{"https://e.com/f#", "so it takes no query or fragment"},
+		{"https://e.com/f/#", "so it takes no query or fragment"},
 	} {
 		err := checkPublicURL(c.url)
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
