@@ -50,6 +50,28 @@ func TestPageCrashKinds(t *testing.T) {
 	}
 }
 
+// TestPageCrashOutOfMemory: which reported ends count as out of memory,
+// including those no test can cause here (Chromium reports "oom" only
+// where the system tells it so).
+func TestPageCrashOutOfMemory(t *testing.T) {
+	for _, tc := range []struct {
+		crash PageCrash
+		want  bool
+	}{
+		{PageCrash{"crashed", 5}, true},
+		{PageCrash{"oom", 9}, true},
+		{PageCrash{"oom", 0}, true},
+		{PageCrash{"crashed", 11}, false},
+		{PageCrash{"killed", 9}, false},
+		{PageCrash{"abnormal", 5}, false},
+		{PageCrash{"", 0}, false},
+	} {
+		if got := tc.crash.OutOfMemory(); got != tc.want {
+			t.Errorf("%+v: OutOfMemory %v, want %v", tc.crash, got, tc.want)
+		}
+	}
+}
+
 // navigate is a job's action that sends its page to url.
 func navigate(url string) func(context.Context) error {
 	return func(ctx context.Context) error {

@@ -112,13 +112,14 @@ type PageCrash struct {
 const sigTrap = 5
 
 // OutOfMemory reports whether the process ended the way Chromium ends one
-// that fails to allocate: crashed by SIGTRAP. Under Config.MaxPageMemory
-// (PageMemoryBounded) that is most likely a page that needed more memory
-// than the bound; a failed internal check of Chromium ends the same way,
-// so it is not certain. Any other end (SIGSEGV, a kill, an exit) is not
-// what the bound causes.
+// that fails to allocate: crashed by SIGTRAP, or reported as "oom" (how
+// Chromium reports a renderer the system killed for memory, where it can
+// tell). Under Config.MaxPageMemory (PageMemoryBounded) a trap is most
+// likely a page that needed more memory than the bound; a failed internal
+// check of Chromium ends the same way, so it is not certain. Any other
+// end (SIGSEGV, a kill, an exit) is not what the bound causes.
 func (e *PageCrash) OutOfMemory() bool {
-	return e.Status == "crashed" && e.Code == sigTrap
+	return e.Status == "oom" || e.Status == "crashed" && e.Code == sigTrap
 }
 
 func (e *PageCrash) Error() string {
