@@ -2,7 +2,6 @@ package content
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -142,34 +140,11 @@ func TestRenderCrashAnswers(t *testing.T) {
 // ourRenderers lists the renderer processes of the browsers this test
 // process started (below it, at any depth).
 func ourRenderers() []int {
-	self := os.Getpid()
-	parents := map[int]int{}
-	var renderers []int
-	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range procs {
-		stat, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 2 || fields[0] == "Z" {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		parents[pid], _ = strconv.Atoi(fields[1])
-		cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
-		if bytes.Contains(cmd, []byte("--type=renderer")) {
-			renderers = append(renderers, pid)
-		}
-	}
+	procs := processes()
 	var mine []int
-	for _, pid := range renderers {
-		for q, depth := parents[pid], 0; q > 1 && depth < 64; q, depth = parents[q], depth+1 {
-			if q == self {
-				mine = append(mine, pid)
-				break
-			}
+	for pid, p := range procs {
+		if strings.Contains(p.cmdline, "--type=renderer") && procs.below(pid, os.Getpid()) {
+			mine = append(mine, pid)
 		}
 	}
 	return mine

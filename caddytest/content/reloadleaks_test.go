@@ -67,45 +67,63 @@ func openFDs(t *testing.T) int {
 // line names one of the profiles seen: a Chromium helper that outlived
 // its browser is reparented away from us.
 func ourBrowserProcesses(profiles map[string]bool) (int, []string) {
-	self := os.Getpid()
-	parents := map[int]int{}
-	cmdlines := map[int]string{}
-	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range procs {
+	procs := processes()
+	var found []string
+	for pid, p := range procs {
+		mine := procs.below(pid, os.Getpid())
+		for dir := range profiles {
+			if strings.Contains(p.cmdline, dir) {
+				mine = true
+			}
+		}
+		if mine {
+			found = append(found, fmt.Sprintf("%d %.120s", pid, p.cmdline))
+		}
+	}
+	return len(found), found
+}
+
+// process is a live process as /proc shows it.
+type process struct {
+	parent  int
+	cmdline string // arguments separated by spaces
+}
+
+// processTable is every live (not zombie) process, by pid.
+type processTable map[int]process
+
+// processes reads the process table from /proc (empty off Linux).
+func processes() processTable {
+	procs := processTable{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
 		stat, err := os.ReadFile(p)
 		if err != nil {
 			continue
 		}
 		s := string(stat)
+		// The command name in parentheses may hold spaces: the fields
+		// that follow it are state, then parent.
 		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 		if len(fields) < 2 || fields[0] == "Z" {
 			continue
 		}
 		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		ppid, _ := strconv.Atoi(fields[1])
-		parents[pid] = ppid
+		parent, _ := strconv.Atoi(fields[1])
 		cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
-		cmdlines[pid] = strings.ReplaceAll(string(cmd), "\x00", " ")
+		procs[pid] = process{parent, strings.ReplaceAll(string(cmd), "\x00", " ")}
 	}
-	var found []string
-	for pid, cmd := range cmdlines {
-		mine := false
-		for q, depth := parents[pid], 0; q > 1 && depth < 64; q, depth = parents[q], depth+1 {
-			if q == self {
-				mine = true
-				break
-			}
-		}
-		for dir := range profiles {
-			if strings.Contains(cmd, dir) {
-				mine = true
-			}
-		}
-		if mine {
-			found = append(found, fmt.Sprintf("%d %.120s", pid, cmd))
+	return procs
+}
+
+// below reports whether pid descends from ancestor (at any depth).
+func (t processTable) below(pid, ancestor int) bool {
+	for q, depth := t[pid].parent, 0; q > 1 && depth < 64; q, depth = t[q].parent, depth+1 {
+		if q == ancestor {
+			return true
 		}
 	}
-	return len(found), found
+	return false
 }
 
 // TestReloadLeaksAllModules reloads a config that uses every module many
