@@ -221,6 +221,11 @@ func (p *Pool) start() (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	crashDB, err := unusableCrashDatabase(dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(p.cfg.ExecPath),
 		chromedp.UserDataDir(dir),
@@ -248,15 +253,8 @@ func (p *Pool) start() (*instance, error) {
 		// renderer process of its own: hundreds for a few KB of HTML.
 		chromedp.Flag("disable-site-isolation-trials", true),
 		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"),
-		// Chromium's crash handler writes a dump of each crashed process
-		// (a renderer's memory: the documents it rendered) into a crash
-		// database under the service user's home
-		// ($XDG_CONFIG_HOME/chromium/Crash Reports), and nothing removes
-		// them. This variable moves the database into the profile, which
-		// goes with the browser. --crash-dumps-dir, --disable-crash-reporter
-		// and --disable-breakpad do not move or stop the dumps, and with
-		// --disable-crashpad-for-testing no page loaded.
-		chromedp.Env("BREAKPAD_DUMP_LOCATION=" + filepath.Join(dir, "Crash Reports")),
+		// No crash dumps (see unusableCrashDatabase).
+		chromedp.Env("BREAKPAD_DUMP_LOCATION=" + crashDB),
 	}
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
@@ -274,6 +272,35 @@ func (p *Pool) start() (*instance, error) {
 		}
 	}
 	return &instance{ctx: ctx, cancel: cancel, allocCancel: allocCancel, dataDir: dir}, nil
+}
+
+// unusableCrashDatabase makes, in the profile dir, a crash database that
+// Chromium's crash handler cannot open, and returns its path for
+// BREAKPAD_DUMP_LOCATION.
+//
+// The handler writes a dump of each crashed process (125–145 KB of a
+// renderer's memory: the documents it rendered) into its database, and
+// nothing removes them while the browser lives, which is as long as its
+// renderers crash and it does not: pages that crash their renderers
+// (past MaxPageMemory) one after the other would fill the disk.
+// BREAKPAD_DUMP_LOCATION names the database, but where that folder
+// cannot be made Chromium uses $XDG_CONFIG_HOME/chromium/Crash Reports,
+// which nothing empties. --crash-dumps-dir, --disable-crash-reporter and
+// --disable-breakpad do not move or stop the dumps, and with
+// --disable-crashpad-for-testing no page loaded. So the database's
+// folder exists, and the folder every dump is first written to ("new")
+// is a file: the handler fails to open the database and exits as the
+// browser starts, and a crashed process ends as before (the same report
+// of how), without a dump.
+func unusableCrashDatabase(dir string) (string, error) {
+	db := filepath.Join(dir, "Crash Reports")
+	if err := os.Mkdir(db, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(db, "new"), nil, 0o600); err != nil {
+		return "", err
+	}
+	return db, nil
 }
 
 // browser returns the running browser, starting one when there is none
