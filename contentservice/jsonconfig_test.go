@@ -8,18 +8,25 @@ import (
 )
 
 // TestJSONErrorsNameField: a JSON config value the handler cannot read is
-// a load error naming its field, durations too (whose own error names
-// none).
+// a load error naming its full path and what to write there, in the
+// config's words rather than Go's. before is the message each row's
+// replaced.
 func TestJSONErrorsNameField(t *testing.T) {
 	for _, c := range []struct {
-		name, json, want string // want "" means it loads
+		name, json, want, before string // want "" means it loads
 	}{
-		{"bad fetch timeout", `{"fetch":{"timeout":"x"}}`, `fetch.timeout: time: invalid duration "x"`},
-		{"bad browser timeout", `{"browser":{"timeout":"1y"}}`, `browser.timeout: time: unknown unit "y" in duration "1y"`},
-		{"bad login_failure_limit window", `{"login_failure_limit":{"requests":5,"window":"soon"}}`, `login_failure_limit: time: invalid duration "soon"`},
-		{"rate_limit not an object", `{"rate_limit":"10 per 1m"}`, `rate_limit: "10 per 1m" is not a limit`},
-		{"unknown nested field", `{"fetch":{"proxy":1}}`, `json: unknown field "proxy"`},
-		{"good config", `{"signing_key":"k","fetch":{"timeout":"3s"},"browser":{"off":true}}`, ""},
+		{"bad fetch timeout", `{"fetch":{"timeout":"x"}}`, `fetch.timeout: "x" is not a duration: write a number with a unit, such as 500ms, 10s, 5m, 2h or 1d`, `fetch.timeout: time: invalid duration "x"`},
+		{"bad browser timeout", `{"browser":{"timeout":"1y"}}`, `browser.timeout: "1y" is not a duration`, `browser.timeout: time: unknown unit "y" in duration "1y"`},
+		{"rate_limit not an object", `{"rate_limit":"10 per 1m"}`, `rate_limit: "10 per 1m" is not a limit`, `rate_limit: "10 per 1m" is not a limit`},
+		{"unknown nested field", `{"fetch":{"proxy":1}}`, `fetch.proxy: unknown field (known here: allow_private, cache_ttl, max_images, max_size, off, timeout, total_timeout)`, `json: unknown field "proxy"`},
+		{"unknown browser field", `{"browser":{"limits":{"x":1}}}`, `browser.limits: unknown field (known here: files_dir, files_ttl, off, path, public_url, tabs, timeout)`, `json: unknown field "limits"`},
+		{"unknown app field", `{"apps":[{"client_id":"a"},{"client_id":"b","secret":"s3cr3t-value"}]}`, `apps[1].secret: unknown field (known here: client_id, client_secret, disabled, editor_tokens, tokens)`, `json: unknown field "secret"`},
+		{"tokens a string", `{"apps":[{"client_id":"a","tokens":"s3cr3t-token"}]}`, `apps[0].tokens: expected a list of strings, got a string`, `apps.tokens: json: cannot unmarshal string into Go struct field App.apps.tokens of type []string`},
+		{"apps an object", `{"apps":{"client_id":"a"}}`, `apps: expected a list of objects, got an object`, `apps: json: cannot unmarshal object into Go struct field plain.apps of type []contentservice.App`},
+		{"tabs not whole", `{"browser":{"tabs":2.5}}`, `browser.tabs: expected a whole number, got 2.5`, `browser.tabs: json: cannot unmarshal number 2.5 into Go struct field BrowserConfig.browser.tabs of type int`},
+		{"max_output out of range", `{"max_output":1e19}`, `max_output: expected a whole number up to 9223372036854775807, got 1e19`, `max_output: json: cannot unmarshal number 1e19 into Go struct field plain.max_output of type int64`},
+		{"browser off a string", `{"browser":{"off":"true"}}`, `browser.off: expected true or false, got a string`, `browser.off: json: cannot unmarshal string into Go struct field BrowserConfig.browser.off of type bool`},
+		{"good config", `{"signing_key":"k","fetch":{"timeout":"3s"},"browser":{"off":true}}`, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var h Handler
@@ -32,6 +39,11 @@ func TestJSONErrorsNameField(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+			for _, bad := range []string{"json:", "Go ", "time.", "s3cr3t"} {
+				if strings.Contains(err.Error(), bad) {
+					t.Errorf("error %v names %q", err, bad)
+				}
 			}
 		})
 	}

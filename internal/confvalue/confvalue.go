@@ -1,7 +1,8 @@
 // Package confvalue reads the values of the modules' configurations the
 // same way everywhere: placeholders resolved at load time, where an unknown
 // or empty placeholder is an error naming it, byte sizes, and Caddyfile
-// subdirectives that take no block.
+// subdirectives that take no block; and the modules' JSON config, whose
+// errors name the path of the value and what to write there.
 package confvalue
 
 import (
