@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -198,65 +199,57 @@ type RateLimit struct {
 	Window caddy.Duration `json:"window,omitempty"`
 }
 
+// errNotALimit is the error of a rate limit written as something other
+// than an object (such as the Caddyfile's "off").
+var errNotALimit = errors.New(`is not a limit: write an object such as {"requests": 60, "window": "1m"}`)
+
 // UnmarshalJSON reads a RateLimit, with requests as a number or as a
-// string of digits.
+// string of digits. An error names the field inside the limit it is
+// about (a *confvalue.FieldError), which the handler's config joins to
+// the limit's own name.
 func (rl *RateLimit) UnmarshalJSON(b []byte) error {
 	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
 		// encoding/json would name a Go type of its own here.
-		return fmt.Errorf(`%s is not a limit: write an object such as {"requests": 60, "window": "1m"}`, t)
+		return fmt.Errorf("%s %w", t, errNotALimit)
 	}
 	var raw struct {
 		Requests json.RawMessage `json:"requests"`
 		Window   caddy.Duration  `json:"window"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields() // as Caddy reads the rest of the config
-	if err := dec.Decode(&raw); err != nil {
+	if err := confvalue.DecodeStrict(b, &raw); err != nil {
 		return err
 	}
 	rl.Requests, rl.Window = 0, raw.Window
-	if len(raw.Requests) == 0 {
-		return nil
+	if len(raw.Requests) == 0 || string(raw.Requests) == "null" {
+		return nil // unset, as null is for every other field
 	}
 	var text string
 	if json.Unmarshal(raw.Requests, &text) == nil {
 		n, err := strconv.Atoi(strings.TrimSpace(text))
 		if err != nil {
-			return fmt.Errorf("requests: %q is not a number of requests", text)
+			return &confvalue.FieldError{Path: "requests", Err: fmt.Errorf("%q is not a number of requests", text)}
 		}
 		rl.Requests = n
 		return nil
 	}
 	if err := json.Unmarshal(raw.Requests, &rl.Requests); err != nil {
-		return fmt.Errorf("requests: %s is not a number of requests", raw.Requests)
+		return &confvalue.FieldError{Path: "requests", Err: fmt.Errorf("%s is not a number of requests", raw.Requests)}
 	}
 	return nil
 }
 
 // UnmarshalJSON reads the handler's JSON config as Caddy does (unknown
-// fields refused), naming the field an error is about: the errors of
-// RateLimit's and caddy.Duration's own UnmarshalJSON do not know which
-// one it is.
+// fields refused), naming the field an error is about. A
+// login_failure_limit that is not an object is most often the
+// Caddyfile's "off": the error says how JSON turns it off.
 func (h *Handler) UnmarshalJSON(b []byte) error {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(b, &fields) == nil {
-		for key, raw := range fields {
-			// encoding/json matches field names without regard to case.
-			for _, name := range []string{"rate_limit", "login_failure_limit"} {
-				if !strings.EqualFold(key, name) {
-					continue
-				}
-				if err := json.Unmarshal(raw, new(*RateLimit)); err != nil {
-					if name == "login_failure_limit" && !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
-						return fmt.Errorf(`%s: %v; to turn it off, set "no_login_failure_limit": true`, name, err)
-					}
-					return fmt.Errorf("%s: %v", name, err)
-				}
-			}
-		}
-	}
 	type plain Handler // the fields without this method
-	return confvalue.DecodeStrict(b, (*plain)(h))
+	err := confvalue.DecodeStrict(b, (*plain)(h))
+	var ferr *confvalue.FieldError
+	if errors.As(err, &ferr) && strings.EqualFold(ferr.Path, "login_failure_limit") && errors.Is(err, errNotALimit) {
+		return fmt.Errorf(`%w; to turn it off, set "no_login_failure_limit": true`, err)
+	}
+	return err
 }
 
 // validate refuses a limit that is not positive.

@@ -9,15 +9,20 @@ import (
 
 // TestJSONErrorsNameField: a JSON config value the handler cannot read is
 // a load error naming its full path and what to write there, in the
-// config's words rather than Go's. before is the message each row's
-// replaced.
+// config's words rather than Go's, inside the rate limits (which read
+// themselves) too. before is the message each row's replaced.
 func TestJSONErrorsNameField(t *testing.T) {
 	for _, c := range []struct {
 		name, json, want, before string // want "" means it loads
 	}{
 		{"bad fetch timeout", `{"fetch":{"timeout":"x"}}`, `fetch.timeout: "x" is not a duration: write a number with a unit, such as 500ms, 10s, 5m, 2h or 1d`, `fetch.timeout: time: invalid duration "x"`},
 		{"bad browser timeout", `{"browser":{"timeout":"1y"}}`, `browser.timeout: "1y" is not a duration`, `browser.timeout: time: unknown unit "y" in duration "1y"`},
+		{"bad login_failure_limit window", `{"login_failure_limit":{"requests":5,"window":"soon"}}`, `login_failure_limit.window: "soon" is not a duration`, `login_failure_limit: time: invalid duration "soon"`},
+		{"rate_limit window a bool", `{"rate_limit":{"requests":5,"window":true}}`, `rate_limit.window: expected a duration such as "10s", got true`, `rate_limit: json: cannot unmarshal bool into Go struct field .window of type time.Duration`},
 		{"rate_limit not an object", `{"rate_limit":"10 per 1m"}`, `rate_limit: "10 per 1m" is not a limit`, `rate_limit: "10 per 1m" is not a limit`},
+		{"rate_limit requests not a number", `{"rate_limit":{"requests":[5]}}`, `rate_limit.requests: [5] is not a number of requests`, `rate_limit: requests: [5] is not a number of requests`},
+		{"rate_limit requests null", `{"rate_limit":{"requests":null,"window":"1m"}}`, "", `rate_limit: requests: "" is not a number of requests`},
+		{"unknown field in a limit", `{"rate_limit":{"requests":1,"burst":5}}`, `rate_limit.burst: unknown field (known here: requests, window)`, `rate_limit: json: unknown field "burst"`},
 		{"unknown nested field", `{"fetch":{"proxy":1}}`, `fetch.proxy: unknown field (known here: allow_private, cache_ttl, max_images, max_size, off, timeout, total_timeout)`, `json: unknown field "proxy"`},
 		{"unknown browser field", `{"browser":{"limits":{"x":1}}}`, `browser.limits: unknown field (known here: files_dir, files_ttl, off, path, public_url, tabs, timeout)`, `json: unknown field "limits"`},
 		{"unknown app field", `{"apps":[{"client_id":"a"},{"client_id":"b","secret":"s3cr3t-value"}]}`, `apps[1].secret: unknown field (known here: client_id, client_secret, disabled, editor_tokens, tokens)`, `json: unknown field "secret"`},

@@ -89,14 +89,14 @@ func TestJSONRateLimitForms(t *testing.T) {
 	for _, c := range []struct{ name, fields, err string }{
 		{"login_failure_limit off", `"login_failure_limit":"off"`,
 			`login_failure_limit: "off" is not a limit: write an object such as {"requests": 60, "window": "1m"}; to turn it off, set "no_login_failure_limit": true`},
-		{"login_failure_limit false, another case", `"Login_Failure_Limit":false`, `login_failure_limit: false is not a limit`},
+		{"login_failure_limit false, another case", `"Login_Failure_Limit":false`, `Login_Failure_Limit: false is not a limit`},
 		{"rate_limit a number", `"rate_limit":60`, `rate_limit: 60 is not a limit: write an object such as {"requests": 60, "window": "1m"}`},
-		{"rate_limit requests not a number", `"rate_limit":{"requests":"many","window":"1m"}`, `rate_limit: requests: "many" is not a number of requests`},
+		{"rate_limit requests not a number", `"rate_limit":{"requests":"many","window":"1m"}`, `rate_limit.requests: "many" is not a number of requests`},
 		{"unknown field", `"rate_limits":{"requests":1,"window":"1m"}`, `rate_limits: unknown field`},
 		{"unknown field in an app", `"apps":[{"client_id":"a","secret":"x"}]`, `apps[0].secret: unknown field`},
 		{"limits as objects", `"rate_limit":{"requests":"60","window":"1m"},"login_failure_limit":{"requests":5,"window":60000000000}`, ""},
 		{"limit null", `"login_failure_limit":null`, ""},
-		{"unknown field in a limit", `"rate_limit":{"requests":1,"window":"1m","burst":5}`, `rate_limit: json: unknown field "burst"`},
+		{"unknown field in a limit", `"rate_limit":{"requests":1,"window":"1m","burst":5}`, `rate_limit.burst: unknown field`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var h Handler
