@@ -164,6 +164,13 @@ func (FSPError) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
+// UnmarshalJSON reads the handler's JSON config as Caddy does, with an
+// error naming the field it is about in the config's words.
+func (fe *FSPError) UnmarshalJSON(b []byte) error {
+	type plain FSPError // the fields without this method
+	return confvalue.DecodeStrict(b, (*plain)(fe))
+}
+
 // Provision sets up the logger.
 func (fe *FSPError) Provision(ctx caddy.Context) error {
 	fe.logger = ctx.Logger()

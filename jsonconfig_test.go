@@ -53,3 +53,29 @@ func TestJSONErrorsNameField(t *testing.T) {
 		})
 	}
 }
+
+// TestFSPErrorJSONErrorsNameField: fsp_error's JSON fields too.
+func TestFSPErrorJSONErrorsNameField(t *testing.T) {
+	for _, c := range []struct {
+		name, json, want, before string // want "" means it loads
+	}{
+		{"message a number", `{"message":5}`, `message: expected a string, got 5`, `json: cannot unmarshal number into Go struct field FSPError.message of type string`},
+		{"details an object", `{"details":{}}`, `details: expected a string, got an object`, `json: cannot unmarshal object into Go struct field FSPError.details of type string`},
+		{"unknown field", `{"status":404}`, `status: unknown field (known here: code, details, message, status_code)`, `json: unknown field "status"`},
+		{"numbers or strings", `{"code":3900,"status_code":"{http.error.status_code}","message":"m"}`, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var h FSPError
+			err := caddy.StrictUnmarshalJSON([]byte(c.json), &h)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("error %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
