@@ -1,0 +1,92 @@
+package bridge
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestJSONConfigLoadErrors: a JSON config that Caddy's /load refuses
+// because of a value of one of the plugin's handlers names the value's
+// full path and what to write there, in the config's words: no Go type,
+// no panic, no secret; the running config stays. before is the message
+// each row's replaced.
+func TestJSONConfigLoadErrors(t *testing.T) {
+	load(t, site("")) // a running config that must survive
+	base := adapt(t, site(""))
+	for _, c := range []struct {
+		name, handler, want, before string
+	}{
+		{"unknown cache field", `{"handler":"design_bridge","cache":{"size":1}}`,
+			`loading module 'design_bridge': decoding module config: http.handlers.design_bridge: cache.size: unknown field (known here: max_size, ttl)`,
+			`loading module 'design_bridge': decoding module config: http.handlers.design_bridge: json: unknown field "size"`},
+		{"duration a bool", `{"handler":"design_bridge","timeout":true}`,
+			`http.handlers.design_bridge: timeout: expected a duration such as "10s", got true`,
+			`http.handlers.design_bridge: timeout: json: cannot unmarshal bool into Go struct field plain.timeout of type time.Duration`},
+		{"size with a unit", `{"handler":"design_bridge","max_body":"10MiB"}`,
+			`http.handlers.design_bridge: max_body: expected a whole number, got a string`,
+			`http.handlers.design_bridge: max_body: json: cannot unmarshal string into Go struct field plain.max_body of type int64`},
+		{"shared key a number", `{"handler":"fsp","shared":[{"name":"Team","key":2}]}`,
+			`http.handlers.fsp: shared[0].key: expected a string, got 2`,
+			`http.handlers.fsp: shared.key: json: cannot unmarshal number into Go struct field SharedFolder.shared.key of type string`},
+		{"bad s3 timeout", `{"handler":"fsp","s3":{"timeout":"1x"}}`,
+			`http.handlers.fsp: s3.timeout: "1x" is not a duration: write a number with a unit, such as 500ms, 10s, 5m, 2h or 1d`,
+			`http.handlers.fsp: s3.timeout: time: unknown unit "x" in duration "1x"`},
+		{"fsp_error message a number", `{"handler":"fsp_error","message":5}`,
+			`http.handlers.fsp_error: message: expected a string, got 5`,
+			`http.handlers.fsp_error: json: cannot unmarshal number into Go struct field FSPError.message of type string`},
+		{"unknown browser field", `{"handler":"content_service","browser":{"limits":{"x":1}}}`,
+			`http.handlers.content_service: browser.limits: unknown field (known here: files_dir, files_ttl, off, path, public_url, tabs, timeout)`,
+			`http.handlers.content_service: json: unknown field "limits"`},
+		{"bad rate_limit window", `{"handler":"content_service","rate_limit":{"requests":5,"window":"soon"}}`,
+			`http.handlers.content_service: rate_limit.window: "soon" is not a duration`,
+			`http.handlers.content_service: rate_limit: time: invalid duration "soon"`},
+		{"tokens a string", `{"handler":"content_service","apps":[{"client_id":"a","tokens":"s3cr3t-token-value"}]}`,
+			`http.handlers.content_service: apps[0].tokens: expected a list of strings, got a string`,
+			`http.handlers.content_service: apps.tokens: json: cannot unmarshal string into Go struct field App.apps.tokens of type []string`},
+		{"size out of range", `{"handler":"content_service","max_output":1e19}`,
+			// Caddy writes the handler's JSON again before decoding it.
+			`http.handlers.content_service: max_output: expected a whole number up to 9223372036854775807, got 10000000000000000000`,
+			`http.handlers.content_service: max_output: json: cannot unmarshal number 10000000000000000000 into Go struct field plain.max_output of type int64`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var cfg any
+			if err := json.Unmarshal(base, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			h := findHandler(cfg, "design_bridge")
+			var handler map[string]any
+			if err := json.Unmarshal([]byte(c.handler), &handler); err != nil {
+				t.Fatal(err)
+			}
+			clear(h)
+			maps.Copy(h, handler)
+			js, _ := json.Marshal(cfg)
+			status, body, err := loadRaw(js, "application/json", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status == http.StatusOK || !strings.Contains(string(body), jsonText(c.want)) {
+				t.Fatalf("load: %d %s\nwant an error containing %s", status, body, c.want)
+			}
+			for _, bad := range []string{"json:", "Go ", "time.", "s3cr3t", "panic"} {
+				if strings.Contains(string(body), bad) {
+					t.Errorf("the error names %q: %s", bad, body)
+				}
+			}
+		})
+	}
+	if res, err := http.Get(siteURL + "/"); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the running config after the refused loads: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+}
+
+// jsonText is s as it reads inside a JSON string (the /load answer).
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
