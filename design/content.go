@@ -29,7 +29,8 @@ func CollapseSpace(s string) string {
 // "#top", or a merge tag ("{{link}}", "[unsubscribe]", "$url$",
 // "*|UNSUB|*"), but for a network path (NetworkPath). A value with a
 // scheme is safe only for the schemes a mail client or browser follows
-// itself (allowedScheme), and data: only for raster images. Everything
+// itself (allowedScheme), data: only for raster images, and mailto: only
+// without a field that attaches a file (mailtoAttaches). Everything
 // else is refused: script schemes, and those that hand the URL to a
 // program of the reader's system, which a mail client may open without
 // asking (file: and smb: leak Windows credentials to any host, ms-msdt:
@@ -44,6 +45,8 @@ func SafeURL(u string) bool {
 		return false
 	case string(scheme[:n]) == "data":
 		return rasterData(u[colon+1:])
+	case string(scheme[:n]) == "mailto":
+		return !mailtoAttaches(u[colon+1:])
 	}
 	return allowedScheme(scheme[:n])
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -340,6 +342,12 @@ func TestSafeURL(t *testing.T) {
 		{"ht\ttps://a.test/", true},
 		{"mailto:a@b", true},
 		{"MailTo:a@b", true},
+		{"mailto:a@b?subject=Hi&body=Please%20attach%20it&cc=c@d&bcc=e@f", true},
+		{"mailto:attach@b.test?subject=attachment", true},
+		{"mailto:a@b?subject=attach=me", true},
+		{"mailto:a@b?body=attach%3Dx", true},
+		{"mailto:a@b?x-attach=1&attached=2&attachments=3", true},
+		{"mailto:?to=a@b&subject=Q%26A", true},
 		{"tel:+15551234", true},
 		{"sms:+15551234", true},
 		{"callto:someone", true},
@@ -353,6 +361,30 @@ func TestSafeURL(t *testing.T) {
 		{"DATA:IMAGE/JPEG;base64,", true},
 		{"data: image/webp;base64,", true},
 		{"data:ima\tge/png;base64,", true},
+
+		// mailto: links that ask the mail client to attach a file of
+		// the reader's (Evolution, KMail, older Thunderbird), however a
+		// mail client may split and decode the query.
+		{"mailto:a@b?attach=/etc/passwd", false},
+		{"mailto:a@b?attachment=~/.ssh/id_rsa", false},
+		{"mailto:a@b?subject=x&attach=/etc/passwd", false},
+		{"mailto:a@b?subject=x&body=y&ATTACHMENT=file:///etc/passwd", false},
+		{"MAILTO:a@b?Attach=/etc/passwd", false},
+		{"mailto:a@b?att%61ch=/etc/passwd", false},
+		{"mailto:a@b?%61%74%74%61%63%68%6D%65%6E%74=x", false},
+		{"mailto:a@b?att%2561ch=/etc/passwd", false},
+		{"mailto:a@b?attach", false},
+		{"mailto:a@b?subject=x;attach=/etc/passwd", false},
+		{"mailto:a@b?subject=x&amp;attach=/etc/passwd", false},
+		{"mailto:a@b?subject=x&#38;attachment=/etc/passwd", false},
+		{"mailto:a@b?%20attach=/etc/passwd", false},
+		{"mailto:a@b?+attach+=/etc/passwd", false},
+		{"mailto:a@b?at\ttach=/etc/passwd", false},
+		{"mailto:a@b?att%6\t1ch=/etc/passwd", false},
+		{"mailto:a@b?subject=x%26attach=/etc/passwd", false},
+		{"mailto:a@b#?attach=/etc/passwd", false},
+		{"mailto:a@b&attach=/etc/passwd", false},
+		{"mailto:a@b?subject=x?attach=/etc/passwd", false},
 
 		// Script schemes.
 		{"javascript:alert(1)", false},
@@ -467,7 +499,8 @@ func TestScheme(t *testing.T) {
 // other.
 func FuzzSafeURL(f *testing.F) {
 	for _, s := range []string{"https://a.test/", "{{link}}", " fi\tle://h/s", "\x01ms-msdt:/id",
-		"data:image/sv\ng+xml,x", "ｆｉｌｅ://h", "127.0.0.1:80", "#a:b", "[x:y]"} {
+		"data:image/sv\ng+xml,x", "ｆｉｌｅ://h", "127.0.0.1:80", "#a:b", "[x:y]",
+		"mailto:a@b?subject=x&body=y", "mailto:a@b?att%61ch=x", "mailto:a@b?x=1&amp;attachment"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, u string) {
@@ -496,7 +529,11 @@ func FuzzSafeURL(f *testing.F) {
 			t.Fatalf("SafeURL(%q): a network path", u)
 		}
 		switch scheme {
-		case "", "http", "https", "mailto", "cid", "tel", "sms", "callto", "xmpp", "ftp", "ftps", "webcal":
+		case "", "http", "https", "cid", "tel", "sms", "callto", "xmpp", "ftp", "ftps", "webcal":
+		case "mailto":
+			if f := attachingField(u[len("mailto:"):]); f != "" {
+				t.Fatalf("SafeURL(%q): a mail client may read field %q", u, f)
+			}
 		case "data":
 			typ := strings.ToLower(strings.TrimLeft(u[len("data:"):], " \f"))
 			if !strings.HasPrefix(typ, "image/") || strings.HasPrefix(typ, "image/svg") {
@@ -506,6 +543,36 @@ func FuzzSafeURL(f *testing.F) {
 			t.Fatalf("SafeURL(%q): a browser reads scheme %q", u, scheme)
 		}
 	})
+}
+
+// attachingField is the attach or attachment field that a mail client
+// could read in query, a mailto: URL after its colon, or "". The model
+// of FuzzSafeURL: every way of splitting (at '?', '&' and ';', a fragment
+// included) and of decoding (none, once, twice) a mail client might use,
+// with the name's surrounding spaces (or '+') trimmed.
+func attachingField(query string) string {
+	escape := regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
+	decode := func(s string) string {
+		return escape.ReplaceAllStringFunc(s, func(e string) string {
+			b, _ := strconv.ParseUint(e[1:], 16, 8)
+			return string([]byte{byte(b)})
+		})
+	}
+	for range 3 {
+		var fields []string
+		if i := strings.IndexAny(query, "?&;"); i >= 0 { // after the address
+			fields = strings.FieldsFunc(query[i:], func(r rune) bool { return r == '?' || r == '&' || r == ';' })
+		}
+		for _, f := range fields {
+			name, _, _ := strings.Cut(f, "=")
+			name = strings.Trim(name, " +\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f")
+			if strings.EqualFold(name, "attach") || strings.EqualFold(name, "attachment") {
+				return f
+			}
+		}
+		query = decode(query)
+	}
+	return ""
 }
 
 func FuzzDecode(f *testing.F) {

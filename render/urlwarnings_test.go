@@ -97,6 +97,11 @@ func TestURLWarnings(t *testing.T) {
 				`URL of "<a href>" dropped (network path not allowed)` + " at page.rows[0].columns[0].modules[2]",
 				`URL of "<img src>" dropped (network path not allowed)` + " at page.rows[0].columns[0].modules[2]",
 				`URL of "<span style>" dropped (network path not allowed)` + " at page.rows[0].columns[0].modules[2]"}},
+		{name: "mailto: attaching a file", modules: []string{buttonTo("mailto:a@example.com?subject=Hi&ATT%61CHMENT=/etc/passwd"),
+			paragraph(`<p><a href="mailto:a@example.com?subject=x&amp;attach=~/.ssh/id_rsa">m</a> <a href="mailto:a@example.com?subject=Hi&amp;cc=b@example.com&amp;body=Please%20attach%20it">ok</a></p>`)},
+			absent: "passwd", want: []string{
+				`URL of "href" dropped (mailto: URL attaching a file not allowed)` + at0,
+				`URL of "<a href>" dropped (mailto: URL attaching a file not allowed)` + at1}},
 		{name: "link of an unlinked button's label", modules: []string{buttonTo(""), module("button", `{"button":{"label":"<p><a href=\"sms:1\">ok</a> <a href=\"skype:me\">Go</a></p>","href":""}}`)},
 			absent: "skype:", want: []string{`URL of "<a href>" dropped (URL scheme "skype:" not allowed)` + at1}},
 	}
@@ -190,6 +195,10 @@ func TestPlainTextURLWarnings(t *testing.T) {
 		{name: "network path", modules: []string{buttonTo(`\\attacker.test\s`), paragraph(`<p><a href="//attacker.test/x">f</a></p>`)},
 			absent: "attacker.test", want: []string{`URL of "href" dropped (network path not allowed)` + at0,
 				`URL of "<a href>" dropped (network path not allowed)` + at1}},
+		{name: "mailto: attaching a file", modules: []string{buttonTo("mailto:a@example.com?attach=/etc/passwd"),
+			paragraph(`<p><a href="mailto:a@example.com?subject=x;attachment=/etc/passwd">m</a> <a href="mailto:b@example.com?subject=Hi&amp;body=Please%20attach%20it">ok</a></p>`)},
+			absent: "passwd", want: []string{`URL of "href" dropped (mailto: URL attaching a file not allowed)` + at0,
+				`URL of "<a href>" dropped (mailto: URL attaching a file not allowed)` + at1}},
 		{name: "table cell", modules: []string{buttonTo(""), module("table", `{"table":{"content":{"rows":[{"cells":[{"html":"<a href=\"data:text/html,x\">d</a>"}]}]}}}`)},
 			absent: "data:", want: []string{`URL of "<a href>" dropped (data: URL not of a raster image)` + at1}},
 	}

@@ -93,7 +93,8 @@ func quoteBounded(s string) string {
 // names the scheme of its first place (a designer who wrote skype: or
 // javascript: learns why the button has no link), cut short, never the
 // URL, which may be long; a network path ("//host", `\\host`) has no
-// scheme to name.
+// scheme to name, and a mailto: URL is refused only for a field that
+// attaches a file.
 func refusedURL(field, u string) (key, msg string) {
 	what := "URL of " + strconv.Quote(field) + " dropped ("
 	key = what + "URL scheme not allowed)"
@@ -101,6 +102,8 @@ func refusedURL(field, u string) (key, msg string) {
 	switch {
 	case scheme == "data":
 		return key, what + "data: URL not of a raster image)"
+	case scheme == "mailto":
+		return key, what + "mailto: URL attaching a file not allowed)"
 	case scheme == "" && design.NetworkPath(u):
 		return key, what + "network path not allowed)"
 	}
