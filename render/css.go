@@ -138,21 +138,14 @@ func refusedStyleURL(l string) string {
 	return ""
 }
 
-// urlRefusal says why design.SafeURL refused u, for a CSS value's
-// warning.
-func urlRefusal(u string) string {
-	if design.Scheme(u) == "" && design.NetworkPath(u) {
-		return "network path not allowed"
-	}
-	return "URL scheme not allowed"
-}
-
 // The writer's checked values: cssValue, cssColor, cssURL and repeatable
 // for the value of property prop, with a warning at the current place
 // (see path) when the design's value is dropped, so that a designer
 // learns why a background or font is missing. The warning names the
 // property and the reason, never the value: the design holds it, and
-// keeping values out keeps the warnings few and short.
+// keeping values out keeps the warnings few and short. A URL the value
+// loads is refused as a link is (urlRefusal): the reason names its
+// scheme, and a property has one such warning, whatever the schemes.
 
 // safeCSS is cssValue(v) for property prop.
 func (w *emailWriter) safeCSS(prop, v string) string {
@@ -189,9 +182,16 @@ func (w *emailWriter) safeRepeated(prop, v string) string {
 func (w *emailWriter) dropped(prop, why string) {
 	// A style without a writer (columnFrame's, which only measures)
 	// warns nothing: the column's own style does.
-	if why != "" && w != nil {
-		w.warn.once("CSS value of "+quoteBounded(prop)+" dropped ("+why+")", w.path())
+	if why == "" || w == nil {
+		return
 	}
+	what := "CSS value of " + quoteBounded(prop) + " dropped ("
+	msg := what + why + ")"
+	key := msg
+	if isURLRefusal(why) {
+		key = what + "URL not allowed)"
+	}
+	w.warn.onceAs(key, msg, w.path())
 }
 
 // style accumulates declarations for a style attribute, checking each

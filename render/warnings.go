@@ -2,6 +2,7 @@ package render
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/designbridge/caddy-designbridge/design"
@@ -90,24 +91,46 @@ func quoteBounded(s string) string {
 // refusedURL is the warning for the URL u of a design's field, left out
 // because design.SafeURL refused it, and the key that tells it apart
 // (warnings.onceAs): one per field, whatever the scheme. The message
-// names the scheme of its first place (a designer who wrote skype: or
-// javascript: learns why the button has no link), cut short, never the
-// URL, which may be long; a network path ("//host", `\\host`) has no
-// scheme to name, and a mailto: URL is refused only for a field that
-// attaches a file.
+// says why as urlRefusal does.
 func refusedURL(field, u string) (key, msg string) {
 	what := "URL of " + strconv.Quote(field) + " dropped ("
-	key = what + "URL scheme not allowed)"
+	return what + "URL scheme not allowed)", what + urlRefusal(u) + ")"
+}
+
+// The reasons urlRefusal gives, but for a scheme's, which names it.
+const (
+	refusedData    = "data: URL not of a raster image"
+	refusedNetwork = "network path not allowed"
+	refusedMailto  = "mailto: URL attaching a file not allowed"
+)
+
+// urlRefusal says why design.SafeURL refused u, for the render's
+// warnings of links, sources and CSS values alike. It names the scheme
+// (a designer who wrote skype: or javascript: learns why the button has
+// no link), cut short, never the URL, which may be long; a network path
+// ("//host", `\\host`) has no scheme to name, and a mailto: URL is
+// refused only for a field that attaches a file.
+func urlRefusal(u string) string {
 	scheme := design.Scheme(u)
 	switch {
 	case scheme == "data":
-		return key, what + "data: URL not of a raster image)"
+		return refusedData
 	case scheme == "mailto":
-		return key, what + "mailto: URL attaching a file not allowed)"
+		return refusedMailto
 	case scheme == "" && design.NetworkPath(u):
-		return key, what + "network path not allowed)"
+		return refusedNetwork
 	}
-	return key, what + "URL scheme " + quoteScheme(scheme) + " not allowed)"
+	return "URL scheme " + quoteScheme(scheme) + " not allowed"
+}
+
+// isURLRefusal reports whether why, the reason a CSS value was dropped,
+// is urlRefusal's.
+func isURLRefusal(why string) bool {
+	switch why {
+	case refusedData, refusedNetwork, refusedMailto:
+		return true
+	}
+	return strings.HasPrefix(why, "URL scheme ")
 }
 
 // quoteScheme quotes scheme and its colon for a warning, ASCII-escaped

@@ -142,7 +142,7 @@ func TestExportDroppedCSSWarns(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("%s: status %d: %s", accept, r.status, r.body)
 		}
-		const want = `CSS value of "background-image" dropped (URL scheme not allowed) at page.rows[0]`
+		const want = `CSS value of "background-image" dropped (URL scheme "javascript:" not allowed) at page.rows[0]`
 		if got := r.header.Values("X-Design-Warnings"); len(got) != 1 || got[0] != want {
 			t.Errorf("%s: X-Design-Warnings %q, want %q", accept, got, want)
 		}
