@@ -148,8 +148,10 @@ func (b *builder) body(bd *Body, pv *Value) error {
 	bd.Align = bd.Computed.Get("align")
 
 	fonts := bv.Get("webFonts")
+	bd.WebFontsPath = "page.body.webFonts"
 	if !fonts.Present() {
 		fonts = pv.Get("webFonts") // HTML-importer output puts them here
+		bd.WebFontsPath = "page.webFonts"
 	}
 	if fonts.Present() && fonts.Kind != Array {
 		return perr("page.body.webFonts", "must be an array, not %s", fonts.Kind)
@@ -166,6 +168,7 @@ func (b *builder) body(bd *Body, pv *Value) error {
 			Name:       f.GetAny("name", "fontName").Text(),
 			FontFamily: f.GetAny("fontFamily", "family").Text(),
 			URL:        strings.TrimSpace(f.Get("url").Text()),
+			Index:      i,
 		}
 		if wf.Name == "" && wf.FontFamily == "" {
 			continue

@@ -75,6 +75,7 @@ type Body struct {
 	ContentStyle Style // body.content.style
 	Computed     Style // body.content.computedStyle
 	WebFonts     []WebFont
+	WebFontsPath string // "page.body.webFonts", or "page.webFonts" when misplaced there
 	Raw          *Value
 }
 
@@ -83,6 +84,7 @@ type WebFont struct {
 	Name       string // "Montserrat" (legacy "fontName")
 	FontFamily string // CSS stack (legacy "family")
 	URL        string // stylesheet URL, "" for system fonts
+	Index      int    // in the JSON array (junk entries are left out of WebFonts)
 }
 
 // Row is one horizontal band.

@@ -96,9 +96,16 @@ func TestDecodeVariations(t *testing.T) {
 			doc("", `{"columns":[{"grid-columns":"8"},{"grid-columns":4}]}`),
 			func(t *testing.T, d *Design) { eq(t, d.Page.Rows[0].Columns[0].Grid, 8) }},
 		{"web fonts: legacy keys and misplaced page.webFonts",
-			`{"page":{"webFonts":[{"fontName":"Lato","family":"'Lato', sans-serif","url":"https://fonts.googleapis.com/css?family=Lato"},"junk"],"rows":[]}}`,
+			`{"page":{"webFonts":["junk",{"fontName":"Lato","family":"'Lato', sans-serif","url":"https://fonts.googleapis.com/css?family=Lato"},"junk"],"rows":[]}}`,
 			func(t *testing.T, d *Design) {
-				eq(t, d.Page.Body.WebFonts, []WebFont{{Name: "Lato", FontFamily: "'Lato', sans-serif", URL: "https://fonts.googleapis.com/css?family=Lato"}})
+				eq(t, d.Page.Body.WebFonts, []WebFont{{Name: "Lato", FontFamily: "'Lato', sans-serif", URL: "https://fonts.googleapis.com/css?family=Lato", Index: 1}})
+				eq(t, d.Page.Body.WebFontsPath, "page.webFonts")
+			}},
+		{"web fonts in page.body",
+			`{"page":{"body":{"webFonts":[{"name":"Lato","fontFamily":"Lato","url":"https://f.test/l.css"}]},"rows":[]}}`,
+			func(t *testing.T, d *Design) {
+				eq(t, d.Page.Body.WebFonts, []WebFont{{Name: "Lato", FontFamily: "Lato", URL: "https://f.test/l.css"}})
+				eq(t, d.Page.Body.WebFontsPath, "page.body.webFonts")
 			}},
 		{"head meta and RTL",
 			`{"page":{"head":{"meta":{"lang":"ar","title":"T","preheader":"P"}},"body":{"content":{"style":{"direction":"RTL"}}},"rows":[]}}`,

@@ -284,14 +284,22 @@ func (w *emailWriter) assemble() ([]byte, *[]byte) {
 }
 
 // fontLinks emits a stylesheet link for each web font the design uses,
-// hidden from Outlook (which would stall on it and then ignore it).
+// hidden from Outlook (which would stall on it and then ignore it). A
+// font whose URL is not one to link (fontURLRefusal) is left out with a
+// warning, as a link is.
 func (w *emailWriter) fontLinks(out *bytes.Buffer) {
 	var seen map[string]bool // URLs linked: a design may list thousands
-	for _, f := range w.d.Page.Body.WebFonts {
-		if f.URL == "" || !strings.HasPrefix(strings.ToLower(f.URL), "http") || !design.SafeURL(f.URL) {
+	body := &w.d.Page.Body
+	for _, f := range body.WebFonts {
+		if f.URL == "" {
 			continue
 		}
 		if !w.usesFont(familyKey(f.FontFamily)) && !w.usesFont(familyKey(f.Name)) {
+			continue
+		}
+		if why := fontURLRefusal(f.URL); why != "" {
+			key, msg := droppedURL("url", why)
+			w.warn.onceAs(key, msg, body.WebFontsPath+"["+strconv.Itoa(f.Index)+"]")
 			continue
 		}
 		if seen[f.URL] {
@@ -305,4 +313,30 @@ func (w *emailWriter) fontLinks(out *bytes.Buffer) {
 		escape(out, f.URL)
 		out.WriteString(`" rel="stylesheet" type="text/css"><!--<![endif]-->`)
 	}
+}
+
+// fontURLRefusal says why a web font's stylesheet URL u is not linked ("" when
+// it is): only an http or https URL design.SafeURL allows is. A
+// stylesheet of any other scheme is no web font, and an email has no
+// address to read a URL without a scheme against.
+func fontURLRefusal(u string) string {
+	if hasPrefixFold(u, "https:") || hasPrefixFold(u, "http:") {
+		return "" // all SafeURL allows of these, without reading them again
+	}
+	if !design.SafeURL(u) {
+		return urlRefusal(u)
+	}
+	switch scheme := design.Scheme(u); scheme {
+	case "http", "https":
+		return "" // as browsers read it (" https:", "ht\ttps:"), as a link's
+	case "":
+		return "URL without a scheme not allowed"
+	default:
+		return "URL scheme " + quoteScheme(scheme) + " not allowed"
+	}
+}
+
+// hasPrefixFold reports whether s starts with prefix in any ASCII case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }

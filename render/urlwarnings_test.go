@@ -221,3 +221,98 @@ func TestPlainTextURLWarnings(t *testing.T) {
 		})
 	}
 }
+
+// fontsDesign is a design whose text uses the families Lato and Roboto,
+// with the web fonts given (JSON) in page.body.webFonts, or in
+// page.webFonts when misplaced.
+func fontsDesign(misplaced bool, fonts ...string) string {
+	list := `"webFonts":[` + strings.Join(fonts, ",") + `]`
+	body, page := list+",", ""
+	if misplaced {
+		body, page = "", list+","
+	}
+	return `{"page":{` + page + `"body":{` + body + `"content":{"style":{"font-family":"'Lato', sans-serif"}}},"rows":[{"columns":[{"grid-columns":12,"modules":[` +
+		paragraph(`<p style="font-family:Roboto, Arial">Hi</p>`) + `]}]}]}}`
+}
+
+func webFont(name, url string) string {
+	return `{"name":` + jsonString(name) + `,"fontFamily":` + jsonString("'"+name+"', sans-serif") + `,"url":` + jsonString(url) + `}`
+}
+
+// TestWebFontWarnings: the stylesheet link of a web font the design uses
+// is written only for an http or https URL that design.SafeURL allows;
+// any other is left out with a warning, as a link is, naming the field,
+// the font's place and why (a font the design does not use is left out
+// without one, as any unused font is), alike in every layout.
+func TestWebFontWarnings(t *testing.T) {
+	tests := []struct {
+		name      string
+		misplaced bool
+		fonts     []string
+		links     []string // the URLs linked
+		absent    string   // what must not reach the HTML
+		want      []string
+	}{
+		{name: "http and https linked", fonts: []string{webFont("Lato", "https://fonts.example/css?family=Lato&display=swap"), webFont("Roboto", "HTTP://fonts.example/roboto.css")},
+			links: []string{"https://fonts.example/css?family=Lato&amp;display=swap", "HTTP://fonts.example/roboto.css"}},
+		{name: "scheme as browsers read it, as a link's", fonts: []string{webFont("Lato", "HT\tTPS://fonts.example/lato.css")},
+			links: []string{"HT\tTPS://fonts.example/lato.css"}},
+		{name: "ftp", fonts: []string{webFont("Lato", "ftp://fonts.example/lato.css")}, absent: "ftp:",
+			want: []string{`URL of "url" dropped (URL scheme "ftp:" not allowed) at page.body.webFonts[0]`}},
+		{name: "script", fonts: []string{webFont("Roboto", "https://fonts.example/r.css"), webFont("Lato", " JavaScript:alert(1)")},
+			links: []string{"https://fonts.example/r.css"}, absent: "alert",
+			want: []string{`URL of "url" dropped (URL scheme "javascript:" not allowed) at page.body.webFonts[1]`}},
+		{name: "file", fonts: []string{webFont("Lato", "file://attacker.test/s/lato.css")}, absent: "attacker.test",
+			want: []string{`URL of "url" dropped (URL scheme "file:" not allowed) at page.body.webFonts[0]`}},
+		{name: "network path", fonts: []string{webFont("Lato", "//attacker.test/lato.css")}, absent: "attacker.test",
+			want: []string{`URL of "url" dropped (network path not allowed) at page.body.webFonts[0]`}},
+		{name: "data:", fonts: []string{webFont("Lato", "data:text/css,x")}, absent: "data:",
+			want: []string{`URL of "url" dropped (data: URL not of a raster image) at page.body.webFonts[0]`}},
+		{name: "no scheme", fonts: []string{webFont("Lato", "fonts/lato.css"), webFont("Roboto", "httpfonts.example/roboto.css")}, absent: "fonts.example",
+			want: []string{`URL of "url" dropped (URL without a scheme not allowed) at page.body.webFonts[0] (and 1 more)`}},
+		{name: "scheme escaped and cut", fonts: []string{webFont("Lato", strings.Repeat("\uff46e", 50)+":x")}, absent: "\uff46",
+			want: []string{`URL of "url" dropped (URL scheme "\uff46e\uff46e\uff46e\u2026:" not allowed) at page.body.webFonts[0]`}},
+		{name: "unused font", fonts: []string{webFont("Open Sans", "ftp://fonts.example/o.css")}, absent: "ftp:"},
+		{name: "junk entries counted, one warning per field", fonts: []string{`"junk"`, webFont("Lato", "ms-msdt:/id"), webFont("Roboto", "//h/r.css")}, absent: "msdt",
+			want: []string{`URL of "url" dropped (URL scheme "ms-msdt:" not allowed) at page.body.webFonts[1] (and 1 more)`}},
+		{name: "misplaced web fonts", misplaced: true, fonts: []string{webFont("Roboto", "https://fonts.example/r.css"), webFont("Lato", "smb://h/s/lato.css")},
+			links: []string{"https://fonts.example/r.css"}, absent: "smb:",
+			want: []string{`URL of "url" dropped (URL scheme "smb:" not allowed) at page.webFonts[1]`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := design.Decode([]byte(fontsDesign(tt.misplaced, tt.fonts...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
+				out, err := HTMLWithLimits(d, Limits{Layout: layout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Join(out.Warnings, "\n") != strings.Join(tt.want, "\n") {
+					t.Errorf("%s: warnings\n got %q\nwant %q", layout, out.Warnings, tt.want)
+				}
+				html := string(out.Body)
+				if got := strings.Count(html, `rel="stylesheet"`); got != len(tt.links) {
+					t.Errorf("%s: %d stylesheet links, want %d", layout, got, len(tt.links))
+				}
+				for _, l := range tt.links {
+					if !strings.Contains(html, `<link href="`+l+`" rel="stylesheet"`) {
+						t.Errorf("%s: no link to %s", layout, l)
+					}
+				}
+				if tt.absent != "" && strings.Contains(html, tt.absent) {
+					t.Errorf("%s: HTML has %q", layout, tt.absent)
+				}
+			}
+			out, err := PlainText(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Warnings != nil {
+				t.Errorf("plain text: warnings %q", out.Warnings)
+			}
+		})
+	}
+}

@@ -90,11 +90,14 @@ func quoteBounded(s string) string {
 
 // refusedURL is the warning for the URL u of a design's field, left out
 // because design.SafeURL refused it, and the key that tells it apart
-// (warnings.onceAs): one per field, whatever the scheme. The message
-// says why as urlRefusal does.
-func refusedURL(field, u string) (key, msg string) {
+// (warnings.onceAs). The message says why as urlRefusal does.
+func refusedURL(field, u string) (key, msg string) { return droppedURL(field, urlRefusal(u)) }
+
+// droppedURL is the warning for a URL of a design's field left out for
+// reason why, and its key: one per field, whatever the reasons.
+func droppedURL(field, why string) (key, msg string) {
 	what := "URL of " + strconv.Quote(field) + " dropped ("
-	return what + "URL scheme not allowed)", what + urlRefusal(u) + ")"
+	return what + "URL scheme not allowed)", what + why + ")"
 }
 
 // The reasons urlRefusal gives, but for a scheme's, which names it.
