@@ -154,7 +154,7 @@ func (b *builder) body(bd *Body, pv *Value) error {
 		bd.WebFontsPath = "page.webFonts"
 	}
 	if fonts.Present() && fonts.Kind != Array {
-		return perr("page.body.webFonts", "must be an array, not %s", fonts.Kind)
+		return perr(bd.WebFontsPath, "must be an array, not %s", fonts.Kind)
 	}
 	if n := fonts.Len(); n > 0 {
 		bd.WebFonts = make([]WebFont, 0, n)

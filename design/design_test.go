@@ -160,6 +160,8 @@ func TestDecodePathErrors(t *testing.T) {
 		{`{"page":{}}`, "page", `missing "rows"`},
 		{`{"page":{"rows":{}}}`, "page.rows", "must be an array"},
 		{`{"page":{"body":5,"rows":[]}}`, "page.body", "must be an object"},
+		{`{"page":{"body":{"webFonts":{}},"rows":[]}}`, "page.body.webFonts", "must be an array"},
+		{`{"page":{"webFonts":"x","rows":[]}}`, "page.webFonts", "must be an array"},
 		{`{"page":{"rows":[1]}}`, "page.rows[0]", "row must be an object"},
 		{`{"page":{"rows":[{"columns":[]},{}]}}`, "page.rows[1]", `missing "columns"`},
 		{`{"page":{"rows":[{"columns":{}}]}}`, "page.rows[0].columns", "must be an array"},
