@@ -8,6 +8,9 @@
 // port for each name, so a request sent after the load can only reach the
 // new servers: the ones the load replaced listen elsewhere. That is why no
 // request is ever sent twice, and why runs of one package never meet.
+// A JSON config loaded again keeps its ports; Load then returns only once
+// the servers it replaced stopped listening on them (Load), so there too
+// a request sent after the load reaches the new servers alone.
 //
 // Panics: every Caddyfile loaded gets a logger that writes Go's
 // "http: panic serving" lines to a file of its own; a Tester fails its test
@@ -168,6 +171,13 @@ func setEnv(ports map[string]int) {
 //
 // Parallel tests may load the same config at once: one loads it, the
 // others find it running.
+//
+// A config loaded on ports the replaced one listened on (a JSON config
+// loaded again) is running alone there when Load returns: Load waits
+// until the replaced servers have closed their listeners on those ports,
+// and closes the idle kept-alive connections of the Testers' client and
+// of http.DefaultTransport. err is set, after a load, when a replaced
+// server still listens 10 s later.
 func Load(cfg []byte, contentType string, force bool) (status int, body []byte, err error) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -183,11 +193,13 @@ func Load(cfg []byte, contentType string, force bool) (status int, body []byte, 
 	if err != nil {
 		return refused(err)
 	}
+	replaced := listening(next)
 	err = caddy.Load(js, force)
 	// A port found free can be taken by another process before Caddy
 	// binds it: choose again.
 	for try := 0; try < 3 && err != nil && !isJSON && inUse(err); try++ {
 		if js, next, err = adapt(tmpl); err == nil {
+			replaced = listening(next)
 			err = caddy.Load(js, force)
 		}
 	}
@@ -205,7 +217,17 @@ func Load(cfg []byte, contentType string, force bool) (status int, body []byte, 
 	if onLoad != nil {
 		onLoad()
 	}
-	return http.StatusOK, nil, nil
+	if len(replaced) > 0 {
+		// The config kept ports of the one it replaced: return once only
+		// the new servers listen there, and forget the shared clients'
+		// connections to the old ones (see listeners.go).
+		err = awaitClosed(replaced)
+		transport.CloseIdleConnections()
+		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+			dt.CloseIdleConnections()
+		}
+	}
+	return http.StatusOK, nil, err
 }
 
 // inUse reports whether err is a port already taken (Caddy does not
@@ -292,7 +314,8 @@ func FailOnPanic(t testing.TB) {
 
 // transport is shared by the Testers of a run; it sends every name to
 // 127.0.0.1. Kept-alive connections to a replaced config's servers are
-// never used again: the next config listens on other ports.
+// never used again: the next config listens on other ports, or Load
+// closes them when it kept the ports.
 var transport = caddytest.CreateTestingTransport()
 
 // Tester is caddytest's Tester (for its assertions) whose InitServer loads

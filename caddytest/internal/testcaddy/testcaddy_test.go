@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
@@ -141,5 +142,57 @@ func TestPortTakenRecognised(t *testing.T) {
 	}
 	if !inUse(errors.New(string(body))) {
 		t.Errorf("inUse does not recognise %s", body)
+	}
+}
+
+// TestReloadOnSamePortsAnswersAtOnce: a JSON config loaded again keeps its
+// ports, and a request sent as soon as Load returns is answered by the new
+// servers; none is closed unanswered by a replaced server still stopping
+// (net/http drops a request it reads while shutting down, and a stopping
+// listener's queued connections are reset). Both a new connection and the
+// shared kept-alive client are tried after each reload.
+func TestReloadOnSamePortsAnswersAtOnce(t *testing.T) {
+	js, err := Adapt(global + ":{$PORT_HTTP} {\n\trespond \"ok\"\n}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, body, err := Load(js, "application/json", false); err != nil || status != http.StatusOK {
+		t.Fatalf("load: %d %s %v", status, body, err)
+	}
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	kept := Client(10 * time.Second)
+	tests := []struct {
+		name   string
+		client *http.Client
+	}{
+		{"new connection", fresh},
+		{"kept-alive connection", kept},
+	}
+	const reloads = 100
+	failed := map[string]int{}
+	var first []string
+	for i := 0; i < reloads; i++ {
+		if status, body, err := Load(js, "application/json", true); err != nil || status != http.StatusOK {
+			t.Fatalf("reload %d: %d %s %v", i, status, body, err)
+		}
+		for _, tt := range tests {
+			res, err := tt.client.Post(URL("HTTP"), "text/plain", strings.NewReader("a request body"))
+			if err == nil {
+				body, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusOK || string(body) != "ok" {
+					err = fmt.Errorf("%d %q", res.StatusCode, body)
+				}
+			}
+			if err != nil {
+				failed[tt.name]++
+				if len(first) < 5 {
+					first = append(first, fmt.Sprintf("reload %d, %s: %v", i, tt.name, err))
+				}
+			}
+		}
+	}
+	if len(failed) > 0 {
+		t.Errorf("requests sent right after %d reloads on the same ports that were not answered: %v\n%s", reloads, failed, strings.Join(first, "\n"))
 	}
 }
