@@ -10,26 +10,18 @@ import (
 	"time"
 )
 
-// A config loaded again on the same ports (a JSON config, see Load)
+// A config loaded on ports the replaced one listened on (a JSON config
+// loaded again, or a Caddyfile whose ports are not {$PORT_<NAME>} names)
 // replaces servers that are still stopping when caddy.Load returns: Caddy
-// starts their Shutdown in goroutines, and each listens with SO_REUSEPORT,
-// so until its listener closes the kernel may hand it a new connection,
-// which it then closes unanswered (net/http drops a request it reads while
-// shutting down; a connection still queued is reset). Load therefore waits
-// for the replaced listeners to close, seen in /proc.
+// starts their Shutdown in goroutines, and every server listens with
+// SO_REUSEPORT, so until its listener closes the kernel may hand it a new
+// connection, which it then closes unanswered (net/http drops a request it
+// reads while shutting down; a connection still queued is reset). Load
+// therefore waits for those listeners to close, seen in /proc.
 
-// listening returns the inodes of this process's listening TCP sockets on
-// ports, with their port. It is empty where /proc is missing, and then
-// Load cannot wait.
-func listening(ports map[string]int) map[string]int {
-	want := map[int]bool{}
-	for _, p := range ports {
-		want[p] = true
-	}
-	found := map[string]int{}
-	if len(want) == 0 {
-		return found
-	}
+// listeners returns this process's listening TCP sockets: port by socket
+// inode. It is empty where /proc is missing, and then Load cannot wait.
+func listeners() map[string]int {
 	mine := map[string]bool{}
 	fds, _ := filepath.Glob("/proc/self/fd/*")
 	for _, fd := range fds {
@@ -39,6 +31,7 @@ func listening(ports map[string]int) map[string]int {
 			}
 		}
 	}
+	found := map[string]int{}
 	for _, table := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
 		b, err := os.ReadFile(table)
 		if err != nil {
@@ -51,7 +44,7 @@ func listening(ports map[string]int) map[string]int {
 				continue
 			}
 			_, hexPort, _ := strings.Cut(f[1], ":")
-			if p, err := strconv.ParseUint(hexPort, 16, 16); err == nil && want[int(p)] {
+			if p, err := strconv.ParseUint(hexPort, 16, 16); err == nil {
 				found[f[9]] = int(p)
 			}
 		}
@@ -59,22 +52,36 @@ func listening(ports map[string]int) map[string]int {
 	return found
 }
 
-// awaitClosed waits until none of the listeners old (from listening) is
-// open any more.
-func awaitClosed(old map[string]int) error {
-	const limit = 10 * time.Second
-	for start := time.Now(); len(old) > 0; time.Sleep(time.Millisecond) {
-		ports := map[string]int{}
-		for _, p := range old {
-			ports[strconv.Itoa(p)] = p
+// replacedOn returns the listeners of before (taken before a load) on a
+// port where after (taken after it) has a new one: the replaced servers'
+// listeners on the ports the new config kept.
+func replacedOn(before, after map[string]int) map[string]int {
+	kept := map[int]bool{}
+	for inode, p := range after {
+		if _, old := before[inode]; !old {
+			kept[p] = true
 		}
-		open := listening(ports)
+	}
+	replaced := map[string]int{}
+	for inode, p := range before {
+		if _, open := after[inode]; open && kept[p] {
+			replaced[inode] = p
+		}
+	}
+	return replaced
+}
+
+// awaitClosed waits until none of the listeners replaced is open.
+func awaitClosed(replaced map[string]int) error {
+	const limit = 10 * time.Second
+	for start := time.Now(); len(replaced) > 0; time.Sleep(time.Millisecond) {
+		open := listeners()
 		var left []int
-		for inode, p := range old {
+		for inode, p := range replaced {
 			if _, ok := open[inode]; ok {
 				left = append(left, p)
 			} else {
-				delete(old, inode)
+				delete(replaced, inode)
 			}
 		}
 		if len(left) > 0 && time.Since(start) > limit {

@@ -8,9 +8,10 @@
 // port for each name, so a request sent after the load can only reach the
 // new servers: the ones the load replaced listen elsewhere. That is why no
 // request is ever sent twice, and why runs of one package never meet.
-// A JSON config loaded again keeps its ports; Load then returns only once
-// the servers it replaced stopped listening on them (Load), so there too
-// a request sent after the load reaches the new servers alone.
+// A JSON config loaded again keeps its ports (as does a port a Caddyfile
+// does not name); Load then returns only once the servers it replaced
+// stopped listening on them (Load), so there too a request sent after the
+// load reaches the new servers alone.
 //
 // Panics: every Caddyfile loaded gets a logger that writes Go's
 // "http: panic serving" lines to a file of its own; a Tester fails its test
@@ -173,11 +174,12 @@ func setEnv(ports map[string]int) {
 // others find it running.
 //
 // A config loaded on ports the replaced one listened on (a JSON config
-// loaded again) is running alone there when Load returns: Load waits
-// until the replaced servers have closed their listeners on those ports,
-// and closes the idle kept-alive connections of the Testers' client and
-// of http.DefaultTransport. err is set, after a load, when a replaced
-// server still listens 10 s later.
+// loaded again, or ports that are not {$PORT_<NAME>} names) is running
+// alone there when Load returns: Load waits until the replaced servers
+// have closed their listeners on those ports, and closes the idle
+// kept-alive connections of the Testers' client and of
+// http.DefaultTransport. err is set, after a load, when a replaced server
+// still listens 10 s later.
 func Load(cfg []byte, contentType string, force bool) (status int, body []byte, err error) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -193,13 +195,13 @@ func Load(cfg []byte, contentType string, force bool) (status int, body []byte, 
 	if err != nil {
 		return refused(err)
 	}
-	replaced := listening(next)
+	before := listeners()
 	err = caddy.Load(js, force)
 	// A port found free can be taken by another process before Caddy
 	// binds it: choose again.
 	for try := 0; try < 3 && err != nil && !isJSON && inUse(err); try++ {
 		if js, next, err = adapt(tmpl); err == nil {
-			replaced = listening(next)
+			before = listeners()
 			err = caddy.Load(js, force)
 		}
 	}
@@ -217,7 +219,7 @@ func Load(cfg []byte, contentType string, force bool) (status int, body []byte, 
 	if onLoad != nil {
 		onLoad()
 	}
-	if len(replaced) > 0 {
+	if replaced := replacedOn(before, listeners()); len(replaced) > 0 {
 		// The config kept ports of the one it replaced: return once only
 		// the new servers listen there, and forget the shared clients'
 		// connections to the old ones (see listeners.go).

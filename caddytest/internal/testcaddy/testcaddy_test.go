@@ -145,54 +145,69 @@ func TestPortTakenRecognised(t *testing.T) {
 	}
 }
 
-// TestReloadOnSamePortsAnswersAtOnce: a JSON config loaded again keeps its
-// ports, and a request sent as soon as Load returns is answered by the new
-// servers; none is closed unanswered by a replaced server still stopping
-// (net/http drops a request it reads while shutting down, and a stopping
-// listener's queued connections are reset). Both a new connection and the
-// shared kept-alive client are tried after each reload.
+// TestReloadOnSamePortsAnswersAtOnce: a config loaded again on the same
+// ports (a JSON config, or a Caddyfile on a port it does not name) is
+// answered by the new servers as soon as Load returns; no request is
+// closed unanswered by a replaced server still stopping (net/http drops a
+// request it reads while shutting down, and a stopping listener's queued
+// connections are reset). A new connection and the shared kept-alive
+// client are both tried after each reload.
 func TestReloadOnSamePortsAnswersAtOnce(t *testing.T) {
 	js, err := Adapt(global + ":{$PORT_HTTP} {\n\trespond \"ok\"\n}\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if status, body, err := Load(js, "application/json", false); err != nil || status != http.StatusOK {
-		t.Fatalf("load: %d %s %v", status, body, err)
+	fixed, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
 	}
-	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
-	kept := Client(10 * time.Second)
 	tests := []struct {
+		name, config, contentType string
+		url                       func() string
+	}{
+		{"JSON loaded again", string(js), "application/json", func() string { return URL("HTTP") }},
+		{"Caddyfile on a port it does not name", global + fmt.Sprintf(":%d {\n\trespond \"ok\"\n}\n", fixed), "text/caddyfile",
+			func() string { return fmt.Sprintf("http://localhost:%d", fixed) }},
+	}
+	clients := []struct {
 		name   string
 		client *http.Client
 	}{
-		{"new connection", fresh},
-		{"kept-alive connection", kept},
+		{"new connection", &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}},
+		{"kept-alive connection", Client(10 * time.Second)},
 	}
-	const reloads = 100
-	failed := map[string]int{}
-	var first []string
-	for i := 0; i < reloads; i++ {
-		if status, body, err := Load(js, "application/json", true); err != nil || status != http.StatusOK {
-			t.Fatalf("reload %d: %d %s %v", i, status, body, err)
-		}
-		for _, tt := range tests {
-			res, err := tt.client.Post(URL("HTTP"), "text/plain", strings.NewReader("a request body"))
-			if err == nil {
-				body, _ := io.ReadAll(res.Body)
-				res.Body.Close()
-				if res.StatusCode != http.StatusOK || string(body) != "ok" {
-					err = fmt.Errorf("%d %q", res.StatusCode, body)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if status, body, err := Load([]byte(tt.config), tt.contentType, true); err != nil || status != http.StatusOK {
+				t.Fatalf("load: %d %s %v", status, body, err)
+			}
+			const reloads = 100
+			failed := map[string]int{}
+			var first []string
+			for i := 0; i < reloads; i++ {
+				if status, body, err := Load([]byte(tt.config), tt.contentType, true); err != nil || status != http.StatusOK {
+					t.Fatalf("reload %d: %d %s %v", i, status, body, err)
+				}
+				for _, c := range clients {
+					res, err := c.client.Post(tt.url(), "text/plain", strings.NewReader("a request body"))
+					if err == nil {
+						body, _ := io.ReadAll(res.Body)
+						res.Body.Close()
+						if res.StatusCode != http.StatusOK || string(body) != "ok" {
+							err = fmt.Errorf("%d %q", res.StatusCode, body)
+						}
+					}
+					if err != nil {
+						failed[c.name]++
+						if len(first) < 5 {
+							first = append(first, fmt.Sprintf("reload %d, %s: %v", i, c.name, err))
+						}
+					}
 				}
 			}
-			if err != nil {
-				failed[tt.name]++
-				if len(first) < 5 {
-					first = append(first, fmt.Sprintf("reload %d, %s: %v", i, tt.name, err))
-				}
+			if len(failed) > 0 {
+				t.Errorf("requests sent right after %d reloads on the same ports that were not answered: %v\n%s", reloads, failed, strings.Join(first, "\n"))
 			}
-		}
-	}
-	if len(failed) > 0 {
-		t.Errorf("requests sent right after %d reloads on the same ports that were not answered: %v\n%s", reloads, failed, strings.Join(first, "\n"))
+		})
 	}
 }
