@@ -153,9 +153,9 @@ func TestReloadLeaks(t *testing.T) {
 	raw := adapt(t, site(bridgeBlock(up, "answer_memory 64MiB", "forward_headers X-Request-Id", "cache 1MiB 10m")))
 	tc := newTester(t)
 	tc.InitServer(string(raw), "json")
-	// The only test client that sends again: each reload here keeps the
-	// ports, and the server it replaces may close a connection unanswered.
-	client := &http.Client{Transport: resendOnReset{&http.Transport{DisableKeepAlives: true}}, Timeout: 10 * time.Second}
+	// Each reload keeps the ports; Load returns once only the new servers
+	// listen there, and a new connection per request reaches them alone.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
 	reload := func() {
 		status, body, err := loadRaw(raw, "application/json", true) // reload even though unchanged
 		if err != nil {

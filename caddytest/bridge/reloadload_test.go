@@ -122,23 +122,3 @@ func TestReloadUnderLoad(t *testing.T) {
 func isReset(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
-
-// resendOnReset sends a bodiless or rewindable request again, a few times,
-// while a server being replaced by a reload on the same ports closes it
-// unanswered. Only the tests about reloads use it.
-type resendOnReset struct{ inner http.RoundTripper }
-
-func (r resendOnReset) RoundTrip(req *http.Request) (*http.Response, error) {
-	res, err := r.inner.RoundTrip(req)
-	for attempt := 1; attempt < 5 && err != nil && isReset(err) && (req.Body == nil || req.GetBody != nil); attempt++ {
-		time.Sleep(100 * time.Millisecond)
-		send := req.Clone(req.Context())
-		if req.GetBody != nil {
-			if send.Body, err = req.GetBody(); err != nil {
-				return nil, err
-			}
-		}
-		res, err = r.inner.RoundTrip(send)
-	}
-	return res, err
-}

@@ -57,11 +57,11 @@ func TestAnswerMemoryAcrossReload(t *testing.T) {
 	raw := adapt(t, site(bridgeBlock(up, "answer_memory 64MiB", "max_body 32MiB", "cache 1MiB 10m")))
 	tc := newTester(t)
 	tc.InitServer(string(raw), "json")
-	// The reload keeps the ports, and until Caddy's old server has stopped
-	// it may still accept an export's connection and then close it
-	// unread (net/http drops a request read while shutting down); such an
-	// export is sent again. Old exports never meet a reload unsent.
-	client := &http.Client{Transport: resendOnReset{&http.Transport{DisableKeepAlives: true}}, Timeout: 30 * time.Second}
+	// The reload keeps the ports; Load returns once only the new servers
+	// listen there. A new connection per export: one kept alive to the
+	// old server, which closes it once an old export is answered, would
+	// meet a new export's request.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}
 	var wg sync.WaitGroup
 	answers := map[string]response{}
 	var mu sync.Mutex
