@@ -176,10 +176,14 @@ func setEnv(ports map[string]int) {
 // A config loaded on ports the replaced one listened on (a JSON config
 // loaded again, or ports that are not {$PORT_<NAME>} names) is running
 // alone there when Load returns: Load waits until the replaced servers
-// have closed their listeners on those ports, and closes the idle
-// kept-alive connections of the Testers' client and of
-// http.DefaultTransport. err is set, after a load, when a replaced server
-// still listens 10 s later.
+// have closed their listeners on those ports, and the Testers' client
+// starts afresh: it never sends a request on a connection it made before
+// (a stopping server closes such a connection, possibly while a request
+// is on its way). http.DefaultTransport's idle connections are closed, but
+// one that was still finishing an answer may be used again: a test's own
+// client that sends right after such a reload opens a new connection per
+// request. err is set, after a load, when a replaced server still listens
+// 10 s later.
 func Load(cfg []byte, contentType string, force bool) (status int, body []byte, err error) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -221,10 +225,10 @@ func Load(cfg []byte, contentType string, force bool) (status int, body []byte, 
 	}
 	if replaced := replacedOn(before, listeners()); len(replaced) > 0 {
 		// The config kept ports of the one it replaced: return once only
-		// the new servers listen there, and forget the shared clients'
-		// connections to the old ones (see listeners.go).
+		// the new servers listen there, and leave the shared clients'
+		// connections to the old ones behind (see listeners.go).
 		err = awaitClosed(replaced)
-		transport.CloseIdleConnections()
+		transport.renew()
 		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
 			dt.CloseIdleConnections()
 		}
@@ -316,9 +320,47 @@ func FailOnPanic(t testing.TB) {
 
 // transport is shared by the Testers of a run; it sends every name to
 // 127.0.0.1. Kept-alive connections to a replaced config's servers are
-// never used again: the next config listens on other ports, or Load
-// closes them when it kept the ports.
-var transport = caddytest.CreateTestingTransport()
+// never used again: the next config listens on other ports, or, when it
+// kept them, Load renews the transport.
+var transport = &renewable{}
+
+// renewable is an http.Transport that Load replaces with a new one after
+// a reload on the same ports. Closing the old one's idle connections is
+// not enough: a connection whose answer was read just before the reload
+// goes back to the idle pool a moment later (net/http does it in another
+// goroutine), when the stopping server may be closing it.
+type renewable struct {
+	mu sync.Mutex
+	t  *http.Transport
+}
+
+func (r *renewable) current() *http.Transport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.t == nil {
+		r.t = caddytest.CreateTestingTransport()
+	}
+	return r.t
+}
+
+func (r *renewable) RoundTrip(req *http.Request) (*http.Response, error) {
+	return r.current().RoundTrip(req)
+}
+
+// CloseIdleConnections is what http.Client.CloseIdleConnections calls.
+func (r *renewable) CloseIdleConnections() { r.current().CloseIdleConnections() }
+
+// renew makes the next request use a new transport; requests in flight
+// finish on the old one.
+func (r *renewable) renew() {
+	r.mu.Lock()
+	old := r.t
+	r.t = nil
+	r.mu.Unlock()
+	if old != nil {
+		old.CloseIdleConnections()
+	}
+}
 
 // Tester is caddytest's Tester (for its assertions) whose InitServer loads
 // through Load, and whose client never sends a request twice: a
