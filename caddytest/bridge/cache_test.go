@@ -130,15 +130,19 @@ func TestExportCache(t *testing.T) {
 	}
 }
 
+// TestExportCacheExpires: an answer is served from the cache within its
+// ttl and fetched again after it. The ttl is long enough for the second
+// export to come within it on a loaded machine.
 func TestExportCacheExpires(t *testing.T) {
+	const ttl = 2 * time.Second
 	up := cacheUpstream(t)
-	tc := load(t, site(bridgeBlock(up, "cache {", "\tmax_size 1MiB", "\tttl 300ms", "}")))
+	tc := load(t, site(bridgeBlock(up, "cache {", "\tmax_size 1MiB", "\tttl "+ttl.String(), "}")))
 	design := testDesign(t)
 	post(t, tc, "/v1/message/html", design, jsonHeader)
 	if res := post(t, tc, "/v1/message/html", design, jsonHeader); res.Header.Get("Cache-Status") != "design_bridge; hit" {
 		t.Fatalf("Cache-Status %q, want a hit", res.Header.Get("Cache-Status"))
 	}
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(ttl + 200*time.Millisecond)
 	if res := post(t, tc, "/v1/message/html", design, jsonHeader); res.Header.Get("Cache-Status") != "design_bridge; fwd=miss" {
 		t.Errorf("after the time to live: Cache-Status %q, want a miss", res.Header.Get("Cache-Status"))
 	}
