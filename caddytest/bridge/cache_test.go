@@ -214,8 +214,8 @@ func concurrentExports(t *testing.T, n int, body []byte, ctxs []context.Context)
 		}()
 	}
 	written.Wait()
-	// Written is not yet joined: give Caddy a moment to read the bodies.
-	time.Sleep(500 * time.Millisecond)
+	// Written is not yet joined: wait until Caddy read the bodies.
+	awaitFlights(t, n)
 	return func() []response {
 		done.Wait()
 		for i, err := range errs {

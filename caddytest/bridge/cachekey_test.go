@@ -14,6 +14,8 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,7 +174,7 @@ func TestUnsharedAnswerNotCoalesced(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	time.Sleep(500 * time.Millisecond) // bob's export joins alice's call
+	awaitFlights(t, 2) // bob's export meets alice's call
 	close(release)
 	wg.Wait()
 	for i, ip := range clients {
@@ -211,7 +213,7 @@ func TestForwardedHeaderSeparatesCalls(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	time.Sleep(500 * time.Millisecond) // the second a joins the first
+	awaitFlights(t, 3) // the second a meets the first
 	close(release)
 	wg.Wait()
 	for i, tenant := range tenants {
@@ -250,4 +252,28 @@ func postFrom(t *testing.T, ip, path string, body []byte, h http.Header) respons
 	defer res.Body.Close()
 	got, _ := io.ReadAll(res.Body)
 	return response{res.StatusCode, res.Header, got}
+}
+
+// awaitFlights waits until n exports have reached the bridge's calls in
+// flight (flightGroup.do): the one that made a call, and those that joined
+// one or compare their body with it. The group shows that only in the
+// goroutines' stacks (Caddy runs in this process). A fixed sleep instead
+// lets an export that a loaded machine delays arrive after the call ended
+// and make a call of its own.
+func awaitFlights(t *testing.T, n int) {
+	t.Helper()
+	const frame = "designbridge.(*flightGroup).do("
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var stacks bytes.Buffer
+		if err := pprof.Lookup("goroutine").WriteTo(&stacks, 2); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Count(stacks.String(), frame)
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d exports reached the calls in flight (%s), want %d", got, frame, n)
+		}
+	}
 }
