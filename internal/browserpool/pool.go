@@ -252,7 +252,10 @@ func (p *Pool) start() (*instance, error) {
 		// and with it each cross-site <iframe> of a page would start a
 		// renderer process of its own: hundreds for a few KB of HTML.
 		chromedp.Flag("disable-site-isolation-trials", true),
-		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"),
+		// The segmentation platform records the browser's metrics in a
+		// database of the profile, whose log grew by about 1 KB a render
+		// even with every page in a context of its own (see openTab).
+		chromedp.Flag("disable-features", "IsolateOrigins,site-per-process,SegmentationPlatform"),
 		// No crash dumps (see unusableCrashDatabase).
 		chromedp.Env("BREAKPAD_DUMP_LOCATION=" + crashDB),
 	}

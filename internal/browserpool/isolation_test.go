@@ -1,0 +1,109 @@
+package browserpool
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+)
+
+// TestJobsShareNothing: what one job's page leaves in the browser does
+// not reach the next job's page. With JavaScript off, a page still
+// navigates: a <meta> refresh to a fragment of the document's URL made
+// that URL visited, and the next page's link to it showed its :visited
+// style (red here).
+func TestJobsShareNothing(t *testing.T) {
+	p := newPoolWith(t, false, 20*time.Second, func(c *Config) { c.Tabs = 1 })
+	const style = `<style>a{display:block;width:100px;height:100px;background-color:#fff}a:visited{background-color:#f00}</style>`
+	for _, tc := range []struct {
+		name  string
+		first string // the first job's page
+		frag  string // the first job's page goes to docURL+frag
+	}{
+		{"meta refresh to a fragment", `<meta http-equiv="refresh" content="0;url=#tenant-a">`, "#tenant-a"},
+		{"meta refresh to the document's URL", `<meta http-equiv="refresh" content="0;url=` + docURL + `#tenant-b">`, "#tenant-b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := p.run(context.Background(), tc.first, 400, waitForURL(docURL+tc.frag)); err != nil {
+				t.Fatalf("the first job: %v", err)
+			}
+			shot, err := p.Image(context.Background(), style+`<a href="`+docURL+tc.frag+`"></a>`, ImageOptions{Width: 200, Height: 200, MaxHeight: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if red, _ := redPixels(t, shot); red != 0 {
+				t.Errorf("%d red pixels: the next job sees the first job's page as visited", red)
+			}
+		})
+	}
+}
+
+// waitForURL is a job's action that waits until its page is at url.
+func waitForURL(url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for {
+			cur, entries, err := page.GetNavigationHistory().Do(ctx)
+			if err != nil {
+				return err
+			}
+			if cur >= 0 && int(cur) < len(entries) && entries[cur].URL == url {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// TestProfileKeepsNoRender: renders leave nothing in the browser's
+// profile on disk, which would otherwise grow for as long as the browser
+// lives (its history by about 175 bytes a render: 90 MB a day at six
+// renders a second). Chromium writes its sessions and history some
+// seconds after a page loads: the profile is read until then.
+func TestProfileKeepsNoRender(t *testing.T) {
+	p := newPoolWith(t, false, 20*time.Second, func(c *Config) { c.Tabs = 1 })
+	for i := range 20 {
+		var err error
+		if i%2 == 0 {
+			err = p.PDF(context.Background(), `<p>pdf</p>`, PDFOptions{WidthIn: 8.27, HeightIn: 11.69, Width: 800}, io.Discard)
+		} else {
+			_, err = p.Image(context.Background(), `<p>png</p>`, ImageOptions{Width: 300, MaxHeight: 500})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	profile := p.current.dataDir
+	host := []byte(strings.TrimSuffix(strings.TrimPrefix(docURL, "http://"), "/document"))
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if found := filesHolding(profile, host); len(found) > 0 {
+			t.Fatalf("the profile keeps the rendered documents' address in %v", found)
+		}
+	}
+}
+
+// filesHolding lists the files under dir that hold b.
+func filesHolding(dir string, b []byte) []string {
+	var found []string
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if data, err := os.ReadFile(path); err == nil && bytes.Contains(data, b) {
+			rel, _ := filepath.Rel(dir, path)
+			found = append(found, rel)
+		}
+		return nil
+	})
+	return found
+}
