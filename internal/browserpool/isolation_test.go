@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
 )
 
 // TestJobsShareNothing: what one job's page leaves in the browser does
@@ -65,8 +67,8 @@ func waitForURL(url string) func(context.Context) error {
 	}
 }
 
-// TestProfileKeepsNoRender: renders leave nothing in the browser's
-// profile on disk, which would otherwise grow for as long as the browser
+// TestProfileKeepsNoRender: renders leave no tab or browser context
+// behind, and nothing in the browser's profile on disk, which would otherwise grow for as long as the browser
 // lives (its history by about 175 bytes a render: 90 MB a day at six
 // renders a second). Chromium writes its sessions and history some
 // seconds after a page loads: the profile is read until then.
@@ -81,6 +83,20 @@ func TestProfileKeepsNoRender(t *testing.T) {
 		}
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+	// Each job's context is gone with it, and its tab.
+	bctx := cdpBrowser(p.current.ctx)
+	if ids, err := target.GetBrowserContexts().Do(bctx); err != nil || len(ids) != 0 {
+		t.Errorf("browser contexts left after the jobs: %v (%v)", ids, err)
+	}
+	if infos, err := target.GetTargets().Do(bctx); err != nil {
+		t.Error(err)
+	} else {
+		for _, info := range infos {
+			if info.Type == "page" && info.BrowserContextID != "" && info.TargetID != chromedp.FromContext(p.current.ctx).Target.TargetID {
+				t.Errorf("a tab is left after the jobs: %s %s", info.TargetID, info.URL)
+			}
 		}
 	}
 	profile := p.current.dataDir
