@@ -143,9 +143,13 @@ type Pool struct {
 	// (Tabs + Queue).
 	admitted chan struct{}
 
-	mu      sync.Mutex
-	current *instance
-	closed  bool
+	// starting makes jobs that need a browser wait for the one being
+	// started; mu is not held meanwhile, so jobs are still counted in,
+	// refused (ErrBusy) and closed at once.
+	starting sync.Mutex
+	mu       sync.Mutex
+	current  *instance
+	closed   bool
 	// jobs counts the jobs between run's start and end (waiting for a
 	// tab or rendering): a closed pool keeps its browser until they end.
 	jobs int
@@ -309,25 +313,33 @@ func unusableCrashDatabase(dir string) (string, error) {
 // browser returns the running browser, starting one when there is none
 // or the last one died.
 func (p *Pool) browser() (*instance, error) {
+	p.starting.Lock()
+	defer p.starting.Unlock()
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if b := p.current; b != nil {
 		if b.ctx.Err() == nil {
 			// Also when closed: a job that started before Close finishes
 			// in the browser that runs.
+			p.mu.Unlock()
 			return b, nil
 		}
 		p.current = nil
 		p.stopLocked(b)
 	}
-	if p.closed {
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
 		return nil, ErrClosed
 	}
 	b, err := p.start()
 	if err != nil {
 		return nil, err
 	}
+	// A Close meanwhile leaves b to the last job's leave (this job is
+	// one), which stops the current browser.
+	p.mu.Lock()
 	p.current = b
+	p.mu.Unlock()
 	return b, nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -541,5 +543,53 @@ func TestNewBounds(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestQueueBoundWhileStarting: while the browser starts (here slowed by
+// 3 s), jobs past the queue are still refused at once. Jobs used to be
+// counted in under the lock the start held, so a refusal came only once
+// the browser ran.
+func TestQueueBoundWhileStarting(t *testing.T) {
+	if err := Check(chromium); err != nil {
+		t.Skip(err)
+	}
+	real, err := exec.LookPath(chromium)
+	if err != nil {
+		t.Skip(err)
+	}
+	slow := filepath.Join(t.TempDir(), "slow-chromium")
+	script := "#!/bin/sh\nsleep 3\nexec " + real + ` "$@"` + "\n"
+	if err := os.WriteFile(slow, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := newPoolWith(t, true, 20*time.Second, func(c *Config) { c.ExecPath = slow; c.Tabs = 1; c.Queue = 2 })
+	type result struct {
+		err     error
+		elapsed time.Duration
+	}
+	results := make(chan result, 5)
+	began := time.Now()
+	for range 5 {
+		go func() {
+			_, err := p.Image(context.Background(), `<p>hi</p>`, ImageOptions{Width: 100, MaxHeight: 500})
+			results <- result{err, time.Since(began)}
+		}()
+	}
+	busy := 0
+	for range 5 {
+		r := <-results
+		switch {
+		case errors.Is(r.err, ErrBusy):
+			busy++
+			if r.elapsed > time.Second {
+				t.Errorf("ErrBusy after %v while the browser started, want at once", r.elapsed)
+			}
+		case r.err != nil:
+			t.Errorf("job: %v", r.err)
+		}
+	}
+	if busy != 2 {
+		t.Errorf("%d jobs refused, want 2 (1 tab, 2 waiting)", busy)
 	}
 }
