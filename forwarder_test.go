@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -243,14 +244,18 @@ func FuzzMaskingReader(f *testing.F) {
 }
 
 // FuzzUnwrapAndMask streams an upstream answer through the masking reader
-// in chunks, as the bridge does, then unwraps it as unwrap_html does: no
+// in chunks, as the bridge does, then unwraps it as unwrap_html does and
+// masks the JSON strings of what is recorded as an export does: no
 // configured secret may be in what the client would get, whether the
-// answer was unwrapped or passed on as it came.
+// answer was unwrapped or passed on as it came, nor in any string the page
+// decodes of it when it is JSON.
 func FuzzUnwrapAndMask(f *testing.F) {
 	f.Add([]byte(`{"body":{"html":"<p>s3cr\u0033t-token</p>"}}`), uint8(3))
 	f.Add([]byte(`{"body":"cl\u0069ent-secret-xyz and s3cr3t-token"}`), uint8(1))
 	f.Add([]byte(`{"body":{"result":"\u0073\u0033cr3t-token"}}`), uint8(5))
 	f.Add([]byte(`<p>s3cr3t-token</p>`), uint8(2))
+	f.Add([]byte(`{"details":"client-secret\u002dxyz","body":1}`), uint8(4))
+	f.Add([]byte(`["s3cr3t-tok\u0065n-secret-xyz"]`), uint8(6))
 	secrets := [][]byte{[]byte("s3cr3t-token"), []byte("client-secret-xyz")}
 	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
 		size := int(chunk%16) + 1
@@ -259,13 +264,49 @@ func FuzzUnwrapAndMask(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, _ := unwrapMasked(streamed, secrets)
+		unwrapped, _ := unwrapMasked(streamed, secrets)
+		out, _ := maskJSONStrings(unwrapped, secrets) // exportShared, on the recorded answer
 		for _, s := range secrets {
 			if bytes.Contains(out, s) {
 				t.Fatalf("secret %q reaches the client in %q", s, out)
 			}
 		}
+		var v any
+		if json.Unmarshal(trimBOM(out), &v) == nil {
+			if s := decodedSecret(v, secrets); s != "" {
+				t.Fatalf("the page decodes secret %q of %q", s, out)
+			}
+		}
 	})
+}
+
+// decodedSecret is a secret that a string (or member name) of the decoded
+// JSON value v holds, or "".
+func decodedSecret(v any, secrets [][]byte) string {
+	switch v := v.(type) {
+	case string:
+		for _, s := range secrets {
+			if strings.Contains(v, string(s)) {
+				return string(s)
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if s := decodedSecret(e, secrets); s != "" {
+				return s
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if s := decodedSecret(k, secrets); s != "" {
+				return s
+			}
+			if s := decodedSecret(e, secrets); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
 }
 
 type chunkReader struct {
