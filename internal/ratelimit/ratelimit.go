@@ -36,12 +36,19 @@ type entry struct {
 	bucket *rate.Limiter
 }
 
+// maxWindow is the longest window a Limiter keeps (some 146 years): the
+// wait for a token of a window near math.MaxInt64 nanoseconds overflows
+// time.Duration, and x/time/rate then lets the request through.
+const maxWindow = time.Duration(math.MaxInt64 / 2)
+
 // New returns a limiter of requests per window for each key, remembering
-// at most maxKeys keys (DefaultMaxKeys when maxKeys <= 0).
+// at most maxKeys keys (DefaultMaxKeys when maxKeys <= 0). A window past
+// maxWindow is taken as maxWindow.
 func New(requests int, window time.Duration, maxKeys int) *Limiter {
 	if maxKeys <= 0 {
 		maxKeys = DefaultMaxKeys
 	}
+	window = min(window, maxWindow)
 	return &Limiter{
 		limit:   rate.Limit(float64(requests) / window.Seconds()),
 		burst:   requests,

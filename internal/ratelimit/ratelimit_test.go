@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 )
@@ -50,6 +51,36 @@ func TestPartialRefill(t *testing.T) {
 	}
 	if ok, _ := l.Allow("a", start); ok {
 		t.Error("backwards clock refilled")
+	}
+}
+
+// TestLongWindows: however long the window, a key's requests past its
+// limit are refused, with a wait (x/time/rate reads a wait of about
+// math.MaxInt64 nanoseconds as a negative one and allows the request).
+func TestLongWindows(t *testing.T) {
+	now := time.Unix(1000, 0)
+	for _, tt := range []struct {
+		n      int
+		window time.Duration
+	}{
+		{1, 106751 * 24 * time.Hour},
+		{1, math.MaxInt64},
+		{1, math.MaxInt64 - 500},
+		{2, math.MaxInt64},
+	} {
+		l := New(tt.n, tt.window, 0)
+		for i := range tt.n {
+			if ok, _ := l.Allow("a", now); !ok {
+				t.Fatalf("%d per %v: request %d refused", tt.n, tt.window, i+1)
+			}
+		}
+		if ok, wait := l.Allow("a", now); ok || wait <= 0 {
+			t.Errorf("%d per %v: request %d: allowed %v, wait %v", tt.n, tt.window, tt.n+1, ok, wait)
+		}
+		l.Take("b", now)
+		if blocked, wait := l.Blocked("b", now); tt.n == 1 && (!blocked || wait <= 0) {
+			t.Errorf("%d per %v: blocked %v, wait %v after a failure", tt.n, tt.window, blocked, wait)
+		}
 	}
 }
 
