@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -183,9 +184,14 @@ func FuzzDecodeStrict(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var v, w fuzzConfig
 		err := DecodeStrict(data, &v)
-		plainErr := decodeStrict(data, &w)
+		// Caddy's own, not this package's decodeStrict, which DecodeStrict
+		// is made of.
+		plainErr := caddy.StrictUnmarshalJSON(data, &w)
 		if (err == nil) != (plainErr == nil) {
 			t.Fatalf("DecodeStrict %v, the strict decode %v", err, plainErr)
+		}
+		if err == nil && !reflect.DeepEqual(v, w) {
+			t.Fatalf("DecodeStrict gives %+v, the strict decode %+v", v, w)
 		}
 		if err == nil || !json.Valid(data) || len(bytes.TrimSpace(data)) == 0 || bytes.TrimSpace(data)[0] != '{' {
 			return
