@@ -25,9 +25,9 @@ func TestJSONErrorsNameField(t *testing.T) {
 		{"requests a string", `{"auth_rate_limit":{"requests":"5"}}`, `auth_rate_limit.requests: expected a whole number, got a string`, `auth_rate_limit.requests: json: cannot unmarshal string into Go struct field AuthRateLimit.auth_rate_limit.requests of type int`},
 		{"flag a string", `{"unwrap_html":"yes"}`, `unwrap_html: expected true or false, got a string`, `unwrap_html: json: cannot unmarshal string into Go struct field plain.unwrap_html of type bool`},
 		{"list a string", `{"export_paths":"/v1/message/html"}`, `export_paths: expected a list of strings, got a string`, `export_paths: json: cannot unmarshal string into Go struct field plain.export_paths of type []string`},
-		{"list element a number", `{"forward_headers":["X-A",5]}`, `forward_headers[1]: expected a string, got 5`, `forward_headers: json: cannot unmarshal number into Go struct field plain.forward_headers of type string`},
+		{"list element a number", `{"forward_headers":["X-A",5]}`, `forward_headers[1]: expected a string, got a number`, `forward_headers: json: cannot unmarshal number into Go struct field plain.forward_headers of type string`},
 		{"object a list", `{"cache":[]}`, `cache: expected an object, got a list`, `cache: json: cannot unmarshal array into Go struct field plain.cache of type designbridge.ExportCache`},
-		{"secret a number", `{"token":12345678}`, `token: expected a string, got 12345678`, `token: json: cannot unmarshal number into Go struct field plain.token of type string`},
+		{"secret a number", `{"token":12345678}`, `token: expected a string, got a number`, `token: json: cannot unmarshal number into Go struct field plain.token of type string`},
 		{"unknown field", `{"bogus":1}`, `bogus: unknown field (known here: allowed_origins, answer_memory, auth_path, auth_rate_limit, auth_url, cache, client_id, client_secret, content_service, export_paths, forward_headers, insecure_caller_uid, insecure_http, large_body_memory, max_body, timeout, token, uid, unwrap_html)`, `json: unknown field "bogus"`},
 		{"unknown cache field", `{"cache":{"size":1}}`, `cache.size: unknown field (known here: max_size, ttl)`, `json: unknown field "size"`},
 		{"unknown auth_rate_limit field", `{"auth_rate_limit":{"requests":5,"burst":2}}`, `auth_rate_limit.burst: unknown field (known here: off, requests, window)`, `json: unknown field "burst"`},
@@ -59,7 +59,7 @@ func TestFSPErrorJSONErrorsNameField(t *testing.T) {
 	for _, c := range []struct {
 		name, json, want, before string // want "" means it loads
 	}{
-		{"message a number", `{"message":5}`, `message: expected a string, got 5`, `json: cannot unmarshal number into Go struct field FSPError.message of type string`},
+		{"message a number", `{"message":5}`, `message: expected a string, got a number`, `json: cannot unmarshal number into Go struct field FSPError.message of type string`},
 		{"details an object", `{"details":{}}`, `details: expected a string, got an object`, `json: cannot unmarshal object into Go struct field FSPError.details of type string`},
 		{"unknown field", `{"status":404}`, `status: unknown field (known here: code, details, message, status_code)`, `json: unknown field "status"`},
 		{"numbers or strings", `{"code":3900,"status_code":"{http.error.status_code}","message":"m"}`, "", ""},

@@ -15,10 +15,9 @@ import (
 var durationType = reflect.TypeFor[caddy.Duration]()
 
 // typeError is the error of the JSON value raw where type t is expected:
-// what to write, and what was written (a string's text is left out: it
-// may be a secret put in the wrong field).
+// what to write, and what was written (see written).
 func typeError(raw []byte, t reflect.Type, path string) error {
-	return &FieldError{Path: path, Err: fmt.Errorf("expected %s, got %s", expected(t), written(raw))}
+	return &FieldError{Path: path, Err: fmt.Errorf("expected %s, got %s", expected(t), written(raw, t))}
 }
 
 // expected says in the config's words what a value of type t is written
@@ -57,9 +56,12 @@ func expected(t reflect.Type) string {
 	return "another value"
 }
 
-// written names the kind of the JSON value raw, or the value itself when
-// it is a number, true, false or null.
-func written(raw []byte) string {
+// written names the kind of the JSON value raw where type t is expected,
+// or the value itself when it is true, false or null, or a number where
+// t takes one (1.5 for a whole number). A string's text, and a number
+// where t takes none, are left out: either may be a secret, put in the
+// wrong field or left unquoted in its own ("token": 12345678).
+func written(raw []byte, t reflect.Type) string {
 	switch raw[0] {
 	case '"':
 		return "a string"
@@ -68,10 +70,28 @@ func written(raw []byte) string {
 	case '[':
 		return "a list"
 	}
+	if isNumber(raw) && !numeric(t) {
+		return "a number"
+	}
 	if len(raw) > 40 {
 		return string(raw[:40]) + "…"
 	}
 	return string(raw)
+}
+
+// numeric reports whether a value of type t is written as a number (a
+// duration may be, in nanoseconds).
+func numeric(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
 }
 
 // checkInteger checks that the JSON value raw is a whole number that an
@@ -104,10 +124,10 @@ func checkInteger(raw []byte, t reflect.Type, path string) error {
 		} else {
 			most = strconv.FormatInt(math.MaxInt64>>(64-t.Bits()), 10)
 		}
-		return &FieldError{Path: path, Err: fmt.Errorf("expected %s up to %s, got %s", expected(t), most, written(raw))}
+		return &FieldError{Path: path, Err: fmt.Errorf("expected %s up to %s, got %s", expected(t), most, written(raw, t))}
 	}
 	least := strconv.FormatInt(math.MinInt64>>(64-t.Bits()), 10)
-	return &FieldError{Path: path, Err: fmt.Errorf("expected %s from %s, got %s", expected(t), least, written(raw))}
+	return &FieldError{Path: path, Err: fmt.Errorf("expected %s from %s, got %s", expected(t), least, written(raw, t))}
 }
 
 // outside reports whether the whole number f is out of the range of the

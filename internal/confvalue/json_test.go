@@ -85,7 +85,7 @@ func TestDecodeStrict(t *testing.T) {
 		{`{"cache":{"max_size":"big"}}`, `cache.max_size: expected a whole number, got a string`, `cache.max_size: json: cannot unmarshal string into Go struct field inner.cache.max_size of type int64`},
 		{`{"cache":"on"}`, `cache: expected an object, got a string`, `cache: json: cannot unmarshal string into Go struct field config.cache of type confvalue.inner`},
 		{`{"cache":[]}`, `cache: expected an object, got a list`, `cache: json: cannot unmarshal array into Go struct field config.cache of type confvalue.inner`},
-		{`{"name":5}`, `name: expected a string, got 5`, `name: json: cannot unmarshal number into Go struct field config.name of type string`},
+		{`{"name":5}`, `name: expected a string, got a number`, `name: json: cannot unmarshal number into Go struct field config.name of type string`},
 		{`{"on":"yes"}`, `on: expected true or false, got a string`, `on: json: cannot unmarshal string into Go struct field config.on of type bool`},
 		{`{"count":1.5}`, `count: expected a whole number, got 1.5`, `count: json: cannot unmarshal number 1.5 into Go struct field config.count of type int`},
 		{`{"count":1e30}`, `count: expected a whole number up to 9223372036854775807, got 1e30`, `count: json: cannot unmarshal number 1e30 into Go struct field config.count of type int`},
@@ -95,9 +95,11 @@ func TestDecodeStrict(t *testing.T) {
 		{`{"ratio":"half"}`, `ratio: expected a number, got a string`, `ratio: json: cannot unmarshal string into Go struct field config.ratio of type float64`},
 		{`{"items":{"name":"a"}}`, `items: expected a list of objects, got an object`, `items: json: cannot unmarshal object into Go struct field config.items of type []confvalue.item`},
 		{`{"items":[{"name":"a"},{"tags":"x"}]}`, `items[1].tags: expected a list of strings, got a string`, `items.tags: json: cannot unmarshal string into Go struct field item.items.tags of type []string`},
-		{`{"items":[{"tags":["a",7]}]}`, `items[0].tags[1]: expected a string, got 7`, `items.tags: json: cannot unmarshal number into Go struct field item.items.tags of type string`},
-		{`{"items":[5]}`, `items[0]: expected an object, got 5`, `items: json: cannot unmarshal number into Go struct field config.items of type confvalue.item`},
-		{`{"labels":{"a":1}}`, `labels.a: expected a string, got 1`, `labels: json: cannot unmarshal number into Go struct field config.labels of type string`},
+		{`{"items":[{"tags":["a",7]}]}`, `items[0].tags[1]: expected a string, got a number`, `items.tags: json: cannot unmarshal number into Go struct field item.items.tags of type string`},
+		{`{"items":[5]}`, `items[0]: expected an object, got a number`, `items: json: cannot unmarshal number into Go struct field config.items of type confvalue.item`},
+		{`{"labels":{"a":1}}`, `labels.a: expected a string, got a number`, `labels: json: cannot unmarshal number into Go struct field config.labels of type string`},
+		{`{"name":31415926535,"count":1}`, `name: expected a string, got a number`, `name: json: cannot unmarshal number into Go struct field config.name of type string`},
+		{`{"on":27182818284}`, `on: expected true or false, got a number`, `on: json: cannot unmarshal number into Go struct field config.on of type bool`},
 		{`{"name":"not-shown","cache":{"max_size":"s3cr3t-value"}}`, `cache.max_size: expected a whole number, got a string`, `cache.max_size: json: cannot unmarshal string into Go struct field inner.cache.max_size of type int64`},
 
 		// Unknown fields, at every depth.
@@ -109,7 +111,7 @@ func TestDecodeStrict(t *testing.T) {
 
 		// A value read from a string's text (encoding.TextUnmarshaler).
 		{`{"addr":"192.0.2.1","count":"x"}`, `count: expected a whole number, got a string`, `count: json: cannot unmarshal string into Go struct field config.count of type int`},
-		{`{"addr":5}`, `addr: expected a string, got 5`, `addr: json: cannot unmarshal number into Go struct field config.addr of type netip.Addr`},
+		{`{"addr":5}`, `addr: expected a string, got a number`, `addr: json: cannot unmarshal number into Go struct field config.addr of type netip.Addr`},
 		{`[]`, `expected an object, got a list`, `json: cannot unmarshal array into Go value of type confvalue.config`},
 
 		// A value that reads itself: its inner path is joined to the outer.
@@ -135,7 +137,7 @@ func TestDecodeStrict(t *testing.T) {
 			t.Errorf("%.80s:\n got  %v\n want %q", c.json, err, c.want)
 			continue
 		}
-		for _, internal := range []string{"json:", "Go ", "int64", "time.", "strconv", "plain", "confvalue", "s3cr3t", "not-shown"} {
+		for _, internal := range []string{"json:", "Go ", "int64", "time.", "strconv", "plain", "confvalue", "s3cr3t", "not-shown", "31415926535", "27182818284"} {
 			if strings.Contains(err.Error(), internal) {
 				t.Errorf("%.80s: %v names %q", c.json, err, internal)
 			}
