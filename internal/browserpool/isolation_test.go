@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -122,4 +124,52 @@ func filesHolding(dir string, b []byte) []string {
 		return nil
 	})
 	return found
+}
+
+// TestAbandonedJobLeavesNoContext: a job whose caller gives up (its
+// request ends) while the browser is making the job's browser context
+// leaves no context behind once the browser answers. Chromium makes the
+// context whether or not its answer is awaited, and one whose answer
+// was not awaited was never disposed: every such job left one in the
+// browser for as long as it lived.
+func TestAbandonedJobLeavesNoContext(t *testing.T) {
+	p := newPoolWith(t, false, 20*time.Second, func(c *Config) { c.Tabs = 1 })
+	if _, err := p.Image(context.Background(), `<p>one</p>`, ImageOptions{Width: 100, MaxHeight: 500}); err != nil {
+		t.Fatal(err)
+	}
+	b := p.current
+	proc := chromedp.FromContext(b.ctx).Browser.Process()
+	// A stopped browser holds the job in openTab, its call sent.
+	if err := proc.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Image(ctx, `<p>two</p>`, ImageOptions{Width: 100, MaxHeight: 500})
+		errc <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	time.Sleep(200 * time.Millisecond)
+	if err := proc.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err == nil {
+		t.Fatal("an abandoned job succeeded")
+	}
+	if p.current != b {
+		t.Fatal("the browser was replaced")
+	}
+	var ids []cdp.BrowserContextID
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		var err error
+		if ids, err = target.GetBrowserContexts().Do(cdpBrowser(b.ctx)); err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) == 0 {
+			return
+		}
+	}
+	t.Errorf("browser contexts left by the abandoned job: %v", ids)
 }

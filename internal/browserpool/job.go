@@ -346,10 +346,15 @@ func openTab(ctx context.Context, b *instance) (tab context.Context, closeTab fu
 	}
 	// Calls on the browser end when the job's time is up or the browser
 	// is gone (a call on a dead browser would otherwise wait out the
-	// job's time).
+	// job's time), but not when the job's caller gives up: Chromium makes
+	// the context all the same, and one whose answer nobody awaited would
+	// never be disposed (a timed-out job can still leave one, from a
+	// browser too slow to answer in the job's time).
 	octx, cancel := context.WithCancel(b.ctx)
+	if deadline, ok := ctx.Deadline(); ok {
+		octx, cancel = context.WithDeadline(b.ctx, deadline)
+	}
 	defer cancel()
-	defer context.AfterFunc(ctx, cancel)()
 	exec := withExecutor(octx, c.Browser)
 	id, err := target.CreateBrowserContext().WithDisposeOnDetach(true).Do(exec)
 	if err != nil {
@@ -361,6 +366,10 @@ func openTab(ctx context.Context, b *instance) (tab context.Context, closeTab fu
 		dctx, cancel := context.WithTimeout(b.ctx, time.Second)
 		defer cancel()
 		_ = target.DisposeBrowserContext(id).Do(withExecutor(dctx, c.Browser))
+	}
+	if err := ctx.Err(); err != nil {
+		dispose()
+		return nil, nil, err
 	}
 	tid, err := target.CreateTarget("about:blank").WithBrowserContextID(id).WithNewWindow(true).Do(exec)
 	if err != nil {
