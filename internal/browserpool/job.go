@@ -355,10 +355,18 @@ func openTab(ctx context.Context, b *instance) (tab context.Context, closeTab fu
 		octx, cancel = context.WithDeadline(b.ctx, deadline)
 	}
 	defer cancel()
+	// octx's deadline is ctx's on a timer of its own: when it ends a call,
+	// wait for ctx's (at once), so that the job is read as timed out.
+	failed := func(err error) error {
+		if errors.Is(octx.Err(), context.DeadlineExceeded) {
+			<-ctx.Done()
+		}
+		return err
+	}
 	exec := withExecutor(octx, c.Browser)
 	id, err := target.CreateBrowserContext().WithDisposeOnDetach(true).Do(exec)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, failed(err)
 	}
 	dispose := func() {
 		// Also once the job's time is up; disposing the context closes
@@ -374,7 +382,7 @@ func openTab(ctx context.Context, b *instance) (tab context.Context, closeTab fu
 	tid, err := target.CreateTarget("about:blank").WithBrowserContextID(id).WithNewWindow(true).Do(exec)
 	if err != nil {
 		dispose()
-		return nil, nil, err
+		return nil, nil, failed(err)
 	}
 	tab, closeTarget := chromedp.NewContext(b.ctx, chromedp.WithTargetID(tid))
 	return tab, func() { closeTarget(); dispose() }, nil
