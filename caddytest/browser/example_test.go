@@ -3,6 +3,7 @@ package browser
 import (
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
@@ -17,8 +18,11 @@ func TestExampleLogin(t *testing.T) {
 	setEnv(t, readEnvExample(t), "")
 	tester := newTester(t)
 	loadConfig(t, tester, exampleConfig(t, nil))
-	// An address of its own, so that the page tests' logins do not count.
-	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.9")}}
+	// An address of its own, new on every run, so that neither the page
+	// tests' logins nor an earlier run's (the limit outlives reloads)
+	// count: all of 127.0.0.0/8 is loopback.
+	local := net.IPv4(127, 42, byte(rand.IntN(256)), byte(1+rand.IntN(254)))
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: local}}
 	client := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}, Timeout: 10 * time.Second}
 	login := func() (int, []byte) {
 		req, _ := http.NewRequest(http.MethodPost, siteURL+"/proxy/bee-auth", strings.NewReader(`{"uid":"victim-user"}`))
