@@ -68,3 +68,29 @@ func checkInert(t *testing.T, n *html.Node) {
 		}
 	}
 }
+
+// inEachLayout decodes the design doc and renders it as an email, a page
+// and a popup, handing each output to check. It returns the design.
+func inEachLayout(t *testing.T, doc string, check func(layout Layout, out *Output)) *design.Design {
+	t.Helper()
+	d, err := design.Decode([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
+		out, err := HTMLWithLimits(d, Limits{Layout: layout})
+		if err != nil {
+			t.Fatalf("%s: %v", layout, err)
+		}
+		check(layout, out)
+	}
+	return d
+}
+
+// checkWarnings fails t unless out's warnings are want, in order.
+func checkWarnings(t *testing.T, layout Layout, out *Output, want []string) {
+	t.Helper()
+	if strings.Join(out.Warnings, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s: warnings\n got %q\nwant %q", layout, out.Warnings, want)
+	}
+}

@@ -121,25 +121,15 @@ func TestCSSWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := design.Decode([]byte(cssDesign(tt.body, tt.bodyContainer, tt.row, tt.col, tt.para)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
-				out, err := HTMLWithLimits(d, Limits{Layout: layout})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if strings.Join(out.Warnings, "\n") != strings.Join(tt.want, "\n") {
-					t.Errorf("%s: warnings\n got %q\nwant %q", layout, out.Warnings, tt.want)
-				}
+			inEachLayout(t, cssDesign(tt.body, tt.bodyContainer, tt.row, tt.col, tt.para), func(layout Layout, out *Output) {
+				checkWarnings(t, layout, out, tt.want)
 				if tt.absent != "" && strings.Contains(string(out.Body), tt.absent) {
 					t.Errorf("%s: HTML has %q", layout, tt.absent)
 				}
 				if !strings.Contains(string(out.Body), "Hi") {
 					t.Errorf("%s: HTML lost the text", layout)
 				}
-			}
+			})
 		})
 	}
 }

@@ -7,8 +7,6 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
-
-	"github.com/designbridge/caddy-designbridge/design"
 )
 
 // phrasingElements are the elements of rich text that may sit in an
@@ -111,15 +109,7 @@ func TestRichTextStaysInItsElement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := design.Decode([]byte(designJSON("[" + row("", mods(tt.module)) + "]")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
-				out, err := HTMLWithLimits(d, Limits{Layout: layout})
-				if err != nil {
-					t.Fatal(err)
-				}
+			inEachLayout(t, designJSON("["+row("", mods(tt.module))+"]"), func(layout Layout, out *Output) {
 				doc := parseLayout(t, out.Body, layout)
 				for _, wr := range tt.wrappers {
 					checkWrapper(t, layout, doc, wr, tt.text)
@@ -135,7 +125,7 @@ func TestRichTextStaysInItsElement(t *testing.T) {
 						t.Errorf("%s: no link to %s", layout, href)
 					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -235,15 +225,7 @@ func TestNoParagraphOfTheParser(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := design.Decode([]byte(designJSON("[" + row("", mods(tt.module)) + "]")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
-				out, err := HTMLWithLimits(d, Limits{Layout: layout})
-				if err != nil {
-					t.Fatal(err)
-				}
+			inEachLayout(t, designJSON("["+row("", mods(tt.module))+"]"), func(layout Layout, out *Output) {
 				written := strings.Count(string(out.Body), "<p ") + strings.Count(string(out.Body), "<p>")
 				parsed := 0
 				walkElements(parseLayout(t, out.Body, layout), func(n *html.Node) bool {
@@ -267,7 +249,7 @@ func TestNoParagraphOfTheParser(t *testing.T) {
 						t.Errorf("%s: %q bold, want %q", layout, b.String(), tt.bold)
 					}
 				}
-			}
+			})
 		})
 	}
 }

@@ -172,15 +172,7 @@ func TestCSSURLHostile(t *testing.T) {
 		q := strconv.Quote(u)
 		doc := `{"page":{"body":{"container":{"style":{"background-image":` + q + `}}},"rows":[{"container":{"style":{"background-image":` + q +
 			`}},"content":{"style":{"background-image":` + q + `}},"columns":[{"grid-columns":12,"modules":[]}]}]}}`
-		d, err := design.Decode([]byte(doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
-			out, err := HTMLWithLimits(d, Limits{Layout: layout})
-			if err != nil {
-				t.Fatal(err)
-			}
+		inEachLayout(t, doc, func(layout Layout, out *Output) {
 			low := strings.ToLower(string(out.Body))
 			for _, bad := range []string{"<script", "javascript:", "expression(", "display:none}"} {
 				if strings.Contains(low, bad) {
@@ -208,7 +200,7 @@ func TestCSSURLHostile(t *testing.T) {
 				}
 			}
 			walk(n)
-		}
+		})
 	}
 }
 

@@ -107,18 +107,8 @@ func TestURLWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := design.Decode([]byte(urlModulesDesign(tt.modules...)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
-				out, err := HTMLWithLimits(d, Limits{Layout: layout})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if strings.Join(out.Warnings, "\n") != strings.Join(tt.want, "\n") {
-					t.Errorf("%s: warnings\n got %q\nwant %q", layout, out.Warnings, tt.want)
-				}
+			inEachLayout(t, urlModulesDesign(tt.modules...), func(layout Layout, out *Output) {
+				checkWarnings(t, layout, out, tt.want)
 				if tt.absent != "" && strings.Contains(string(out.Body), tt.absent) {
 					t.Errorf("%s: HTML has %q", layout, tt.absent)
 				}
@@ -132,7 +122,7 @@ func TestURLWarnings(t *testing.T) {
 						}
 					}
 				}
-			}
+			})
 		})
 	}
 }
@@ -281,18 +271,8 @@ func TestWebFontWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := design.Decode([]byte(fontsDesign(tt.misplaced, tt.fonts...)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, layout := range []Layout{LayoutEmail, LayoutPage, LayoutPopup} {
-				out, err := HTMLWithLimits(d, Limits{Layout: layout})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if strings.Join(out.Warnings, "\n") != strings.Join(tt.want, "\n") {
-					t.Errorf("%s: warnings\n got %q\nwant %q", layout, out.Warnings, tt.want)
-				}
+			d := inEachLayout(t, fontsDesign(tt.misplaced, tt.fonts...), func(layout Layout, out *Output) {
+				checkWarnings(t, layout, out, tt.want)
 				html := string(out.Body)
 				if got := strings.Count(html, `rel="stylesheet"`); got != len(tt.links) {
 					t.Errorf("%s: %d stylesheet links, want %d", layout, got, len(tt.links))
@@ -305,7 +285,7 @@ func TestWebFontWarnings(t *testing.T) {
 				if tt.absent != "" && strings.Contains(html, tt.absent) {
 					t.Errorf("%s: HTML has %q", layout, tt.absent)
 				}
-			}
+			})
 			out, err := PlainText(d)
 			if err != nil {
 				t.Fatal(err)
