@@ -72,6 +72,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		return d.Errf("content_service takes no arguments (got %q); configure it in its block", d.Val())
 	}
 	seen := make(map[string]bool)
+	apps := appsSeen{ids: map[string]bool{}, tokens: map[string]string{}}
 	once := func(name string) error {
 		if seen[name] {
 			return d.Errf("%s given twice", name)
@@ -95,7 +96,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("signing_key: %d bytes; at least %d are required", len(h.SigningKey), MinSigningKeyLen)
 			}
 		case "app":
-			app, err := unmarshalApp(d)
+			app, err := unmarshalApp(d, &apps)
 			if err != nil {
 				return err
 			}
@@ -195,13 +196,27 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
+// appsSeen holds the literal client IDs, and tokens with the client ID
+// of their app, of the app blocks read so far, so that a repeated one is
+// named with its line; those from placeholders are the load's to compare.
+type appsSeen struct {
+	ids    map[string]bool
+	tokens map[string]string
+}
+
 // unmarshalApp reads one app block; the dispenser is on "app".
-func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
+func unmarshalApp(d *caddyfile.Dispenser, apps *appsSeen) (App, error) {
 	var app App
 	if !d.NextArg() {
 		return app, d.Errf("app: missing client ID (app <client_id> { … })")
 	}
 	app.ClientID = d.Val()
+	if !confvalue.HasPlaceholder(app.ClientID) {
+		if apps.ids[app.ClientID] {
+			return app, d.Errf("app %q given twice", app.ClientID)
+		}
+		apps.ids[app.ClientID] = true
+	}
 	if d.NextArg() {
 		return app, d.Errf("app %q: unexpected argument %q; the secret goes in the block", app.ClientID, d.Val())
 	}
@@ -230,12 +245,20 @@ func unmarshalApp(d *caddyfile.Dispenser) (App, error) {
 				return app, confvalue.NoValue(d, fmt.Sprintf("app %q: token", app.ClientID))
 			}
 			for _, raw := range tokens {
-				// Other faults of a token (white space, "Bearer" alone)
-				// are the load's to name.
-				if tok, err := contract.Token(raw); err == nil && !confvalue.HasPlaceholder(raw) {
-					if err := checkSecretLen("token", tok); err != nil {
-						return app, d.Errf("app %q: token #%d: %v", app.ClientID, len(app.Tokens)+1, err)
+				if !confvalue.HasPlaceholder(raw) {
+					// As the load checks it; the token is never quoted.
+					n := len(app.Tokens) + 1
+					tok, err := contract.Token(raw)
+					if err == nil {
+						err = checkSecretLen("token", tok)
 					}
+					if err != nil {
+						return app, d.Errf("app %q: token #%d: %v", app.ClientID, n, err)
+					}
+					if other, dup := apps.tokens[tok]; dup {
+						return app, d.Errf("app %q: token #%d is also configured for app %q", app.ClientID, n, other)
+					}
+					apps.tokens[tok] = app.ClientID
 				}
 				app.Tokens = append(app.Tokens, raw)
 			}

@@ -325,23 +325,28 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 		return nil, fmt.Errorf("no app configured: add an app block with its client ID, secret and tokens")
 	}
 	s.apps = make([]resolvedApp, 0, len(cfg.Apps))
-	seenIDs := make(map[string]bool)
+	// An error names the value by its path in the JSON that Caddy loads
+	// (apps[1].tokens[0]), as Caddy's own modules name theirs by index:
+	// never by the value, which may be a secret. The Caddyfile names
+	// literal values' faults itself, with their line.
+	seenIDs := make(map[string]int)
 	seenTokens := make(map[[sha256.Size]byte]string)
 	for i, app := range cfg.Apps {
+		at := fmt.Sprintf("apps[%d]", i)
 		id, err := confvalue.Required(repl, app.ClientID)
 		if err != nil {
-			return nil, fmt.Errorf("app #%d: client_id: %v", i+1, err)
+			return nil, fmt.Errorf("%s.client_id: %v", at, err)
 		}
-		if seenIDs[id] {
-			return nil, fmt.Errorf("app %q: client_id configured twice", id)
+		if first, dup := seenIDs[id]; dup {
+			return nil, fmt.Errorf("%s.client_id: the same as apps[%d].client_id; each app has its own", at, first)
 		}
-		seenIDs[id] = true
+		seenIDs[id] = i
 		secret, err := confvalue.Required(repl, app.ClientSecret)
-		if err != nil {
-			return nil, fmt.Errorf("app %q: secret: %v", id, err)
+		if err == nil {
+			err = checkSecretLen("client_secret", secret)
 		}
-		if err := checkSecretLen("client_secret", secret); err != nil {
-			return nil, fmt.Errorf("app %q: secret: %v", id, err)
+		if err != nil {
+			return nil, fmt.Errorf("%s.client_secret: %v", at, err)
 		}
 		confvalue.WarnIfLiteralSecret(logger, "app "+id+" secret", app.ClientSecret)
 		s.apps = append(s.apps, resolvedApp{
@@ -353,24 +358,23 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 			editorTokens: app.EditorTokens,
 		})
 		for j, raw := range app.Tokens {
+			path := fmt.Sprintf("%s.tokens[%d]", at, j)
 			value, err := confvalue.Required(repl, raw)
-			if err != nil {
-				return nil, fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
-			}
-			confvalue.WarnIfLiteralSecret(logger, fmt.Sprintf("app %s token #%d", id, j+1), raw)
-			tok, err := contract.Token(value)
 			if err == nil {
-				err = checkSecretLen("token", tok)
+				confvalue.WarnIfLiteralSecret(logger, fmt.Sprintf("app %s token #%d", id, j+1), raw)
+				value, err = contract.Token(value)
+			}
+			if err == nil {
+				err = checkSecretLen("token", value)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("app %q: token #%d: %v", id, j+1, err)
+				return nil, fmt.Errorf("%s: %v", path, err)
 			}
-			digest := sha256.Sum256([]byte(tok))
+			digest := sha256.Sum256([]byte(value))
 			if other, dup := seenTokens[digest]; dup {
-				// The token itself is never printed.
-				return nil, fmt.Errorf("app %q: token #%d is also configured for app %q", id, j+1, other)
+				return nil, fmt.Errorf("%s: the same token as %s; a token belongs to one app", path, other)
 			}
-			seenTokens[digest] = id
+			seenTokens[digest] = path
 			s.apiTokens = append(s.apiTokens, apiToken{digest: digest, app: len(s.apps) - 1})
 		}
 	}

@@ -40,20 +40,22 @@ func TestProvisionErrors(t *testing.T) {
 		{"no apps", func(h *Handler) { h.Apps = nil }, "no app configured"},
 		{"brace inside a literal secret", func(h *Handler) { h.Apps[0].ClientSecret = "abc{tok-one}def" }, "escape a literal brace"},
 		{"unset env in whole-placeholder secret names it", func(h *Handler) { h.Apps[0].ClientSecret = "{env.CS_TEST_UNSET_VAR}" }, "CS_TEST_UNSET_VAR"},
-		{"empty client id", func(h *Handler) { h.Apps[0].ClientID = "" }, "client_id"},
-		{"duplicate client id", func(h *Handler) { h.Apps = append(h.Apps, App{ClientID: "a", ClientSecret: "x"}) }, "configured twice"},
-		{"short secret", func(h *Handler) { h.Apps[0].ClientSecret = "abc" }, `app "a": secret: 3 bytes; at least 8 are required (design_bridge refuses a shorter client_secret`},
-		{"short secret from env", func(h *Handler) { h.Apps[0].ClientSecret = "{env.CS_TEST_SHORT}" }, `app "a": secret: 5 bytes; at least 8`},
-		{"short token", func(h *Handler) { h.Apps[0].Tokens = []string{"token-a1", "abc"} }, `app "a": token #2: 3 bytes; at least 8 are required (design_bridge refuses a shorter token`},
-		{"short token after Bearer", func(h *Handler) { h.Apps[0].Tokens = []string{"Bearer abcdefg"} }, `app "a": token #1: 7 bytes`},
-		{"empty secret", func(h *Handler) { h.Apps[0].ClientSecret = "" }, "secret"},
-		{"unset env secret", func(h *Handler) { h.Apps[0].ClientSecret = "{env.CS_TEST_UNSET_VAR}" }, "secret"},
-		{"unset env token", func(h *Handler) { h.Apps[0].Tokens = []string{"{env.CS_TEST_UNSET_VAR}"} }, "token #1"},
-		{"token holding whitespace", func(h *Handler) { h.Apps[0].Tokens = []string{"{env.CS_TEST_TOKENS}"} }, "token #1: holds whitespace"},
-		{"bearer prefix without a token", func(h *Handler) { h.Apps[0].Tokens = []string{"Bearer "} }, "token #1: is empty"},
+		{"empty client id", func(h *Handler) { h.Apps[0].ClientID = "" }, "apps[0].client_id: value is missing"},
+		{"empty second client id", func(h *Handler) { h.Apps = append(h.Apps, App{ClientID: " ", ClientSecret: "secret-b"}) }, "apps[1].client_id: value is missing"},
+		{"duplicate client id", func(h *Handler) { h.Apps = append(h.Apps, App{ClientID: "a", ClientSecret: "x"}) }, "apps[1].client_id: the same as apps[0].client_id; each app has its own"},
+		{"short secret", func(h *Handler) { h.Apps[0].ClientSecret = "abc" }, `apps[0].client_secret: 3 bytes; at least 8 are required (design_bridge refuses a shorter client_secret`},
+		{"short secret from env", func(h *Handler) { h.Apps[0].ClientSecret = "{env.CS_TEST_SHORT}" }, `apps[0].client_secret: 5 bytes; at least 8`},
+		{"short token", func(h *Handler) { h.Apps[0].Tokens = []string{"token-a1", "abc"} }, `apps[0].tokens[1]: 3 bytes; at least 8 are required (design_bridge refuses a shorter token`},
+		{"short token after Bearer", func(h *Handler) { h.Apps[0].Tokens = []string{"Bearer abcdefg"} }, `apps[0].tokens[0]: 7 bytes`},
+		{"empty secret", func(h *Handler) { h.Apps[0].ClientSecret = "" }, "apps[0].client_secret: value is missing"},
+		{"unset env secret", func(h *Handler) { h.Apps[0].ClientSecret = "{env.CS_TEST_UNSET_VAR}" }, "apps[0].client_secret: "},
+		{"unset env token", func(h *Handler) { h.Apps[0].Tokens = []string{"{env.CS_TEST_UNSET_VAR}"} }, "apps[0].tokens[0]: "},
+		{"token holding whitespace", func(h *Handler) { h.Apps[0].Tokens = []string{"{env.CS_TEST_TOKENS}"} }, "apps[0].tokens[0]: holds whitespace"},
+		{"bearer prefix without a token", func(h *Handler) { h.Apps[0].Tokens = []string{"Bearer "} }, "apps[0].tokens[0]: is empty"},
 		{"token shared by two apps", func(h *Handler) {
 			h.Apps = append(h.Apps, App{ClientID: "b", ClientSecret: "secret-b", Tokens: []string{"token-a1"}})
-		}, "also configured for app"},
+		}, "apps[1].tokens[0]: the same token as apps[0].tokens[0]; a token belongs to one app"},
+		{"token twice in one app", func(h *Handler) { h.Apps[0].Tokens = []string{"token-a1", "Bearer token-a1"} }, "apps[0].tokens[1]: the same token as apps[0].tokens[0]"},
 		{"negative max_body", func(h *Handler) { h.MaxBody = -1 }, "max_body must not be negative"},
 		{"negative max_output", func(h *Handler) { h.MaxOutput = -1 }, "max_output must not be negative"},
 		{"max_output over 2 GiB", func(h *Handler) { h.MaxOutput = 1 << 40 }, "max_output: 1099511627776 bytes, more than the largest accepted"},
@@ -86,6 +88,13 @@ func TestProvisionErrors(t *testing.T) {
 			for _, secret := range []string{"tok-one", strings.Repeat("e", 40)} {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("error %q reveals a secret", err)
+				}
+			}
+			// JSON is what Caddy loads: the error names the value by its
+			// path there, not by the Caddyfile's words or the client ID.
+			for _, caddyfileWords := range []string{`app "`, "#"} {
+				if strings.Contains(err.Error(), caddyfileWords) {
+					t.Errorf("error %q names %q", err, caddyfileWords)
 				}
 			}
 		})

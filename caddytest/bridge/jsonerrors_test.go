@@ -50,6 +50,23 @@ func TestJSONConfigLoadErrors(t *testing.T) {
 			// Caddy writes the handler's JSON again before decoding it.
 			`http.handlers.content_service: max_output: expected a whole number up to 9223372036854775807, got 10000000000000000000`,
 			`http.handlers.content_service: max_output: json: cannot unmarshal number 10000000000000000000 into Go struct field plain.max_output of type int64`},
+		// Provision's errors name the value by its JSON path too, never
+		// by the Caddyfile's words ("app #2", "token #1") or the value.
+		{"client_id missing", `{"handler":"content_service","signing_key":"` + csKey + `","apps":[{"client_id":"a","client_secret":"s3cr3t-secret"},{"client_secret":"s3cr3t-secret-b"}],"browser":{"off":true}}`,
+			`http.handlers.content_service: apps[1].client_id: value is missing`,
+			`http.handlers.content_service: app #2: client_id: value is missing`},
+		{"client_id twice", `{"handler":"content_service","signing_key":"` + csKey + `","apps":[{"client_id":"a","client_secret":"s3cr3t-secret"},{"client_id":"a","client_secret":"s3cr3t-secret-b"}],"browser":{"off":true}}`,
+			`http.handlers.content_service: apps[1].client_id: the same as apps[0].client_id; each app has its own`,
+			`http.handlers.content_service: app "a": client_id configured twice`},
+		{"short client_secret", `{"handler":"content_service","signing_key":"` + csKey + `","apps":[{"client_id":"a","client_secret":"s3cr3t"}],"browser":{"off":true}}`,
+			`http.handlers.content_service: apps[0].client_secret: 6 bytes; at least 8 are required`,
+			`http.handlers.content_service: app "a": secret: 6 bytes; at least 8 are required`},
+		{"short token", `{"handler":"content_service","signing_key":"` + csKey + `","apps":[{"client_id":"a","client_secret":"s3cr3t-secret","tokens":["s3cr3t-token-1","s3cr3t"]}],"browser":{"off":true}}`,
+			`http.handlers.content_service: apps[0].tokens[1]: 6 bytes; at least 8 are required`,
+			`http.handlers.content_service: app "a": token #2: 6 bytes; at least 8 are required`},
+		{"token of two apps", `{"handler":"content_service","signing_key":"` + csKey + `","apps":[{"client_id":"a","client_secret":"s3cr3t-secret","tokens":["s3cr3t-token-1"]},{"client_id":"b","client_secret":"s3cr3t-secret","tokens":["Bearer s3cr3t-token-1"]}],"browser":{"off":true}}`,
+			`http.handlers.content_service: apps[1].tokens[0]: the same token as apps[0].tokens[0]; a token belongs to one app`,
+			`http.handlers.content_service: app "b": token #1 is also configured for app "a"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var cfg any
@@ -84,6 +101,9 @@ func TestJSONConfigLoadErrors(t *testing.T) {
 		res.Body.Close()
 	}
 }
+
+// csKey is a content_service signing_key long enough to load.
+const csKey = "0123456789abcdef0123456789abcdef-jsonerrors"
 
 // jsonText is s as it reads inside a JSON string (the /load answer).
 func jsonText(s string) string {

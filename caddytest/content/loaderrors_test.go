@@ -32,6 +32,7 @@ func TestLoadErrors(t *testing.T) {
 		return globalOptions + ":{$PORT_LOADERR} {\n\tcontent_service {\n" + block + "\n\t}\n}\n"
 	}
 	t.Setenv("CS_IT_SHORT_SECRET", "abc")
+	t.Setenv("CS_IT_TOKEN", "t-load-secret-token-2")
 	validApp := "app a {\n secret secret-a\n token t-load-secret-token\n }"
 	tests := []struct {
 		name  string
@@ -51,9 +52,10 @@ func TestLoadErrors(t *testing.T) {
 		{"chromium missing", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nbrowser {\n path /nonexistent/chromium\n }", `browser: chromium not found at "/nonexistent/chromium": exec: "/nonexistent/chromium": stat /nonexistent/chromium: no such file or directory (install chromium, give its path with "path <chromium>" in the browser block, or turn the PDF and image endpoints off with the line "browser off"`},
 		{"bad public_url", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\nbrowser {\n public_url ftp://x\n }", "public_url"},
 		{"short literal secret", "signing_key {env.CS_IT_SIGNING_KEY}\napp a {\n secret abc\n }", `app "a": secret: 3 bytes; at least 8 are required (design_bridge refuses a shorter client_secret, which it could not mask)`},
-		{"short secret from a variable", "signing_key {env.CS_IT_SIGNING_KEY}\napp a {\n secret {env.CS_IT_SHORT_SECRET}\n }", `app "a": secret: 3 bytes; at least 8 are required`},
+		{"short secret from a variable", "signing_key {env.CS_IT_SIGNING_KEY}\napp a {\n secret {env.CS_IT_SHORT_SECRET}\n }", `apps[0].client_secret: 3 bytes; at least 8 are required`},
 		{"short literal token", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\napp b {\n secret secret-b\n token abc\n }", `app "b": token #1: 3 bytes; at least 8 are required (design_bridge refuses a shorter token, which it could not mask)`},
-		{"same token twice", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\napp b {\n secret secret-b\n token t-load-secret-token\n }", "also configured for app"},
+		{"same token twice", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\napp b {\n secret secret-b\n token t-load-secret-token\n }", `app "b": token #1 is also configured for app "a", at Caddyfile:`},
+		{"same token from a variable twice", "signing_key {env.CS_IT_SIGNING_KEY}\n" + validApp + "\napp b {\n secret secret-b\n token {env.CS_IT_TOKEN}\n }\napp c {\n secret secret-c\n token {env.CS_IT_TOKEN}\n }", "apps[2].tokens[0]: the same token as apps[1].tokens[0]; a token belongs to one app"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,7 +66,7 @@ func TestLoadErrors(t *testing.T) {
 			if !strings.Contains(body, tt.want) {
 				t.Errorf("error %s\nwant it to contain %q", body, tt.want)
 			}
-			if strings.Contains(body, "t-load-secret-token") {
+			if strings.Contains(body, "t-load-secret-token") || strings.Contains(body, "secret-b") {
 				t.Error("the load error names a token")
 			}
 		})

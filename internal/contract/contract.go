@@ -100,7 +100,7 @@ func Token(value string) (string, error) {
 		return "", errors.New("is empty")
 	}
 	if strings.ContainsAny(tok, " \t\r\n") {
-		return "", errors.New("holds whitespace; list several tokens as separate arguments")
+		return "", errors.New("holds whitespace; each token is a value of its own")
 	}
 	return tok, nil
 }
