@@ -200,17 +200,20 @@ type RateLimit struct {
 }
 
 // errNotALimit is the error of a rate limit written as something other
-// than an object (such as the Caddyfile's "off").
-var errNotALimit = errors.New(`is not a limit: write an object such as {"requests": 60, "window": "1m"}`)
+// than an object (such as the Caddyfile's "off"); what was written
+// follows it, as confvalue.Written tells it.
+var errNotALimit = errors.New(`expected an object such as {"requests": 60, "window": "1m"}`)
 
 // UnmarshalJSON reads a RateLimit, with requests as a number or as a
 // string of digits. An error names the field inside the limit it is
 // about (a *confvalue.FieldError), which the handler's config joins to
-// the limit's own name.
+// the limit's own name. Like confvalue.DecodeStrict's, it never repeats
+// a string's text, nor a number where none belongs: either may be a
+// secret put in the wrong place.
 func (rl *RateLimit) UnmarshalJSON(b []byte) error {
 	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
 		// encoding/json would name a Go type of its own here.
-		return fmt.Errorf("%s %w", t, errNotALimit)
+		return fmt.Errorf("%w, got %s", errNotALimit, confvalue.Written(t, false))
 	}
 	var raw struct {
 		Requests json.RawMessage `json:"requests"`
@@ -223,17 +226,18 @@ func (rl *RateLimit) UnmarshalJSON(b []byte) error {
 	if len(raw.Requests) == 0 || string(raw.Requests) == "null" {
 		return nil // unset, as null is for every other field
 	}
+	const want = "expected a whole number such as 60"
 	var text string
 	if json.Unmarshal(raw.Requests, &text) == nil {
 		n, err := strconv.Atoi(strings.TrimSpace(text))
 		if err != nil {
-			return &confvalue.FieldError{Path: "requests", Err: fmt.Errorf("%q is not a number of requests", text)}
+			return &confvalue.FieldError{Path: "requests", Err: errors.New(want + ", got a string of other text")}
 		}
 		rl.Requests = n
 		return nil
 	}
 	if err := json.Unmarshal(raw.Requests, &rl.Requests); err != nil {
-		return &confvalue.FieldError{Path: "requests", Err: fmt.Errorf("%s is not a number of requests", raw.Requests)}
+		return &confvalue.FieldError{Path: "requests", Err: fmt.Errorf("%s, got %s", want, confvalue.Written(raw.Requests, true))}
 	}
 	return nil
 }

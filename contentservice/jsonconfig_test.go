@@ -19,8 +19,17 @@ func TestJSONErrorsNameField(t *testing.T) {
 		{"bad browser timeout", `{"browser":{"timeout":"1y"}}`, `browser.timeout: "1y" is not a duration`, `browser.timeout: time: unknown unit "y" in duration "1y"`},
 		{"bad login_failure_limit window", `{"login_failure_limit":{"requests":5,"window":"soon"}}`, `login_failure_limit.window: "soon" is not a duration`, `login_failure_limit: time: invalid duration "soon"`},
 		{"rate_limit window a bool", `{"rate_limit":{"requests":5,"window":true}}`, `rate_limit.window: expected a duration such as "10s", got true`, `rate_limit: json: cannot unmarshal bool into Go struct field .window of type time.Duration`},
-		{"rate_limit not an object", `{"rate_limit":"10 per 1m"}`, `rate_limit: "10 per 1m" is not a limit`, `rate_limit: "10 per 1m" is not a limit`},
-		{"rate_limit requests not a number", `{"rate_limit":{"requests":[5]}}`, `rate_limit.requests: [5] is not a number of requests`, `rate_limit: requests: [5] is not a number of requests`},
+		{"rate_limit not an object", `{"rate_limit":"10 per 1m"}`, `rate_limit: expected an object such as {"requests": 60, "window": "1m"}, got a string`, `rate_limit: "10 per 1m" is not a limit`},
+		{"rate_limit a secret", `{"rate_limit":"s3cr3t-token-value"}`, `rate_limit: expected an object such as {"requests": 60, "window": "1m"}, got a string`, `rate_limit: "s3cr3t-token-value" is not a limit`},
+		{"rate_limit an unquoted secret", `{"rate_limit":12345678}`, `rate_limit: expected an object such as {"requests": 60, "window": "1m"}, got a number`, `rate_limit: 12345678 is not a limit`},
+		{"rate_limit a list", `{"rate_limit":["s3cr3t-token-value"]}`, `rate_limit: expected an object such as {"requests": 60, "window": "1m"}, got a list`, `rate_limit: ["s3cr3t-token-value"] is not a limit`},
+		{"login_failure_limit off", `{"login_failure_limit":"off"}`, `login_failure_limit: expected an object such as {"requests": 60, "window": "1m"}, got a string; to turn it off, set "no_login_failure_limit": true`, `login_failure_limit: "off" is not a limit: write an object such as {"requests": 60, "window": "1m"}; to turn it off, set "no_login_failure_limit": true`},
+		{"login_failure_limit false", `{"login_failure_limit":false}`, `login_failure_limit: expected an object such as {"requests": 60, "window": "1m"}, got false; to turn it off`, `login_failure_limit: false is not a limit`},
+		{"rate_limit requests not a number", `{"rate_limit":{"requests":[5]}}`, `rate_limit.requests: expected a whole number such as 60, got a list`, `rate_limit: requests: [5] is not a number of requests`},
+		{"rate_limit requests a secret", `{"rate_limit":{"requests":"s3cr3t-token-value"}}`, `rate_limit.requests: expected a whole number such as 60, got a string of other text`, `rate_limit.requests: "s3cr3t-token-value" is not a number of requests`},
+		{"rate_limit requests an object", `{"rate_limit":{"requests":{"token":"s3cr3t-token-value"}}}`, `rate_limit.requests: expected a whole number such as 60, got an object`, `rate_limit.requests: {"token":"s3cr3t-token-value"} is not a number of requests`},
+		{"rate_limit requests not whole", `{"rate_limit":{"requests":1.5}}`, `rate_limit.requests: expected a whole number such as 60, got 1.5`, `rate_limit.requests: 1.5 is not a number of requests`},
+		{"rate_limit requests a string of digits", `{"rate_limit":{"requests":" 60 ","window":"1m"}}`, "", ""},
 		{"rate_limit requests null", `{"rate_limit":{"requests":null,"window":"1m"}}`, "", `rate_limit: requests: "" is not a number of requests`},
 		{"unknown field in a limit", `{"rate_limit":{"requests":1,"burst":5}}`, `rate_limit.burst: unknown field (known here: requests, window)`, `rate_limit: json: unknown field "burst"`},
 		{"unknown nested field", `{"fetch":{"proxy":1}}`, `fetch.proxy: unknown field (known here: allow_private, cache_ttl, max_images, max_size, off, timeout, total_timeout)`, `json: unknown field "proxy"`},
@@ -45,7 +54,7 @@ func TestJSONErrorsNameField(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error %v, want it to contain %q", err, c.want)
 			}
-			for _, bad := range []string{"json:", "Go ", "time.", "s3cr3t"} {
+			for _, bad := range []string{"json:", "Go ", "time.", "s3cr3t", "12345678"} {
 				if strings.Contains(err.Error(), bad) {
 					t.Errorf("error %v names %q", err, bad)
 				}

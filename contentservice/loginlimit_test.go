@@ -88,10 +88,10 @@ func TestLoginFailureLimitConfigured(t *testing.T) {
 func TestJSONRateLimitForms(t *testing.T) {
 	for _, c := range []struct{ name, fields, err string }{
 		{"login_failure_limit off", `"login_failure_limit":"off"`,
-			`login_failure_limit: "off" is not a limit: write an object such as {"requests": 60, "window": "1m"}; to turn it off, set "no_login_failure_limit": true`},
-		{"login_failure_limit false, another case", `"Login_Failure_Limit":false`, `Login_Failure_Limit: false is not a limit`},
-		{"rate_limit a number", `"rate_limit":60`, `rate_limit: 60 is not a limit: write an object such as {"requests": 60, "window": "1m"}`},
-		{"rate_limit requests not a number", `"rate_limit":{"requests":"many","window":"1m"}`, `rate_limit.requests: "many" is not a number of requests`},
+			`login_failure_limit: expected an object such as {"requests": 60, "window": "1m"}, got a string; to turn it off, set "no_login_failure_limit": true`},
+		{"login_failure_limit false, another case", `"Login_Failure_Limit":false`, `Login_Failure_Limit: expected an object such as {"requests": 60, "window": "1m"}, got false; to turn it off`},
+		{"rate_limit a number", `"rate_limit":60`, `rate_limit: expected an object such as {"requests": 60, "window": "1m"}, got a number`},
+		{"rate_limit requests not a number", `"rate_limit":{"requests":"many","window":"1m"}`, `rate_limit.requests: expected a whole number such as 60, got a string of other text`},
 		{"unknown field", `"rate_limits":{"requests":1,"window":"1m"}`, `rate_limits: unknown field`},
 		{"unknown field in an app", `"apps":[{"client_id":"a","secret":"x"}]`, `apps[0].secret: unknown field`},
 		{"limits as objects", `"rate_limit":{"requests":"60","window":"1m"},"login_failure_limit":{"requests":5,"window":60000000000}`, ""},

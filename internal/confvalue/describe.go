@@ -1,6 +1,7 @@
 package confvalue
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -62,6 +63,18 @@ func expected(t reflect.Type) string {
 // where t takes none, are left out: either may be a secret, put in the
 // wrong field or left unquoted in its own ("token": 12345678).
 func written(raw []byte, t reflect.Type) string {
+	return Written(raw, numeric(t))
+}
+
+// Written names the JSON value raw as a config error may repeat it, for
+// a value that reads itself (UnmarshalJSON): its kind ("a string", "a
+// list"), or the value itself when it is true, false or null, or a
+// number where a number belongs (number). See written.
+func Written(raw []byte, number bool) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
 	switch raw[0] {
 	case '"':
 		return "a string"
@@ -70,7 +83,7 @@ func written(raw []byte, t reflect.Type) string {
 	case '[':
 		return "a list"
 	}
-	if isNumber(raw) && !numeric(t) {
+	if isNumber(raw) && !number {
 		return "a number"
 	}
 	if len(raw) > 40 {

@@ -210,3 +210,29 @@ func FuzzDecodeStrict(f *testing.F) {
 		}
 	})
 }
+
+// TestWritten: what a value that reads itself may repeat of what was
+// written, as DecodeStrict does: never a string's text, a number only
+// where a number belongs.
+func TestWritten(t *testing.T) {
+	for _, c := range []struct {
+		raw    string
+		number bool
+		want   string
+	}{
+		{`"s3cr3t"`, false, "a string"},
+		{`"12345678"`, true, "a string"},
+		{` {"token":"s3cr3t"}`, false, "an object"},
+		{`["s3cr3t"]`, true, "a list"},
+		{`12345678`, false, "a number"},
+		{`1.5`, true, "1.5"},
+		{`-1`, true, "-1"},
+		{`false`, false, "false"},
+		{`null`, true, "null"},
+		{` `, false, "nothing"},
+	} {
+		if got := Written([]byte(c.raw), c.number); got != c.want {
+			t.Errorf("Written(%s, %v) = %q, want %q", c.raw, c.number, got, c.want)
+		}
+	}
+}
