@@ -74,21 +74,21 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 	if _, err := exec.LookPath(path); err != nil {
 		// browserpool.Check would say the same without the Caddyfile line
 		// that turns the exports off.
-		return fmt.Errorf(`browser: chromium not found at %q: %v (install chromium, give its path with "path <chromium>" in the browser block, or turn the PDF and image endpoints off with the line "browser off" in the content_service block; JSON: "browser": {"off": true})`, path, err)
+		return fmt.Errorf(`browser.path: chromium not found at %q: %v (install chromium, give its path with "path <chromium>" in the browser block, or turn the PDF and image endpoints off with the line "browser off" in the content_service block; JSON: "browser": {"off": true})`, path, err)
 	}
 	if err := browserpool.Check(path); err != nil {
-		return fmt.Errorf("browser: %v", err)
+		return fmt.Errorf("browser.path: %v", err)
 	}
 	tabs, timeout, ttl := cfg.Tabs, time.Duration(cfg.Timeout), time.Duration(cfg.FilesTTL)
 	switch {
 	case tabs < 0:
-		return fmt.Errorf("browser: tabs must be positive")
+		return fmt.Errorf("browser.tabs must be positive")
 	case tabs > browserpool.MaxTabs:
-		return fmt.Errorf("browser: tabs %d: at most %d", tabs, browserpool.MaxTabs)
+		return fmt.Errorf("browser.tabs: %d; at most %d", tabs, browserpool.MaxTabs)
 	case timeout < 0:
-		return fmt.Errorf("browser: timeout must be positive")
+		return fmt.Errorf("browser.timeout must be positive")
 	case ttl < 0:
-		return fmt.Errorf("browser: files_ttl must be positive")
+		return fmt.Errorf("browser.files_ttl must be positive")
 	}
 	if tabs == 0 {
 		tabs = DefaultBrowserTabs
@@ -102,7 +102,8 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 	if cfg.PublicURL != "" {
 		u, err := url.Parse(cfg.PublicURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return fmt.Errorf("browser: public_url %q must be an http(s) URL without query or fragment", cfg.PublicURL)
+			// Not quoted: a URL may carry credentials.
+			return fmt.Errorf("browser.public_url: write an http(s) URL without query or fragment, such as https://example.com/cs")
 		}
 	}
 	dir := cfg.FilesDir
@@ -110,7 +111,7 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 		dir = filepath.Join(caddy.AppDataDir(), "content_service", "files")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("browser: files_dir: %v", err)
+		return fmt.Errorf("browser.files_dir: %v", err)
 	}
 	client, transport := safefetch.NewClient(s.fetch.timeout, s.fetch.allowPrivate)
 	var fetcher browserpool.Fetcher = &browserpool.HTTPFetcher{Client: client, MaxSize: s.fetch.maxSize}

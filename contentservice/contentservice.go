@@ -256,13 +256,14 @@ func (h *Handler) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// validate refuses a limit that is not positive.
-func (rl *RateLimit) validate() error {
+// validate refuses a limit that is not positive; field is the limit's
+// name in the config.
+func (rl *RateLimit) validate(field string) error {
 	if rl.Requests <= 0 {
-		return fmt.Errorf("requests: %d is not a positive number of requests", rl.Requests)
+		return fmt.Errorf("%s.requests: %d is not a positive number of requests", field, rl.Requests)
 	}
 	if rl.Window <= 0 {
-		return fmt.Errorf("window: %s must be positive", time.Duration(rl.Window))
+		return fmt.Errorf("%s.window: %s must be positive", field, time.Duration(rl.Window))
 	}
 	return nil
 }
@@ -408,8 +409,8 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 	}
 
 	if cfg.RateLimit != nil {
-		if err := cfg.RateLimit.validate(); err != nil {
-			return nil, fmt.Errorf("rate_limit: %v", err)
+		if err := cfg.RateLimit.validate("rate_limit"); err != nil {
+			return nil, err
 		}
 		// One bucket per API token, then one per application for its
 		// editor tokens: a fixed set, so nothing is ever evicted.
@@ -420,8 +421,8 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 	if !cfg.NoLoginFailureLimit {
 		n, window := DefaultLoginFailures, DefaultLoginFailureWindow
 		if rl := cfg.LoginFailureLimit; rl != nil {
-			if err := rl.validate(); err != nil {
-				return nil, fmt.Errorf("login_failure_limit: %v", err)
+			if err := rl.validate("login_failure_limit"); err != nil {
+				return nil, err
 			}
 			n, window = rl.Requests, time.Duration(rl.Window)
 		}

@@ -76,15 +76,15 @@ func (s *service) setupFetch(cfg *FetchConfig) error {
 	timeout, total, ttl := time.Duration(cfg.Timeout), time.Duration(cfg.TotalTimeout), time.Duration(cfg.CacheTTL)
 	switch {
 	case timeout < 0:
-		return fmt.Errorf("fetch: timeout must be positive")
+		return fmt.Errorf("fetch.timeout must be positive")
 	case total < 0:
-		return fmt.Errorf("fetch: total_timeout must be positive")
+		return fmt.Errorf("fetch.total_timeout must be positive")
 	case ttl < 0:
-		return fmt.Errorf("fetch: cache_ttl must not be negative")
+		return fmt.Errorf("fetch.cache_ttl must not be negative")
 	case cfg.MaxSize < 0:
-		return fmt.Errorf("fetch: max_size must be positive")
+		return fmt.Errorf("fetch.max_size must be positive")
 	case cfg.MaxImages < 0:
-		return fmt.Errorf("fetch: max_images must be positive")
+		return fmt.Errorf("fetch.max_images must be positive")
 	}
 	if timeout == 0 {
 		timeout = DefaultFetchTimeout

@@ -60,13 +60,23 @@ func TestProvisionErrors(t *testing.T) {
 		{"negative max_output", func(h *Handler) { h.MaxOutput = -1 }, "max_output must not be negative"},
 		{"max_output over 2 GiB", func(h *Handler) { h.MaxOutput = 1 << 40 }, "max_output: 1099511627776 bytes, more than the largest accepted"},
 		{"chromium missing", func(h *Handler) { h.Browser = &BrowserConfig{Path: "/nonexistent/chromium"} },
-			`browser: chromium not found at "/nonexistent/chromium": exec: "/nonexistent/chromium": stat /nonexistent/chromium: no such file or directory (install chromium, give its path with "path <chromium>" in the browser block, or turn the PDF and image endpoints off with the line "browser off" in the content_service block`},
+			`browser.path: chromium not found at "/nonexistent/chromium": exec: "/nonexistent/chromium": stat /nonexistent/chromium: no such file or directory (install chromium, give its path with "path <chromium>" in the browser block, or turn the PDF and image endpoints off with the line "browser off" in the content_service block`},
 		{"tabs at their bound", func(h *Handler) { h.Browser = &BrowserConfig{Tabs: 1024} }, ""},
-		{"tabs past their bound", func(h *Handler) { h.Browser = &BrowserConfig{Tabs: 1025} }, "browser: tabs 1025: at most 1024"},
-		{"tabs that overflow the queue", func(h *Handler) { h.Browser = &BrowserConfig{Tabs: 3_000_000_000_000_000_000} }, "browser: tabs 3000000000000000000: at most 1024"},
-		{"bad rate count", func(h *Handler) { h.RateLimit = &RateLimit{Requests: -1, Window: caddy.Duration(time.Minute)} }, "rate_limit"},
-		{"negative rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: 5, Window: caddy.Duration(-time.Minute)} }, "rate_limit"},
-		{"zero rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: 5, Window: 0} }, "rate_limit"},
+		{"tabs past their bound", func(h *Handler) { h.Browser = &BrowserConfig{Tabs: 1025} }, "browser.tabs: 1025; at most 1024"},
+		{"tabs that overflow the queue", func(h *Handler) { h.Browser = &BrowserConfig{Tabs: 3_000_000_000_000_000_000} }, "browser.tabs: 3000000000000000000; at most 1024"},
+		{"negative browser timeout", func(h *Handler) { h.Browser = &BrowserConfig{Timeout: -1} }, "browser.timeout must be positive"},
+		{"negative files_ttl", func(h *Handler) { h.Browser = &BrowserConfig{FilesTTL: -1} }, "browser.files_ttl must be positive"},
+		{"negative tabs", func(h *Handler) { h.Browser = &BrowserConfig{Tabs: -1} }, "browser.tabs must be positive"},
+		{"public_url not http", func(h *Handler) { h.Browser = &BrowserConfig{PublicURL: "ftp://user:s3cr3t@x/f"} }, "browser.public_url: write an http(s) URL without query or fragment, such as https://example.com/cs"},
+		{"negative fetch timeout", func(h *Handler) { h.Fetch = &FetchConfig{Timeout: -1} }, "fetch.timeout must be positive"},
+		{"negative fetch total_timeout", func(h *Handler) { h.Fetch = &FetchConfig{TotalTimeout: -1} }, "fetch.total_timeout must be positive"},
+		{"negative fetch cache_ttl", func(h *Handler) { h.Fetch = &FetchConfig{CacheTTL: -1} }, "fetch.cache_ttl must not be negative"},
+		{"negative fetch max_size", func(h *Handler) { h.Fetch = &FetchConfig{MaxSize: -1} }, "fetch.max_size must be positive"},
+		{"negative fetch max_images", func(h *Handler) { h.Fetch = &FetchConfig{MaxImages: -1} }, "fetch.max_images must be positive"},
+		{"bad rate count", func(h *Handler) { h.RateLimit = &RateLimit{Requests: -1, Window: caddy.Duration(time.Minute)} }, "rate_limit.requests: -1 is not a positive number of requests"},
+		{"negative rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: 5, Window: caddy.Duration(-time.Minute)} }, "rate_limit.window: -1m0s must be positive"},
+		{"zero rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: 5, Window: 0} }, "rate_limit.window: 0s must be positive"},
+		{"zero login failures", func(h *Handler) { h.LoginFailureLimit = &RateLimit{Window: caddy.Duration(time.Minute)} }, "login_failure_limit.requests: 0 is not a positive number of requests"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,14 +95,14 @@ func TestProvisionErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Fatalf("error %v, want it to contain %q", err, tt.err)
 			}
-			for _, secret := range []string{"tok-one", strings.Repeat("e", 40)} {
+			for _, secret := range []string{"tok-one", strings.Repeat("e", 40), "s3cr3t"} {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("error %q reveals a secret", err)
 				}
 			}
 			// JSON is what Caddy loads: the error names the value by its
 			// path there, not by the Caddyfile's words or the client ID.
-			for _, caddyfileWords := range []string{`app "`, "#"} {
+			for _, caddyfileWords := range []string{`app "`, "#", "fetch:", "browser:", "rate_limit:", "login_failure_limit:"} {
 				if strings.Contains(err.Error(), caddyfileWords) {
 					t.Errorf("error %q names %q", err, caddyfileWords)
 				}

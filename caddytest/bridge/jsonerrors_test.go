@@ -67,6 +67,12 @@ func TestJSONConfigLoadErrors(t *testing.T) {
 		{"token of two apps", `{"handler":"content_service","signing_key":"` + csKey + `","apps":[{"client_id":"a","client_secret":"s3cr3t-secret","tokens":["s3cr3t-token-1"]},{"client_id":"b","client_secret":"s3cr3t-secret","tokens":["Bearer s3cr3t-token-1"]}],"browser":{"off":true}}`,
 			`http.handlers.content_service: apps[1].tokens[0]: the same token as apps[0].tokens[0]; a token belongs to one app`,
 			`http.handlers.content_service: app "b": token #1 is also configured for app "a"`},
+		{"rate_limit without requests", `{"handler":"content_service","signing_key":"` + csKey + `","apps":[{"client_id":"a","client_secret":"s3cr3t-secret"}],"rate_limit":{"window":"1m"},"browser":{"off":true}}`,
+			`http.handlers.content_service: rate_limit.requests: 0 is not a positive number of requests`,
+			`http.handlers.content_service: rate_limit: requests: 0 is not a positive number of requests`},
+		{"negative fetch timeout", `{"handler":"content_service","signing_key":"` + csKey + `","apps":[{"client_id":"a","client_secret":"s3cr3t-secret"}],"fetch":{"timeout":-1},"browser":{"off":true}}`,
+			`http.handlers.content_service: fetch.timeout must be positive`,
+			`http.handlers.content_service: fetch: timeout must be positive`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var cfg any
