@@ -86,8 +86,11 @@ func (rl *AuthRateLimit) validate() error {
 	if rl == nil || rl.Off {
 		return nil
 	}
-	if rl.Requests <= 0 || rl.Window <= 0 {
-		return fmt.Errorf("auth_rate_limit: requests and window must be positive (or off)")
+	if rl.Requests <= 0 {
+		return fmt.Errorf(`auth_rate_limit.requests: %d is not a positive number of requests (or set "off": true)`, rl.Requests)
+	}
+	if rl.Window <= 0 {
+		return fmt.Errorf(`auth_rate_limit.window: %s must be positive (or set "off": true)`, time.Duration(rl.Window))
 	}
 	return nil
 }

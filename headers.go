@@ -93,9 +93,9 @@ func (b *Bridge) resolveForwardHeaders() error {
 		return nil
 	}
 	b.keyHeaders = maps.Clone(keyHeaders)
-	for _, name := range b.ForwardHeaders {
+	for i, name := range b.ForwardHeaders {
 		if why := forwardRefusal(name); why != "" {
-			return fmt.Errorf("forward_headers: %q %s", name, why)
+			return fmt.Errorf("forward_headers[%d] %s", i, why)
 		}
 		c := http.CanonicalHeaderKey(name)
 		if !b.keyHeaders[c] {

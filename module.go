@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -351,12 +352,17 @@ func (b *Bridge) resolve() error {
 		return err
 	}
 	b.allowed = make(map[string]struct{}, len(b.AllowedOrigins))
-	for _, o := range b.AllowedOrigins {
-		v, _, err := value("allowed_origins", o, "")
+	for i, o := range b.AllowedOrigins {
+		field := fmt.Sprintf("allowed_origins[%d]", i)
+		v, _, err := value(field, o, "")
 		if err != nil {
 			return err
 		}
-		b.allowed[normalizeOrigin(v)] = struct{}{}
+		o = normalizeOrigin(v)
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || o != u.Scheme+"://"+u.Host {
+			return fmt.Errorf("%s is not an origin: write scheme://host[:port]", field)
+		}
+		b.allowed[o] = struct{}{}
 	}
 	return nil
 }
@@ -373,10 +379,10 @@ func (b *Bridge) Validate() error {
 		return fmt.Errorf("answer_memory: %d bytes; it must be at least %d (64 MiB), so that the largest answer an export may have fits", b.AnswerMemory, maxSharedAnswer)
 	}
 	if b.Cache != nil && b.Cache.MaxSize < 0 {
-		return fmt.Errorf("cache: max_size must not be negative")
+		return fmt.Errorf("cache.max_size must not be negative")
 	}
 	if b.Cache != nil && b.Cache.TTL < 0 {
-		return fmt.Errorf("cache: ttl must not be negative")
+		return fmt.Errorf("cache.ttl must not be negative")
 	}
 	if err := b.AuthRateLimit.validate(); err != nil {
 		return err
@@ -385,20 +391,18 @@ func (b *Bridge) Validate() error {
 		return err
 	}
 	if !strings.HasPrefix(b.AuthPath, "/") {
-		return fmt.Errorf("auth_path %q must start with /", b.AuthPath)
+		return fmt.Errorf("auth_path must start with /")
 	}
-	for p := range b.exportPaths {
+	for i, p := range b.ExportPaths {
 		if !strings.HasPrefix(p, "/") {
-			return fmt.Errorf("export path %q must start with /", p)
+			return fmt.Errorf("export_paths[%d] must start with /", i)
 		}
 		if p == b.AuthPath {
-			return fmt.Errorf("auth_path %q is also an export path", p)
+			return fmt.Errorf("auth_path: the same as export_paths[%d]", i)
 		}
 	}
-	for o := range b.allowed {
-		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || o != u.Scheme+"://"+u.Host {
-			return fmt.Errorf("allowed_origins: %q is not an origin (scheme://host[:port])", o)
-		}
+	if len(b.ExportPaths) == 0 && slices.Contains(DefaultExportPaths, b.AuthPath) {
+		return fmt.Errorf("auth_path: the same as one of the default export_paths")
 	}
 	if !b.InsecureHTTP {
 		if b.bearer != "" && !secureTransport(b.contentURL) {

@@ -215,9 +215,9 @@ func TestResolveAndValidate(t *testing.T) {
 			}
 		}},
 		{name: "answer_memory below the largest answer", b: Bridge{AnswerMemory: 1 << 20}, wantErr: "answer_memory: 1048576 bytes; it must be at least 67108864 (64 MiB)"},
-		{name: "forward_headers credential", b: Bridge{ForwardHeaders: []string{"Authorization"}}, wantErr: `forward_headers: "Authorization" carries credentials`},
-		{name: "forward_headers identity", b: Bridge{ForwardHeaders: []string{"X-Forwarded-Email"}}, wantErr: `forward_headers: "X-Forwarded-Email" carries credentials`},
-		{name: "forward_headers not a name", b: Bridge{ForwardHeaders: []string{"two words"}}, wantErr: `forward_headers: "two words" is not a header name`},
+		{name: "forward_headers credential", b: Bridge{ForwardHeaders: []string{"Authorization"}}, wantErr: `forward_headers[0] carries credentials`},
+		{name: "forward_headers identity", b: Bridge{ForwardHeaders: []string{"X-Custom", "X-Forwarded-Email"}}, wantErr: `forward_headers[1] carries credentials`},
+		{name: "forward_headers not a name", b: Bridge{ForwardHeaders: []string{"two words"}}, wantErr: `forward_headers[0] is not a header name`},
 		{name: "plain http to LOCALHOST allowed", b: Bridge{ContentService: "http://LocalHost:8080", Token: "token-t1"}},
 		{name: "plain http to 127.0.0.2 allowed", b: Bridge{ContentService: "http://127.0.0.2:8080", Token: "token-t1"}},
 		// Names under .localhost are looked up like any other name.
@@ -235,15 +235,18 @@ func TestResolveAndValidate(t *testing.T) {
 		{name: "query", b: Bridge{ContentService: "https://x/?a=1"}, wantErr: "user info, query and fragment are not allowed"},
 		{name: "bad port", b: Bridge{ContentService: "https://x:99999"}, wantErr: "bad port"},
 		{name: "unparsable url", b: Bridge{ContentService: "http://[::1"}, wantErr: `content_service: invalid URL`},
-		{name: "auth path collides", b: Bridge{AuthPath: "/v1/message/html"}, wantErr: `auth_path "/v1/message/html" is also an export path`},
-		{name: "auth path relative (JSON)", b: Bridge{AuthPath: "auth"}, wantErr: `auth_path "auth" must start with /`},
-		{name: "export path relative (JSON)", b: Bridge{ExportPaths: []string{"x"}}, wantErr: `export path "x" must start with /`},
+		{name: "auth path collides", b: Bridge{AuthPath: "/v1/message/html"}, wantErr: `auth_path: the same as one of the default export_paths`},
+		{name: "auth path collides with a configured export path", b: Bridge{AuthPath: "/v1/b", ExportPaths: []string{"/v1/a", "/v1/b"}}, wantErr: `auth_path: the same as export_paths[1]`},
+		{name: "auth path relative (JSON)", b: Bridge{AuthPath: "auth"}, wantErr: `auth_path must start with /`},
+		{name: "export path relative (JSON)", b: Bridge{ExportPaths: []string{"/v1/a", "x"}}, wantErr: `export_paths[1] must start with /`},
 		{name: "negative max_body (JSON)", b: Bridge{MaxBody: -1}, wantErr: "max_body must not be negative"},
 		{name: "negative timeout (JSON)", b: Bridge{Timeout: -1}, wantErr: "timeout must not be negative"},
-		{name: "negative cache size (JSON)", b: Bridge{Cache: &ExportCache{MaxSize: -1}}, wantErr: "cache: max_size must not be negative"},
-		{name: "negative cache ttl (JSON)", b: Bridge{Cache: &ExportCache{TTL: -1}}, wantErr: "cache: ttl must not be negative"},
-		{name: "origin with path", b: Bridge{AllowedOrigins: []string{"http://localhost:3000/app"}}, wantErr: `allowed_origins: "http://localhost:3000/app" is not an origin`},
-		{name: "origin without scheme", b: Bridge{AllowedOrigins: []string{"localhost:3000"}}, wantErr: `allowed_origins: "localhost:3000" is not an origin`},
+		{name: "negative cache size (JSON)", b: Bridge{Cache: &ExportCache{MaxSize: -1}}, wantErr: "cache.max_size must not be negative"},
+		{name: "negative cache ttl (JSON)", b: Bridge{Cache: &ExportCache{TTL: -1}}, wantErr: "cache.ttl must not be negative"},
+		{name: "auth_rate_limit without requests (JSON)", b: Bridge{AuthRateLimit: &AuthRateLimit{Window: caddy.Duration(time.Minute)}}, wantErr: `auth_rate_limit.requests: 0 is not a positive number of requests (or set "off": true)`},
+		{name: "auth_rate_limit without window (JSON)", b: Bridge{AuthRateLimit: &AuthRateLimit{Requests: 5}}, wantErr: `auth_rate_limit.window: 0s must be positive (or set "off": true)`},
+		{name: "origin with path", b: Bridge{AllowedOrigins: []string{"http://localhost:3000/app"}}, wantErr: `allowed_origins[0] is not an origin: write scheme://host[:port]`},
+		{name: "origin without scheme", b: Bridge{AllowedOrigins: []string{"https://a.example", "localhost:3000"}}, wantErr: `allowed_origins[1] is not an origin`},
 		{name: "origin normalized", b: Bridge{AllowedOrigins: []string{"HTTP://LocalHost:3000/"}}, check: func(t *testing.T, b *Bridge) {
 			if _, ok := b.allowed["http://localhost:3000"]; !ok {
 				t.Errorf("allowed %v", b.allowed)

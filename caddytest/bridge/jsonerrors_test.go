@@ -50,6 +50,15 @@ func TestJSONConfigLoadErrors(t *testing.T) {
 			// Caddy writes the handler's JSON again before decoding it.
 			`http.handlers.content_service: max_output: expected a whole number up to 9223372036854775807, got 10000000000000000000`,
 			`http.handlers.content_service: max_output: json: cannot unmarshal number 10000000000000000000 into Go struct field plain.max_output of type int64`},
+		{"negative cache max_size", `{"handler":"design_bridge","cache":{"max_size":-1}}`,
+			`http.handlers.design_bridge: invalid configuration: cache.max_size must not be negative`,
+			`http.handlers.design_bridge: invalid configuration: cache: max_size must not be negative`},
+		{"auth_rate_limit without window", `{"handler":"design_bridge","auth_rate_limit":{"requests":5}}`,
+			`http.handlers.design_bridge: auth_rate_limit.window: 0s must be positive (or set "off": true)`,
+			`http.handlers.design_bridge: auth_rate_limit: requests and window must be positive (or off)`},
+		{"export path relative", `{"handler":"design_bridge","export_paths":["/v1/message/html","v1/s3cr3t"]}`,
+			`http.handlers.design_bridge: invalid configuration: export_paths[1] must start with /`,
+			`http.handlers.design_bridge: invalid configuration: export path "v1/s3cr3t" must start with /`},
 		// Provision's errors name the value by its JSON path too, never
 		// by the Caddyfile's words ("app #2", "token #1") or the value.
 		{"client_id missing", `{"handler":"content_service","signing_key":"` + csKey + `","apps":[{"client_id":"a","client_secret":"s3cr3t-secret"},{"client_secret":"s3cr3t-secret-b"}],"browser":{"off":true}}`,
