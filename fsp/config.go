@@ -103,21 +103,22 @@ func resolveS3(c S3Config) (resolvedS3, error) {
 			}
 		}
 		if err != nil {
+			// Never the value itself, only what is wrong with it (the
+			// error names a placeholder that is one whole value).
 			if f.name == "secret_key" || f.name == "access_key" {
-				// never the value itself, only what is wrong with it
-				return r, fmt.Errorf("fsp: s3: %s: %v; set the environment variable it names", f.name, err)
+				return r, fmt.Errorf("fsp: s3.%s: %v; set the environment variable it names", f.name, err)
 			}
-			return r, fmt.Errorf("fsp: s3: %s %q: %v", f.name, f.raw, err)
+			return r, fmt.Errorf("fsp: s3.%s: %v", f.name, err)
 		}
 	}
 	if strings.Contains(r.endpoint, "://") || strings.ContainsAny(r.endpoint, "/?#@ ") {
-		return r, fmt.Errorf("fsp: s3: endpoint %q: write host:port only, without scheme or path (a bucket goes in bucket, a key prefix in prefix)", r.endpoint)
+		return r, fmt.Errorf("fsp: %w", errEndpointNotHostPort)
 	}
 	if err := checkBucketName(r.bucket); err != nil {
-		return r, fmt.Errorf("fsp: s3: %v", err)
+		return r, fmt.Errorf("fsp: %v", err)
 	}
 	if (r.accessKey == "") != (r.secretKey == "") {
-		return r, fmt.Errorf("fsp: s3: access_key and secret_key go together; set both or neither")
+		return r, fmt.Errorf("fsp: s3.access_key and s3.secret_key go together; set both or neither")
 	}
 	return r, nil
 }

@@ -211,11 +211,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	case h.Local != nil:
 		folder, err := confvalue.Required(caddy.NewReplacer(), h.Local.Folder)
 		if err != nil {
-			return fmt.Errorf("fsp: local %q: %v", h.Local.Folder, err)
+			return fmt.Errorf("fsp: local.folder: %v", err)
 		}
 		s, err := newLocalStorage(folder)
 		if err != nil {
-			return fmt.Errorf("fsp: local %q: the folder cannot be opened or created (%v); create it and let the user Caddy runs as read and write it", folder, err)
+			return fmt.Errorf("fsp: local.folder: the folder cannot be opened or created (%v); create it and let the user Caddy runs as read and write it", err)
 		}
 		h.storage = s
 		h.storageLog = []zap.Field{zap.String("folder", folder)}
@@ -226,7 +226,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		}
 		s, err := newS3Storage(cfg)
 		if err != nil {
-			return fmt.Errorf("fsp: s3: endpoint %q: %v", cfg.endpoint, err)
+			return fmt.Errorf("fsp: s3.endpoint: %v", err)
 		}
 		h.storage = s
 		if s.prefix != "" {
@@ -260,11 +260,11 @@ func (h *Handler) Validate() error {
 		return errors.New("fsp: exactly one storage is needed: local or s3, not both")
 	}
 	if h.Local != nil && h.Local.Folder == "" {
-		return errors.New("fsp: local needs a folder")
+		return errors.New("fsp: local.folder is required")
 	}
 	if h.S3 != nil {
 		if err := h.S3.validate(); err != nil {
-			return fmt.Errorf("fsp: s3: %v", err)
+			return fmt.Errorf("fsp: %w", err)
 		}
 	}
 	if h.Root != "" {
@@ -293,30 +293,33 @@ func (h *Handler) Validate() error {
 	if h.MaxUploads < 0 {
 		return errors.New("fsp: max_uploads must be positive")
 	}
-	seen := map[string]bool{}
-	for _, s := range h.Shared {
+	// A shared folder is named by its place in the JSON config
+	// (shared[1]), as Caddy loads it: the second shared line of a
+	// Caddyfile.
+	seen := map[string]int{}
+	for i, s := range h.Shared {
 		if !vendorFolderName(s.Name) {
-			return fmt.Errorf("fsp: shared folder name %q: folder names match [ a-zA-Z0-9._()-]+", s.Name)
+			return fmt.Errorf("fsp: shared[%d].name: folder names match [ a-zA-Z0-9._()-]+", i)
 		}
-		if seen[s.Name] {
-			return fmt.Errorf("fsp: shared folder %q given twice", s.Name)
+		if first, dup := seen[s.Name]; dup {
+			return fmt.Errorf("fsp: shared[%d].name: the same as shared[%d].name; each shared folder has its own", i, first)
 		}
-		seen[s.Name] = true
+		seen[s.Name] = i
 		key, err := cleanRoot(s.Key)
 		if err != nil {
-			return fmt.Errorf("fsp: shared folder %q: path %q must be relative, without dot segments", s.Name, s.Key)
+			return fmt.Errorf("fsp: shared[%d].key must be relative, without dot segments", i)
 		}
 		if key == "" {
 			// It holds every user's tree: each would read all the others'.
-			return fmt.Errorf("fsp: shared folder %q: path %q is the storage itself, which holds every user's files; name a folder inside it", s.Name, s.Key)
+			return fmt.Errorf("fsp: shared[%d].key is the storage itself, which holds every user's files; name a folder inside it", i)
 		}
 		if root := cmp.Or(h.Root, defaultRoot); sharedOverlapsEveryRoot(root, key) {
-			return fmt.Errorf("fsp: shared folder %q: path %q and the users' folders (root %q) lie one inside the other; keep shared folders apart from them", s.Name, s.Key, root)
+			return fmt.Errorf("fsp: shared[%d].key and the users' folders (root) lie one inside the other; keep shared folders apart from them", i)
 		}
 	}
-	for _, t := range h.AllowTypes {
+	for i, t := range h.AllowTypes {
 		if err := checkAllowType(t); err != nil {
-			return fmt.Errorf("fsp: allow_types: %v", err)
+			return fmt.Errorf("fsp: allow_types[%d]: %v", i, err)
 		}
 	}
 	return nil

@@ -50,26 +50,33 @@ type S3Config struct {
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 }
 
+// validate checks the s3 block's values that hold no placeholder. An
+// error names the value by its path in the JSON config (s3.bucket), never
+// by the value: an endpoint written as a URL may hold the keys.
 func (c *S3Config) validate() error {
 	switch {
 	case c.Endpoint == "":
-		return errors.New("endpoint is required: the server's host:port")
+		return errors.New("s3.endpoint is required: the server's host:port")
 	case strings.Contains(c.Endpoint, "://") || (!confvalue.HasPlaceholder(c.Endpoint) && strings.ContainsAny(c.Endpoint, "/?#@ ")):
-		return fmt.Errorf("endpoint %q must be host:port, without scheme or path (a bucket goes in bucket, a key prefix in prefix)", c.Endpoint)
+		return errEndpointNotHostPort
 	case c.Bucket == "":
-		return errors.New("bucket is required")
+		return errors.New("s3.bucket is required")
 	case !confvalue.HasPlaceholder(c.Bucket) && checkBucketName(c.Bucket) != nil:
 		return checkBucketName(c.Bucket)
 	case c.Timeout < 0:
 		// A negative ResponseHeaderTimeout is none: a silent server
 		// would hold requests for ever.
-		return errors.New("timeout must be positive")
+		return errors.New("s3.timeout must be positive")
 	}
 	if _, err := cleanRoot(c.Prefix); err != nil {
-		return fmt.Errorf("prefix %q must be relative, without dot segments", c.Prefix)
+		return errors.New("s3.prefix must be relative, without dot segments")
 	}
 	return nil
 }
+
+// errEndpointNotHostPort is the error of an endpoint that is more than
+// host:port.
+var errEndpointNotHostPort = errors.New("s3.endpoint: write host:port only, without scheme or path (a bucket goes in bucket, a key prefix in prefix)")
 
 // checkBucketName refuses a bucket name S3 refuses, by the rule AWS
 // applies to new buckets and MinIO and versitygw apply (s3utils' strict
@@ -83,7 +90,7 @@ func checkBucketName(name string) error {
 	}
 	why := err.Error() // "Bucket name cannot be …"
 	why = strings.ToLower(why[:1]) + why[1:]
-	return fmt.Errorf("bucket %q: %s; a bucket name is 3 to 63 lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit, and not an IP address", name, why)
+	return fmt.Errorf("s3.bucket: %s; a bucket name is 3 to 63 lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit, and not an IP address", why)
 }
 
 // unmarshal reads the s3 block.

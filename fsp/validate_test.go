@@ -25,13 +25,24 @@ func TestValidateJSON(t *testing.T) {
 	}{
 		{"no storage", Handler{PublicURL: "http://x"}, "fsp: exactly one storage is needed: local or s3, and none is given"},
 		{"two storages", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, S3: s3(0), PublicURL: "http://x"}, "fsp: exactly one storage is needed: local or s3, not both"},
-		{"negative s3 timeout", Handler{S3: s3(-1), PublicURL: "http://x"}, "fsp: s3: timeout must be positive"},
+		{"negative s3 timeout", Handler{S3: s3(-1), PublicURL: "http://x"}, "fsp: s3.timeout must be positive"},
+		{"no s3 endpoint", Handler{S3: &S3Config{Bucket: "fsp-files"}, PublicURL: "http://x"}, "fsp: s3.endpoint is required: the server's host:port"},
+		{"s3 endpoint a URL with keys", Handler{S3: &S3Config{Endpoint: "https://AKIA:s3cr3t@h:9000", Bucket: "fsp-files"}, PublicURL: "http://x"}, "fsp: s3.endpoint: write host:port only, without scheme or path"},
+		{"no s3 bucket", Handler{S3: &S3Config{Endpoint: "127.0.0.1:1"}, PublicURL: "http://x"}, "fsp: s3.bucket is required"},
+		{"s3 prefix with dot segments", Handler{S3: &S3Config{Endpoint: "127.0.0.1:1", Bucket: "fsp-files", Prefix: "a/../b"}, PublicURL: "http://x"}, "fsp: s3.prefix must be relative, without dot segments"},
+		{"local without folder", Handler{Local: &LocalConfig{}, PublicURL: "http://x"}, "fsp: local.folder is required"},
+		{"shared name", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", Shared: []SharedFolder{{Name: "A", Key: "a"}, {Name: "b/c", Key: "b"}}}, "fsp: shared[1].name: folder names match [ a-zA-Z0-9._()-]+"},
+		{"shared name twice", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", Shared: []SharedFolder{{Name: "A", Key: "a"}, {Name: "A", Key: "b"}}}, "fsp: shared[1].name: the same as shared[0].name"},
+		{"shared key with dot segments", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", Shared: []SharedFolder{{Name: "A", Key: "../a"}}}, "fsp: shared[0].key must be relative, without dot segments"},
+		{"shared key the storage", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", Shared: []SharedFolder{{Name: "A", Key: "/"}}}, "fsp: shared[0].key is the storage itself, which holds every user's files; name a folder inside it"},
+		{"shared key over the users", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", Root: "users/{http.request.header.X-BEE-Uid}", Shared: []SharedFolder{{Name: "All", Key: "users"}}}, "fsp: shared[0].key and the users' folders (root) lie one inside the other; keep shared folders apart from them"},
+		{"allow_types", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", AllowTypes: []string{"image/png", "text/html"}}, "fsp: allow_types[1]: "},
 		{"bucket name too short", Handler{S3: &S3Config{Endpoint: "127.0.0.1:1", Bucket: "b"}, PublicURL: "http://x"},
-			`fsp: s3: bucket "b": bucket name cannot be shorter than 3 characters; a bucket name is 3 to 63 lower-case letters`},
+			`fsp: s3.bucket: bucket name cannot be shorter than 3 characters; a bucket name is 3 to 63 lower-case letters`},
 		{"bucket name with capitals", Handler{S3: &S3Config{Endpoint: "127.0.0.1:1", Bucket: "Bad_Bucket"}, PublicURL: "http://x"},
-			`fsp: s3: bucket "Bad_Bucket": bucket name contains invalid characters; a bucket name is 3 to 63 lower-case letters`},
+			`fsp: s3.bucket: bucket name contains invalid characters; a bucket name is 3 to 63 lower-case letters`},
 		{"bucket name an IP address", Handler{S3: &S3Config{Endpoint: "127.0.0.1:1", Bucket: "10.0.0.1"}, PublicURL: "http://x"},
-			`bucket "10.0.0.1": bucket name cannot be an ip address`},
+			`fsp: s3.bucket: bucket name cannot be an ip address`},
 		{"negative max_size", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", MaxSize: -1}, "fsp: max_size must be positive"},
 		{"max_size over 4GiB", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", MaxSize: 4<<30 + 1}, "fsp: max_size 4294967297: at most 4GiB (4294967296 bytes)"},
 		{"root with a dot segment", Handler{Local: &LocalConfig{Folder: "/tmp/x"}, PublicURL: "http://x", Root: "a/./{http.request.header.X-BEE-Uid}"}, `fsp: root "a/./{http.request.header.X-BEE-Uid}" must be a relative path`},
@@ -39,6 +50,9 @@ func TestValidateJSON(t *testing.T) {
 		err := c.h.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("%s: %v names the secret", c.name, err)
 		}
 	}
 	if err := (&Handler{S3: s3(0), PublicURL: "http://x"}).Validate(); err != nil {
@@ -120,7 +134,7 @@ func TestResolveS3BucketName(t *testing.T) {
 		t.Fatalf("validate checks a placeholder: %v", err)
 	}
 	_, err := resolveS3(c)
-	if want := `fsp: s3: bucket "Bad_Bucket": bucket name contains invalid characters`; err == nil || !strings.Contains(err.Error(), want) {
+	if want := `fsp: s3.bucket: bucket name contains invalid characters`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("resolveS3: %v, want %q", err, want)
 	}
 }
@@ -159,5 +173,28 @@ func TestCheckBucketAnswers(t *testing.T) {
 				t.Errorf("%v\nwant it to contain %q and not %q", err, c.want, c.not)
 			}
 		})
+	}
+}
+
+// TestResolveS3Errors: a value of the s3 block that is wrong once its
+// placeholders are replaced is named by its path, never by its value,
+// which may hold keys.
+func TestResolveS3Errors(t *testing.T) {
+	t.Setenv("FSP_TEST_ENDPOINT", "https://AKIA:s3cr3t@h:9000")
+	for _, c := range []struct {
+		name string
+		cfg  S3Config
+		want string
+	}{
+		{"endpoint a URL with keys", S3Config{Endpoint: "{env.FSP_TEST_ENDPOINT}", Bucket: "fsp-files"}, "fsp: s3.endpoint: write host:port only, without scheme or path"},
+		{"endpoint unset", S3Config{Endpoint: "{env.FSP_TEST_UNSET}", Bucket: "fsp-files"}, "fsp: s3.endpoint: evaluated placeholder {env.FSP_TEST_UNSET} is empty"},
+		{"region empty", S3Config{Endpoint: "127.0.0.1:1", Bucket: "fsp-files", Region: "{env.FSP_TEST_UNSET}"}, "fsp: s3.region: "},
+		{"secret_key unset", S3Config{Endpoint: "127.0.0.1:1", Bucket: "fsp-files", AccessKey: "k", SecretKey: "{env.FSP_TEST_UNSET}"}, "fsp: s3.secret_key: "},
+		{"keys apart", S3Config{Endpoint: "127.0.0.1:1", Bucket: "fsp-files", AccessKey: "k"}, "fsp: s3.access_key and s3.secret_key go together; set both or neither"},
+	} {
+		_, err := resolveS3(c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("%s: %v, want %q and no secret", c.name, err, c.want)
+		}
 	}
 }

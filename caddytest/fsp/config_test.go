@@ -27,8 +27,8 @@ func TestProviderS3LoadChecks(t *testing.T) {
 		{"wrong secret", s3Block(endpoint, b.bucket, s3Access, "wrong-secret"), "endpoint " + endpoint + ` refused the keys for bucket "` + b.bucket + `"`},
 		{"unknown key", s3Block(endpoint, b.bucket, "nobody", "wrong-secret"), "endpoint " + endpoint + ` refused the keys for bucket "` + b.bucket + `"`},
 		{"plain HTTP server without insecure", strings.Replace(s3Block(endpoint, b.bucket, s3Access, s3Secret), "\n\t\t\tinsecure", "", 1), "fsp: s3: endpoint " + endpoint + " answers plain HTTP: add insecure to the s3 block"},
-		{"bucket name too short", s3Block(endpoint, "b", s3Access, s3Secret), `fsp: s3: bucket "b": bucket name cannot be shorter than 3 characters; a bucket name is 3 to 63 lower-case letters, digits, dots and hyphens`},
-		{"bucket name with capitals", s3Block(endpoint, "Bad_Bucket", s3Access, s3Secret), `fsp: s3: bucket "Bad_Bucket": bucket name contains invalid characters`},
+		{"bucket name too short", s3Block(endpoint, "b", s3Access, s3Secret), `fsp: s3.bucket: bucket name cannot be shorter than 3 characters; a bucket name is 3 to 63 lower-case letters, digits, dots and hyphens`},
+		{"bucket name with capitals", s3Block(endpoint, "Bad_Bucket", s3Access, s3Secret), `fsp: s3.bucket: bucket name contains invalid characters`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := loadError(t, fmt.Sprintf(":%d {\n\tfsp {\n\t\t%s\n\t\tpublic_url http://x\n\t\tallow_anonymous\n\t}\n}\n", privatePort, c.storage))

@@ -1041,8 +1041,8 @@ func TestProviderLoadErrors(t *testing.T) {
 	t.Setenv("FSP_TEST_EMPTY", "")
 	t.Setenv("FSP_TEST_ENDPOINT_WITH_PATH", "127.0.0.1:1/files")
 	for _, c := range []struct{ name, block, want string }{
-		{"folder through a file", "local " + aFile + "/store\n\t\tpublic_url http://x", `local "` + aFile + `/store": the folder cannot be opened or created`},
-		{"folder from an empty placeholder", "local {env.FSP_TEST_EMPTY}\n\t\tpublic_url http://x", `local "{env.FSP_TEST_EMPTY}"`},
+		{"folder through a file", "local " + aFile + "/store\n\t\tpublic_url http://x", `fsp: local.folder: the folder cannot be opened or created`},
+		{"folder from an empty placeholder", "local {env.FSP_TEST_EMPTY}\n\t\tpublic_url http://x", `fsp: local.folder: evaluated placeholder {env.FSP_TEST_EMPTY} is empty`},
 		{"media type without subtype", "local /tmp/x\n\t\tpublic_url http://x\n\t\tallow_types png", `"png" is not a media type: write type/subtype`},
 		{"script type allowed", "local /tmp/x\n\t\tpublic_url http://x\n\t\tallow_types image/svg+xml", "image/svg+xml can carry script"},
 		{"public_url without scheme", "local /tmp/x\n\t\tpublic_url example.com/files", `public_url "example.com/files": write an absolute URL with its scheme`},
@@ -1050,9 +1050,9 @@ func TestProviderLoadErrors(t *testing.T) {
 		{"root from an empty placeholder", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot {env.FSP_TEST_EMPTY}/{http.request.header.X-BEE-Uid}", "root: the placeholder {env.FSP_TEST_EMPTY} is empty"},
 		{"root with two placeholders in a segment", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot {http.request.header.X-Tenant}-{http.request.header.X-BEE-Uid}", `root "{http.request.header.X-Tenant}-{http.request.header.X-BEE-Uid}": a path segment holds two placeholders`},
 		{"root with a dot segment", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot tenants/../{http.request.header.X-BEE-Uid}", `root "tenants/../{http.request.header.X-BEE-Uid}" must be a relative path`},
-		{"s3 endpoint with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:9230/files\n\t\t\tbucket fsp-files\n\t\t}", `endpoint "127.0.0.1:9230/files" must be host:port, without scheme or path`},
-		{"s3 endpoint placeholder with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint {env.FSP_TEST_ENDPOINT_WITH_PATH}\n\t\t\tbucket fsp-files\n\t\t}", `endpoint "127.0.0.1:1/files": write host:port only`},
-		{"s3 key from an empty placeholder", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t\tbucket fsp-files\n\t\t\taccess_key {env.FSP_TEST_EMPTY}\n\t\t\tsecret_key s\n\t\t}", "access_key: evaluated placeholder {env.FSP_TEST_EMPTY} is empty"},
+		{"s3 endpoint with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:9230/files\n\t\t\tbucket fsp-files\n\t\t}", `fsp: s3.endpoint: write host:port only, without scheme or path`},
+		{"s3 endpoint placeholder with a path", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint {env.FSP_TEST_ENDPOINT_WITH_PATH}\n\t\t\tbucket fsp-files\n\t\t}", `fsp: s3.endpoint: write host:port only`},
+		{"s3 key from an empty placeholder", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t\tbucket fsp-files\n\t\t\taccess_key {env.FSP_TEST_EMPTY}\n\t\t\tsecret_key s\n\t\t}", "fsp: s3.access_key: evaluated placeholder {env.FSP_TEST_EMPTY} is empty"},
 		{"unknown subdirective", "local /tmp/x\n\t\tpublic_url http://x\n\t\tfolder /tmp", `unrecognized subdirective "folder"`},
 		{"two storages", "local /tmp/x\n\t\ts3 {\n\t\t\tbucket fsp-files\n\t\t}", "storage already specified"},
 		{"no storage", "public_url http://x", "exactly one storage"},
@@ -1062,19 +1062,23 @@ func TestProviderLoadErrors(t *testing.T) {
 		{"zero size", "local /tmp/x\n\t\tpublic_url http://x\n\t\tmax_size 0", `max_size "0"`},
 		{"bad timeout", "local /tmp/x\n\t\tpublic_url http://x\n\t\tfetch_timeout soon", `fetch_timeout "soon"`},
 		{"bad upload bound", "local /tmp/x\n\t\tpublic_url http://x\n\t\tmax_uploads 0", `max_uploads "0"`},
-		{"bad shared name", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared a|b logos", `shared folder name "a|b"`},
-		{"shared path escapes", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared logos ../up", `path "../up"`},
-		{"shared path is the whole storage", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared logos /", `path "/" is the storage itself`},
-		{"shared folder holding every user's folder", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot users/{http.request.header.X-BEE-Uid}\n\t\tshared all users", `shared folder "all": path "users" and the users' folders (root "users/{http.request.header.X-BEE-Uid}") lie one inside the other`},
-		{"shared folder inside the one users' folder", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot team\n\t\tshared logos /team/logos/", `shared folder "logos": path "/team/logos/" and the users' folders (root "team") lie one inside the other`},
+		{"bad shared name", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared a|b logos", "fsp: shared[0].name: folder names match"},
+		{"shared path escapes", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared logos ../up", "fsp: shared[0].key must be relative, without dot segments"},
+		{"shared path is the whole storage", "local /tmp/x\n\t\tpublic_url http://x\n\t\tshared logos /", "fsp: shared[0].key is the storage itself"},
+		{"shared folder holding every user's folder", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot users/{http.request.header.X-BEE-Uid}\n\t\tshared all users", "fsp: shared[0].key and the users' folders (root) lie one inside the other"},
+		{"shared folder inside the one users' folder", "local /tmp/x\n\t\tpublic_url http://x\n\t\troot team\n\t\tshared logos /team/logos/", "fsp: shared[0].key and the users' folders (root) lie one inside the other"},
 		{"bad media type", "local /tmp/x\n\t\tpublic_url http://x\n\t\tallow_types Image/PNG", `"Image/PNG"`},
-		{"s3 without bucket", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t}", "bucket is required"},
-		{"s3 endpoint with scheme", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint http://h:1\n\t\t\tbucket fsp-files\n\t\t}", "without scheme"},
+		{"s3 without bucket", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint 127.0.0.1:1\n\t\t}", "fsp: s3.bucket is required"},
+		{"s3 endpoint with scheme", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint http://h:1\n\t\t\tbucket fsp-files\n\t\t}", "fsp: s3.endpoint: write host:port only, without scheme"},
+		{"s3 endpoint holding keys", "public_url http://x\n\t\ts3 {\n\t\t\tendpoint https://AKIA:s3cr3t@h:1\n\t\t\tbucket fsp-files\n\t\t}", "fsp: s3.endpoint: write host:port only"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := loadError(t, fmt.Sprintf(":%d {\n\tfsp {\n\t\t%s\n\t}\n}\n", privatePort, c.block))
 			if !strings.Contains(got, c.want) {
 				t.Errorf("load error %s does not name %s", got, c.want)
+			}
+			if strings.Contains(got, "s3cr3t") {
+				t.Errorf("load error %s names the secret", got)
 			}
 		})
 	}
