@@ -84,13 +84,15 @@ func fspParseCode(text string) (int, error) {
 }
 
 // fspParseStatus parses the HTTP status of a custom code: 400–599.
-func fspParseStatus(text string) (int, error) {
+// field names it in the error: status in the Caddyfile and at request
+// time, status_code in JSON.
+func fspParseStatus(field, text string) (int, error) {
 	if !fspAllDigits(text) {
-		return 0, fmt.Errorf("status %q is not a number", text)
+		return 0, fmt.Errorf("%s %q is not a number", field, text)
 	}
 	status, err := strconv.Atoi(text)
 	if err != nil || len(text) != 3 || status < 400 || status > 599 {
-		return 0, fmt.Errorf("status %q is out of range: custom codes answer with 400–599", text)
+		return 0, fmt.Errorf("%s %q is out of range: custom codes answer with 400–599", field, text)
 	}
 	return status, nil
 }
@@ -177,14 +179,16 @@ func (fe *FSPError) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// Validate checks every value that is known at load time.
+// Validate checks every value that is known at load time, naming the
+// status by its JSON field, which is what Caddy loads.
 func (fe *FSPError) Validate() error {
-	return fspCheckLiterals(string(fe.Code), string(fe.StatusCode), fe.Message)
+	return fspCheckLiterals(string(fe.Code), string(fe.StatusCode), fe.Message, "status_code")
 }
 
 // fspCheckLiterals checks the parts of a configuration that hold no
 // placeholder: the code, the status, and whether they fit together.
-func fspCheckLiterals(codeText, statusText, message string) error {
+// statusField names the status in the errors (see fspParseStatus).
+func fspCheckLiterals(codeText, statusText, message, statusField string) error {
 	codeKnown := codeText != "" && !confvalue.HasPlaceholder(codeText)
 	statusKnown := statusText != "" && !confvalue.HasPlaceholder(statusText)
 	code := 0
@@ -195,28 +199,28 @@ func fspCheckLiterals(codeText, statusText, message string) error {
 		}
 	}
 	if statusKnown {
-		if _, err := fspParseStatus(statusText); err != nil {
+		if _, err := fspParseStatus(statusField, statusText); err != nil {
 			return err
 		}
 	}
 	if codeText == "" && statusText != "" {
 		// Without a code the answer is a table code (mapped) or whatever
 		// the fsp_code variable chose with its own fsp_status.
-		return fmt.Errorf("status %q needs a custom code %d–%d (or a placeholder code)",
-			statusText, fspCustomCodeMin, fspCustomCodeMax)
+		return fmt.Errorf("%s %q needs a custom code %d–%d (or a placeholder code)",
+			statusField, statusText, fspCustomCodeMin, fspCustomCodeMax)
 	}
 	if !codeKnown {
 		return nil
 	}
 	if row, ok := fsperr.Lookup(code); ok {
 		if statusText != "" {
-			return fmt.Errorf("status %q: code %d is in the FSP table with status %d; only custom codes %d–%d take a status",
-				statusText, code, row.Status, fspCustomCodeMin, fspCustomCodeMax)
+			return fmt.Errorf("%s %q: code %d is in the FSP table with status %d; only custom codes %d–%d take a %s",
+				statusField, statusText, code, row.Status, fspCustomCodeMin, fspCustomCodeMax, statusField)
 		}
 		return nil
 	}
 	if statusText == "" {
-		return fmt.Errorf("custom code %q needs a status (400–599)", codeText)
+		return fmt.Errorf("custom code %q needs a %s (400–599)", codeText, statusField)
 	}
 	if message == "" {
 		return fmt.Errorf("custom code %q needs a message", codeText)
@@ -279,13 +283,13 @@ func (fe *FSPError) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			return d.Errf("fsp_error: %s must not be empty", subdirective)
 		}
 		if subdirective == "status" && !confvalue.HasPlaceholder(value) {
-			if _, err := fspParseStatus(value); err != nil {
+			if _, err := fspParseStatus("status", value); err != nil {
 				return d.Errf("fsp_error: %v", err)
 			}
 		}
 		*target = value
 	}
-	if err := fe.Validate(); err != nil {
+	if err := fspCheckLiterals(string(fe.Code), string(fe.StatusCode), fe.Message, "status"); err != nil {
 		return d.Errf("fsp_error: %v", err)
 	}
 	return nil
@@ -371,7 +375,7 @@ func (fe FSPError) resolve(r *http.Request, repl *caddy.Replacer) (fsperr.Body, 
 	if statusText == "" {
 		return fsperr.Body{}, 0, fmt.Errorf("%s: custom code %d has no status", source, code)
 	}
-	status, err := fspParseStatus(statusText)
+	status, err := fspParseStatus("status", statusText)
 	if err != nil {
 		return fsperr.Body{}, 0, fmt.Errorf("%s: custom code %d: %w", source, code, err)
 	}

@@ -442,11 +442,13 @@ func TestFSPValidate(t *testing.T) {
 		{"leading zero", FSPError{Code: "03200"}, `"03200"`},
 		{"custom without status", FSPError{Code: "3901", Message: "m"}, "needs a status"},
 		{"custom without message", FSPError{Code: "3901", StatusCode: "400"}, "needs a message"},
-		{"custom status 399", FSPError{Code: "3901", StatusCode: "399", Message: "m"}, `status "399"`},
-		{"custom status 600", FSPError{Code: "3901", StatusCode: "600", Message: "m"}, `status "600"`},
-		{"custom status 0400", FSPError{Code: "3901", StatusCode: "0400", Message: "m"}, `status "0400"`},
-		{"status on table code", FSPError{Code: "3200", StatusCode: "410"}, `status "410": code 3200`},
-		{"status without code", FSPError{StatusCode: "400"}, `status "400" needs a custom code`},
+		{"custom status 399", FSPError{Code: "3901", StatusCode: "399", Message: "m"}, `status_code "399" is out of range`},
+		{"custom status 600", FSPError{Code: "3901", StatusCode: "600", Message: "m"}, `status_code "600" is out of range`},
+		{"custom status 0400", FSPError{Code: "3901", StatusCode: "0400", Message: "m"}, `status_code "0400" is out of range`},
+		{"custom status not a number", FSPError{Code: "3901", StatusCode: "4xx", Message: "m"}, `status_code "4xx" is not a number`},
+		{"status on table code", FSPError{Code: "3200", StatusCode: "410"}, `status_code "410": code 3200 is in the FSP table with status 404; only custom codes 3900–3999 take a status_code`},
+		{"status without code", FSPError{StatusCode: "400"}, `status_code "400" needs a custom code`},
+		{"custom without status_code", FSPError{Code: "3901", Message: "m"}, `custom code "3901" needs a status_code (400–599)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
