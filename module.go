@@ -1,6 +1,7 @@
 package designbridge
 
 import (
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"net"
@@ -476,23 +477,25 @@ func (b *Bridge) Cleanup() error {
 
 // parseUpstreamURL accepts an absolute http(s) URL without query, fragment
 // or user info (credentials belong in token/client_secret, not the URL).
+// An error never quotes the URL: its user info or query may hold a
+// secret.
 func parseUpstreamURL(s string) (*url.URL, error) {
 	u, err := url.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("invalid URL %q", s)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("%q: scheme must be http or https", s)
-	}
-	if u.Host == "" || u.Hostname() == "" {
-		return nil, fmt.Errorf("%q: missing host", s)
+		return nil, errors.New("not a URL: write an http(s) URL such as https://cs.example.com")
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%q: user info, query and fragment are not allowed", u.Redacted())
+		return nil, errors.New("user info, query and fragment are not allowed")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, errors.New("scheme must be http or https")
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, errors.New("missing host")
 	}
 	if port := u.Port(); port != "" {
 		if _, err := net.LookupPort("tcp", port); err != nil {
-			return nil, fmt.Errorf("%q: bad port", s)
+			return nil, errors.New("bad port")
 		}
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")

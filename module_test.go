@@ -229,12 +229,17 @@ func TestResolveAndValidate(t *testing.T) {
 		{name: "plain http to remote without token passes", b: Bridge{ContentService: "http://cs.example.com"}},
 		{name: "plain http auth refused", b: Bridge{AuthURL: "http://10.0.0.1/loginV2", ClientSecret: "secret-s"}, wantErr: "auth_url http://10.0.0.1/loginV2 would receive the client secret over plain HTTP"},
 		{name: "insecure_http allows", b: Bridge{ContentService: "http://cs.example.com", AuthURL: "http://a.example.com", Token: "token-t1", ClientSecret: "secret-s", InsecureHTTP: true}},
-		{name: "bad scheme", b: Bridge{ContentService: "ftp://x"}, wantErr: `content_service: "ftp://x": scheme must be http or https`},
-		{name: "no host", b: Bridge{AuthURL: "http://"}, wantErr: `auth_url: "http://": missing host`},
+		{name: "bad scheme", b: Bridge{ContentService: "ftp://x"}, wantErr: `content_service: scheme must be http or https`},
+		{name: "no host", b: Bridge{AuthURL: "http://"}, wantErr: `auth_url: missing host`},
 		{name: "user info", b: Bridge{ContentService: "https://u:p@x"}, wantErr: "user info, query and fragment are not allowed"},
 		{name: "query", b: Bridge{ContentService: "https://x/?a=1"}, wantErr: "user info, query and fragment are not allowed"},
 		{name: "bad port", b: Bridge{ContentService: "https://x:99999"}, wantErr: "bad port"},
-		{name: "unparsable url", b: Bridge{ContentService: "http://[::1"}, wantErr: `content_service: invalid URL`},
+		{name: "unparsable url", b: Bridge{ContentService: "http://[::1"}, wantErr: `content_service: not a URL`},
+		{name: "query holding a key", b: Bridge{ContentService: "https://cs.example.com/?key=s3cr3t"}, wantErr: `content_service: user info, query and fragment are not allowed`},
+		{name: "unparsable url with user info", b: Bridge{ContentService: "http://u:s3cr3t@[::1"}, wantErr: `content_service: not a URL: write an http(s) URL such as https://cs.example.com`},
+		{name: "bad scheme with user info", b: Bridge{AuthURL: "ftp://u:s3cr3t@x/loginV2"}, wantErr: `auth_url: user info, query and fragment are not allowed`},
+		{name: "bad port with user info", b: Bridge{ContentService: "https://u:s3cr3t@x:99999"}, wantErr: `content_service: user info, query and fragment are not allowed`},
+		{name: "no host with user info", b: Bridge{ContentService: "https://u:s3cr3t@"}, wantErr: `content_service: user info, query and fragment are not allowed`},
 		{name: "auth path collides", b: Bridge{AuthPath: "/v1/message/html"}, wantErr: `auth_path: the same as one of the default export_paths`},
 		{name: "auth path collides with a configured export path", b: Bridge{AuthPath: "/v1/b", ExportPaths: []string{"/v1/a", "/v1/b"}}, wantErr: `auth_path: the same as export_paths[1]`},
 		{name: "auth path relative (JSON)", b: Bridge{AuthPath: "auth"}, wantErr: `auth_path must start with /`},
@@ -263,6 +268,9 @@ func TestResolveAndValidate(t *testing.T) {
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want it to contain %q", err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), "s3cr3t") {
+					t.Errorf("error %v names a secret", err)
 				}
 				return
 			}

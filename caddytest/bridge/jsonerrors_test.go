@@ -59,6 +59,9 @@ func TestJSONConfigLoadErrors(t *testing.T) {
 			// Caddy writes the handler's JSON again before decoding it.
 			`http.handlers.content_service: max_output: expected a whole number up to 9223372036854775807, got 10000000000000000000`,
 			`http.handlers.content_service: max_output: json: cannot unmarshal number 10000000000000000000 into Go struct field plain.max_output of type int64`},
+		{"content_service URL holding a password", `{"handler":"design_bridge","content_service":"ftp://user:s3cr3t@cs.example.com"}`,
+			`http.handlers.design_bridge: content_service: user info, query and fragment are not allowed`,
+			`http.handlers.design_bridge: content_service: "ftp://user:s3cr3t@cs.example.com": scheme must be http or https`},
 		{"negative cache max_size", `{"handler":"design_bridge","cache":{"max_size":-1}}`,
 			`http.handlers.design_bridge: invalid configuration: cache.max_size must not be negative`,
 			`http.handlers.design_bridge: invalid configuration: cache: max_size must not be negative`},
