@@ -1,10 +1,9 @@
 package contentservice
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2"
+	"github.com/designbridge/caddy-designbridge/testutil/configtest"
 )
 
 // TestJSONErrorsNameField: a JSON config value the handler cannot read is
@@ -43,22 +42,7 @@ func TestJSONErrorsNameField(t *testing.T) {
 		{"good config", `{"signing_key":"k","fetch":{"timeout":"3s"},"browser":{"off":true}}`, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var h Handler
-			err := caddy.StrictUnmarshalJSON([]byte(c.json), &h)
-			if c.want == "" {
-				if err != nil {
-					t.Fatalf("error %v", err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want it to contain %q", err, c.want)
-			}
-			for _, bad := range []string{"json:", "Go ", "time.", "s3cr3t", "12345678"} {
-				if strings.Contains(err.Error(), bad) {
-					t.Errorf("error %v names %q", err, bad)
-				}
-			}
+			configtest.Decode(t, c.json, &Handler{}, c.want)
 		})
 	}
 }
