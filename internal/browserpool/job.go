@@ -212,7 +212,8 @@ func (p *Pool) Image(ctx context.Context, html string, opt ImageOptions) ([]byte
 // within the job timeout and ctx.
 func (p *Pool) run(ctx context.Context, html string, width int64, act func(context.Context) error) error {
 	// Waiting for a tab takes at most one job timeout, and the render
-	// another; starting the browser is not counted (chromedp bounds it).
+	// another; waiting for the browser to start is not counted (chromedp
+	// bounds the start), but ends with ctx.
 	p.enter()
 	defer p.leave()
 	wait, cancelWait := context.WithTimeout(ctx, p.cfg.JobTimeout)
@@ -222,7 +223,7 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 		return err
 	}
 	defer p.release()
-	b, err := p.browser()
+	b, err := p.browser(ctx)
 	if err != nil {
 		return err
 	}

@@ -143,17 +143,27 @@ type Pool struct {
 	// (Tabs + Queue).
 	admitted chan struct{}
 
-	// starting makes jobs that need a browser wait for the one being
-	// started; mu is not held meanwhile, so jobs are still counted in,
-	// refused (ErrBusy) and closed at once.
-	starting sync.Mutex
-	mu       sync.Mutex
-	current  *instance
+	mu      sync.Mutex
+	current *instance
+	// starting is the browser being started, if one is: jobs that need a
+	// browser wait for it, each only while its own context lasts. mu is
+	// not held meanwhile, so jobs are still counted in, refused (ErrBusy)
+	// and closed at once.
+	starting *startup
 	closed   bool
 	// jobs counts the jobs between run's start and end (waiting for a
 	// tab or rendering): a closed pool keeps its browser until they end.
 	jobs int
 	wg   sync.WaitGroup // instances being stopped
+}
+
+// startup is a browser being started, in the background (tracked by
+// Pool.wg): done is closed once it runs (b) or failed (err).
+type startup struct {
+	done  chan struct{}
+	b     *instance
+	err   error
+	abort context.CancelFunc // ends the start and its process
 }
 
 // instance is one browser process.
@@ -219,8 +229,9 @@ func New(cfg Config) (*Pool, error) {
 	return &Pool{cfg: cfg, tabs: make(chan struct{}, cfg.Tabs), admitted: make(chan struct{}, cfg.Tabs+cfg.Queue)}, nil
 }
 
-// start launches a browser with a fresh profile.
-func (p *Pool) start() (*instance, error) {
+// start launches a browser with a fresh profile; abort ending kills it
+// while it starts.
+func (p *Pool) start(abort context.Context) (*instance, error) {
 	dir, err := os.MkdirTemp("", "content-service-chromium-")
 	if err != nil {
 		return nil, err
@@ -265,11 +276,18 @@ func (p *Pool) start() (*instance, error) {
 	}
 	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
-	// No timeout here: the first Run's context owns the process. The
-	// allocator bounds the start itself (it waits 20 s for DevTools).
-	if err := chromedp.Run(ctx); err != nil {
-		cancel()
-		allocCancel()
+	// Once: chromedp's cancel waits for the process, and a second call
+	// after a start that never ran the process would wait forever.
+	kill := sync.OnceFunc(func() { cancel(); allocCancel() })
+	// No timeout on the Run: the first Run's context owns the process.
+	// abort kills the process instead, which ends the Run.
+	stopAbort := context.AfterFunc(abort, kill)
+	err = chromedp.Run(ctx)
+	if !stopAbort() && err == nil {
+		err = abort.Err()
+	}
+	if err != nil {
+		kill()
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting chromium: %v", err)
 	}
@@ -311,10 +329,10 @@ func unusableCrashDatabase(dir string) (string, error) {
 }
 
 // browser returns the running browser, starting one when there is none
-// or the last one died.
-func (p *Pool) browser() (*instance, error) {
-	p.starting.Lock()
-	defer p.starting.Unlock()
+// or the last one died. A job waits for the start only while ctx lasts
+// (ErrTimeout): the browser may start slowly or hang, and the start goes
+// on for the jobs still waiting and the next ones.
+func (p *Pool) browser(ctx context.Context) (*instance, error) {
 	p.mu.Lock()
 	if b := p.current; b != nil {
 		if b.ctx.Err() == nil {
@@ -326,21 +344,56 @@ func (p *Pool) browser() (*instance, error) {
 		p.current = nil
 		p.stopLocked(b)
 	}
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
+	s := p.starting
+	if s == nil {
+		if p.closed {
+			p.mu.Unlock()
+			return nil, ErrClosed
+		}
+		s = p.startLocked()
 	}
-	b, err := p.start()
-	if err != nil {
-		return nil, err
-	}
-	// A Close meanwhile leaves b to the last job's leave (this job is
-	// one), which stops the current browser.
-	p.mu.Lock()
-	p.current = b
 	p.mu.Unlock()
-	return b, nil
+	select {
+	case <-s.done:
+		return s.b, s.err
+	case <-ctx.Done():
+		return nil, ErrTimeout
+	}
+}
+
+// startLocked starts a browser in the background; it becomes the current
+// one. A Close meanwhile leaves it to the last job's leave, which stops
+// the current browser, or, when no job is left, ends the start
+// (stopClosed), or stops the browser once started.
+func (p *Pool) startLocked() *startup {
+	abort, cancel := context.WithCancel(context.Background())
+	s := &startup{done: make(chan struct{}), abort: cancel}
+	p.starting = s
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer cancel()
+		b, err := p.start(abort)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.starting = nil
+		switch {
+		case abort.Err() != nil:
+			// Ended by stopClosed: a job that came since is refused.
+			if err == nil {
+				p.stopLocked(b)
+			}
+			b, err = nil, ErrClosed
+		case err == nil && p.closed && p.jobs == 0:
+			p.stopLocked(b)
+			b, err = nil, ErrClosed
+		case err == nil:
+			p.current = b
+		}
+		s.b, s.err = b, err
+		close(s.done)
+	}()
+	return s
 }
 
 // replace retires b if it is still the current browser (it crashed or
@@ -420,13 +473,17 @@ func (p *Pool) Close() {
 	}
 }
 
-// stopClosed stops the browser of a closed pool and waits for everything
-// the pool started.
+// stopClosed stops the browser of a closed pool, or ends its start (no
+// job is left to wait for it), and waits for everything the pool
+// started.
 func (p *Pool) stopClosed() {
 	p.mu.Lock()
 	if b := p.current; b != nil {
 		p.current = nil
 		p.stopLocked(b)
+	}
+	if s := p.starting; s != nil {
+		s.abort()
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
