@@ -345,49 +345,93 @@ func openTab(ctx context.Context, b *instance) (tab context.Context, closeTab fu
 	if c == nil || c.Browser == nil {
 		return nil, nil, chromedp.ErrInvalidContext
 	}
-	// Calls on the browser end when the job's time is up or the browser
-	// is gone (a call on a dead browser would otherwise wait out the
-	// job's time), but not when the job's caller gives up: Chromium makes
-	// the context all the same, and one whose answer nobody awaited would
-	// never be disposed (a timed-out job can still leave one, from a
-	// browser too slow to answer in the job's time).
+	id, err := newBrowserContext(ctx, b, c.Browser)
+	if err != nil {
+		return nil, nil, err
+	}
+	dispose := func() { disposeBrowserContext(b, c.Browser, id) }
+	if err := ctx.Err(); err != nil {
+		dispose()
+		return nil, nil, err
+	}
+	// The tab's call ends when the job's time is up or the browser is gone
+	// (a call on a dead browser would otherwise wait out the job's time);
+	// a tab that comes after is closed with its context.
 	octx, cancel := context.WithCancel(b.ctx)
 	if deadline, ok := ctx.Deadline(); ok {
 		octx, cancel = context.WithDeadline(b.ctx, deadline)
 	}
 	defer cancel()
-	// octx's deadline is ctx's on a timer of its own: when it ends a call,
-	// wait for ctx's (at once), so that the job is read as timed out.
-	failed := func(err error) error {
+	tid, err := target.CreateTarget("about:blank").WithBrowserContextID(id).WithNewWindow(true).Do(withExecutor(octx, c.Browser))
+	if err != nil {
+		dispose()
+		// octx's deadline is ctx's on a timer of its own: when it ended
+		// the call, wait for ctx's (at once), so that the job is read as
+		// timed out.
 		if errors.Is(octx.Err(), context.DeadlineExceeded) {
 			<-ctx.Done()
 		}
-		return err
-	}
-	exec := withExecutor(octx, c.Browser)
-	id, err := target.CreateBrowserContext().WithDisposeOnDetach(true).Do(exec)
-	if err != nil {
-		return nil, nil, failed(err)
-	}
-	dispose := func() {
-		// Also once the job's time is up; disposing the context closes
-		// its tab, if closing it failed.
-		dctx, cancel := context.WithTimeout(b.ctx, time.Second)
-		defer cancel()
-		_ = target.DisposeBrowserContext(id).Do(withExecutor(dctx, c.Browser))
-	}
-	if err := ctx.Err(); err != nil {
-		dispose()
 		return nil, nil, err
-	}
-	tid, err := target.CreateTarget("about:blank").WithBrowserContextID(id).WithNewWindow(true).Do(exec)
-	if err != nil {
-		dispose()
-		return nil, nil, failed(err)
 	}
 	tab, closeTarget := chromedp.NewContext(b.ctx, chromedp.WithTargetID(tid))
 	return tab, func() { closeTarget(); dispose() }, nil
 }
+
+// newBrowserContext asks the browser for a browser context and waits for
+// it while ctx lasts. Chromium makes the context whether or not its
+// answer is awaited, so the call itself lasts as long as the browser, in
+// the background: a context that comes once its job is gone (its caller
+// gave up, its time is up while the browser is slow) is disposed then.
+func newBrowserContext(ctx context.Context, b *instance, br *chromedp.Browser) (cdp.BrowserContextID, error) {
+	type made struct {
+		id  cdp.BrowserContextID
+		err error
+	}
+	res := make(chan made)
+	gone := make(chan struct{})
+	defer close(gone)
+	if !b.goTracked(func() {
+		exec := withExecutor(b.ctx, br)
+		id, err := target.CreateBrowserContext().WithDisposeOnDetach(true).Do(exec)
+		select {
+		case res <- made{id, err}:
+		case <-gone:
+			if err == nil {
+				_ = target.DisposeBrowserContext(id).Do(exec)
+			}
+		}
+	}) {
+		return "", context.Cause(b.ctx)
+	}
+	select {
+	case r := <-res:
+		return r.id, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// disposeBrowserContext disposes the context id, which closes its tab if
+// closing it failed. The call lasts as long as the browser, in the
+// background: the job waits for it a moment only (also once its time is
+// up), and a browser slow to answer still disposes the context.
+func disposeBrowserContext(b *instance, br *chromedp.Browser, id cdp.BrowserContextID) {
+	done := make(chan struct{})
+	if !b.goTracked(func() {
+		defer close(done)
+		_ = target.DisposeBrowserContext(id).Do(withExecutor(b.ctx, br))
+	}) {
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(disposeWait):
+	}
+}
+
+// disposeWait is how long a job waits for its browser context to be
+// disposed.
+const disposeWait = time.Second
 
 // crashReportWait is how long a failed job waits for the report that its
 // page crashed, which comes after the failed call's answer (in

@@ -172,7 +172,25 @@ type instance struct {
 	cancel      context.CancelFunc
 	allocCancel context.CancelFunc
 	dataDir     string
-	jobs        sync.WaitGroup // request handlers of its tabs
+	jobs        sync.WaitGroup // request handlers of its tabs, its calls in the background (goTracked)
+	mu          sync.Mutex
+	stopped     bool // jobs is being waited for
+}
+
+// goTracked runs f in a goroutine that stopping b waits for (f's calls
+// on b end as b is stopped); false, f not run, once b is stopped.
+func (b *instance) goTracked(f func()) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return false
+	}
+	b.jobs.Add(1)
+	go func() {
+		defer b.jobs.Done()
+		f()
+	}()
+	return true
 }
 
 // Check reports whether execPath is a file that can be run, for a load
@@ -416,6 +434,11 @@ func (p *Pool) stopLocked(b *instance) {
 	// handlers waited for below return.
 	b.allocCancel()
 	b.cancel()
+	// No goTracked from now on: an Add once Wait may have seen zero would
+	// not be waited for.
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
