@@ -150,7 +150,10 @@ type Pool struct {
 	// not held meanwhile, so jobs are still counted in, refused (ErrBusy)
 	// and closed at once.
 	starting *startup
-	closed   bool
+	// startTimeout bounds a start: the constant startTimeout, shorter in
+	// tests.
+	startTimeout time.Duration
+	closed       bool
 	// jobs counts the jobs between run's start and end (waiting for a
 	// tab or rendering): a closed pool keeps its browser until they end.
 	jobs int
@@ -244,11 +247,19 @@ func New(cfg Config) (*Pool, error) {
 	if cfg.MaxPDFBytes <= 0 {
 		cfg.MaxPDFBytes = DefaultMaxPDFBytes
 	}
-	return &Pool{cfg: cfg, tabs: make(chan struct{}, cfg.Tabs), admitted: make(chan struct{}, cfg.Tabs+cfg.Queue)}, nil
+	return &Pool{
+		cfg: cfg, tabs: make(chan struct{}, cfg.Tabs), admitted: make(chan struct{}, cfg.Tabs+cfg.Queue),
+		startTimeout: startTimeout,
+	}, nil
 }
 
+// startTimeout bounds a browser's start. chromedp waits 20 s for
+// Chromium's DevTools address, but nothing once it has it: a browser that
+// hangs after that would never start, and no job would render again.
+const startTimeout = 20 * time.Second
+
 // start launches a browser with a fresh profile; abort ending kills it
-// while it starts.
+// while it starts (the start fails with abort's cause).
 func (p *Pool) start(abort context.Context) (*instance, error) {
 	dir, err := os.MkdirTemp("", "content-service-chromium-")
 	if err != nil {
@@ -301,8 +312,8 @@ func (p *Pool) start(abort context.Context) (*instance, error) {
 	// abort kills the process instead, which ends the Run.
 	stopAbort := context.AfterFunc(abort, kill)
 	err = chromedp.Run(ctx)
-	if !stopAbort() && err == nil {
-		err = abort.Err()
+	if !stopAbort() {
+		err = context.Cause(abort)
 	}
 	if err != nil {
 		kill()
@@ -384,19 +395,22 @@ func (p *Pool) browser(ctx context.Context) (*instance, error) {
 // the current browser, or, when no job is left, ends the start
 // (stopClosed), or stops the browser once started.
 func (p *Pool) startLocked() *startup {
-	abort, cancel := context.WithCancel(context.Background())
-	s := &startup{done: make(chan struct{}), abort: cancel}
+	closing, closeStart := context.WithCancelCause(context.Background())
+	abort, cancel := context.WithTimeoutCause(closing, p.startTimeout,
+		fmt.Errorf("the browser did not start within %v", p.startTimeout))
+	s := &startup{done: make(chan struct{}), abort: func() { closeStart(ErrClosed) }}
 	p.starting = s
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
+		defer closeStart(nil)
 		defer cancel()
 		b, err := p.start(abort)
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.starting = nil
 		switch {
-		case abort.Err() != nil:
+		case closing.Err() != nil:
 			// Ended by stopClosed: a job that came since is refused.
 			if err == nil {
 				p.stopLocked(b)

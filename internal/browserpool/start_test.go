@@ -2,7 +2,12 @@ package browserpool
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,5 +175,59 @@ func TestCloseWhileStartingNobodyWaits(t *testing.T) {
 	}
 	if _, err := os.Stat(s[0].profile); !os.IsNotExist(err) {
 		t.Errorf("profile %s left behind", s[0].profile)
+	}
+}
+
+// TestHungStartEnds: a browser that hangs once it has started (its
+// DevTools endpoint takes the connection and answers nothing) is killed
+// when it has not started within the pool's start time (here 2 s); its
+// job fails then rather than at its own deadline, and the next job
+// starts a browser again. A hung start used to last for as long as the
+// pool: every job after it waited for it until its own deadline.
+func TestHungStartEnds(t *testing.T) {
+	devtools := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A WebSocket handshake, then silence.
+		sum := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+		conn, rw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_, _ = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
+			base64.StdEncoding.EncodeToString(sum[:]) + "\r\n\r\n")
+		_ = rw.Flush()
+		_, _ = io.Copy(io.Discard, conn)
+	}))
+	defer devtools.Close()
+	if err := Check(chromium); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	script, starts := filepath.Join(dir, "hung-chromium"), filepath.Join(dir, "starts")
+	body := "#!/bin/sh\necho $$ - >> " + starts + "\necho 'DevTools listening on ws://" + devtools.Listener.Addr().String() + "/devtools/browser/hung' >&2\n" +
+		"exec sleep 60 </dev/null >/dev/null 2>&1\n"
+	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := newPoolWith(t, false, 20*time.Second, func(c *Config) { c.ExecPath = script })
+	p.startTimeout = 2 * time.Second
+	for i := range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		began := time.Now()
+		_, err := p.Image(ctx, `<p>hi</p>`, ImageOptions{Width: 100, MaxHeight: 500})
+		cancel()
+		if err == nil || errors.Is(err, ErrTimeout) {
+			t.Fatalf("job %d: %v, want the start's failure", i, err)
+		}
+		if elapsed := time.Since(began); elapsed > 6*time.Second {
+			t.Errorf("job %d failed after %v, the start bounded to 2 s", i, elapsed)
+		}
+		s := startsOf(t, starts)
+		if len(s) != i+1 {
+			t.Fatalf("after job %d: %d starts, want %d", i, len(s), i+1)
+		}
+		if processAlive(s[i].pid) {
+			t.Errorf("the hung browser %d still runs", s[i].pid)
+		}
 	}
 }
