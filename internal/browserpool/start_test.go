@@ -231,3 +231,39 @@ func TestHungStartEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseWhileStartingJobWaits: a pool closed while a job waits for its
+// browser to start (Close returns at once) lets the start finish and the
+// job render; the job's end stops the browser and removes its profile,
+// and a job after that is refused.
+func TestCloseWhileStartingJobWaits(t *testing.T) {
+	script, starts := slowChromium(t, 3*time.Second)
+	p := newPoolWith(t, false, 20*time.Second, func(c *Config) { c.ExecPath = script })
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Image(context.Background(), `<p>hi</p>`, ImageOptions{Width: 100, MaxHeight: 500})
+		errc <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	began := time.Now()
+	p.Close()
+	if elapsed := time.Since(began); elapsed > time.Second {
+		t.Errorf("Close took %v with a job waiting, want at once", elapsed)
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("the job waiting for the start: %v", err)
+	}
+	s := startsOf(t, starts)
+	if len(s) != 1 {
+		t.Fatalf("%d browsers started, want 1", len(s))
+	}
+	if processAlive(s[0].pid) {
+		t.Errorf("browser %d still runs after the last job", s[0].pid)
+	}
+	if _, err := os.Stat(s[0].profile); !os.IsNotExist(err) {
+		t.Errorf("profile %s left behind", s[0].profile)
+	}
+	if _, err := p.Image(context.Background(), `<p>late</p>`, ImageOptions{Width: 100, MaxHeight: 500}); !errors.Is(err, ErrClosed) {
+		t.Errorf("a job after the last one: %v, want ErrClosed", err)
+	}
+}
