@@ -212,8 +212,8 @@ func (p *Pool) Image(ctx context.Context, html string, opt ImageOptions) ([]byte
 // within the job timeout and ctx.
 func (p *Pool) run(ctx context.Context, html string, width int64, act func(context.Context) error) error {
 	// Waiting for a tab takes at most one job timeout, and the render
-	// another; waiting for the browser to start is not counted (chromedp
-	// bounds the start), but ends with ctx.
+	// another; waiting for the browser to start is not counted (the start
+	// is bounded by startTimeout), but ends with ctx.
 	p.enter()
 	defer p.leave()
 	wait, cancelWait := context.WithTimeout(ctx, p.cfg.JobTimeout)
