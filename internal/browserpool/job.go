@@ -259,11 +259,8 @@ func (p *Pool) run(ctx context.Context, html string, width int64, act func(conte
 			crash.Do(func() { close(crashed) })
 			jcancel()
 		case *fetch.EventRequestPaused:
-			b.jobs.Add(1)
-			go func() {
-				defer b.jobs.Done()
-				p.answer(tab, ctx, e, j)
-			}()
+			// Not once b is stopping: its request dies with the browser.
+			b.goTracked(func() { p.answer(tab, ctx, e, j) })
 		}
 	})
 	// The tab first, so that the browser's crash reports can be told
