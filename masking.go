@@ -56,14 +56,9 @@ func withJSONForms(secrets [][]byte) [][]byte {
 			continue // not masked as it is either
 		}
 		for _, escapeHTML := range []bool{true, false} {
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(escapeHTML)
-			if enc.Encode(string(sec)) != nil {
-				continue
-			}
-			form := bytes.TrimSuffix(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte(`"`))[1:]
-			if !slices.ContainsFunc(out, func(s []byte) bool { return bytes.Equal(s, form) }) {
+			f, ok := jsonForm(string(sec), escapeHTML)
+			form := []byte(f)
+			if ok && !slices.ContainsFunc(out, func(s []byte) bool { return bytes.Equal(s, form) }) {
 				out = append(out, form)
 			}
 		}

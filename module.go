@@ -321,7 +321,7 @@ func (b *Bridge) resolve() error {
 			confvalue.WarnIfLiteralSecret(b.logger, s.field, s.raw)
 		}
 	}
-	b.secrets = withJSONForms(b.secrets)
+	b.secrets = withEchoForms(b.secrets)
 	if b.bearer != "" {
 		b.bearer = "Bearer " + b.bearer
 	}
