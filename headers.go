@@ -137,21 +137,29 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy
 	"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Alt-Svc"}
 
 // credentialHeader reports whether a request header, by its canonical
-// name, carries credentials or a user's identity: the standard ones, and
-// by the words in the names of those that access proxies and API
-// gateways add (Cf-Access-Jwt-Assertion, X-Auth-Request-Access-Token,
-// X-Forwarded-Email, X-Api-Key, X-Amzn-Oidc-Data, Remote-User).
+// name, carries credentials or a user's identity: the standard ones (From
+// is the user's email address), and by the words in the names of those
+// that access proxies, mTLS proxies and API gateways add
+// (Cf-Access-Jwt-Assertion, X-Auth-Request-Access-Token,
+// X-Forwarded-Email, X-Api-Key, Ocp-Apim-Subscription-Key,
+// X-Forwarded-Client-Cert, X-Ssl-Client-S-Dn, Tailscale-User-Login,
+// X-Amzn-Oidc-Data, Remote-User). User-Agent names a browser, not a user.
 func credentialHeader(c string) bool {
 	switch c {
-	case "Authorization", "Proxy-Authorization", "Cookie", "Cookie2", "Set-Cookie",
+	case "Authorization", "Proxy-Authorization", "Cookie", "Cookie2", "Set-Cookie", "From",
 		"Remote-User", "Remote-Email", "Remote-Groups", "Remote-Name",
 		"X-Forwarded-User", "X-Forwarded-Email", "X-Forwarded-Groups", "X-Forwarded-Preferred-Username",
 		"X-Remote-User", "X-User", "X-Email":
 		return true
 	}
 	lower := strings.ToLower(c)
+	if strings.HasSuffix(lower, "-dn") {
+		return true // a client certificate's distinguished name
+	}
+	lower = strings.ReplaceAll(lower, "user-agent", "")
 	for _, word := range []string{"auth", "token", "secret", "passw", "cookie", "session", "jwt",
-		"api-key", "apikey", "credential", "assertion", "oidc", "principal", "signature", "identity"} {
+		"key", "credential", "assertion", "oidc", "principal", "signature", "identity",
+		"cert", "user", "email", "login"} {
 		if strings.Contains(lower, word) {
 			return true
 		}

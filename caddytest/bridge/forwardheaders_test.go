@@ -123,6 +123,18 @@ func TestForwardHeadersRefused(t *testing.T) {
 		{"X-Auth-Request-Access-Token", "credentials"},
 		{"X-Auth-Request-Email", "credentials"},
 		{"X-Forwarded-Access-Token", "credentials"},
+		// API gateways' keys, an mTLS proxy's client certificate and
+		// subject, and access proxies' user headers.
+		{"Ocp-Apim-Subscription-Key", "credentials"},
+		{"X-Functions-Key", "credentials"},
+		{"X-Access-Key", "credentials"},
+		{"X-Forwarded-Client-Cert", "credentials"},
+		{"X-Ssl-Client-Cert", "credentials"},
+		{"X-Ssl-Client-S-Dn", "credentials"},
+		{"Tailscale-User-Login", "credentials"},
+		{"X-User-Email", "credentials"},
+		{"X-Userid", "credentials"},
+		{"From", "credentials"},
 		{"Upgrade", "hop-by-hop"},
 		{"Connection", "hop-by-hop"},
 		{"TE", "hop-by-hop"},
