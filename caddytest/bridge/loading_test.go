@@ -161,3 +161,37 @@ func TestWarningsNameTheirField(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamURLLoadErrorHidesUserInfo: a content_service or auth_url
+// that is refused (user info is never allowed, and the URL may be wrong
+// in other ways too) is named in the load error without its user info:
+// a password there, from an environment variable, would otherwise be in
+// the admin API's answer and Caddy's log.
+func TestUpstreamURLLoadErrorHidesUserInfo(t *testing.T) {
+	load(t, site(""))
+	for _, c := range []struct{ name, url, want string }{
+		{"scheme", "ftp://user:pw-5ecret-x@example.com", "user info, query and fragment are not allowed"},
+		{"no host", "http://user:pw-5ecret-x@", "user info, query and fragment are not allowed"},
+		{"bad escape", "http://user:pw%zz-5ecret-x@example.com", "not a URL"},
+		{"bad port", "http://user:pw-5ecret-x@example.com:x/", "not a URL"},
+		{"user info", "https://user:pw-5ecret-x@example.com", "user info, query and fragment are not allowed"},
+		{"token as user", "https://pw-5ecret-x@example.com/v1", "user info, query and fragment are not allowed"},
+		{"password not escaped", "http://user:pw/5ecret?x#y@example.com", "not a URL"},
+	} {
+		for _, field := range []string{"content_service", "auth_url"} {
+			t.Run(c.name+"/"+field, func(t *testing.T) {
+				t.Setenv("DB_TEST_UPSTREAM_URL", c.url)
+				status, body, err := loadRaw([]byte(site("\t\t"+field+" {env.DB_TEST_UPSTREAM_URL}")), "text/caddyfile", false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if status == 200 || !strings.Contains(string(body), field+": ") || !strings.Contains(string(body), c.want) {
+					t.Errorf("load: %d %s; want an error naming %s and saying %q", status, body, field, c.want)
+				}
+				if strings.Contains(string(body), "5ecret") {
+					t.Errorf("the load error holds the URL's user info: %s", body)
+				}
+			})
+		}
+	}
+}
