@@ -130,3 +130,45 @@ func asciiJSON(s string) string {
 	}
 	return b.String()
 }
+
+// anchorMemo notes, for one buffer, which anchors it holds: a secret's
+// forms (withEchoForms) all begin with what precedes its first character
+// that some encoding escapes, so when the buffer lacks that anchor, one
+// search rules out every form, where each would cost a search of its own.
+type anchorMemo struct {
+	seen [8]struct {
+		anchor []byte
+		found  bool
+	}
+	n int
+}
+
+// present reports whether b may hold s: false only when b lacks the
+// anchor of s (its leading ASCII letters, digits and -_.~, when at least
+// 4 and not s whole).
+func (m *anchorMemo) present(b, s []byte) bool {
+	n := 0
+	for n < len(s) && unreserved(s[n]) {
+		n++
+	}
+	if n < 4 || n == len(s) {
+		return true
+	}
+	a := s[:n]
+	for _, e := range m.seen[:m.n] {
+		if bytes.Equal(e.anchor, a) {
+			return e.found
+		}
+	}
+	found := bytes.Contains(b, a)
+	if m.n < len(m.seen) {
+		m.seen[m.n].anchor, m.seen[m.n].found = a, found
+		m.n++
+	}
+	return found
+}
+
+// unreserved reports whether no encoding withEchoForms applies changes c.
+func unreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~'
+}

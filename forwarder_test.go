@@ -224,7 +224,9 @@ func FuzzMaskingReader(f *testing.F) {
 	f.Add([]byte("app-12345678-s3cr3t-token"), uint8(2))
 	f.Add([]byte("x s3cr3t-token-tail-9 s3cr3t-tok"), uint8(5))
 	f.Add([]byte("abababababababab"), uint8(4))
-	secrets := [][]byte{[]byte("s3cr3t-token"), []byte("app-12345678"), []byte("app-12345678-s3cr3t"), []byte("token-tail-9"), []byte("abababab")}
+	f.Add([]byte("k3y-9+x/z k3y-9%2Bx%2Fz k3y-9&#43;x/z k3y-9+x\\/z"), uint8(6))
+	// The last secret's forms (withEchoForms) share its anchor "k3y-9".
+	secrets := withEchoForms([][]byte{[]byte("s3cr3t-token"), []byte("app-12345678"), []byte("app-12345678-s3cr3t"), []byte("token-tail-9"), []byte("abababab"), []byte("k3y-9+x/z")})
 	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
 		size := int(chunk%16) + 1
 		src := io.NopCloser(&chunkReader{data: data, size: size})
@@ -329,6 +331,24 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 func BenchmarkMaskingReader(b *testing.B) {
 	body := bytes.Repeat([]byte(`<td style="padding:0">Hello, world</td>`), 1024)
 	secrets := [][]byte{[]byte("bench-token-123456"), []byte("bench-client"), []byte("bench-secret")}
+	buf := make([]byte, 32<<10)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		m := &maskingReader{src: io.NopCloser(bytes.NewReader(body)), secrets: secrets}
+		if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{m}, buf); err != nil {
+			b.Fatal(err)
+		}
+		m.Close()
+	}
+}
+
+// BenchmarkMaskingReaderEchoForms is BenchmarkMaskingReader with secrets
+// of the base64 alphabet (+ / =), searched in their escaped forms too
+// (withEchoForms), none present.
+func BenchmarkMaskingReaderEchoForms(b *testing.B) {
+	body := bytes.Repeat([]byte(`<td style="padding:0">Hello, world</td>`), 1024)
+	secrets := withEchoForms([][]byte{[]byte("Zm9vY+Fy/mF6cXV4cXV1eA=="), []byte("bench-client"), []byte("Yw4kP7sQ2x+m9nB3vT6rZ1/A==")})
 	buf := make([]byte, 32<<10)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()

@@ -162,14 +162,15 @@ func maskSecrets(b []byte, secrets [][]byte) {
 // overlapping ones is masked only once the next occurrence starts past
 // it.
 func maskBelow(b []byte, secrets [][]byte, limit int) int {
-	var starts [16]int
+	var starts [32]int
 	next := starts[:0] // of each secret, where its next occurrence starts; -1 when none
 	if len(secrets) > len(starts) {
 		next = make([]int, 0, len(secrets))
 	}
+	var anchors anchorMemo
 	for _, s := range secrets {
 		i := -1
-		if len(s) >= minMaskedSecret {
+		if len(s) >= minMaskedSecret && anchors.present(b, s) {
 			i = bytes.Index(b, s)
 		}
 		if i >= limit {
