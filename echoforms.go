@@ -2,7 +2,8 @@ package designbridge
 
 // The encoded forms of a secret that an upstream echoing it sends back
 // without meaning to: the escapes a server applies to text it echoes on
-// its own (an HTML error page, a redirect's URL, a JSON dump).
+// its own (an HTML error page, a script in a page, a redirect's URL, a
+// JSON dump).
 
 import (
 	"bytes"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"text/template"
 	"unicode/utf16"
 )
 
@@ -47,6 +49,11 @@ var htmlEscapers = []*strings.Replacer{
 	strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&apos;"),
 }
 
+// jsStringEscaper is html/template's escaping of a JavaScript string's
+// characters that a secret may hold.
+var jsStringEscaper = strings.NewReplacer(`"`, `\u0022`, "`", `\u0060`, "&", `\u0026`, "'", `\u0027`,
+	"+", `\u002b`, "/", `\/`, "<", `\u003c`, ">", `\u003e`, `\`, `\\`)
+
 // textForms are the forms of s in echoed text, some equal to s.
 func textForms(s string) []string {
 	var forms []string
@@ -64,6 +71,9 @@ func textForms(s string) []string {
 			forms = append(forms, plus, lowerHex(plus))
 		}
 	}
+	// In a script: as html/template writes a string in JavaScript, and
+	// text/template's JSEscapeString.
+	forms = append(forms, jsStringEscaper.Replace(s), template.JSEscapeString(s))
 	// JSON as PHP's json_encode writes it (/ as \/, beyond ASCII as \u),
 	// and as Python's json.dumps does (beyond ASCII as \u).
 	for _, escapeHTML := range []bool{true, false} {

@@ -18,6 +18,7 @@ func TestWithEchoForms(t *testing.T) {
 		{"too short to mask", "a+b/c", []string{"a+b/c"}, 1},
 		{"base64", "tok+en/abc=", []string{
 			"tok+en/abc=", "tok&#43;en/abc=", "tok%2Ben%2Fabc%3D", "tok%2ben%2fabc%3d", "tok+en%2Fabc=", "tok%2Ben/abc%3D", `tok+en\/abc=`,
+			`tok\u002ben\/abc=`, `tok+en/abc\u003D`,
 		}, 0},
 		{"html characters", `a&b<c>d"e'f`, []string{
 			"a&amp;b&lt;c&gt;d&#34;e&#39;f", "a&amp;b&lt;c&gt;d&quot;e&#x27;f", "a&amp;b&lt;c&gt;d&quot;e&#039;f", "a&amp;b&lt;c&gt;d&quot;e&apos;f",

@@ -11,25 +11,31 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	texttemplate "text/template"
 )
 
 // echoForms are the forms in which servers write text they echo: HTML
 // escaped (Go's html.EscapeString and html/template, Python's
-// html.escape), percent-encoded (a query value, a path segment, with
+// html.escape), in a script (html/template, text/template's
+// JSEscapeString), percent-encoded (a query value, a path segment, with
 // lower-case hex too) and JSON-escaped as PHP's json_encode does (\/).
 func echoForms(s string) map[string]string {
-	var tpl strings.Builder
+	var tpl, script strings.Builder
 	htmltemplate.Must(htmltemplate.New("").Parse("{{.}}")).Execute(&tpl, s)
+	htmltemplate.Must(htmltemplate.New("").Parse(`<script>var s = "{{.}}"</script>`)).Execute(&script, s)
+	inScript := strings.TrimSuffix(strings.TrimPrefix(script.String(), `<script>var s = "`), `"</script>`)
 	lower := regexp.MustCompile(`%[0-9A-F]{2}`)
 	php, _ := json.Marshal(s)
 	return map[string]string{
-		"html.EscapeString":  html.EscapeString(s),
-		"html/template":      tpl.String(),
-		"python html.escape": strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#x27;").Replace(s),
-		"url.QueryEscape":    url.QueryEscape(s),
-		"url.PathEscape":     url.PathEscape(s),
-		"lower-case hex":     lower.ReplaceAllStringFunc(url.QueryEscape(s), strings.ToLower),
-		"PHP json_encode":    strings.ReplaceAll(strings.Trim(string(php), `"`), "/", `\/`),
+		"html.EscapeString":            html.EscapeString(s),
+		"html/template":                tpl.String(),
+		"python html.escape":           strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#x27;").Replace(s),
+		"url.QueryEscape":              url.QueryEscape(s),
+		"url.PathEscape":               url.PathEscape(s),
+		"lower-case hex":               lower.ReplaceAllStringFunc(url.QueryEscape(s), strings.ToLower),
+		"PHP json_encode":              strings.ReplaceAll(strings.Trim(string(php), `"`), "/", `\/`),
+		"html/template in a script":    inScript,
+		"text/template JSEscapeString": texttemplate.JSEscapeString(s),
 	}
 }
 
