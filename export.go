@@ -117,7 +117,8 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 	}
 	call := func(ctx context.Context) (*exportAnswer, error) {
 		defer body.Close()
-		r := r.WithContext(ctx)
+		var masked atomic.Bool
+		r := r.WithContext(context.WithValue(ctx, maskedKey{}, &masked))
 		rec := &answerRecorder{header: http.Header{}, budget: b.answerMemory}
 		// After a panic (runCall answers it with a 500) what was recorded
 		// is given back: its buffer, and its room in answer_memory, which
@@ -151,10 +152,14 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		a = rec.answer(b.keyHeaders)
 		// What the page decodes is masked too (an escaped secret in a
 		// JSON string); the answer is whole here, so its length can change.
-		if body, changed := maskJSONStrings(a.body, b.secrets); changed {
+		body, changed := maskJSONStrings(a.body, b.secrets)
+		if changed {
 			a.body = body
-			a.header.Del("ETag")
 			b.logger.Warn("masked a secret written with JSON escapes in the content service's answer", zap.String("path", r.URL.Path))
+		}
+		if changed || masked.Load() {
+			dropDigests(a.header)
+			dropDigests(a.trailer)
 		}
 		if err == nil && a.status != 0 && !rec.own {
 			b.metrics.exports.WithLabelValues(r.URL.Path, strconv.Itoa(a.status)).Inc()

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -83,11 +84,14 @@ type maskingReader struct {
 	src     io.ReadCloser
 	secrets [][]byte
 	onEOF   func()
-	buf     []byte // buf[:n] holds data: buf[r:ready] masked and safe, buf[ready:n] held back
-	r       int
-	ready   int
-	n       int
-	err     error // src's terminal error, once seen
+	// masked, when set, is set once a secret is found: the body then
+	// differs from what the upstream's digests and validators describe.
+	masked *atomic.Bool
+	buf    []byte // buf[:n] holds data: buf[r:ready] masked and safe, buf[ready:n] held back
+	r      int
+	ready  int
+	n      int
+	err    error // src's terminal error, once seen
 	// carry: how many bytes at the front of the held-back data belong to
 	// an occurrence that starts in data already let go
 	carry int
@@ -132,6 +136,9 @@ func (m *maskingReader) Read(p []byte) (int, error) {
 		// is still found; the part of an occurrence that reaches into
 		// them is masked once they are let go (carry).
 		end := maskBelow(m.buf[:m.n], m.secrets, m.ready)
+		if end > 0 && m.masked != nil {
+			m.masked.Store(true)
+		}
 		star(m.buf[:min(m.carry, m.ready)])
 		m.carry = max(m.carry, end, m.ready) - m.ready
 	}

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
@@ -176,10 +177,15 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		t.logger.Warn("replaced an upstream status text holding a secret", zap.Int("status", resp.StatusCode))
 	}
 	if maskable(t.secrets) && resp.Body != nil && resp.Body != http.NoBody {
-		resp.Body = &maskingReader{src: resp.Body, secrets: t.secrets, onEOF: func() { t.scrubHeader(resp.Trailer) }}
+		masked, _ := req.Context().Value(maskedKey{}).(*atomic.Bool)
+		resp.Body = &maskingReader{src: resp.Body, secrets: t.secrets, masked: masked, onEOF: func() { t.scrubHeader(resp.Trailer) }}
 	}
 	return resp, nil
 }
+
+// maskedKey is the context key of an *atomic.Bool that the transport
+// sets when it masked a secret in the answer's body.
+type maskedKey struct{}
 
 // scrubHeader removes every header whose name or value holds a secret,
 // compared without regard to case (net/http changes the case of names).

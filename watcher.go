@@ -207,7 +207,7 @@ func (rw *responseWatcher) finish() error {
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Content-Length", fmt.Sprint(len(body)))
 		h.Del("Content-Encoding")
-		h.Del("ETag")
+		dropDigests(h)
 	}
 	rw.writeHeader(rw.status)
 	_, err := rw.ResponseWriter.Write(body)

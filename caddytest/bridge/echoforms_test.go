@@ -2,6 +2,10 @@ package bridge
 
 import (
 	"bytes"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -98,5 +102,52 @@ func TestEncodedEchoesMasked(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMaskedAnswerDropsDigests: an answer whose body held a secret is
+// masked, but a validator or digest of the body as the upstream sent it
+// (an ETag that is a hash of it, as Express makes one, Content-MD5,
+// Digest, Content-Digest, Repr-Digest) would let whoever reads the
+// answer test guesses of the secret offline against the masked body.
+// Those headers are dropped from a masked answer, kept on one that held
+// no secret.
+func TestMaskedAnswerDropsDigests(t *testing.T) {
+	digests := []string{"Etag", "Content-Md5", "Digest", "Content-Digest", "Repr-Digest"}
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		page := []byte("<p>ok</p>")
+		if caseOf(body) == "echo" {
+			page = fmt.Appendf(nil, "<p>%s</p>", r.Header.Get("Authorization"))
+		}
+		sum := sha256.Sum256(page)
+		md := md5.Sum(page)
+		b64 := base64.StdEncoding.EncodeToString(sum[:])
+		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
+		w.Header().Set("Content-MD5", base64.StdEncoding.EncodeToString(md[:]))
+		w.Header().Set("Digest", "SHA-256="+b64)
+		w.Header().Set("Content-Digest", "sha-256=:"+b64+":")
+		w.Header().Set("Repr-Digest", "sha-256=:"+b64+":")
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(page)
+	})
+	tc := load(t, site(bridgeBlock(up, "cache")))
+	for _, c := range []struct {
+		name string
+		keep bool
+	}{{"echo", false}, {"plain", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, from := range []string{"upstream", "cache"} {
+				res := post(t, tc, "/v1/message/html", caseBody(c.name), nil)
+				if res.Status != 200 {
+					t.Fatalf("%s: %d %s", from, res.Status, res.Body)
+				}
+				assertNoSecret(t, from+" body", res.Body)
+				for _, h := range digests {
+					if got := res.Header.Get(h) != ""; got != c.keep {
+						t.Errorf("%s: %s present %v, want %v (body %q)", from, h, got, c.keep, res.Body)
+					}
+				}
+			}
+		})
 	}
 }
