@@ -25,6 +25,11 @@ var ErrAddressRefused = errors.New("address not allowed")
 // MaxRedirects is the most redirects a client follows.
 const MaxRedirects = 5
 
+// MaxHeaderBytes bounds a response's header. An image's header takes a
+// few hundred bytes; net/http's default of 10 MiB let a hostile server
+// make each fetch hold about 8 MiB, whatever bounds its body.
+const MaxHeaderBytes = 64 << 10
+
 // NewClient returns a client whose every connection and whole request
 // (redirects included) take at most timeout. Unless allowPrivate is set it
 // dials public unicast addresses only (see Public). The transport is
@@ -55,12 +60,13 @@ func NewClientAllowing(timeout time.Duration, allow func(netip.Addr) bool) (*htt
 		}
 	}
 	transport := retire.New(&http.Transport{
-		Proxy:                 nil, // a proxy would hide the real destination from Control
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-		MaxIdleConns:          8,
-		IdleConnTimeout:       30 * time.Second,
+		Proxy:                  nil, // a proxy would hide the real destination from Control
+		DialContext:            dialer.DialContext,
+		TLSHandshakeTimeout:    timeout,
+		ResponseHeaderTimeout:  timeout,
+		MaxResponseHeaderBytes: MaxHeaderBytes,
+		MaxIdleConns:           8,
+		IdleConnTimeout:        30 * time.Second,
 	})
 	client := &http.Client{
 		Transport: transport,

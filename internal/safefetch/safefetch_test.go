@@ -2,6 +2,7 @@ package safefetch
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -137,5 +138,44 @@ func TestRedirectToPrivateRefused(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "too many redirects") {
 		t.Errorf("allowed host: err %v, want it reached (until the redirect limit)", err)
+	}
+}
+
+// TestResponseHeadersBounded: a response's header is read up to
+// MaxHeaderBytes. Under net/http's default (10 MiB) each fetch held about
+// 8 MiB of a hostile server's header whatever bounded the body (16 weighed
+// at once: 133 MiB of heap).
+func TestResponseHeadersBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header int // bytes of header lines the server sends
+		ok     bool
+	}{
+		{"ordinary", 4 << 10, true},
+		{"just under", MaxHeaderBytes - 1024, true},
+		{"over", MaxHeaderBytes + 1024, false},
+		{"huge", 8 << 20, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				// Lines of 1,016 bytes: "X-Pad-000001: " and 1,000 more.
+				line := strings.Repeat("a", 1000)
+				for i := range tc.header / 1016 {
+					w.Header().Set(fmt.Sprintf("X-Pad-%06d", i), line)
+				}
+				w.Header().Set("Content-Type", "image/png")
+				_, _ = w.Write([]byte("body"))
+			}))
+			defer srv.Close()
+			client, tr := NewClient(5*time.Second, true)
+			defer tr.Retire()
+			res, err := client.Get(srv.URL)
+			if err == nil {
+				res.Body.Close()
+			}
+			if ok := err == nil; ok != tc.ok {
+				t.Errorf("%d bytes of header: err %v, want ok %v", tc.header, err, tc.ok)
+			}
+		})
 	}
 }
