@@ -92,6 +92,13 @@ func Public(ip netip.Addr) bool {
 		ip.IsUnspecified() {
 		return false
 	}
+	if ip.Is6() && !globalUnicast.Contains(ip) {
+		// IANA has set aside all of IPv6 but 2000::/3 (multicast,
+		// local and special-purpose ranges, and ranges still reserved
+		// that may be given a local meaning, as 5f00::/16 was for an
+		// operator's own SRv6 network).
+		return false
+	}
 	for _, p := range nonPublic {
 		if p.Contains(ip) {
 			return false
@@ -100,6 +107,9 @@ func Public(ip netip.Addr) bool {
 	return true
 }
 
+// globalUnicast is IPv6's global unicast space.
+var globalUnicast = netip.MustParsePrefix("2000::/3")
+
 // nonPublic are ranges the standard predicates do not cover but that reach
 // no public host (IANA's special-purpose registries): "this network",
 // shared address space (carrier NAT), IETF protocol assignments, the
@@ -107,7 +117,8 @@ func Public(ip netip.Addr) bool {
 // that carry an IPv4 address a gateway may unwrap into any of the above
 // (IPv4-compatible and -translated, NAT64 global and local, 6to4, Teredo
 // and the rest of 2001::/23), or that are not global (discard-only,
-// documentation, deprecated site-local).
+// documentation, deprecated site-local). IPv6 outside 2000::/3 is refused
+// before these.
 var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
@@ -126,5 +137,6 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("2001::/23"),
 	netip.MustParsePrefix("2001:db8::/32"),
 	netip.MustParsePrefix("2002::/16"),
+	netip.MustParsePrefix("3fff::/20"),
 	netip.MustParsePrefix("fec0::/10"),
 }

@@ -49,6 +49,14 @@ func TestPublic(t *testing.T) {
 		{"2001:db8::1", false},
 		{"100::1", false},
 		{"fec0::1", false},
+		{"100:0:0:1::1", false},        // dummy prefix (RFC 9780)
+		{"3fff::1", false},             // documentation (RFC 9637)
+		{"3fff:fff:ffff::1", false},    // the end of 3fff::/20
+		{"5f00:1:2::1", false},         // SRv6 SIDs, an operator's own network (RFC 9602)
+		{"3fff:1000::1", true},         // past 3fff::/20
+		{"4000::1", false},             // outside global unicast (2000::/3): reserved
+		{"1fff:ffff::1", false},        // below 2000::/3
+		{"2000::1", true},              // the start of 2000::/3
 		{"2001:4860:4860::8888", true}, // 2001:4860 is past 2001::/23
 		{"8.8.8.8", true},
 	} {
