@@ -118,7 +118,9 @@ var globalUnicast = netip.MustParsePrefix("2000::/3")
 // (IPv4-compatible and -translated, NAT64 global and local, 6to4, Teredo
 // and the rest of 2001::/23), or that are not global (discard-only,
 // documentation, deprecated site-local). IPv6 outside 2000::/3 is refused
-// before these.
+// before these. One public address is here too: Azure's platform endpoint
+// (WireServer), which every Azure VM reaches and which answers as cloud
+// metadata does.
 var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
@@ -129,6 +131,7 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("198.51.100.0/24"),
 	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("168.63.129.16/32"),
 	netip.MustParsePrefix("::/96"),
 	netip.MustParsePrefix("::ffff:0:0:0/96"),
 	netip.MustParsePrefix("64:ff9b::/96"),

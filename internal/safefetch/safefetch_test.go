@@ -30,6 +30,8 @@ func TestPublic(t *testing.T) {
 		{"172.16.0.1", false},
 		{"192.168.1.1", false},
 		{"169.254.169.254", false}, // cloud metadata
+		{"168.63.129.16", false},   // Azure's platform endpoint (WireServer)
+		{"168.63.129.17", true},
 		{"fe80::1", false},
 		{"fc00::1", false},
 		{"0.0.0.0", false},
