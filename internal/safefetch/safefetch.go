@@ -87,6 +87,12 @@ func NewClientAllowing(timeout time.Duration, allow func(netip.Addr) bool) (*htt
 // Public reports whether ip is a public unicast address.
 func Public(ip netip.Addr) bool {
 	ip = ip.Unmap()
+	if ip.Zone() != "" {
+		// A zone names the interface of a link-local address; on any
+		// other it hid the address's range, as a netip.Prefix never
+		// contains a zoned address (64:ff9b::7f00:1%eth0 was dialled).
+		return false
+	}
 	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
 		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() ||
 		ip.IsUnspecified() {

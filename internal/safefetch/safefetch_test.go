@@ -51,19 +51,53 @@ func TestPublic(t *testing.T) {
 		{"2001:db8::1", false},
 		{"100::1", false},
 		{"fec0::1", false},
-		{"100:0:0:1::1", false},        // dummy prefix (RFC 9780)
-		{"3fff::1", false},             // documentation (RFC 9637)
-		{"3fff:fff:ffff::1", false},    // the end of 3fff::/20
-		{"5f00:1:2::1", false},         // SRv6 SIDs, an operator's own network (RFC 9602)
-		{"3fff:1000::1", true},         // past 3fff::/20
-		{"4000::1", false},             // outside global unicast (2000::/3): reserved
-		{"1fff:ffff::1", false},        // below 2000::/3
-		{"2000::1", true},              // the start of 2000::/3
-		{"2001:4860:4860::8888", true}, // 2001:4860 is past 2001::/23
+		{"100:0:0:1::1", false},              // dummy prefix (RFC 9780)
+		{"3fff::1", false},                   // documentation (RFC 9637)
+		{"3fff:fff:ffff::1", false},          // the end of 3fff::/20
+		{"5f00:1:2::1", false},               // SRv6 SIDs, an operator's own network (RFC 9602)
+		{"3fff:1000::1", true},               // past 3fff::/20
+		{"4000::1", false},                   // outside global unicast (2000::/3): reserved
+		{"1fff:ffff::1", false},              // below 2000::/3
+		{"2000::1", true},                    // the start of 2000::/3
+		{"2001:4860:4860::8888", true},       // 2001:4860 is past 2001::/23
+		{"2001:4860:4860::8888%eth0", false}, // a zone belongs to link-local addresses only
 		{"8.8.8.8", true},
 	} {
 		if got := Public(netip.MustParseAddr(tc.addr)); got != tc.want {
 			t.Errorf("Public(%s) = %v, want %v", tc.addr, got, tc.want)
+		}
+	}
+}
+
+// TestZonedAddressesRefused: a zone (fe80::1%eth0, "%25" in a URL) does
+// not hide the range of the address it is attached to. netip.Prefix never
+// contains a zoned address, so the listed ranges let through NAT64, 6to4,
+// IPv4-compatible and the other wrapped or non-global addresses when
+// written with a zone, and the client dialled them.
+func TestZonedAddressesRefused(t *testing.T) {
+	client, tr := NewClient(2*time.Second, false)
+	defer tr.Retire()
+	for _, host := range []string{
+		"64:ff9b::7f00:1%25lo",                      // NAT64 of 127.0.0.1
+		"64:ff9b::a9fe:a9fe%25lo",                   // NAT64 of 169.254.169.254
+		"64:ff9b:1::a9fe:a9fe%25lo",                 // local-use NAT64
+		"::7f00:1%25lo",                             // IPv4-compatible 127.0.0.1
+		"::ffff:0:a9fe:a9fe%25lo",                   // IPv4-translated 169.254.169.254
+		"2002:7f00:1::1%25lo",                       // 6to4 of 127.0.0.1
+		"2001:0:4136:e378:8000:63bf:3fff:fdd2%25lo", // Teredo
+		"fec0::1%25lo",
+		"100::1%25lo",
+		"2001:db8::1%25lo",
+	} {
+		if Public(netip.MustParseAddr(strings.ReplaceAll(host, "%25", "%"))) {
+			t.Errorf("Public(%s) = true", host)
+		}
+		res, err := client.Get("http://[" + host + "]:80/")
+		if err == nil {
+			res.Body.Close()
+		}
+		if !errors.Is(err, ErrAddressRefused) {
+			t.Errorf("[%s]: err %v, want ErrAddressRefused (the address was dialled)", host, err)
 		}
 	}
 }
