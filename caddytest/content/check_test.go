@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -47,6 +48,17 @@ func imageHost(t *testing.T) (*httptest.Server, *atomic.Int64) {
 			w.Header().Set("Content-Length", strconv.Itoa(n))
 			if r.Method == http.MethodGet {
 				_, _ = w.Write(make([]byte, n))
+			}
+		case len(parts) == 3 && parts[1] == "fat":
+			// 1 MiB of header before a small image.
+			line := strings.Repeat("a", 1000)
+			for i := range 1024 {
+				w.Header().Set("X-Pad-"+strconv.Itoa(i), line)
+			}
+			w.Header().Set("Content-Type", "image/png")
+			w.Header().Set("Content-Length", "10")
+			if r.Method == http.MethodGet {
+				_, _ = w.Write(make([]byte, 10))
 			}
 		case len(parts) == 3 && parts[1] == "hang":
 			select {
@@ -261,6 +273,32 @@ func TestCheckHungImages(t *testing.T) {
 	// total_timeout 3s on the site: well under the test's patience.
 	if elapsed := time.Since(start); elapsed > 15*time.Second {
 		t.Errorf("the answer took %v", elapsed)
+	}
+}
+
+// TestCheckImageHeadersBounded: an image server's answer is read no
+// further than 64 KiB of header; one of 1 MiB is reported, not weighed
+// (each such answer was held whole while the check ran).
+func TestCheckImageHeadersBounded(t *testing.T) {
+	t.Parallel()
+	srv, _ := imageHost(t)
+	// Every image (…/img/<size>/<name>, …/hang/<name>) at …/fat/<name>.
+	d := regexp.MustCompile(`/(img/[0-9]+|hang)/`).ReplaceAllString(string(checkDesign(t, srv.URL)), "/fat/")
+	r, ans := postCheck(t, &fetchSite, "/v1/page/check", map[string]any{
+		"checks":   []map[string]any{{"category": "overageImageWeight"}},
+		"template": json.RawMessage(d),
+	})
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	img := ans[0].Checks[0]
+	if img["errored"] != 6.0 {
+		t.Fatalf("overageImageWeight: %v, want the 6 images errored", img)
+	}
+	for _, e := range img["erroredTargets"].([]any) {
+		if reason := e.(map[string]any)["reason"]; reason != "could not be fetched" {
+			t.Errorf("reason %v, want could not be fetched", reason)
+		}
 	}
 }
 
