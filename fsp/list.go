@@ -186,6 +186,9 @@ func (q *request) list(ctx context.Context, p fspPath, dirsOnly bool) (any, erro
 			thumbs[e.Name] = true
 		}
 	}
+	if !pl.readOnly {
+		q.sweepThumbs(ctx, pl.key, entries)
+	}
 	items := make([]meta, 0, len(entries)+len(q.h.Shared))
 	top := len(p.segs) == 0
 	children := 0 // item-count: every child, also those a move listing leaves out
@@ -220,6 +223,42 @@ func (q *request) list(ctx context.Context, p fspPath, dirsOnly bool) (any, erro
 	})
 	self.ItemCount = children
 	return map[string]any{"meta": q.dirMeta(p, self, pl.readOnly), "items": items}, nil
+}
+
+// maxSweep bounds the left thumbnails one listing removes (each costs a
+// look at its file and a delete): more are removed by the next listings.
+const maxSweep = 16
+
+// sweepThumbs removes the thumbnails listed in folder dir whose file is
+// not there. A delete or move whose removal of the thumbnail failed, or
+// was cut off, leaves one behind; nobody sees it and nothing else would
+// remove it but a file taking its name or the folder's deletion. The
+// file is looked at again first: one stored since the listing keeps its
+// thumbnail. The listing's answer does not depend on how this goes.
+func (q *request) sweepThumbs(ctx context.Context, dir string, entries []Entry) {
+	files := map[string]bool{}
+	for _, e := range entries {
+		if !e.Dir {
+			files[e.Name] = true
+		}
+	}
+	swept := 0
+	for _, e := range entries {
+		name, isThumb := strings.CutPrefix(e.Name, thumbPrefix)
+		name, isPNG := strings.CutSuffix(name, ".png")
+		if e.Dir || !isThumb || !isPNG || files[name] || checkSegment(name) != nil {
+			continue
+		}
+		if swept++; swept > maxSweep {
+			return
+		}
+		if err := q.h.storage.Exists(ctx, joinKey(dir, name), false); !isNotExist(err) {
+			continue // there after all, or unknown
+		}
+		if err := q.h.storage.Remove(ctx, joinKey(dir, e.Name)); err != nil && !isNotExist(err) {
+			q.h.logger.Warn("removing a thumbnail of no file", append([]zap.Field{zap.String("key", joinKey(dir, e.Name)), zap.Error(err)}, q.h.storageLog...)...)
+		}
+	}
 }
 
 func (q *request) fileMeta(ctx context.Context, p fspPath) (any, error) {

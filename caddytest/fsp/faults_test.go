@@ -501,6 +501,7 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 						}
 					}
 					checkServedThumbs(t, b, faultSetupPort, uid, row.thumbs)
+					checkNoLeftThumbs(t, b, faultSetupPort, uid)
 				})
 			}
 		})

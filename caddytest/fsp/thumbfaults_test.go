@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -311,4 +312,48 @@ func fitThumb(w, h int) (int, int) {
 		return 200, max(1, h*200/w)
 	}
 	return max(1, w*200/h), 200
+}
+
+// checkNoLeftThumbs lists each folder of the uid's tree that holds a
+// thumbnail whose file is gone (left by a delete or move whose removal
+// of it failed, or put there by the row), then checks that none is left:
+// a file nobody sees or can remove must not stay once its folder is
+// listed.
+func checkNoLeftThumbs(t *testing.T, b backend, port int, uid string) {
+	t.Helper()
+	root := "c1/" + uid + "/"
+	left := leftThumbs(t, b, root)
+	for _, k := range left {
+		dir := "/" + strings.TrimPrefix(path.Dir(k)+"/", root)
+		if dir == "/./" {
+			dir = "/"
+		}
+		if res := send(t, port, call{method: "GET", target: dir, uid: uid, auth: "-"}); res.Status != 200 {
+			t.Errorf("GET %s: %d %s", dir, res.Status, res.Body)
+		}
+	}
+	if left := leftThumbs(t, b, root); len(left) > 0 {
+		t.Errorf("thumbnails of no file stay after their folders were listed: %v", left)
+	}
+}
+
+// leftThumbs are the thumbnails under root (files named .thumb.<name>.png)
+// whose file <name> is not stored beside them.
+func leftThumbs(t *testing.T, b backend, root string) []string {
+	t.Helper()
+	stored := map[string]bool{}
+	keys := b.keys(t)
+	for _, k := range keys {
+		stored[k] = true
+	}
+	var left []string
+	for _, k := range keys {
+		dir, name := path.Split(k)
+		file, isThumb := strings.CutPrefix(name, ".thumb.")
+		file, isPNG := strings.CutSuffix(file, ".png")
+		if strings.HasPrefix(k, root) && isThumb && isPNG && !stored[dir+file] {
+			left = append(left, k)
+		}
+	}
+	return left
 }

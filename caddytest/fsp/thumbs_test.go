@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -198,6 +200,80 @@ func TestProviderAskConflictKeepsThumbnail(t *testing.T) {
 			}
 			if m := fileAndThumb(t, privatePort, "/pic.png"); m.Thumbnail == "" {
 				t.Error("the file that took the name lost its thumbnail")
+			}
+		})
+	}
+}
+
+// TestProviderListingRemovesLeftThumbnails: a thumbnail whose file is gone
+// (a delete or move whose removal of it failed) is removed when its folder
+// is listed, on each back end; a file's own thumbnail, a folder with a
+// thumbnail's name and the listing itself stay as they were, and so do
+// the thumbnails in a shared (read-only) folder.
+func TestProviderListingRemovesLeftThumbnails(t *testing.T) {
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	src := newSources(t)
+	for _, bk := range backends {
+		t.Run(bk.name, func(t *testing.T) {
+			b := bk.make(t)
+			load(t, fmt.Sprintf(`:%d {
+	handle_path /fsp/* {
+		fsp {
+			%s
+			public_url http://localhost/files
+			shared logos lib/logos
+			allow_anonymous
+		}
+	}
+}
+`, privatePort, b.storage))
+			for _, c := range []call{{method: "POST", target: "/t/"}, direct("/t/kept.png", string(src.png))} {
+				c.auth = "-"
+				if res := send(t, privatePort, c); res.Status != 200 {
+					t.Fatalf("%s %s: %d %s", c.method, c.target, res.Status, res.Body)
+				}
+			}
+			thumb := testPNG(20, 20, color.NRGBA{0, 200, 0, 255})
+			if bk.name == "local" {
+				if err := os.MkdirAll(filepath.Join(b.files, "lib", "logos"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.MkdirAll(filepath.Join(b.files, "c1", "u1", "t", ".thumb.dir.png.png"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b.write(t, "c1/u1/t/.thumb.dir.png.png/x", []byte("x"))
+			b.write(t, "lib/logos/.thumb.gone.png.png", thumb)
+			left := []string{"c1/u1/.thumb.gone.png.png", "c1/u1/t/.thumb.gone.png.png", "c1/u1/t/.thumb.also gone.jpg.png"}
+			for _, k := range left {
+				b.write(t, k, thumb)
+			}
+			before := fileAndThumb(t, privatePort, "/t/kept.png")
+			if before.Thumbnail == "" {
+				t.Fatal("/t/kept.png has no thumbnail")
+			}
+			for _, dir := range []string{"/", "/t/", "/logos/"} {
+				if res := send(t, privatePort, call{method: "GET", target: dir, auth: "-"}); res.Status != 200 {
+					t.Fatalf("GET %s: %d %s", dir, res.Status, res.Body)
+				}
+			}
+			stored := map[string]bool{}
+			for _, k := range b.keys(t) {
+				stored[strings.TrimSuffix(k, "/")] = true
+			}
+			for _, k := range left {
+				if stored[k] {
+					t.Errorf("%s stays after its folder was listed", k)
+				}
+			}
+			for _, k := range []string{"c1/u1/t/.thumb.kept.png.png", "c1/u1/t/.thumb.dir.png.png/x", "lib/logos/.thumb.gone.png.png"} {
+				if !stored[k] {
+					t.Errorf("%s was removed", k)
+				}
+			}
+			if after := fileAndThumb(t, privatePort, "/t/kept.png"); after.Thumbnail != before.Thumbnail {
+				t.Errorf("/t/kept.png: thumbnail %q after the listing, %q before", after.Thumbnail, before.Thumbnail)
 			}
 		})
 	}
