@@ -124,14 +124,12 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 			return nil, err
 		}
 	}
-	if strat == strategyAsk {
-		// Again: a file may have taken the name while this one arrived,
-		// and its thumbnail must stay.
-		if err := q.askFree(ctx, pl.key); err != nil {
+	switch strat {
+	case strategyAsk:
+		if err := q.clearLeftThumb(ctx, pl.key); err != nil {
 			return nil, err
 		}
-	}
-	if strat != strategyKeep {
+	case strategyReplace:
 		if err := q.clearThumb(ctx, pl.key); err != nil {
 			return nil, storageFail(err)
 		}
@@ -158,6 +156,32 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"meta": m}, nil
+}
+
+// clearLeftThumb removes, before an ask upload's write, a thumbnail at
+// the name it takes (one a failed delete left), as clearThumb does for
+// replace. A file may have taken the name while the upload arrived, and
+// its thumbnail must stay: the name is looked at again, but only when a
+// thumbnail is there to remove. Otherwise the exclusive write that
+// follows answers such a file (3400), so a free name costs one look
+// before the write, not two.
+func (q *request) clearLeftThumb(ctx context.Context, key string) error {
+	tk, ok := q.thumbKey(key)
+	if !ok {
+		return nil
+	}
+	if err := q.h.storage.Exists(ctx, tk, false); isNotExist(err) {
+		return nil
+	} else if err != nil {
+		return storageFail(err)
+	}
+	if err := q.askFree(ctx, key); err != nil {
+		return err
+	}
+	if err := q.clearThumb(ctx, key); err != nil {
+		return storageFail(err)
+	}
+	return nil
 }
 
 // storeThumb stores thumb as the thumbnail of the file just stored at fk

@@ -318,3 +318,60 @@ func TestProviderS3NotValid(t *testing.T) {
 		checkFSP(t, c.method+" "+c.target, res, 403, fspBody{3600, "User Error", "The storage configured for this user is not valid"})
 	}
 }
+
+// TestProviderS3RequestsPerOperation counts the HEAD requests each
+// operation sends to the S3 server (at a proxy in front of it): each
+// looks at a name as often as it needs to, not once more. An ask upload
+// of a free name looks at the file before its fetch and, before its
+// write, only at the thumbnail there: the write is conditional and
+// answers a file stored meanwhile, and the file is looked at again only
+// when a thumbnail there would be removed.
+func TestProviderS3RequestsPerOperation(t *testing.T) {
+	src := newSources(t)
+	img, img2 := string(src.png), string(src.png2)
+	_, proxy := s3Site(t)
+	for _, row := range []struct {
+		name  string
+		op    call
+		heads int
+	}{
+		{"create folder", call{method: "POST", target: "/a/"}, 4},
+		{"create another folder", call{method: "POST", target: "/b/"}, 4},
+		// Its folder's marker; a folder of its name (twice: before
+		// the content is read and before the write); the file before
+		// the content is read; the thumbnail's name before the write;
+		// the file's version after the thumbnail's write; the answer's
+		// file and thumbnail.
+		{"upload ask", withStrategy(direct("/a/n.png", img), "ask"), 8},
+		{"upload without a strategy", direct("/a/m.png", img), 8},
+		{"upload ask onto a file", withStrategy(direct("/a/n.png", img2), "ask"), 3},
+		{"upload replace", withStrategy(direct("/a/n.png", img2), "replace"), 8},
+		{"upload keep", withStrategy(direct("/a/n.png", img2), "keep"), 5},
+		{"move", call{method: "PATCH", target: "/a/m.png", body: moveBody("/b/", "")}, 8},
+		{"list", call{method: "GET", target: "/a/"}, 0},
+		{"file", call{method: "GET", target: "/a/n.png"}, 2},
+		{"delete", call{method: "DELETE", target: "/a/n.png"}, 2},
+	} {
+		row.op.auth = "-"
+		proxy.mu.Lock()
+		proxy.recording, proxy.seen = true, nil
+		proxy.mu.Unlock()
+		res := send(t, privatePort, row.op)
+		proxy.mu.Lock()
+		seen := proxy.seen
+		proxy.recording = false
+		proxy.mu.Unlock()
+		if res.Status != 200 && !(row.name == "upload ask onto a file" && res.Status == 409) {
+			t.Fatalf("%s: %d %s", row.name, res.Status, res.Body)
+		}
+		heads := 0
+		for _, r := range seen {
+			if strings.HasPrefix(r, "HEAD ") {
+				heads++
+			}
+		}
+		if heads > row.heads {
+			t.Errorf("%s: %d HEAD requests, want at most %d:\n\t%s", row.name, heads, row.heads, strings.Join(seen, "\n\t"))
+		}
+	}
+}

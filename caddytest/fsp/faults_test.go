@@ -66,6 +66,10 @@ type faultProxy struct {
 	// requests the requests.
 	answerBytes int64
 	requests    int
+	// seen records each request that reached the server ("METHOD key")
+	// while recording is on.
+	seen      []string
+	recording bool
 }
 
 func newFaultProxy(t *testing.T, target string) *faultProxy {
@@ -81,6 +85,9 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 		}
 		key, _ := url.PathUnescape(r.URL.EscapedPath())
 		p.mu.Lock()
+		if p.recording {
+			p.seen = append(p.seen, r.Method+" "+key)
+		}
 		kind := faultKind("")
 		release := p.release
 		if p.kind != "" && r.Method == p.method && strings.HasSuffix(key, p.suffix) {
@@ -353,6 +360,16 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 			fault:    faultTaken, method: "PUT", suffix: "/b/src.png",
 			wantCode: 3400,
 			keep:     [][]string{{root + "a/src.png"}, {root + "b/src.png"}},
+		},
+		faultRow{
+			name:     "upload ask, another writer's file",
+			backends: "s3",
+			setup:    []call{{method: "POST", target: "/a/"}},
+			op:       withStrategy(direct("/a/n.png", img), "ask"),
+			fault:    faultTaken, method: "PUT", suffix: "/a/n.png",
+			wantCode: 3400,
+			keep:     [][]string{{root + "a/n.png"}},
+			absent:   []string{root + "a/.thumb.n.png.png"},
 		},
 		faultRow{
 			name:     "upload keep, another writer's file",
