@@ -93,7 +93,13 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 	}
 	oldThumb, hadThumb := q.thumbKey(src.key)
 	if hadThumb {
-		_, err := q.h.storage.Stat(ctx, oldThumb, false)
+		// A thumbnail that cannot be looked at may be there: moving the
+		// file without it would leave the file without one and the
+		// thumbnail without its file, so nothing moves (3100).
+		err := q.h.storage.Exists(ctx, oldThumb, false)
+		if err != nil && !isNotExist(err) {
+			return nil, storageFail(err)
+		}
 		hadThumb = err == nil
 	}
 	target := dest.child(p.name(), false)

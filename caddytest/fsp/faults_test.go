@@ -3,6 +3,7 @@ package fsp
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image/color"
 	"io"
@@ -213,6 +214,9 @@ type faultRow struct {
 	// thumbs are file paths whose served thumbnail, if any, must be the
 	// served file's own.
 	thumbs []string
+	// thumbed are file paths that, where a file is, must be served with
+	// a thumbnail: the operation left the old state or the new, whole.
+	thumbed []string
 	// orphans are keys (under the uid's tree) where a thumbnail of no
 	// file is put before the operation; blocked (local) keys where a
 	// folder is.
@@ -519,6 +523,15 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 					}
 					checkServedThumbs(t, b, faultSetupPort, uid, row.thumbs)
 					checkNoLeftThumbs(t, b, faultSetupPort, uid)
+					for _, target := range row.thumbed {
+						res := send(t, faultSetupPort, call{method: "GET", target: target, uid: uid, auth: "-"})
+						var one struct {
+							Data dataJSON `json:"data"`
+						}
+						if res.Status == 200 && (json.Unmarshal(res.Body, &one) != nil || one.Data.Meta.Thumbnail == "") {
+							t.Errorf("%s is there without its thumbnail: %s", target, res.Body)
+						}
+					}
 				})
 			}
 		})

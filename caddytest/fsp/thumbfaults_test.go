@@ -148,7 +148,14 @@ func thumbFaultRows(img, img2, big string) []faultRow {
 				{"thumbnail copy", "PUT", thumbKey},
 				{"thumbnail source delete", "DELETE", "/a/.thumb.src.png.png"},
 			} {
+				// A thumbnail that could not be looked at: the file
+				// stays where it was, with it, or moves with it.
+				var thumbed []string
+				if step.method == "HEAD" {
+					thumbed = []string{"/a/src.png", moved}
+				}
 				rows = append(rows, faultRow{
+					thumbed:  thumbed,
 					name:     fmt.Sprintf("move %q, %s %s", strat, step.name, kind),
 					backends: "s3",
 					setup:    setup,
