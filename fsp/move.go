@@ -17,7 +17,9 @@ func (q *request) remove(ctx context.Context, p fspPath) error {
 	} else if err != nil {
 		return storageFail(err)
 	}
-	q.dropThumb(ctx, pl.key)
+	// The file is gone: the client going away changes nothing from here
+	// on, or its thumbnail would stay, of no file.
+	q.dropThumb(context.WithoutCancel(ctx), pl.key)
 	return nil
 }
 

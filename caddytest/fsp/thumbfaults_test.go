@@ -7,12 +7,14 @@ import (
 	"image"
 	_ "image/jpeg"
 	"image/png"
+	"net"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // thumbFaultRows are the fault table's rows for the thumbnail steps of
@@ -363,4 +365,53 @@ func leftThumbs(t *testing.T, b backend, root string) []string {
 		}
 	}
 	return left
+}
+
+// TestProviderDeleteCutOffRemovesThumbnail: a client that goes away
+// while a delete is under way, once the file is gone, does not stop the
+// removal of its thumbnail, which would stay behind, of no file. The
+// look at the thumbnail is held back at the proxy until the client has
+// gone.
+func TestProviderDeleteCutOffRemovesThumbnail(t *testing.T) {
+	src := newSources(t)
+	b, proxy := s3Site(t)
+	for _, c := range []call{{method: "POST", target: "/a/"}, direct("/a/d.png", string(src.png))} {
+		c.auth = "-"
+		if res := send(t, privatePort, c); res.Status != 200 {
+			t.Fatalf("%s %s: %d %s", c.method, c.target, res.Status, res.Body)
+		}
+	}
+	proxy.inject("HEAD", "/a/.thumb.d.png.png", faultHold, true)
+	conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", livePort(privatePort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(conn, "DELETE /fsp/a/d.png HTTP/1.1\r\nHost: localhost\r\nX-BEE-ClientId: c1\r\nX-BEE-Uid: u1\r\n\r\n")
+	select {
+	case <-proxy.held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the delete never looked at the thumbnail")
+	}
+	conn.Close()
+	time.Sleep(200 * time.Millisecond) // Caddy sees the connection end
+	proxy.mu.Lock()
+	close(proxy.release)
+	proxy.mu.Unlock()
+	var left []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		stored := map[string]bool{}
+		for _, k := range b.keys(t) {
+			stored[k] = true
+		}
+		left = nil
+		for _, k := range []string{"c1/u1/a/d.png", "c1/u1/a/.thumb.d.png.png"} {
+			if stored[k] {
+				left = append(left, k)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+	}
+	t.Errorf("after a delete whose client went away, still stored: %v", left)
 }
