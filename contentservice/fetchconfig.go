@@ -9,6 +9,7 @@ import (
 
 	"github.com/designbridge/caddy-designbridge/designcheck"
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+	"github.com/designbridge/caddy-designbridge/internal/safefetch"
 )
 
 // Defaults of FetchConfig.
@@ -106,7 +107,7 @@ func (s *service) setupFetch(cfg *FetchConfig) error {
 	}
 	if !cfg.Off {
 		s.weigher = designcheck.NewHTTPWeigher(designcheck.WeigherConfig{
-			Timeout: timeout, MaxSize: maxSize, AllowPrivate: cfg.AllowPrivate,
+			Timeout: timeout, MaxSize: maxSize, Policy: safefetch.Policy{AllowPrivate: cfg.AllowPrivate},
 			CacheTTL: ttl, MaxCached: fetchCacheEntries,
 		})
 	}

@@ -18,7 +18,7 @@ import (
 
 // HTTPWeigher weighs images over HTTP: a HEAD request's Content-Length,
 // else the bytes a GET delivers, up to MaxSize. It never connects to a
-// private, loopback or link-local address unless AllowPrivate, and it
+// private, loopback or link-local address unless its Policy allows it, and it
 // remembers answers for a while (the same images come back check after
 // check).
 type HTTPWeigher struct {
@@ -43,16 +43,16 @@ type cached struct {
 
 // WeigherConfig configures an HTTPWeigher.
 type WeigherConfig struct {
-	Timeout      time.Duration // per image, redirects included
-	MaxSize      int64         // bytes counted by a GET before giving up
-	AllowPrivate bool          // allow private, loopback and link-local addresses
-	CacheTTL     time.Duration // how long a weight is remembered (failures: a tenth)
-	MaxCached    int           // URLs remembered at most
+	Timeout   time.Duration    // per image, redirects included
+	MaxSize   int64            // bytes counted by a GET before giving up
+	Policy    safefetch.Policy // the non-public addresses allowed
+	CacheTTL  time.Duration    // how long a weight is remembered (failures: a tenth)
+	MaxCached int              // URLs remembered at most
 }
 
 // NewHTTPWeigher returns a weigher; Close releases its connections.
 func NewHTTPWeigher(cfg WeigherConfig) *HTTPWeigher {
-	client, tr := safefetch.NewClient(cfg.Timeout, cfg.AllowPrivate)
+	client, tr := safefetch.NewClient(cfg.Timeout, cfg.Policy)
 	return &HTTPWeigher{
 		client: client, transport: tr, maxSize: cfg.MaxSize,
 		ttl: cfg.CacheTTL, failTTL: cfg.CacheTTL / 10, maxCached: cfg.MaxCached,

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/designbridge/caddy-designbridge/internal/safefetch"
 )
 
 // imageServer serves /len/<n> (Content-Length n), /chunked/<n> (no length
@@ -53,7 +55,7 @@ func imageServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 
 func TestHTTPWeigher(t *testing.T) {
 	srv, _ := imageServer(t)
-	w := NewHTTPWeigher(WeigherConfig{Timeout: 300 * time.Millisecond, MaxSize: 1000, AllowPrivate: true, CacheTTL: time.Minute, MaxCached: 100})
+	w := NewHTTPWeigher(WeigherConfig{Timeout: 300 * time.Millisecond, MaxSize: 1000, Policy: safefetch.Policy{AllowPrivate: true}, CacheTTL: time.Minute, MaxCached: 100})
 	defer w.Close()
 	for _, tc := range []struct {
 		path string
@@ -101,7 +103,7 @@ func TestHTTPWeigherPrivate(t *testing.T) {
 
 func TestHTTPWeigherCache(t *testing.T) {
 	srv, hits := imageServer(t)
-	w := NewHTTPWeigher(WeigherConfig{Timeout: time.Second, MaxSize: 1000, AllowPrivate: true, CacheTTL: time.Minute, MaxCached: 2})
+	w := NewHTTPWeigher(WeigherConfig{Timeout: time.Second, MaxSize: 1000, Policy: safefetch.Policy{AllowPrivate: true}, CacheTTL: time.Minute, MaxCached: 2})
 	defer w.Close()
 	for range 3 {
 		if n, err := w.Weigh(context.Background(), srv.URL+"/len/5"); n != 5 || err != nil {

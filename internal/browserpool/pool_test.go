@@ -40,7 +40,7 @@ func newPoolWith(t *testing.T, allowPrivate bool, timeout time.Duration, set fun
 	if err := Check(chromium); err != nil {
 		t.Skip(err)
 	}
-	client, tr := safefetch.NewClient(10*time.Second, allowPrivate)
+	client, tr := safefetch.NewClient(10*time.Second, safefetch.Policy{AllowPrivate: allowPrivate})
 	t.Cleanup(tr.Retire)
 	cfg := Config{ExecPath: chromium, Tabs: 2, JobTimeout: timeout, Fetch: &HTTPFetcher{Client: client, MaxSize: 1 << 20}, MaxImages: 10}
 	set(&cfg)

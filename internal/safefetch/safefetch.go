@@ -1,8 +1,8 @@
 // Package safefetch makes HTTP clients for fetching URLs that come from
 // untrusted input (a design's image sources): they never connect to a
-// private, loopback or link-local address unless told to, checked on the
-// address actually dialled (after DNS, on every redirect), and they bound
-// time and redirects. fsp fetches upload sources and content_service design
+// private, loopback or link-local address unless told to (all of them, or
+// the ranges an operator lists), checked on the address actually dialled
+// (after DNS, on every redirect), and they bound time and redirects. fsp fetches upload sources and content_service design
 // images through it.
 package safefetch
 
@@ -31,14 +31,11 @@ const MaxRedirects = 5
 const MaxHeaderBytes = 64 << 10
 
 // NewClient returns a client whose every connection and whole request
-// (redirects included) take at most timeout. Unless allowPrivate is set it
-// dials public unicast addresses only (see Public). The transport is
+// (redirects included) take at most timeout, and that dials public
+// unicast addresses (see Public) and those p allows. The transport is
 // returned too, so that its owner's Cleanup can retire it.
-func NewClient(timeout time.Duration, allowPrivate bool) (*http.Client, *retire.Transport) {
-	if allowPrivate {
-		return NewClientAllowing(timeout, nil)
-	}
-	return NewClientAllowing(timeout, Public)
+func NewClient(timeout time.Duration, p Policy) (*http.Client, *retire.Transport) {
+	return NewClientAllowing(timeout, p.Allow())
 }
 
 // NewClientAllowing is NewClient dialling only the addresses allow accepts

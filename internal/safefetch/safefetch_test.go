@@ -75,7 +75,7 @@ func TestPublic(t *testing.T) {
 // IPv4-compatible and the other wrapped or non-global addresses when
 // written with a zone, and the client dialled them.
 func TestZonedAddressesRefused(t *testing.T) {
-	client, tr := NewClient(2*time.Second, false)
+	client, tr := NewClient(2*time.Second, Policy{})
 	defer tr.Retire()
 	for _, host := range []string{
 		"64:ff9b::7f00:1%25lo",                      // NAT64 of 127.0.0.1
@@ -112,7 +112,7 @@ func TestClientRefusesLoopback(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	client, tr := NewClient(2*time.Second, false)
+	client, tr := NewClient(2*time.Second, Policy{})
 	defer tr.Retire()
 	_, err := client.Get(srv.URL)
 	if !errors.Is(err, ErrAddressRefused) {
@@ -122,7 +122,7 @@ func TestClientRefusesLoopback(t *testing.T) {
 		t.Fatalf("the loopback server was reached %d times", hits)
 	}
 
-	open, tr2 := NewClient(2*time.Second, true)
+	open, tr2 := NewClient(2*time.Second, Policy{AllowPrivate: true})
 	defer tr2.Retire()
 	res, err := open.Get(srv.URL)
 	if err != nil {
@@ -211,7 +211,7 @@ func TestResponseHeadersBounded(t *testing.T) {
 				_, _ = w.Write([]byte("body"))
 			}))
 			defer srv.Close()
-			client, tr := NewClient(5*time.Second, true)
+			client, tr := NewClient(5*time.Second, Policy{AllowPrivate: true})
 			defer tr.Retire()
 			res, err := client.Get(srv.URL)
 			if err == nil {
