@@ -9,6 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+	"github.com/designbridge/caddy-designbridge/internal/safefetch"
 )
 
 // UnmarshalCaddyfile sets up the handler from Caddyfile tokens. Syntax:
@@ -34,7 +35,7 @@ import (
 //	    max_image_memory <size>
 //	    min_upload_rate  <size per second>
 //	    allow_types   <media type>...
-//	    allow_private
+//	    allow_private [<ranges...>]
 //	    allow_anonymous
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -147,15 +148,23 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return confvalue.NoValue(d, "fsp: allow_types")
 			}
 			h.AllowTypes = append(h.AllowTypes, args...)
-		case "allow_private", "allow_anonymous":
+		case "allow_private":
+			// Without ranges, every address; with them, only those.
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				h.AllowPrivate = true
+			}
+			for _, arg := range args {
+				if _, err := safefetch.ParseRange(arg); err != nil {
+					return d.Errf("fsp: allow_private: %v", err)
+				}
+			}
+			h.PrivateRanges = append(h.PrivateRanges, args...)
+		case "allow_anonymous":
 			if err := confvalue.Flag(d, "fsp: "+sub); err != nil {
 				return err
 			}
-			if sub == "allow_private" {
-				h.AllowPrivate = true
-			} else {
-				h.AllowAnonymous = true
-			}
+			h.AllowAnonymous = true
 		default:
 			return d.Errf("fsp: unrecognized subdirective %q", sub)
 		}

@@ -1,6 +1,7 @@
 package fsp
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,7 +45,14 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"max_uploads with two values", base + " max_uploads 1 2\n}", `fsp: max_uploads: one value, got extra "2"`},
 		{"shared with one value", base + " shared logos\n}", `fsp: shared: want <name> <storage path>, got 1 value`},
 		{"allow_types without a value", base + " allow_types\n}", "fsp: allow_types: no value"},
-		{"allow_private with a value", base + " allow_private yes\n}", `fsp: allow_private takes no value, got "yes"`},
+		{"allow_private with a word", base + " allow_private yes\n}", `fsp: allow_private: "yes" is not an IP address: write one such as 192.168.1.7 or fd00::7, or a CIDR range such as 10.0.0.0/8, at Testfile:4`},
+		{"allow_private with a bad range", base + " allow_private 10.0.0.0/8 fd00::/129\n}", `fsp: allow_private: "fd00::/129" is not a CIDR range: write one such as 10.0.0.0/8 or fd00::/8`},
+		{"allow_private with a host name", base + " allow_private intranet.example\n}", `fsp: allow_private: "intranet.example" is not an IP address`},
+		{"allow_private with a mapped range", base + " allow_private ::ffff:127.0.0.0/104\n}", `fsp: allow_private: "::ffff:127.0.0.0/104" is an IPv4-mapped IPv6 range: write it in IPv4`},
+		{"allow_private with a zone", base + " allow_private fe80::1%eth0\n}", `fsp: allow_private: "fe80::1%eth0" is not an IP address`},
+		{"allow_private ranges twice", base + " allow_private 10.0.0.0/8\n allow_private 192.168.0.0/16\n}", "fsp: allow_private given twice"},
+		{"allow_private ranges then all", base + " allow_private 10.0.0.0/8\n allow_private\n}", "fsp: allow_private given twice"},
+		{"block after ranges", base + " allow_private 10.0.0.0/8 {\n  max_size 1MB\n }\n}", "fsp: allow_private takes no block, at Testfile:4"},
 		{"s3 with an argument", "fsp {\n s3 mybucket\n}", `fsp: s3 takes no value, got "mybucket"`},
 		{"s3 bucket without a value", "fsp {\n s3 {\n bucket\n }\n}", "fsp: s3: bucket: no value (is a {$VAR} in it unset or empty?)"},
 		{"s3 timeout with two values", "fsp {\n s3 {\n timeout 1 s\n }\n}", `fsp: s3: timeout: one value, got extra "s"`},
@@ -70,6 +78,32 @@ func TestUnmarshalCaddyfileRepeatable(t *testing.T) {
 	}
 	if len(h.Shared) != 2 || strings.Join(h.AllowTypes, " ") != "image/png image/gif text/plain" {
 		t.Errorf("shared %v, allow_types %v", h.Shared, h.AllowTypes)
+	}
+}
+
+// TestUnmarshalAllowPrivate: allow_private alone allows every address;
+// with ranges, only those (private_ranges), as written.
+func TestUnmarshalAllowPrivate(t *testing.T) {
+	for _, c := range []struct {
+		name, line string
+		all        bool
+		ranges     []string
+	}{
+		{"none", "", false, nil},
+		{"all", "allow_private", true, nil},
+		{"ranges", "allow_private 10.0.0.0/8 fd00::/8 192.168.1.7", false, []string{"10.0.0.0/8", "fd00::/8", "192.168.1.7"}},
+		{"one address", "allow_private 127.0.0.2", false, []string{"127.0.0.2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var h Handler
+			in := "fsp {\n local /a\n public_url http://x\n " + c.line + "\n}"
+			if err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(in)); err != nil {
+				t.Fatal(err)
+			}
+			if h.AllowPrivate != c.all || !slices.Equal(h.PrivateRanges, c.ranges) {
+				t.Errorf("allow_private %v, private_ranges %q; want %v, %q", h.AllowPrivate, h.PrivateRanges, c.all, c.ranges)
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package fsp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/caddyauth"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
+	"github.com/designbridge/caddy-designbridge/internal/safefetch"
 )
 
 // defaultS3Timeout bounds the wait for one S3 answer.
@@ -207,4 +209,20 @@ func authInFront(ctx caddy.Context) bool {
 		}
 	}
 	return false
+}
+
+// fetchPolicy reads the non-public addresses upload sources may be on.
+func fetchPolicy(allowPrivate bool, ranges []string) (safefetch.Policy, error) {
+	p := safefetch.Policy{AllowPrivate: allowPrivate}
+	if allowPrivate && len(ranges) > 0 {
+		return p, errors.New("fsp: private_ranges: allow_private already allows every address; set one of them (the Caddyfile's \"allow_private <ranges>\" sets private_ranges only)")
+	}
+	for i, s := range ranges {
+		r, err := safefetch.ParseRange(s)
+		if err != nil {
+			return p, fmt.Errorf("fsp: private_ranges[%d]: %v", i, err)
+		}
+		p.Ranges = append(p.Ranges, r)
+	}
+	return p, nil
 }

@@ -25,7 +25,6 @@ import (
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 	"github.com/designbridge/caddy-designbridge/internal/fsperr"
-	"github.com/designbridge/caddy-designbridge/internal/safefetch"
 )
 
 func init() {
@@ -121,10 +120,18 @@ type Handler struct {
 	// text, MP3, WAV, Ogg, MP4, WebM, AVI).
 	AllowTypes []string `json:"allow_types,omitempty"`
 
-	// AllowPrivate lets upload sources be on private, loopback and
-	// link-local addresses. Off by default: the FSP must not become a way
-	// into the host's network.
+	// AllowPrivate lets upload sources be on every private, loopback and
+	// link-local address, Caddy's admin endpoint and cloud metadata
+	// included. Off by default: the FSP must not become a way into the
+	// host's network. To reach an internal host, list its range in
+	// PrivateRanges instead.
 	AllowPrivate bool `json:"allow_private,omitempty"`
+
+	// PrivateRanges are the only non-public addresses upload sources may
+	// be on: CIDR ranges such as "10.0.0.0/8" or "fd00::/8", or single
+	// addresses such as "192.168.1.7", as Caddy's trusted_proxies takes
+	// them. Not together with AllowPrivate.
+	PrivateRanges []string `json:"private_ranges,omitempty"`
 
 	// AllowAnonymous serves requests that no authentication handler
 	// (basic_auth in front of fsp) has let through. Off by default, so
@@ -196,6 +203,14 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.Validate(); err != nil {
 		return err
 	}
+	policy, err := fetchPolicy(h.AllowPrivate, h.PrivateRanges)
+	if err != nil {
+		return err
+	}
+	if h.AllowPrivate {
+		h.logger.Warn("fsp allow_private: upload sources may be on every private, loopback and link-local address, " +
+			"such as Caddy's admin endpoint and cloud metadata; list only the ranges needed (allow_private <ranges...>)")
+	}
 	h.thumbPNG = newThumbEncoder()
 	for field, template := range map[string]string{"root": h.Root, "public_url": h.PublicURL} {
 		if err := checkEnv(field, template); err != nil {
@@ -241,11 +256,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.logger.Warn("no authentication handler is in front of fsp: every request will be refused with 3650; " +
 			"put basic_auth before fsp (see docs/fsp.md), or set allow_anonymous when authentication happens outside Caddy")
 	}
-	allow := safefetch.Public
-	if h.AllowPrivate {
-		allow = nil
-	}
-	h.fetcher = newFetcher(h.MaxSize, time.Duration(h.FetchTimeout), h.MinUploadRate, allow)
+	h.fetcher = newFetcher(h.MaxSize, time.Duration(h.FetchTimeout), h.MinUploadRate, policy.Allow())
 	h.slots = newUploadSlots(h.MaxUploads)
 	h.life = &lifetime{close: h.release}
 	return nil

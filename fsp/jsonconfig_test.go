@@ -24,10 +24,12 @@ func TestJSONErrorsNameField(t *testing.T) {
 		{"shared an object", `{"shared":{"name":"Team"}}`, `shared: expected a list of objects, got an object`, `shared: json: cannot unmarshal object into Go struct field plain.shared of type []fsp.SharedFolder`},
 		{"shared key a number", `{"shared":[{"name":"Team","key":"team"},{"name":"B","key":2}]}`, `shared[1].key: expected a string, got a number`, `shared.key: json: cannot unmarshal number into Go struct field SharedFolder.shared.key of type string`},
 		{"allow_types a string", `{"allow_types":"image/png"}`, `allow_types: expected a list of strings, got a string`, `allow_types: json: cannot unmarshal string into Go struct field plain.allow_types of type []string`},
-		{"unknown field", `{"folder":"/srv"}`, `folder: unknown field (known here: allow_anonymous, allow_private, allow_types, fetch_timeout, local, max_image_memory, max_size, max_uploads, min_upload_rate, public_url, root, s3, shared)`, `json: unknown field "folder"`},
+		{"unknown field", `{"folder":"/srv"}`, `folder: unknown field (known here: allow_anonymous, allow_private, allow_types, fetch_timeout, local, max_image_memory, max_size, max_uploads, min_upload_rate, private_ranges, public_url, root, s3, shared)`, `json: unknown field "folder"`},
 		{"unknown local field", `{"local":{"path":"/srv"}}`, `local.path: unknown field (known here: folder)`, `json: unknown field "path"`},
 		{"unknown s3 field", `{"s3":{"endpoint":"e","secret":"s3cr3t-value"}}`, `s3.secret: unknown field (known here: access_key, bucket, endpoint, insecure, prefix, region, secret_key, timeout)`, `json: unknown field "secret"`},
 		{"unknown shared field", `{"shared":[{"name":"Team","folder":"team"}]}`, `shared[0].folder: unknown field (known here: key, name)`, `json: unknown field "folder"`},
+		{"private_ranges a string", `{"private_ranges":"10.0.0.0/8"}`, `private_ranges: expected a list of strings, got a string`, `private_ranges: json: cannot unmarshal string into Go struct field plain.private_ranges of type []string`},
+		{"private_ranges element a number", `{"private_ranges":["10.0.0.0/8",10]}`, `private_ranges[1]: expected a string, got a number`, `private_ranges: json: cannot unmarshal number into Go struct field plain.private_ranges of type string`},
 		{"good config", `{"local":{"folder":"/srv/fsp"},"public_url":"https://e.com/f","fetch_timeout":"5s"}`, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
