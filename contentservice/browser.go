@@ -113,7 +113,7 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("browser.files_dir: %v", err)
 	}
-	client, transport := safefetch.NewClient(s.fetch.timeout, safefetch.Policy{AllowPrivate: s.fetch.allowPrivate})
+	client, transport := safefetch.NewClient(s.fetch.timeout, s.fetch.policy)
 	var fetcher browserpool.Fetcher = &browserpool.HTTPFetcher{Client: client, MaxSize: s.fetch.maxSize}
 	if s.fetch.off {
 		fetcher = noImages{}

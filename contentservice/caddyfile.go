@@ -290,11 +290,12 @@ var _ caddyfile.Unmarshaler = (*Handler)(nil)
 
 // readOffOrBlock reads a subdirective that is either "<name> off" (off is
 // true) or a block of "<setting> <value>" lines, each setting at most once;
-// the settings listed in bare take no value (set gets ""), those in valued
-// take one. An unknown setting is refused before its values are counted,
-// so the error names it rather than a miscounted line. set stores one
-// setting, or says what is wrong with its value. The dispenser is on name.
-func readOffOrBlock(d *caddyfile.Dispenser, name string, bare, valued []string, set func(setting, val string) error) (off bool, err error) {
+// the settings in listed take any number of values (set gets each in turn,
+// or "" for none), those in valued take one. An unknown setting is refused
+// before its values are counted, so the error names it rather than a
+// miscounted line. set stores one value of a setting, or says what is
+// wrong with it. The dispenser is on name.
+func readOffOrBlock(d *caddyfile.Dispenser, name string, listed, valued []string, set func(setting, val string) error) (off bool, err error) {
 	if d.NextArg() {
 		if d.Val() != "off" || d.NextArg() {
 			return false, d.Errf("%s: the only argument is off (got %q)", name, d.Val())
@@ -305,24 +306,27 @@ func readOffOrBlock(d *caddyfile.Dispenser, name string, bare, valued []string, 
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		setting := d.Val()
 		takesValue := slices.Contains(valued, setting)
-		if !takesValue && !slices.Contains(bare, setting) {
+		if !takesValue && !slices.Contains(listed, setting) {
 			return false, d.Errf("%s: %v", name, errUnknownSetting(setting))
 		}
 		if seen[setting] {
 			return false, d.Errf("%s: %s given twice", name, setting)
 		}
 		seen[setting] = true
-		var val string
+		var vals []string
 		if takesValue {
-			val, err = confvalue.OneValue(d, name+": "+setting)
-		} else {
-			err = confvalue.Flag(d, name+": "+setting)
+			val, err := confvalue.OneValue(d, name+": "+setting)
+			if err != nil {
+				return false, err
+			}
+			vals = []string{val}
+		} else if vals = d.RemainingArgs(); len(vals) == 0 {
+			vals = []string{""}
 		}
-		if err != nil {
-			return false, err
-		}
-		if err := set(setting, val); err != nil {
-			return false, d.Errf("%s: %v", name, err)
+		for _, val := range vals {
+			if err := set(setting, val); err != nil {
+				return false, d.Errf("%s: %v", name, err)
+			}
 		}
 		if err := confvalue.NoBlock(d, name+": "+setting); err != nil {
 			return false, err

@@ -27,12 +27,21 @@ const (
 // HTML export points at (the Check API's image weights, the images of PDF
 // and image exports). It never connects to a private,
 // loopback or link-local address (checked on the address dialled, after
-// DNS and on every redirect) unless AllowPrivate is set.
+// DNS and on every redirect) unless AllowPrivate is set or PrivateRanges
+// list it.
 type FetchConfig struct {
-	// AllowPrivate lets image URLs reach private, loopback and link-local
-	// addresses: for designs whose images live on an internal host. Off
-	// by default: a design is untrusted input.
+	// AllowPrivate lets image URLs reach every private, loopback and
+	// link-local address, Caddy's admin endpoint and cloud metadata
+	// included. Off by default: a design is untrusted input. To reach an
+	// internal image host, list its range in PrivateRanges instead.
 	AllowPrivate bool `json:"allow_private,omitempty"`
+
+	// PrivateRanges are the only non-public addresses image URLs may
+	// reach: CIDR ranges such as "10.0.0.0/8" or "fd00::/8", or single
+	// addresses such as "192.168.1.7", as Caddy's trusted_proxies takes
+	// them. Public addresses stay reachable. Not together with
+	// AllowPrivate, which allows every address already.
+	PrivateRanges []string `json:"private_ranges,omitempty"`
 
 	// Timeout bounds one image, redirects included. Default: 10s.
 	Timeout caddy.Duration `json:"timeout,omitempty"`
@@ -62,7 +71,7 @@ type FetchConfig struct {
 // fetchSettings is a FetchConfig with its defaults applied.
 type fetchSettings struct {
 	off          bool
-	allowPrivate bool
+	policy       safefetch.Policy
 	timeout      time.Duration
 	totalTimeout time.Duration
 	maxSize      int64
@@ -96,25 +105,46 @@ func (s *service) setupFetch(cfg *FetchConfig) error {
 	if ttl == 0 {
 		ttl = DefaultFetchCacheTTL
 	}
+	policy, err := fetchPolicy(cfg)
+	if err != nil {
+		return err
+	}
 	maxSize := cfg.MaxSize
 	if maxSize == 0 {
 		maxSize = DefaultFetchMaxSize
 	}
-	s.fetch = fetchSettings{off: cfg.Off, allowPrivate: cfg.AllowPrivate, timeout: timeout,
+	s.fetch = fetchSettings{off: cfg.Off, policy: policy, timeout: timeout,
 		totalTimeout: total, maxSize: maxSize, maxImages: cfg.MaxImages}
 	if s.fetch.maxImages == 0 {
 		s.fetch.maxImages = DefaultFetchMaxImages
 	}
 	if !cfg.Off {
 		s.weigher = designcheck.NewHTTPWeigher(designcheck.WeigherConfig{
-			Timeout: timeout, MaxSize: maxSize, Policy: safefetch.Policy{AllowPrivate: cfg.AllowPrivate},
+			Timeout: timeout, MaxSize: maxSize, Policy: policy,
 			CacheTTL: ttl, MaxCached: fetchCacheEntries,
 		})
 	}
 	if cfg.AllowPrivate && s.logger != nil {
-		s.logger.Warn("fetch allow_private: design image URLs may reach private, loopback and link-local addresses")
+		s.logger.Warn("fetch allow_private: design image URLs may reach every private, loopback and link-local address, " +
+			"such as Caddy's admin endpoint and cloud metadata; list only the ranges needed (allow_private <ranges...>)")
 	}
 	return nil
+}
+
+// fetchPolicy reads the non-public addresses cfg allows.
+func fetchPolicy(cfg *FetchConfig) (safefetch.Policy, error) {
+	p := safefetch.Policy{AllowPrivate: cfg.AllowPrivate}
+	if cfg.AllowPrivate && len(cfg.PrivateRanges) > 0 {
+		return p, fmt.Errorf("fetch.private_ranges: allow_private already allows every address; set one of them (the Caddyfile's \"allow_private <ranges>\" sets private_ranges only)")
+	}
+	for i, s := range cfg.PrivateRanges {
+		r, err := safefetch.ParseRange(s)
+		if err != nil {
+			return p, fmt.Errorf("fetch.private_ranges[%d]: %v", i, err)
+		}
+		p.Ranges = append(p.Ranges, r)
+	}
+	return p, nil
 }
 
 // Interface guard
@@ -140,7 +170,7 @@ func (h *Handler) Cleanup() error {
 //
 //	fetch off
 //	fetch {
-//		allow_private
+//		allow_private [<ranges...>]
 //		timeout       <duration>
 //		total_timeout <duration>
 //		max_size      <size>
@@ -153,7 +183,16 @@ func unmarshalFetch(d *caddyfile.Dispenser) (*FetchConfig, error) {
 	off, err := readOffOrBlock(d, "fetch", []string{"allow_private"}, valued, func(setting, val string) (err error) {
 		switch setting {
 		case "allow_private":
-			cfg.AllowPrivate = true
+			// Without ranges, every address; with them, only those.
+			if val == "" {
+				cfg.AllowPrivate = true
+				break
+			}
+			if _, err = safefetch.ParseRange(val); err != nil {
+				err = fmt.Errorf("allow_private: %v", err)
+				break
+			}
+			cfg.PrivateRanges = append(cfg.PrivateRanges, val)
 		case "timeout":
 			cfg.Timeout, err = positiveDuration(setting, val, "10s")
 		case "total_timeout":

@@ -73,6 +73,15 @@ func TestProvisionErrors(t *testing.T) {
 		{"negative fetch cache_ttl", func(h *Handler) { h.Fetch = &FetchConfig{CacheTTL: -1} }, "fetch.cache_ttl must not be negative"},
 		{"negative fetch max_size", func(h *Handler) { h.Fetch = &FetchConfig{MaxSize: -1} }, "fetch.max_size must be positive"},
 		{"negative fetch max_images", func(h *Handler) { h.Fetch = &FetchConfig{MaxImages: -1} }, "fetch.max_images must be positive"},
+		{"fetch private_ranges", func(h *Handler) {
+			h.Fetch = &FetchConfig{PrivateRanges: []string{"10.0.0.0/8", "fd00::/8", "192.168.1.7"}}
+		}, ""},
+		{"bad fetch private_ranges element", func(h *Handler) { h.Fetch = &FetchConfig{PrivateRanges: []string{"10.0.0.0/8", "10.0.0.300"}} },
+			`fetch.private_ranges[1]: "10.0.0.300" is not an IP address: write one such as 192.168.1.7 or fd00::7, or a CIDR range such as 10.0.0.0/8`},
+		{"empty fetch private_ranges element", func(h *Handler) { h.Fetch = &FetchConfig{PrivateRanges: []string{""}} }, `fetch.private_ranges[0]: "" is not an IP address`},
+		{"fetch private_ranges with allow_private", func(h *Handler) {
+			h.Fetch = &FetchConfig{AllowPrivate: true, PrivateRanges: []string{"10.0.0.0/8"}}
+		}, "fetch.private_ranges: allow_private already allows every address; set one of them"},
 		{"bad rate count", func(h *Handler) { h.RateLimit = &RateLimit{Requests: -1, Window: caddy.Duration(time.Minute)} }, "rate_limit.requests: -1 is not a positive number of requests"},
 		{"negative rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: 5, Window: caddy.Duration(-time.Minute)} }, "rate_limit.window: -1m0s must be positive"},
 		{"zero rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: 5, Window: 0} }, "rate_limit.window: 0s must be positive"},

@@ -2,6 +2,7 @@ package content
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -29,6 +30,18 @@ func init() {
 		}
 	}
 }
+
+:{$PORT_RANGES} {
+	content_service {
+		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
+		fetch {
+			allow_private 127.0.0.2/32
+			timeout 1s
+			total_timeout 3s
+		}
+		browser off
+	}
+}
 `
 }
 
@@ -36,9 +49,19 @@ func init() {
 // /hang/<name>, which never answers; it counts the requests it gets.
 func imageHost(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
+	return imageHostAt(t, "127.0.0.1")
+}
+
+// imageHostAt is imageHost listening on the loopback address addr.
+func imageHostAt(t *testing.T, addr string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr+":0")
+	if err != nil {
+		t.Skipf("%s is not available: %v", addr, err)
+	}
 	var hits atomic.Int64
 	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		parts := strings.Split(r.URL.Path, "/")
 		switch {
@@ -69,6 +92,9 @@ func imageHost(t *testing.T) (*httptest.Server, *atomic.Int64) {
 			http.NotFound(w, r)
 		}
 	}))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
 	t.Cleanup(func() { close(done); srv.Close() })
 	return srv, &hits
 }
@@ -250,6 +276,52 @@ func TestCheckImagesNotFetchedFromPrivate(t *testing.T) {
 	}
 	if hits.Load() != 0 {
 		t.Fatalf("the loopback image host got %d requests", hits.Load())
+	}
+}
+
+// TestCheckImagesFromListedRangeOnly: with "allow_private 127.0.0.2/32"
+// the images of a host on 127.0.0.2 are weighed, while those of a host on
+// 127.0.0.1 are reported as not allowed and never requested: listing a
+// range opens only it.
+func TestCheckImagesFromListedRangeOnly(t *testing.T) {
+	t.Parallel()
+	inRange, inHits := imageHostAt(t, "127.0.0.2")
+	outside, outHits := imageHost(t)
+	check := func(base string) map[string]any {
+		t.Helper()
+		r, ans := postCheck(t, &rangesSite, "/v1/message/check", map[string]any{
+			"checks":   []map[string]any{{"category": "overageImageWeight"}},
+			"template": checkDesign(t, base),
+		})
+		if r.status != http.StatusOK {
+			t.Fatalf("status %d: %s", r.status, r.body)
+		}
+		return ans[0].Checks[0]
+	}
+	img := check(inRange.URL)
+	// Five images weighed; the sixth never answers (timeout 1s).
+	if img["errored"] != 1.0 {
+		t.Errorf("127.0.0.2: overageImageWeight %v, want only the hanging image errored", img)
+	}
+	for _, e := range img["erroredTargets"].([]any) {
+		if reason := e.(map[string]any)["reason"]; reason == "address not allowed" {
+			t.Errorf("127.0.0.2: %v refused", e)
+		}
+	}
+	if inHits.Load() == 0 {
+		t.Error("the image host on 127.0.0.2 got no request")
+	}
+	img = check(outside.URL)
+	if img["errored"] != 6.0 || img["targetsCount"] != 0.0 {
+		t.Errorf("127.0.0.1: overageImageWeight %v, want the 6 images errored", img)
+	}
+	for _, e := range img["erroredTargets"].([]any) {
+		if reason := e.(map[string]any)["reason"]; reason != "address not allowed" {
+			t.Errorf("127.0.0.1: reason %v, want address not allowed", reason)
+		}
+	}
+	if n := outHits.Load(); n != 0 {
+		t.Errorf("the image host on 127.0.0.1 got %d requests", n)
 	}
 }
 

@@ -47,6 +47,7 @@ var (
 	failureSite  string // login_failure_limit 3 per 1m
 	smallOutSite string // max_output 64KiB
 	fetchSite    string // images from loopback, 1s per image
+	rangesSite   string // images from 127.0.0.2 only, 1s per image, browser off
 	renderSite   string // images from loopback allowed; renders time out after 4s
 	heavySite    string // as renderSite, one tab, renders time out after 60s
 	offSite      string // browser off
@@ -58,6 +59,7 @@ func setSites() {
 		&mainSite: "MAIN", &replicaSite: "REPLICA", &otherKeySite: "OTHERKEY",
 		&limitedSite: "LIMITED", &sharedSite: "SHARED", &prefixSite: "PREFIX",
 		&failureSite: "FAILURE", &smallOutSite: "SMALLOUT", &fetchSite: "FETCH",
+		&rangesSite: "RANGES",
 		&renderSite: "RENDER", &heavySite: "HEAVY", &offSite: "OFF",
 	} {
 		*v = testcaddy.URL(name)
