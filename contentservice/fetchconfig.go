@@ -31,8 +31,8 @@ const (
 // list it.
 type FetchConfig struct {
 	// AllowPrivate lets image URLs reach every private, loopback and
-	// link-local address, Caddy's admin endpoint and cloud metadata
-	// included. Off by default: a design is untrusted input. To reach an
+	// link-local address, Caddy's admin endpoint included (never cloud
+	// metadata). Off by default: a design is untrusted input. To reach an
 	// internal image host, list its range in PrivateRanges instead.
 	AllowPrivate bool `json:"allow_private,omitempty"`
 
@@ -126,7 +126,7 @@ func (s *service) setupFetch(cfg *FetchConfig) error {
 	}
 	if cfg.AllowPrivate && s.logger != nil {
 		s.logger.Warn("fetch allow_private: design image URLs may reach every private, loopback and link-local address, " +
-			"such as Caddy's admin endpoint and cloud metadata; list only the ranges needed (allow_private <ranges...>)")
+			"such as Caddy's admin endpoint; list only the ranges needed (allow_private <ranges...>)")
 	}
 	return nil
 }

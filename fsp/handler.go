@@ -121,8 +121,8 @@ type Handler struct {
 	AllowTypes []string `json:"allow_types,omitempty"`
 
 	// AllowPrivate lets upload sources be on every private, loopback and
-	// link-local address, Caddy's admin endpoint and cloud metadata
-	// included. Off by default: the FSP must not become a way into the
+	// link-local address, Caddy's admin endpoint included (never cloud
+	// metadata). Off by default: the FSP must not become a way into the
 	// host's network. To reach an internal host, list its range in
 	// PrivateRanges instead.
 	AllowPrivate bool `json:"allow_private,omitempty"`
@@ -209,7 +209,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	if h.AllowPrivate {
 		h.logger.Warn("fsp allow_private: upload sources may be on every private, loopback and link-local address, " +
-			"such as Caddy's admin endpoint and cloud metadata; list only the ranges needed (allow_private <ranges...>)")
+			"such as Caddy's admin endpoint; list only the ranges needed (allow_private <ranges...>)")
 	}
 	h.thumbPNG = newThumbEncoder()
 	for field, template := range map[string]string{"root": h.Root, "public_url": h.PublicURL} {

@@ -3,14 +3,17 @@ package safefetch
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
 // Policy says which addresses a client may dial besides public unicast
-// ones (see Public).
+// ones (see Public). Cloud metadata endpoints are never dialled, whatever
+// it allows: no image or upload is served there, and they hand out the
+// machine's credentials.
 type Policy struct {
-	// AllowPrivate allows every address: private, loopback, link-local
-	// and the rest.
+	// AllowPrivate allows every address but cloud metadata: private,
+	// loopback, link-local and the rest.
 	AllowPrivate bool
 
 	// Ranges are the only non-public addresses allowed when AllowPrivate
@@ -18,16 +21,14 @@ type Policy struct {
 	Ranges []netip.Prefix
 }
 
-// Allow returns the check NewClientAllowing takes: nil (every address)
-// with AllowPrivate, else public addresses and those inside Ranges.
+// Allow returns the check NewClientAllowing takes: with AllowPrivate
+// every address but cloud metadata, else public addresses and those
+// inside Ranges but cloud metadata.
 func (p Policy) Allow() func(netip.Addr) bool {
-	if p.AllowPrivate {
-		return nil
+	if !p.AllowPrivate && len(p.Ranges) == 0 {
+		return Public // which metadata addresses are not
 	}
-	if len(p.Ranges) == 0 {
-		return Public
-	}
-	ranges := p.Ranges
+	all, ranges := p.AllowPrivate, p.Ranges
 	return func(ip netip.Addr) bool {
 		if Public(ip) {
 			return true
@@ -37,6 +38,12 @@ func (p Policy) Allow() func(netip.Addr) bool {
 		// fe80::/10 would not cover fe80::1%eth0. The unmapped form is
 		// what the ranges are written in (ParseRange refuses mapped ones).
 		ip = ip.Unmap().WithZone("")
+		if slices.Contains(metadata, ip) {
+			return false
+		}
+		if all {
+			return true
+		}
 		for _, r := range ranges {
 			if r.Contains(ip) {
 				return true
@@ -44,6 +51,22 @@ func (p Policy) Allow() func(netip.Addr) bool {
 		}
 		return false
 	}
+}
+
+// metadata are the cloud metadata endpoints that sit inside ranges an
+// operator may open (link-local, private, carrier NAT): AWS, Google,
+// Azure, Oracle, OpenStack and DigitalOcean's instance metadata and its
+// IPv6 form on AWS; AWS's container and pod credential endpoints; Azure's
+// platform endpoint; Alibaba's and Tencent's metadata.
+var metadata = []netip.Addr{
+	netip.MustParseAddr("169.254.169.254"),
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("169.254.170.2"),
+	netip.MustParseAddr("169.254.170.23"),
+	netip.MustParseAddr("fd00:ec2::23"),
+	netip.MustParseAddr("168.63.129.16"),
+	netip.MustParseAddr("100.100.100.200"),
+	netip.MustParseAddr("169.254.0.23"),
 }
 
 // ParseRange reads a range of addresses to allow as Caddy's

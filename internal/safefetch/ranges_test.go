@@ -71,7 +71,8 @@ func TestPolicyAllow(t *testing.T) {
 		{intranet, "127.0.0.1", false}, // loopback: Caddy's admin API
 		{intranet, "::1", false},
 		{intranet, "169.254.169.254", false}, // cloud metadata
-		{intranet, "fd00:ec2::254", true},    // inside fd00::/8, which the operator listed
+		{intranet, "fd00:ec2::254", false},   // AWS metadata, though inside fd00::/8, which the operator listed
+		{intranet, "fd00:ec2::253", true},
 		{intranet, "172.16.0.1", false},
 		{intranet, "0.0.0.0", false},
 		{intranet, "64:ff9b::a01:203", false}, // NAT64 of 10.1.2.3: not a listed range
@@ -82,6 +83,17 @@ func TestPolicyAllow(t *testing.T) {
 		{Policy{}, "10.1.2.3", false},
 		{Policy{}, "8.8.8.8", true},
 		{Policy{AllowPrivate: true}, "127.0.0.1", true},
+		{Policy{AllowPrivate: true}, "169.254.169.254", false}, // cloud metadata: never
+		{Policy{AllowPrivate: true}, "::ffff:169.254.169.254", false},
+		{Policy{AllowPrivate: true}, "169.254.169.253", true},
+		{Policy{AllowPrivate: true}, "fd00:ec2::254", false},
+		{Policy{AllowPrivate: true}, "168.63.129.16", false},
+		{Policy{AllowPrivate: true}, "100.100.100.200", false},
+		{Policy{Ranges: ranges("169.254.0.0/16")}, "169.254.169.254", false},
+		{Policy{Ranges: ranges("169.254.0.0/16")}, "169.254.170.2", false},
+		{Policy{Ranges: ranges("169.254.0.0/16")}, "169.254.1.1", true},
+		{Policy{Ranges: ranges("100.64.0.0/10")}, "100.100.100.200", false},
+		{Policy{Ranges: ranges("100.64.0.0/10")}, "100.100.100.201", true},
 		{Policy{AllowPrivate: true, Ranges: ranges("10.0.0.0/8")}, "127.0.0.1", true},
 	} {
 		allow := tc.policy.Allow()
