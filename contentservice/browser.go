@@ -114,7 +114,7 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 		return fmt.Errorf("browser.files_dir: %v", err)
 	}
 	client, transport := safefetch.NewClient(s.fetch.timeout, s.fetch.policy)
-	var fetcher browserpool.Fetcher = &browserpool.HTTPFetcher{Client: client, MaxSize: s.fetch.maxSize}
+	var fetcher browserpool.Fetcher = &browserpool.HTTPFetcher{Client: client, MaxSize: s.fetch.maxSize, Slots: s.fetch.slots}
 	if s.fetch.off {
 		fetcher = noImages{}
 	}

@@ -45,11 +45,12 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		login_failure_limit <failures> [per] <duration> | off
 //		fetch off | {
 //			allow_private
-//			timeout       <duration>
-//			total_timeout <duration>
-//			max_size      <size>
-//			cache_ttl     <duration>
-//			max_images    <n>
+//			timeout        <duration>
+//			total_timeout  <duration>
+//			max_size       <size>
+//			cache_ttl      <duration>
+//			max_images     <n>
+//			max_concurrent <n>
 //		}
 //		browser off | {
 //			path       <chromium>

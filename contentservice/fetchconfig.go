@@ -19,6 +19,9 @@ const (
 	DefaultFetchMaxSize      = 20 << 20
 	DefaultFetchCacheTTL     = 10 * time.Minute
 	DefaultFetchMaxImages    = 200
+	// DefaultFetchMaxConcurrent lets 8 checks weigh 4 images each at
+	// once; further fetches wait rather than open more connections.
+	DefaultFetchMaxConcurrent = 32
 	// fetchCacheEntries bounds the image weights remembered.
 	fetchCacheEntries = 4096
 )
@@ -63,6 +66,14 @@ type FetchConfig struct {
 	// the others are reported as not fetched. Default: 200.
 	MaxImages int `json:"max_images,omitempty"`
 
+	// MaxConcurrent bounds the images fetched at once by the whole
+	// handler: every check and every PDF or image render share it (one
+	// request weighs up to 4 at a time, a render fetches up to 4). An
+	// image waits for its turn while its request lasts; a check reports
+	// those not weighed by total_timeout as not fetched ("timed out").
+	// Default: 32.
+	MaxConcurrent int `json:"max_concurrent,omitempty"`
+
 	// Off turns image fetching off: checks report every image as not
 	// weighed, renders show none (the Caddyfile's "fetch off").
 	Off bool `json:"off,omitempty"`
@@ -76,6 +87,9 @@ type fetchSettings struct {
 	totalTimeout time.Duration
 	maxSize      int64
 	maxImages    int
+	// slots bounds the fetches in flight, shared by the weigher and the
+	// render fetcher; this handler's own, so a reload starts afresh.
+	slots *safefetch.Slots
 }
 
 // setupFetch resolves cfg (nil for the defaults) into the service.
@@ -95,6 +109,8 @@ func (s *service) setupFetch(cfg *FetchConfig) error {
 		return fmt.Errorf("fetch.max_size must be positive")
 	case cfg.MaxImages < 0:
 		return fmt.Errorf("fetch.max_images must be positive")
+	case cfg.MaxConcurrent < 0:
+		return fmt.Errorf("fetch.max_concurrent must be positive")
 	}
 	if timeout == 0 {
 		timeout = DefaultFetchTimeout
@@ -119,9 +135,14 @@ func (s *service) setupFetch(cfg *FetchConfig) error {
 		s.fetch.maxImages = DefaultFetchMaxImages
 	}
 	if !cfg.Off {
+		n := cfg.MaxConcurrent
+		if n == 0 {
+			n = DefaultFetchMaxConcurrent
+		}
+		s.fetch.slots = safefetch.NewSlots(n)
 		s.weigher = designcheck.NewHTTPWeigher(designcheck.WeigherConfig{
 			Timeout: timeout, MaxSize: maxSize, Policy: policy,
-			CacheTTL: ttl, MaxCached: fetchCacheEntries,
+			CacheTTL: ttl, MaxCached: fetchCacheEntries, Slots: s.fetch.slots,
 		})
 	}
 	if cfg.AllowPrivate && s.logger != nil {
@@ -170,16 +191,17 @@ func (h *Handler) Cleanup() error {
 //
 //	fetch off
 //	fetch {
-//		allow_private [<ranges...>]
-//		timeout       <duration>
-//		total_timeout <duration>
-//		max_size      <size>
-//		cache_ttl     <duration>
-//		max_images    <n>
+//		allow_private  [<ranges...>]
+//		timeout        <duration>
+//		total_timeout  <duration>
+//		max_size       <size>
+//		cache_ttl      <duration>
+//		max_images     <n>
+//		max_concurrent <n>
 //	}
 func unmarshalFetch(d *caddyfile.Dispenser) (*FetchConfig, error) {
 	cfg := new(FetchConfig)
-	valued := []string{"timeout", "total_timeout", "cache_ttl", "max_size", "max_images"}
+	valued := []string{"timeout", "total_timeout", "cache_ttl", "max_size", "max_images", "max_concurrent"}
 	off, err := readOffOrBlock(d, "fetch", []string{"allow_private"}, valued, func(setting, val string) (err error) {
 		switch setting {
 		case "allow_private":
@@ -205,6 +227,8 @@ func unmarshalFetch(d *caddyfile.Dispenser) (*FetchConfig, error) {
 			}
 		case "max_images":
 			cfg.MaxImages, err = positiveCount(setting, val)
+		case "max_concurrent":
+			cfg.MaxConcurrent, err = positiveCount(setting, val)
 		default:
 			err = errUnknownSetting(setting)
 		}

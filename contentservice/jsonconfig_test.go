@@ -31,7 +31,7 @@ func TestJSONErrorsNameField(t *testing.T) {
 		{"rate_limit requests a string of digits", `{"rate_limit":{"requests":" 60 ","window":"1m"}}`, "", ""},
 		{"rate_limit requests null", `{"rate_limit":{"requests":null,"window":"1m"}}`, "", `rate_limit: requests: "" is not a number of requests`},
 		{"unknown field in a limit", `{"rate_limit":{"requests":1,"burst":5}}`, `rate_limit.burst: unknown field (known here: requests, window)`, `rate_limit: json: unknown field "burst"`},
-		{"unknown nested field", `{"fetch":{"proxy":1}}`, `fetch.proxy: unknown field (known here: allow_private, cache_ttl, max_images, max_size, off, private_ranges, timeout, total_timeout)`, `json: unknown field "proxy"`},
+		{"unknown nested field", `{"fetch":{"proxy":1}}`, `fetch.proxy: unknown field (known here: allow_private, cache_ttl, max_concurrent, max_images, max_size, off, private_ranges, timeout, total_timeout)`, `json: unknown field "proxy"`},
 		{"unknown browser field", `{"browser":{"limits":{"x":1}}}`, `browser.limits: unknown field (known here: files_dir, files_ttl, off, path, public_url, tabs, timeout)`, `json: unknown field "limits"`},
 		{"unknown app field", `{"apps":[{"client_id":"a"},{"client_id":"b","secret":"s3cr3t-value"}]}`, `apps[1].secret: unknown field (known here: client_id, client_secret, disabled, editor_tokens, tokens)`, `json: unknown field "secret"`},
 		{"tokens a string", `{"apps":[{"client_id":"a","tokens":"s3cr3t-token"}]}`, `apps[0].tokens: expected a list of strings, got a string`, `apps.tokens: json: cannot unmarshal string into Go struct field App.apps.tokens of type []string`},
@@ -41,7 +41,9 @@ func TestJSONErrorsNameField(t *testing.T) {
 		{"browser off a string", `{"browser":{"off":"true"}}`, `browser.off: expected true or false, got a string`, `browser.off: json: cannot unmarshal string into Go struct field BrowserConfig.browser.off of type bool`},
 		{"fetch private_ranges a string", `{"fetch":{"private_ranges":"10.0.0.0/8"}}`, `fetch.private_ranges: expected a list of strings, got a string`, `fetch.private_ranges: json: cannot unmarshal string into Go struct field FetchConfig.fetch.private_ranges of type []string`},
 		{"fetch private_ranges a number", `{"fetch":{"private_ranges":["10.0.0.0/8",10]}}`, `fetch.private_ranges[1]: expected a string, got a number`, `fetch.private_ranges: json: cannot unmarshal number into Go struct field FetchConfig.fetch.private_ranges of type string`},
-		{"good config", `{"signing_key":"k","fetch":{"timeout":"3s","private_ranges":["10.0.0.0/8"]},"browser":{"off":true}}`, "", ""},
+		{"max_concurrent not whole", `{"fetch":{"max_concurrent":2.5}}`, `fetch.max_concurrent: expected a whole number, got 2.5`, `fetch.max_concurrent: json: cannot unmarshal number 2.5 into Go struct field FetchConfig.fetch.max_concurrent of type int`},
+		{"max_concurrent a string", `{"fetch":{"max_concurrent":"many"}}`, `fetch.max_concurrent: expected a whole number, got a string`, `fetch.max_concurrent: json: cannot unmarshal string into Go struct field FetchConfig.fetch.max_concurrent of type int`},
+		{"good config", `{"signing_key":"k","fetch":{"timeout":"3s","private_ranges":["10.0.0.0/8"],"max_concurrent":8},"browser":{"off":true}}`, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			configtest.Decode(t, c.json, &Handler{}, c.want)

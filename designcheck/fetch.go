@@ -28,6 +28,7 @@ type HTTPWeigher struct {
 	ttl       time.Duration
 	failTTL   time.Duration
 	maxCached int
+	slots     *safefetch.Slots
 
 	mu sync.Mutex
 	// cache is keyed by the URL's SHA-256: a URL is the request's to
@@ -48,6 +49,10 @@ type WeigherConfig struct {
 	Policy    safefetch.Policy // the non-public addresses allowed
 	CacheTTL  time.Duration    // how long a weight is remembered (failures: a tenth)
 	MaxCached int              // URLs remembered at most
+	// Slots bounds the images weighed at once with the other fetches
+	// sharing it; an image waits for a slot until its context ends (nil:
+	// no bound).
+	Slots *safefetch.Slots
 }
 
 // NewHTTPWeigher returns a weigher; Close releases its connections.
@@ -55,7 +60,7 @@ func NewHTTPWeigher(cfg WeigherConfig) *HTTPWeigher {
 	client, tr := safefetch.NewClient(cfg.Timeout, cfg.Policy)
 	return &HTTPWeigher{
 		client: client, transport: tr, maxSize: cfg.MaxSize,
-		ttl: cfg.CacheTTL, failTTL: cfg.CacheTTL / 10, maxCached: cfg.MaxCached,
+		ttl: cfg.CacheTTL, failTTL: cfg.CacheTTL / 10, maxCached: cfg.MaxCached, slots: cfg.Slots,
 		cache: map[[sha256.Size]byte]cached{},
 	}
 }
@@ -118,6 +123,13 @@ func (h *HTTPWeigher) weigh(ctx context.Context, src string) (int64, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return 0, weighErr("not an http or https URL")
 	}
+	// The slot is taken before the client's per-image timeout starts:
+	// the wait is bounded by ctx alone (the check's total_timeout).
+	release, err := h.slots.Acquire(ctx)
+	if err != nil {
+		return 0, describe(err)
+	}
+	defer release()
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u.String(), nil)
 	if err != nil {
 		return 0, weighErr("not an http or https URL")

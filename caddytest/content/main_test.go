@@ -51,6 +51,8 @@ var (
 	renderSite   string // images from loopback allowed; renders time out after 4s
 	heavySite    string // as renderSite, one tab, renders time out after 60s
 	offSite      string // browser off
+	boundSite    string // images from loopback, 2 fetched at once
+	boundOneSite string // images from loopback, 1 fetched at once, total_timeout 2s
 )
 
 // setSites points the site URLs at the running config's ports.
@@ -61,6 +63,7 @@ func setSites() {
 		&failureSite: "FAILURE", &smallOutSite: "SMALLOUT", &fetchSite: "FETCH",
 		&rangesSite: "RANGES",
 		&renderSite: "RENDER", &heavySite: "HEAVY", &offSite: "OFF",
+		&boundSite: "BOUND", &boundOneSite: "BOUNDONE",
 	} {
 		*v = testcaddy.URL(name)
 	}

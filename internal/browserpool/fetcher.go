@@ -7,17 +7,26 @@ import (
 	"io"
 	"mime"
 	"net/http"
+
+	"github.com/designbridge/caddy-designbridge/internal/safefetch"
 )
 
 // HTTPFetcher fetches images with Client (give it one from safefetch),
-// at most MaxSize bytes each, and only what is served as an image.
+// at most MaxSize bytes each, and only what is served as an image. With
+// Slots, each image waits for one of them until its context ends.
 type HTTPFetcher struct {
 	Client  *http.Client
 	MaxSize int64
+	Slots   *safefetch.Slots
 }
 
 // Fetch implements Fetcher.
 func (f *HTTPFetcher) Fetch(ctx context.Context, url string) ([]byte, string, error) {
+	release, err := f.Slots.Acquire(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, "", err
