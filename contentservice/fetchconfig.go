@@ -63,7 +63,9 @@ type FetchConfig struct {
 	CacheTTL caddy.Duration `json:"cache_ttl,omitempty"`
 
 	// MaxImages bounds the distinct image URLs fetched for one request;
-	// the others are reported as not fetched. Default: 200.
+	// the others are reported as not fetched. A check also sends at most
+	// 4 HTTP requests per image of MaxImages, every redirect counted.
+	// Default: 200.
 	MaxImages int `json:"max_images,omitempty"`
 
 	// MaxConcurrent bounds the images fetched at once by the whole

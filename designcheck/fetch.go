@@ -83,8 +83,9 @@ func (h *HTTPWeigher) Weigh(ctx context.Context, src string) (int64, error) {
 	h.mu.Unlock()
 
 	size, err := h.weigh(ctx, src)
-	if ctx.Err() != nil {
-		// The caller gave up: nothing was learnt about the image.
+	if ctx.Err() != nil || err == errBudgetSpent {
+		// The caller gave up, or its requests ran out: nothing was
+		// learnt about the image.
 		return size, err
 	}
 	ttl := h.ttl
@@ -168,10 +169,16 @@ func (h *HTTPWeigher) weigh(ctx context.Context, src string) (int64, error) {
 	return n, nil
 }
 
+// errBudgetSpent is an image not weighed because its check had sent all
+// the requests it may (safefetch.WithBudget).
+var errBudgetSpent = &weighError{reason: "too many requests in one check"}
+
 // describe turns a client error into a reason fit for the answer.
 func describe(err error) error {
 	var netErr net.Error
 	switch {
+	case errors.Is(err, safefetch.ErrBudgetSpent):
+		return errBudgetSpent
 	case errors.Is(err, safefetch.ErrAddressRefused):
 		return weighErr("address not allowed")
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():

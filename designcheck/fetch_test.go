@@ -146,3 +146,22 @@ func TestHTTPWeigherCacheHoldsNoURL(t *testing.T) {
 		t.Errorf("the cache holds %d bytes after weighing 16 URLs of 1 MiB", grown)
 	}
 }
+
+// TestHTTPWeigherBudgetNotRemembered: an image not weighed because its
+// check's requests ran out is reported so, and not remembered as a
+// failure of the image: the next check weighs it.
+func TestHTTPWeigherBudgetNotRemembered(t *testing.T) {
+	srv, hits := imageServer(t)
+	w := NewHTTPWeigher(WeigherConfig{Timeout: time.Second, MaxSize: 1000, AllowPrivate: true, CacheTTL: time.Minute, MaxCached: 8})
+	defer w.Close()
+	spent := safefetch.WithBudget(context.Background(), 0)
+	if _, err := w.Weigh(spent, srv.URL+"/len/5"); err == nil || err.Error() != "too many requests in one check" {
+		t.Fatalf("under a spent budget: %v", err)
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("the server got %d requests under a spent budget", hits.Load())
+	}
+	if n, err := w.Weigh(context.Background(), srv.URL+"/len/5"); n != 5 || err != nil {
+		t.Fatalf("the next check: %d, %v", n, err)
+	}
+}

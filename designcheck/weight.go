@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/designbridge/caddy-designbridge/design"
+	"github.com/designbridge/caddy-designbridge/internal/safefetch"
 	"github.com/designbridge/caddy-designbridge/render"
 )
 
@@ -25,6 +26,12 @@ const weighParallel = 4
 
 // defaultMaxImages bounds the distinct URLs weighed for one request.
 const defaultMaxImages = 200
+
+// requestsPerImage is the HTTP requests one request's weighing may send
+// per image of MaxImages, redirects included: a HEAD and a GET, and a
+// redirect each. An image may take up to 10 (each of the two following
+// 4 redirects); without a budget a design of 200 such images made 2,000.
+const requestsPerImage = 4
 
 // imageWeight answers overageImageWeight: every image, gif, sticker, icon
 // and social icon is weighed (each distinct URL once) and those over
@@ -61,7 +68,9 @@ func imageWeight(ctx context.Context, widgets []widget, limit float64, opt Optio
 	}
 
 	// Weigh: data: URLs here, http(s) through the Weigher, a few at a
-	// time; the request's context bounds the whole.
+	// time; the request's context bounds the whole, in time and in
+	// requests sent.
+	ctx = safefetch.WithBudget(ctx, int64(maxImages)*requestsPerImage)
 	jobs := make(chan string)
 	var wg sync.WaitGroup
 	for range min(weighParallel, len(order)) {

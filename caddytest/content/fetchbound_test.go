@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,7 @@ func init() {
 			timeout 10s
 			total_timeout 20s
 			max_concurrent 2
+			max_images 6
 		}
 		browser off
 	}
@@ -220,5 +222,44 @@ func TestCheckFetchWaitEndsWithRequest(t *testing.T) {
 		if res.elapsed > 15*time.Second {
 			t.Errorf("%s: the answer took %v", name, res.elapsed)
 		}
+	}
+}
+
+// TestCheckRequestsBudgeted: one check sends at most 4 requests per image
+// of max_images, redirects included; images past that are errored. Each
+// image could take 10 requests (HEAD and GET, 4 redirects each): a
+// design's worth of redirecting images multiplied what one check sent.
+func TestCheckRequestsBudgeted(t *testing.T) {
+	t.Parallel()
+	tester := start(t)
+	var hits atomic.Int64
+	// /hop/<n>/<rest> redirects n times, then answers 1,000 bytes.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		parts := strings.SplitN(r.URL.Path, "/", 4)
+		if n, err := strconv.Atoi(parts[2]); err == nil && n > 0 && len(parts) == 4 {
+			http.Redirect(w, r, "/hop/"+strconv.Itoa(n-1)+"/"+parts[3], http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", "image/png")
+		w.Header().Set("Content-Length", "1000")
+	}))
+	defer srv.Close()
+	// 6 images of 5 requests each; the site's max_images 6 allows 24.
+	d := strings.ReplaceAll(string(checkDesign(t, srv.URL+"/hop/4")), "/hang/", "/img/1/")
+	evaluated, errored, reasons, err := imageCheck(<-checkImages(tester, boundSite, json.RawMessage(d)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evaluated != 6 || errored < 1 {
+		t.Errorf("evaluated %v, errored %v (%v); want some errored", evaluated, errored, reasons)
+	}
+	for _, r := range reasons {
+		if r != "too many requests in one check" {
+			t.Errorf("reason %q", r)
+		}
+	}
+	if n := hits.Load(); n > 24 {
+		t.Errorf("the image host got %d requests; at most 24 for max_images 6", n)
 	}
 }

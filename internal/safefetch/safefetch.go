@@ -66,7 +66,7 @@ func NewClientAllowing(timeout time.Duration, allow func(netip.Addr) bool) (*htt
 		IdleConnTimeout:        30 * time.Second,
 	})
 	client := &http.Client{
-		Transport: transport,
+		Transport: budgeted{transport},
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= MaxRedirects {

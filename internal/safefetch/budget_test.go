@@ -1,0 +1,69 @@
+package safefetch
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestBudget: under WithBudget a client's requests, every redirect
+// counted, stop at the budget; without one nothing is counted.
+func TestBudget(t *testing.T) {
+	var hits atomic.Int64
+	// /hop/<n> redirects n times, then answers; /hop/4 is the longest
+	// chain a client follows (5 requests).
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/hop/"))
+		if n > 0 {
+			http.Redirect(w, r, "/hop/"+strconv.Itoa(n-1), http.StatusFound)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	client, tr := NewClient(5*time.Second, true)
+	defer tr.Retire()
+	for _, tc := range []struct {
+		name     string
+		budget   int64 // 0: none
+		requests int   // client requests, each of 5 HTTP requests
+		hits     int64
+		spent    bool
+	}{
+		{"no budget", 0, 2, 10, false},
+		{"enough", 10, 2, 10, false},
+		{"spent within the redirects", 3, 1, 3, true},
+		{"spent by an earlier request", 7, 2, 7, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hits.Store(0)
+			ctx := context.Background()
+			if tc.budget > 0 {
+				ctx = WithBudget(ctx, tc.budget)
+			}
+			var err error
+			for range tc.requests {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/hop/4", nil)
+				res, doErr := client.Do(req)
+				if doErr != nil {
+					err = doErr
+					continue
+				}
+				_ = res.Body.Close()
+			}
+			if errors.Is(err, ErrBudgetSpent) != tc.spent {
+				t.Errorf("err %v, want spent %v", err, tc.spent)
+			}
+			if n := hits.Load(); n != tc.hits {
+				t.Errorf("the server got %d requests, want %d", n, tc.hits)
+			}
+		})
+	}
+}
