@@ -227,7 +227,7 @@ func TestCheckFetchWaitEndsWithRequest(t *testing.T) {
 
 // TestCheckRequestsBudgeted: one check sends at most 4 requests per image
 // of max_images, redirects included; images past that are errored. Each
-// image could take 10 requests (HEAD and GET, 4 redirects each): a
+// image could take 12 requests (HEAD and GET, 5 redirects each): a
 // design's worth of redirecting images multiplied what one check sent.
 func TestCheckRequestsBudgeted(t *testing.T) {
 	t.Parallel()
@@ -245,8 +245,8 @@ func TestCheckRequestsBudgeted(t *testing.T) {
 		w.Header().Set("Content-Length", "1000")
 	}))
 	defer srv.Close()
-	// 6 images of 5 requests each; the site's max_images 6 allows 24.
-	d := strings.ReplaceAll(string(checkDesign(t, srv.URL+"/hop/4")), "/hang/", "/img/1/")
+	// 6 images of 6 requests each; the site's max_images 6 allows 24.
+	d := strings.ReplaceAll(string(checkDesign(t, srv.URL+"/hop/5")), "/hang/", "/img/1/")
 	evaluated, errored, reasons, err := imageCheck(<-checkImages(tester, boundSite, json.RawMessage(d)))
 	if err != nil {
 		t.Fatal(err)

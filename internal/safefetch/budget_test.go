@@ -16,8 +16,8 @@ import (
 // counted, stop at the budget; without one nothing is counted.
 func TestBudget(t *testing.T) {
 	var hits atomic.Int64
-	// /hop/<n> redirects n times, then answers; /hop/4 is the longest
-	// chain a client follows (5 requests).
+	// /hop/<n> redirects n times, then answers; /hop/5 is the longest
+	// chain a client follows (6 requests).
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/hop/"))
@@ -33,12 +33,12 @@ func TestBudget(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		budget   int64 // 0: none
-		requests int   // client requests, each of 5 HTTP requests
+		requests int   // client requests, each of 6 HTTP requests
 		hits     int64
 		spent    bool
 	}{
-		{"no budget", 0, 2, 10, false},
-		{"enough", 10, 2, 10, false},
+		{"no budget", 0, 2, 12, false},
+		{"enough", 12, 2, 12, false},
 		{"spent within the redirects", 3, 1, 3, true},
 		{"spent by an earlier request", 7, 2, 7, true},
 	} {
@@ -50,7 +50,7 @@ func TestBudget(t *testing.T) {
 			}
 			var err error
 			for range tc.requests {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/hop/4", nil)
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/hop/5", nil)
 				res, doErr := client.Do(req)
 				if doErr != nil {
 					err = doErr

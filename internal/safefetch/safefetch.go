@@ -69,7 +69,9 @@ func NewClientAllowing(timeout time.Duration, allow func(netip.Addr) bool) (*htt
 		Transport: budgeted{transport},
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= MaxRedirects {
+			// via holds the requests made so far: the first and one
+			// per redirect followed.
+			if len(via) > MaxRedirects {
 				return errors.New("too many redirects")
 			}
 			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {

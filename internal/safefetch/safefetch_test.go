@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -221,5 +222,33 @@ func TestResponseHeadersBounded(t *testing.T) {
 				t.Errorf("%d bytes of header: err %v, want ok %v", tc.header, err, tc.ok)
 			}
 		})
+	}
+}
+
+// TestMaxRedirects: a client follows MaxRedirects redirects, and refuses
+// the one after (it stopped one short, at 4).
+func TestMaxRedirects(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/hop/"))
+		if n > 0 {
+			http.Redirect(w, r, "/hop/"+strconv.Itoa(n-1), http.StatusFound)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	client, tr := NewClient(5*time.Second, true)
+	defer tr.Retire()
+	for _, tc := range []struct {
+		redirects int
+		ok        bool
+	}{{0, true}, {MaxRedirects - 1, true}, {MaxRedirects, true}, {MaxRedirects + 1, false}} {
+		res, err := client.Get(srv.URL + "/hop/" + strconv.Itoa(tc.redirects))
+		if err == nil {
+			_ = res.Body.Close()
+		}
+		if (err == nil) != tc.ok {
+			t.Errorf("%d redirects: err %v, want followed %v", tc.redirects, err, tc.ok)
+		}
 	}
 }
