@@ -152,7 +152,7 @@ func TestHTTPWeigherCacheHoldsNoURL(t *testing.T) {
 // failure of the image: the next check weighs it.
 func TestHTTPWeigherBudgetNotRemembered(t *testing.T) {
 	srv, hits := imageServer(t)
-	w := NewHTTPWeigher(WeigherConfig{Timeout: time.Second, MaxSize: 1000, AllowPrivate: true, CacheTTL: time.Minute, MaxCached: 8})
+	w := NewHTTPWeigher(WeigherConfig{Timeout: time.Second, MaxSize: 1000, Policy: safefetch.Policy{AllowPrivate: true}, CacheTTL: time.Minute, MaxCached: 8})
 	defer w.Close()
 	spent := safefetch.WithBudget(context.Background(), 0)
 	if _, err := w.Weigh(spent, srv.URL+"/len/5"); err == nil || err.Error() != "too many requests in one check" {

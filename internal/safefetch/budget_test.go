@@ -28,7 +28,7 @@ func TestBudget(t *testing.T) {
 		_, _ = w.Write([]byte("ok"))
 	}))
 	defer srv.Close()
-	client, tr := NewClient(5*time.Second, true)
+	client, tr := NewClient(5*time.Second, Policy{AllowPrivate: true})
 	defer tr.Retire()
 	for _, tc := range []struct {
 		name     string

@@ -237,7 +237,7 @@ func TestMaxRedirects(t *testing.T) {
 		_, _ = w.Write([]byte("ok"))
 	}))
 	defer srv.Close()
-	client, tr := NewClient(5*time.Second, true)
+	client, tr := NewClient(5*time.Second, Policy{AllowPrivate: true})
 	defer tr.Retire()
 	for _, tc := range []struct {
 		redirects int
