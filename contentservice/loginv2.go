@@ -65,11 +65,7 @@ func (s *service) serveLogin(w http.ResponseWriter, r *http.Request) {
 	client := ratelimit.ClientKey(r)
 	if s.failures != nil {
 		if blocked, wait := s.failures.Blocked(client, time.Now()); blocked {
-			secs := ratelimit.RetryAfter(wait)
-			s.logRefusal(w, r, "login refused", "too many failed logins from this address", zap.Int("retry_after_s", secs))
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			writeLoginError(w, http.StatusTooManyRequests, http.StatusTooManyRequests,
-				fmt.Sprintf("Too many failed logins from this address: retry after %d s", secs))
+			s.refuseLogin(w, r, wait)
 			return
 		}
 	}
@@ -95,10 +91,15 @@ func (s *service) serveLogin(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(req.ClientID, &clientID)
 	_ = json.Unmarshal(req.ClientSecret, &secret)
 	app := s.lookupApp(clientID, secret)
-	if app < 0 {
-		if s.failures != nil {
-			s.failures.Take(client, time.Now())
+	// Judged, then settled with the limit: the check above may have let
+	// many logins of this address through at once.
+	if s.failures != nil {
+		if ok, wait := s.failures.Charge(client, time.Now(), app < 0); !ok {
+			s.refuseLogin(w, r, wait)
+			return
 		}
+	}
+	if app < 0 {
 		s.logRefusal(w, r, "login refused", "unknown client_id or client_secret")
 		writeLoginError(w, http.StatusUnauthorized, CodeLoginCredentials, "Unknown client_id or client_secret")
 		return
@@ -114,6 +115,16 @@ func (s *service) serveLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.issueToken(w, s.apps[app].ref, uid, time.Now().Add(RefreshWindow).Unix())
+}
+
+// refuseLogin answers a login from an address past its failure limit,
+// which may try again after wait.
+func (s *service) refuseLogin(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+	secs := ratelimit.RetryAfter(wait)
+	s.logRefusal(w, r, "login refused", "too many failed logins from this address", zap.Int("retry_after_s", secs))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeLoginError(w, http.StatusTooManyRequests, http.StatusTooManyRequests,
+		fmt.Sprintf("Too many failed logins from this address: retry after %d s", secs))
 }
 
 // serveRefresh answers POST /loginV2/refresh: any token this service (or

@@ -47,7 +47,7 @@ func FuzzParseArgs(f *testing.F) {
 			_, wait := l.Allow(AddrKey("[::1]:80"), now)
 			_ = RetryAfter(wait)
 			_, wait = l.Blocked("k", now)
-			l.Take("k2", now)
+			l.Charge("k2", now, true)
 			_ = RetryAfter(wait)
 		}
 	})

@@ -71,8 +71,8 @@ func (l *Limiter) Allow(key string, now time.Time) (bool, time.Duration) {
 }
 
 // Blocked reports whether key's bucket is empty, and for how long, without
-// taking a token: the failure limit checks it before a login, and Take
-// charges only a failure.
+// taking a token: the failure limit checks it before reading a login, and
+// Charge charges only a failure.
 func (l *Limiter) Blocked(key string, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -82,11 +82,22 @@ func (l *Limiter) Blocked(key string, now time.Time) (bool, time.Duration) {
 	return false, 0
 }
 
-// Take removes a token from key's bucket, if it holds one.
-func (l *Limiter) Take(key string, now time.Time) {
+// Charge settles an attempt whose outcome is known: when key's bucket is
+// empty it returns false and the wait, and the attempt's outcome must not
+// be told; else it takes a token if the attempt failed. Checking and
+// taking under one lock is what bounds attempts that are judged at once:
+// a check before them all (Blocked) would let every one through.
+func (l *Limiter) Charge(key string, now time.Time, failed bool) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.bucketLocked(key, now).AllowN(now, 1)
+	b := l.bucketLocked(key, now)
+	if tokens := b.TokensAt(now); tokens < 1 {
+		return false, l.wait(tokens)
+	}
+	if failed {
+		b.AllowN(now, 1)
+	}
+	return true, 0
 }
 
 // wait is how long a bucket holding tokens (< 1) takes to hold one.

@@ -77,27 +77,38 @@ func TestLongWindows(t *testing.T) {
 		if ok, wait := l.Allow("a", now); ok || wait <= 0 {
 			t.Errorf("%d per %v: request %d: allowed %v, wait %v", tt.n, tt.window, tt.n+1, ok, wait)
 		}
-		l.Take("b", now)
+		l.Charge("b", now, true)
 		if blocked, wait := l.Blocked("b", now); tt.n == 1 && (!blocked || wait <= 0) {
 			t.Errorf("%d per %v: blocked %v, wait %v after a failure", tt.n, tt.window, blocked, wait)
 		}
 	}
 }
 
-func TestBlockedTake(t *testing.T) {
+func TestBlockedCharge(t *testing.T) {
 	l := New(2, time.Minute, 0)
 	now := time.Unix(1000, 0)
 	for i := 0; i < 5; i++ {
 		if blocked, _ := l.Blocked("a", now); blocked {
-			t.Fatal("Blocked without any Take")
+			t.Fatal("Blocked without any failure")
+		}
+		if ok, _ := l.Charge("a", now, false); !ok {
+			t.Fatal("a success refused")
 		}
 	}
-	l.Take("a", now)
-	l.Take("a", now)
+	// Charges in turn, each settled under the lock: the third finds the
+	// bucket empty, failure or not, and is refused with the wait.
+	for i, tt := range []struct {
+		failed bool
+		ok     bool
+	}{{true, true}, {true, true}, {true, false}, {false, false}} {
+		ok, wait := l.Charge("a", now, tt.failed)
+		if ok != tt.ok || !ok && wait != 30*time.Second {
+			t.Fatalf("charge %d (failed %v): ok=%v wait=%v, want ok=%v", i+1, tt.failed, ok, wait, tt.ok)
+		}
+	}
 	if blocked, wait := l.Blocked("a", now); !blocked || wait != 30*time.Second {
 		t.Fatalf("blocked=%v wait=%v after two failures", blocked, wait)
 	}
-	l.Take("a", now) // does not go negative
 	if blocked, _ := l.Blocked("a", now.Add(30*time.Second)); blocked {
 		t.Fatal("still blocked after the refill")
 	}
@@ -151,7 +162,7 @@ func BenchmarkNewKeyWhenFull(b *testing.B) {
 	for i := range DefaultMaxKeys {
 		k := fmt.Sprint("p", i)
 		l.Blocked(k, now)
-		l.Take(k, now)
+		l.Charge(k, now, true)
 	}
 	keys := make([]string, b.N)
 	for i := range keys {
@@ -161,6 +172,6 @@ func BenchmarkNewKeyWhenFull(b *testing.B) {
 	for i := range b.N {
 		t := now.Add(time.Duration(i) * time.Microsecond)
 		l.Blocked(keys[i], t)
-		l.Take(keys[i], t)
+		l.Charge(keys[i], t, true)
 	}
 }
