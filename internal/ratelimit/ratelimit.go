@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,12 +145,45 @@ func (l *Limiter) Len() int {
 
 // ClientKey is the key of the client that sent r: Caddy's client IP
 // (which honours the server's trusted_proxies), else the connection's
-// address, reduced by AddrKey.
+// address, reduced by AddrKey. From a trusted proxy, without
+// trusted_proxies_strict, Caddy's client IP is the leftmost address of
+// the client IP headers, which is whatever the client wrote there: it
+// would choose its key, a new one per try or another client's. The
+// rightmost address, which the nearest proxy added, is taken instead.
 func ClientKey(r *http.Request) string {
-	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
+	ctx := r.Context()
+	ip, _ := caddyhttp.GetVar(ctx, caddyhttp.ClientIPVarKey).(string)
+	if trusted, _ := caddyhttp.GetVar(ctx, caddyhttp.TrustedProxyVarKey).(bool); trusted {
+		if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv.TrustedProxiesStrict == 0 {
+			if nearest, ok := nearestForwarded(r.Header, srv.ClientIPHeaders); ok {
+				ip = nearest.String()
+			}
+		}
+	}
+	if ip != "" {
 		return AddrKey(ip)
 	}
 	return AddrKey(r.RemoteAddr)
+}
+
+// nearestForwarded returns the rightmost address of the first of headers
+// that holds one, read as Caddy reads them (a port or zone is dropped,
+// what does not parse is skipped).
+func nearestForwarded(h http.Header, headers []string) (netip.Addr, bool) {
+	for _, name := range headers {
+		parts := strings.Split(strings.Join(h.Values(name), ","), ",")
+		for i := len(parts) - 1; i >= 0; i-- {
+			host := strings.TrimSpace(parts[i])
+			if hp, _, err := net.SplitHostPort(host); err == nil {
+				host = hp
+			}
+			host, _, _ = strings.Cut(host, "%")
+			if ip, err := netip.ParseAddr(host); err == nil {
+				return ip, true
+			}
+		}
+	}
+	return netip.Addr{}, false
 }
 
 // AddrKey returns the limiter key of a client address ("ip", "ip:port" or

@@ -1,10 +1,15 @@
 package ratelimit
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
 func TestAllowRefills(t *testing.T) {
@@ -173,5 +178,59 @@ func BenchmarkNewKeyWhenFull(b *testing.B) {
 		t := now.Add(time.Duration(i) * time.Microsecond)
 		l.Blocked(keys[i], t)
 		l.Charge(keys[i], t, true)
+	}
+}
+
+// TestClientKey: the key is Caddy's client IP, except from a trusted proxy
+// without trusted_proxies_strict, where Caddy's is the leftmost address of
+// the client IP headers (the client's own words) and the key is the
+// rightmost one (the nearest proxy's).
+func TestClientKey(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		clientIP string // Caddy's client_ip var; "" for none
+		trusted  bool
+		strict   bool
+		headers  []string // the server's client_ip_headers
+		xff      []string
+		realIP   string
+		want     string
+	}{
+		{name: "no vars", want: "192.0.2.1"},
+		{name: "not from a proxy", clientIP: "192.0.2.1", xff: []string{"203.0.113.5"}, want: "192.0.2.1"},
+		{name: "strict", clientIP: "198.51.100.7", trusted: true, strict: true, xff: []string{"203.0.113.5, 198.51.100.7"}, want: "198.51.100.7"},
+		{name: "leftmost spoofed", clientIP: "203.0.113.5", trusted: true, xff: []string{"203.0.113.5, 198.51.100.7"}, want: "198.51.100.7"},
+		{name: "several header lines", clientIP: "203.0.113.5", trusted: true, xff: []string{"203.0.113.5", "198.51.100.7:4321"}, want: "198.51.100.7"},
+		{name: "garbage skipped", clientIP: "203.0.113.5", trusted: true, xff: []string{"203.0.113.5, [2001:db8::1%eth0]:80, nonsense"}, want: "2001:db8::/64"},
+		{name: "first configured header", clientIP: "203.0.113.5", trusted: true, headers: []string{"X-Real-IP", "X-Forwarded-For"},
+			xff: []string{"203.0.113.5, 198.51.100.9"}, realIP: "198.51.100.7", want: "198.51.100.7"},
+		{name: "no address in the headers", clientIP: "203.0.113.5", trusted: true, xff: []string{"unknown"}, want: "203.0.113.5"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/", nil)
+			r.RemoteAddr = "192.0.2.1:1234"
+			for _, v := range tt.xff {
+				r.Header.Add("X-Forwarded-For", v)
+			}
+			if tt.realIP != "" {
+				r.Header.Set("X-Real-IP", tt.realIP)
+			}
+			if tt.clientIP != "" {
+				headers := tt.headers
+				if headers == nil {
+					headers = []string{"X-Forwarded-For"}
+				}
+				srv := &caddyhttp.Server{ClientIPHeaders: headers}
+				if tt.strict {
+					srv.TrustedProxiesStrict = 1
+				}
+				vars := map[string]any{caddyhttp.ClientIPVarKey: tt.clientIP, caddyhttp.TrustedProxyVarKey: tt.trusted}
+				ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars)
+				r = r.WithContext(context.WithValue(ctx, caddyhttp.ServerCtxKey, srv))
+			}
+			if got := ClientKey(r); got != tt.want {
+				t.Errorf("ClientKey = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

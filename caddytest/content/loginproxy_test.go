@@ -1,0 +1,105 @@
+package content
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
+)
+
+// proxyConfig: one content_service whose server trusts a load balancer at
+// 127.0.0.40, without trusted_proxies_strict (Caddy's client IP is then
+// the leftmost address of X-Forwarded-For).
+const proxyConfig = `{
+	admin localhost:{$PORT_ADMIN}
+	http_port {$PORT_HTTP}
+	https_port {$PORT_HTTPS}
+	skip_install_trust
+	persist_config off
+	servers {
+		trusted_proxies static 127.0.0.40/32
+	}
+}
+
+:{$PORT_PROXIED} {
+	content_service {
+		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
+		login_failure_limit 3 per 1m
+	}
+}
+`
+
+// TestLoginFailureLimitBehindProxy: behind a trusted load balancer, which
+// appends the address it saw to X-Forwarded-For, the failure limit counts
+// that address. What the client wrote in front of it (the leftmost
+// entries, Caddy's client IP without trusted_proxies_strict) neither
+// gives it a new budget on every try nor charges its failures to another
+// client, such as a host that calls the service directly.
+func TestLoginFailureLimitBehindProxy(t *testing.T) {
+	tester := newTester(t)
+	tester.InitServer(proxyConfig, "caddyfile")
+	defer tester.InitServer(config, "caddyfile")
+	site := testcaddy.URL("PROXIED")
+	login := func(from, xff, secret string) int {
+		t.Helper()
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 10 * time.Second}
+		defer client.CloseIdleConnections()
+		body := []byte(`{"client_id":"alpha","client_secret":"` + secret + `","uid":"u1"}`)
+		req, _ := http.NewRequest(http.MethodPost, site+"/loginV2", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if xff != "" {
+			req.Header.Set("X-Forwarded-For", xff)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		_, _ = io.ReadAll(res.Body)
+		return res.StatusCode
+	}
+	const lb = "127.0.0.40"
+	for _, tt := range []struct {
+		name string
+		// spoof is what the client writes in front of its own address
+		// for its i-th failure.
+		spoof func(i int) string
+		// real is the client's address, which the balancer appends.
+		real string
+		// then the right secret from: an address and X-Forwarded-For
+		from, xff string
+		want      int
+	}{
+		{
+			name:  "a new address on every try",
+			spoof: func(i int) string { return fmt.Sprintf("203.0.113.%d", i+1) },
+			real:  "198.51.100.7",
+			from:  lb, xff: "203.0.113.99, 198.51.100.7",
+			want: 429,
+		},
+		{
+			name:  "the address of a host calling directly",
+			spoof: func(int) string { return "127.0.0.41" },
+			real:  "198.51.100.8",
+			from:  "127.0.0.41",
+			want:  200,
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for i := 0; i < 3; i++ {
+				if got := login(lb, tt.spoof(i)+", "+tt.real, "wrong"); got != 401 {
+					t.Fatalf("failure %d: %d", i+1, got)
+				}
+			}
+			if got := login(tt.from, tt.xff, alphaSecret); got != tt.want {
+				t.Fatalf("then the right secret from %s (X-Forwarded-For %q): %d, want %d", tt.from, tt.xff, got, tt.want)
+			}
+		})
+	}
+}
