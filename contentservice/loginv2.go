@@ -1,6 +1,7 @@
 package contentservice
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -78,11 +79,9 @@ func (s *service) serveLogin(w http.ResponseWriter, r *http.Request) {
 		writeLoginError(w, http.StatusBadRequest, http.StatusBadRequest, "Request body unreadable or over 64 KiB")
 		return
 	}
-	// Into a map, not a struct: member names are matched exactly, where
-	// encoding/json would take "UID" or "Client_ID" for them.
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(body, &members); err != nil || members == nil {
-		writeLoginError(w, http.StatusBadRequest, http.StatusBadRequest, "Request body must be a JSON object")
+	members, err := loginMembers(body)
+	if err != nil {
+		writeLoginError(w, http.StatusBadRequest, http.StatusBadRequest, "Request body must be a JSON object that names each member once")
 		return
 	}
 	req := loginRequest{ClientID: members["client_id"], ClientSecret: members["client_secret"], UID: members["uid"]}
@@ -231,6 +230,45 @@ func (s *service) parseEditorToken(raw string) (*editorClaims, error) {
 // tokenExpired reports whether an editor token's exp has passed.
 func tokenExpired(c *editorClaims) bool {
 	return !time.Now().Before(c.ExpiresAt.Time)
+}
+
+// errDuplicateMember means a LoginV2 body that names a member twice.
+var errDuplicateMember = errors.New("a member is named twice")
+
+// loginMembers reads a LoginV2 body's members into a map, not a struct:
+// names are matched exactly, where encoding/json would take "UID" or
+// "Client_ID" for them. A name given twice is refused rather than
+// resolved (encoding/json keeps the last, other parsers the first): a
+// host that checked one uid and forwarded the body, or pasted a user's
+// input into it, would otherwise log in another user.
+func loginMembers(body []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	members := make(map[string]json.RawMessage)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := tok.(string) // an object's keys are strings
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, err
+		}
+		if _, dup := members[name]; dup {
+			return nil, errDuplicateMember
+		}
+		members[name] = value
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON object")
+	}
+	return members, nil
 }
 
 // parseUID reads the uid member: a JSON string of letters, digits, _ and -.

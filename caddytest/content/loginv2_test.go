@@ -147,6 +147,14 @@ func TestLoginV2(t *testing.T) {
 		{"uid with a space", "POST", jsonCT, loginBody("alpha", alphaSecret, "a b"), 400, 5005},
 		{"uid with a dot", "POST", jsonCT, loginBody("alpha", alphaSecret, "a.b"), 400, 5005},
 		{"uid empty", "POST", jsonCT, loginBody("alpha", alphaSecret, ""), 400, 5005},
+		// A member named twice is ambiguous (parsers disagree on which
+		// one counts), and a body built by pasting a user's input into a
+		// template could name the uid twice: refused, whichever comes
+		// first, however the name is written.
+		{"uid twice", "POST", jsonCT, []byte(`{"client_id":"alpha","client_secret":"` + alphaSecret + `","uid":"u1","uid":"victim"}`), 400, 400},
+		{"uid twice, escaped", "POST", jsonCT, []byte(`{"client_id":"alpha","client_secret":"` + alphaSecret + `","uid":"u1","\u0075id":"victim"}`), 400, 400},
+		{"client_id twice", "POST", jsonCT, []byte(`{"client_id":"nobody","client_id":"alpha","client_secret":"` + alphaSecret + `","uid":"u1"}`), 400, 400},
+		{"client_secret twice", "POST", jsonCT, []byte(`{"client_id":"alpha","client_secret":"` + alphaSecret + `","client_secret":"x","uid":"u1"}`), 400, 400},
 		{"GET", "GET", nil, nil, 405, 405},
 	}
 	for _, tt := range tests {
