@@ -139,6 +139,13 @@ type service struct {
 	output     render.Limits      // the renderer's bounds
 	limiter    *ratelimit.Limiter // export requests per token; nil when off
 	failures   *ratelimit.Limiter // failed logins per client address; nil when off
+	// failureLimit is the failure limit's rate; failureKey, once the
+	// limiter is shared across reloads, its key in loginFailures.
+	failureLimit struct {
+		requests int
+		window   time.Duration
+	}
+	failureKey *failureKey
 	passThru   bool
 	logger     *zap.Logger
 	fetch      fetchSettings
@@ -301,8 +308,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err != nil {
 		return err
 	}
+	// Set before sharing: should that fail, Cleanup still stops the
+	// browser.
 	h.svc = svc
-	return nil
+	return svc.shareFailures()
 }
 
 // newService resolves the configuration cfg: placeholders replaced with
@@ -427,6 +436,7 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 			n, window = rl.Requests, time.Duration(rl.Window)
 		}
 		s.failures = ratelimit.New(n, window, 0)
+		s.failureLimit.requests, s.failureLimit.window = n, window
 	}
 	if err := s.setupFetch(cfg.Fetch); err != nil {
 		return nil, err

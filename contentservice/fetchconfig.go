@@ -173,8 +173,9 @@ func fetchPolicy(cfg *FetchConfig) (safefetch.Policy, error) {
 // Interface guard
 var _ caddy.CleanerUpper = (*Handler)(nil)
 
-// Cleanup stops the browser (waiting for it and everything it started)
-// and releases the service's outgoing connections.
+// Cleanup stops the browser (waiting for it and everything it started),
+// releases the service's outgoing connections and gives back its share
+// of the login failure limiter.
 func (h *Handler) Cleanup() error {
 	if h.svc == nil {
 		return nil
@@ -186,6 +187,7 @@ func (h *Handler) Cleanup() error {
 	if h.svc.weigher != nil {
 		h.svc.weigher.Close()
 	}
+	h.svc.releaseFailures()
 	return nil
 }
 

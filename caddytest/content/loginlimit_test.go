@@ -56,3 +56,37 @@ func TestLoginFailureLimit(t *testing.T) {
 		t.Fatalf("another address: %d %s", r.status, r.body)
 	}
 }
+
+// TestLoginFailureLimitSurvivesReload: a config reload keeps the failed
+// logins counted so far, so that an address past its limit is not given
+// a new budget by the next reload.
+func TestLoginFailureLimitSurvivesReload(t *testing.T) {
+	start(t)
+	login := func(secret string) int {
+		t.Helper()
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.24")}}
+		client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 10 * time.Second}
+		defer client.CloseIdleConnections()
+		body := []byte(`{"client_id":"alpha","client_secret":"` + secret + `","uid":"u1"}`)
+		req, _ := http.NewRequest(http.MethodPost, failureSite+"/loginV2", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		_, _ = io.ReadAll(res.Body)
+		return res.StatusCode
+	}
+	for i := 0; i < 3; i++ {
+		if got := login("wrong"); got != 401 {
+			t.Fatalf("failure %d: %d", i+1, got)
+		}
+	}
+	if status, answer, err := load(config, true); err != nil || status != 200 {
+		t.Fatalf("reload: %d %s %v", status, answer, err)
+	}
+	if got := login(alphaSecret); got != 429 {
+		t.Fatalf("after 3 failures and a reload: %d, want 429", got)
+	}
+}
