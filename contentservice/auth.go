@@ -70,12 +70,18 @@ func (s *service) lookupApp(clientID, secret string) int {
 // appRef names an application inside the editor tokens the browser holds.
 // The token's payload is readable, and LoginV2 lets nothing the
 // configuration holds reach the browser, so the reference is a keyed hash
-// of the client ID: replicas sharing the signing key agree on it, and
-// nobody without the key learns the ID from it.
-func appRef(signingKey []byte, clientID string) string {
+// of the client ID and of the secret's digest: replicas sharing the
+// signing key and the secret agree on it, nobody without the key learns
+// the ID from it, and replacing a secret (after a leak) ends the tokens
+// obtained with the old one, which would otherwise be refreshed for the
+// rest of their refresh window.
+func appRef(signingKey []byte, clientID string, secretDigest [sha256.Size]byte) string {
 	mac := hmac.New(sha256.New, signingKey)
 	mac.Write([]byte("design-bridge app reference\x00"))
 	mac.Write([]byte(clientID))
+	// The digest's fixed length at the end keeps the two apart.
+	mac.Write([]byte{0})
+	mac.Write(secretDigest[:])
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:16])
 }
 

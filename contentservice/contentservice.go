@@ -363,11 +363,12 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 			return nil, fmt.Errorf("%s.client_secret: %v", at, err)
 		}
 		confvalue.WarnIfLiteralSecret(logger, "app "+id+" secret", app.ClientSecret)
+		secretDigest := sha256.Sum256([]byte(secret))
 		s.apps = append(s.apps, resolvedApp{
 			clientID:     id,
-			ref:          appRef(s.signingKey, id),
+			ref:          appRef(s.signingKey, id, secretDigest),
 			idDigest:     sha256.Sum256([]byte(id)),
-			secretDigest: sha256.Sum256([]byte(secret)),
+			secretDigest: secretDigest,
 			disabled:     app.Disabled,
 			editorTokens: app.EditorTokens,
 		})

@@ -1,6 +1,7 @@
 package contentservice
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -57,11 +58,18 @@ func newTestService(t testing.TB, mutate func(*Handler)) (*service, *observer.Ob
 // expired, or past its refresh window, without a clock to move.
 func editorToken(t testing.TB, clientID, uid string, issued time.Time, refreshUntil time.Time) string {
 	t.Helper()
-	tok, err := signEditorToken([]byte(testKey), appRef([]byte(testKey), clientID), uid, issued, refreshUntil.Unix())
+	tok, err := signEditorToken([]byte(testKey), testAppRef(clientID), uid, issued, refreshUntil.Unix())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tok
+}
+
+// testAppRef is the reference of clientID's application of the test
+// services.
+func testAppRef(clientID string) string {
+	secret := map[string]string{"alpha": testSecret, "disabled-app": "secret-disabled-0123", "editor-app": "secret-editor-0123"}[clientID]
+	return appRef([]byte(testKey), clientID, sha256.Sum256([]byte(secret)))
 }
 
 // request describes one test request.

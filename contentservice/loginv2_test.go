@@ -110,7 +110,7 @@ func TestLoginSuccess(t *testing.T) {
 		if err != nil {
 			t.Fatalf("access token does not verify: %v", err)
 		}
-		if claims.Subject != uid || claims.AppRef != appRef([]byte(testKey), "alpha") ||
+		if claims.Subject != uid || claims.AppRef != testAppRef("alpha") ||
 			claims.ExpiresAt.Unix() != claims.IssuedAt.Unix()+300 || claims.IssuedAt.Unix() < before || claims.IssuedAt.Unix() > after ||
 			claims.RefreshUntil != int64(refreshUntil) {
 			t.Errorf("claims %+v", claims)

@@ -97,9 +97,13 @@ func checkTokenBody(t *testing.T, r response, clientID, uid string, notBefore in
 // hash of the client ID (computed here independently of the module), so
 // that the browser, which can read the claims, never sees the ID.
 func appReference(key, clientID string) string {
+	secret := map[string]string{"alpha": alphaSecret, "editor-app": editorSecret, "disabled-app": "it-secret-disabled-0123"}[clientID]
+	digest := sha256.Sum256([]byte(secret))
 	mac := hmac.New(sha256.New, []byte(key))
 	mac.Write([]byte("design-bridge app reference\x00"))
 	mac.Write([]byte(clientID))
+	mac.Write([]byte{0})
+	mac.Write(digest[:])
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:16])
 }
 
@@ -275,5 +279,38 @@ func TestLoginV2Replicas(t *testing.T) {
 	}
 	if strings.Contains(string(r.body), tok) {
 		t.Error("the token is echoed")
+	}
+}
+
+// TestLoginV2SecretRotation: editor tokens are bound to the secret they
+// were obtained with. Once an application's secret is replaced (as after
+// a leak), the tokens minted with the old one are neither refreshed nor
+// accepted by the export endpoints, as the old secret itself is not;
+// tokens minted with the new secret are.
+func TestLoginV2SecretRotation(t *testing.T) {
+	tester := start(t)
+	old := loginOK(t, tester, mainSite, "editor-app", editorSecret, "before").AccessToken
+	const rotated = "it-secret-editor-rotated-0123"
+	tester.InitServer(strings.ReplaceAll(config, editorSecret, rotated), "caddyfile")
+	defer tester.InitServer(config, "caddyfile")
+	body := designtest.OwnFile(t, smallDesign)
+	r := post(t, tester, http.MethodPost, mainSite+"/loginV2/refresh", bearer(old), nil)
+	if r.status != 401 {
+		t.Errorf("refresh of a token of the old secret: %d %.200s", r.status, r.body)
+	} else if code, _ := loginError(t, r); code != 401 {
+		t.Errorf("refresh of a token of the old secret: code %d", code)
+	}
+	r = post(t, tester, http.MethodPost, mainSite+"/v1/message/html", bearer(old), body)
+	if r.status != 403 {
+		t.Errorf("export with a token of the old secret: %d %.200s", r.status, r.body)
+	} else if code, _, _ := exportError(t, r); code != 4003 {
+		t.Errorf("export with a token of the old secret: code %d", code)
+	}
+	fresh := loginOK(t, tester, mainSite, "editor-app", rotated, "after").AccessToken
+	if r := post(t, tester, http.MethodPost, mainSite+"/loginV2/refresh", bearer(fresh), nil); r.status != 200 {
+		t.Errorf("refresh of a token of the new secret: %d %s", r.status, r.body)
+	}
+	if r := post(t, tester, http.MethodPost, mainSite+"/v1/message/html", bearer(fresh), body); r.status != 200 {
+		t.Errorf("export with a token of the new secret: %d %.200s", r.status, r.body)
 	}
 }
