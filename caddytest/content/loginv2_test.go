@@ -94,8 +94,9 @@ func checkTokenBody(t *testing.T, r response, clientID, uid string, notBefore in
 }
 
 // appReference is how an editor token names its application: a keyed
-// hash of the client ID (computed here independently of the module), so
-// that the browser, which can read the claims, never sees the ID.
+// hash of the client ID and the secret's digest (computed here
+// independently of the module), so that the browser, which can read the
+// claims, never sees the ID, and a new secret ends the old tokens.
 func appReference(key, clientID string) string {
 	secret := map[string]string{"alpha": alphaSecret, "editor-app": editorSecret, "disabled-app": "it-secret-disabled-0123"}[clientID]
 	digest := sha256.Sum256([]byte(secret))
