@@ -103,3 +103,46 @@ func TestLoginFailureLimitBehindProxy(t *testing.T) {
 		})
 	}
 }
+
+// TestLoginFailureLimitFlood: an address past its failure limit stays
+// blocked while many other addresses come and go. Requests that count no
+// failure (here, 10,000 of the wrong media type, each from another
+// address) are not remembered, so they cannot push the blocked address
+// out of the limiter's table (and give it a new budget).
+func TestLoginFailureLimitFlood(t *testing.T) {
+	tester := newTester(t)
+	tester.InitServer(proxyConfig, "caddyfile")
+	defer tester.InitServer(config, "caddyfile")
+	site := testcaddy.URL("PROXIED")
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.40")}}
+	client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	login := func(from, contentType, secret string) int {
+		t.Helper()
+		body := []byte(`{"client_id":"alpha","client_secret":"` + secret + `","uid":"u1"}`)
+		req, _ := http.NewRequest(http.MethodPost, site+"/loginV2", bytes.NewReader(body))
+		req.Header.Set("Content-Type", contentType)
+		req.Header.Set("X-Forwarded-For", from)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		_, _ = io.ReadAll(res.Body)
+		return res.StatusCode
+	}
+	const attacker = "198.51.100.9"
+	for i := 0; i < 3; i++ {
+		if got := login(attacker, "application/json", "wrong"); got != 401 {
+			t.Fatalf("failure %d: %d", i+1, got)
+		}
+	}
+	for i := 0; i < 10000; i++ {
+		if got := login(fmt.Sprintf("198.18.%d.%d", i/250, i%250+1), "text/plain", alphaSecret); got != 415 {
+			t.Fatalf("request %d: %d", i, got)
+		}
+	}
+	if got := login(attacker, "application/json", alphaSecret); got != 429 {
+		t.Fatalf("the blocked address after 10,000 others: %d, want 429", got)
+	}
+}

@@ -77,7 +77,11 @@ func (l *Limiter) Allow(key string, now time.Time) (bool, time.Duration) {
 func (l *Limiter) Blocked(key string, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if tokens := l.bucketLocked(key, now).TokensAt(now); tokens < 1 {
+	b := l.knownLocked(key)
+	if b == nil {
+		return false, 0
+	}
+	if tokens := b.TokensAt(now); tokens < 1 {
 		return true, l.wait(tokens)
 	}
 	return false, 0
@@ -91,7 +95,13 @@ func (l *Limiter) Blocked(key string, now time.Time) (bool, time.Duration) {
 func (l *Limiter) Charge(key string, now time.Time, failed bool) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.bucketLocked(key, now)
+	b := l.knownLocked(key)
+	if b == nil {
+		if failed {
+			l.bucketLocked(key, now).AllowN(now, 1)
+		}
+		return true, 0
+	}
 	if tokens := b.TokensAt(now); tokens < 1 {
 		return false, l.wait(tokens)
 	}
@@ -106,11 +116,24 @@ func (l *Limiter) wait(tokens float64) time.Duration {
 	return time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second))
 }
 
+// knownLocked returns key's bucket, or nil for a key not remembered
+// (whose bucket would be full). Blocked and Charge remember a key only
+// once it is charged: requests that take nothing would otherwise fill
+// the table with full buckets and push out the ones of clients past
+// their limit.
+func (l *Limiter) knownLocked(key string) *rate.Limiter {
+	el, ok := l.keys[key]
+	if !ok {
+		return nil
+	}
+	l.order.MoveToFront(el)
+	return el.Value.(*entry).bucket
+}
+
 // bucketLocked returns key's bucket, made (full) when the key is new.
 func (l *Limiter) bucketLocked(key string, now time.Time) *rate.Limiter {
-	if el, ok := l.keys[key]; ok {
-		l.order.MoveToFront(el)
-		return el.Value.(*entry).bucket
+	if b := l.knownLocked(key); b != nil {
+		return b
 	}
 	if len(l.keys) >= l.maxKeys {
 		l.evictLocked(now)

@@ -119,6 +119,31 @@ func TestBlockedCharge(t *testing.T) {
 	}
 }
 
+// TestUnchargedKeysNotRemembered: Blocked and a successful Charge do not
+// remember a new key, so that a flood of addresses that fail nothing
+// cannot push out the key of one past its limit.
+func TestUnchargedKeysNotRemembered(t *testing.T) {
+	l := New(2, time.Minute, 100)
+	now := time.Unix(1000, 0)
+	l.Charge("a", now, true)
+	l.Charge("a", now, true)
+	for i := 0; i < 1000; i++ {
+		k := fmt.Sprint("k", i)
+		if blocked, _ := l.Blocked(k, now); blocked {
+			t.Fatalf("%s blocked", k)
+		}
+		if ok, _ := l.Charge(k, now, false); !ok {
+			t.Fatalf("%s refused", k)
+		}
+	}
+	if n := l.Len(); n != 1 {
+		t.Fatalf("%d keys remembered, want 1", n)
+	}
+	if blocked, _ := l.Blocked("a", now); !blocked {
+		t.Fatal("a is no longer blocked")
+	}
+}
+
 func TestBoundedKeys(t *testing.T) {
 	l := New(1, time.Hour, 100)
 	now := time.Unix(1000, 0)
