@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto"
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
@@ -78,17 +76,7 @@ func TestTimedOutJobLeavesNoContext(t *testing.T) {
 			if p.current != b {
 				t.Fatal("the browser was replaced")
 			}
-			var ids []cdp.BrowserContextID
-			for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-				var err error
-				if ids, err = target.GetBrowserContexts().Do(cdpBrowser(b.ctx)); err != nil {
-					t.Fatal(err)
-				}
-				if len(ids) == 0 {
-					return
-				}
-			}
-			t.Errorf("browser contexts left by the timed-out job: %v", ids)
+			checkNoContextsLeft(t, b, "the timed-out job")
 		})
 	}
 }

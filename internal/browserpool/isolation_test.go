@@ -161,6 +161,13 @@ func TestAbandonedJobLeavesNoContext(t *testing.T) {
 	if p.current != b {
 		t.Fatal("the browser was replaced")
 	}
+	checkNoContextsLeft(t, b, "the abandoned job")
+}
+
+// checkNoContextsLeft fails t unless b's browser has no browser context
+// of a job within 3 s (disposing one is asynchronous).
+func checkNoContextsLeft(t *testing.T, b *instance, job string) {
+	t.Helper()
 	var ids []cdp.BrowserContextID
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		var err error
@@ -171,5 +178,5 @@ func TestAbandonedJobLeavesNoContext(t *testing.T) {
 			return
 		}
 	}
-	t.Errorf("browser contexts left by the abandoned job: %v", ids)
+	t.Errorf("browser contexts left by %s: %v", job, ids)
 }

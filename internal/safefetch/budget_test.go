@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // TestBudget: under WithBudget a client's requests, every redirect
@@ -18,18 +14,7 @@ func TestBudget(t *testing.T) {
 	var hits atomic.Int64
 	// /hop/<n> redirects n times, then answers; /hop/5 is the longest
 	// chain a client follows (6 requests).
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/hop/"))
-		if n > 0 {
-			http.Redirect(w, r, "/hop/"+strconv.Itoa(n-1), http.StatusFound)
-			return
-		}
-		_, _ = w.Write([]byte("ok"))
-	}))
-	defer srv.Close()
-	client, tr := NewClient(5*time.Second, Policy{AllowPrivate: true})
-	defer tr.Retire()
+	srv, client := hopServer(t, &hits)
 	for _, tc := range []struct {
 		name     string
 		budget   int64 // 0: none

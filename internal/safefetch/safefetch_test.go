@@ -228,17 +228,7 @@ func TestResponseHeadersBounded(t *testing.T) {
 // TestMaxRedirects: a client follows MaxRedirects redirects, and refuses
 // the one after (it stopped one short, at 4).
 func TestMaxRedirects(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/hop/"))
-		if n > 0 {
-			http.Redirect(w, r, "/hop/"+strconv.Itoa(n-1), http.StatusFound)
-			return
-		}
-		_, _ = w.Write([]byte("ok"))
-	}))
-	defer srv.Close()
-	client, tr := NewClient(5*time.Second, Policy{AllowPrivate: true})
-	defer tr.Retire()
+	srv, client := hopServer(t, nil)
 	for _, tc := range []struct {
 		redirects int
 		ok        bool
@@ -251,4 +241,25 @@ func TestMaxRedirects(t *testing.T) {
 			t.Errorf("%d redirects: err %v, want followed %v", tc.redirects, err, tc.ok)
 		}
 	}
+}
+
+// hopServer serves /hop/<n>, which redirects n times and then answers,
+// counting each request in hits (when not nil), and returns it with a
+// client that may reach it; both end with t.
+func hopServer(t *testing.T, hits *atomic.Int64) (*httptest.Server, *http.Client) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits != nil {
+			hits.Add(1)
+		}
+		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/hop/"))
+		if n > 0 {
+			http.Redirect(w, r, "/hop/"+strconv.Itoa(n-1), http.StatusFound)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	t.Cleanup(srv.Close)
+	client, tr := NewClient(5*time.Second, Policy{AllowPrivate: true})
+	t.Cleanup(tr.Retire)
+	return srv, client
 }
