@@ -1,13 +1,9 @@
 package content
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 )
@@ -47,24 +43,14 @@ func TestLoginFailureLimitBehindProxy(t *testing.T) {
 	site := testcaddy.URL("PROXIED")
 	login := func(from, xff, secret string) int {
 		t.Helper()
-		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
-		client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 10 * time.Second}
-		defer client.CloseIdleConnections()
-		body := []byte(`{"client_id":"alpha","client_secret":"` + secret + `","uid":"u1"}`)
-		req, _ := http.NewRequest(http.MethodPost, site+"/loginV2", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
+		var h http.Header
 		if xff != "" {
-			req.Header.Set("X-Forwarded-For", xff)
+			h = http.Header{"X-Forwarded-For": {xff}}
 		}
-		res, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		_, _ = io.ReadAll(res.Body)
-		return res.StatusCode
+		return postLogin(t, clientFrom(t, from), site, secret, h).status
 	}
 	const lb = "127.0.0.40"
+	realA, direct := freshIP(10), freshIP(127)
 	for _, tt := range []struct {
 		name string
 		// spoof is what the client writes in front of its own address
@@ -79,15 +65,15 @@ func TestLoginFailureLimitBehindProxy(t *testing.T) {
 		{
 			name:  "a new address on every try",
 			spoof: func(i int) string { return fmt.Sprintf("203.0.113.%d", i+1) },
-			real:  "198.51.100.7",
-			from:  lb, xff: "203.0.113.99, 198.51.100.7",
+			real:  realA,
+			from:  lb, xff: "203.0.113.99, " + realA,
 			want: 429,
 		},
 		{
 			name:  "the address of a host calling directly",
-			spoof: func(int) string { return "127.0.0.41" },
-			real:  "198.51.100.8",
-			from:  "127.0.0.41",
+			spoof: func(int) string { return direct },
+			real:  freshIP(10),
+			from:  direct,
 			want:  200,
 		},
 	} {
@@ -114,24 +100,12 @@ func TestLoginFailureLimitFlood(t *testing.T) {
 	tester.InitServer(proxyConfig, "caddyfile")
 	defer tester.InitServer(config, "caddyfile")
 	site := testcaddy.URL("PROXIED")
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.40")}}
-	client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 10 * time.Second}
-	defer client.CloseIdleConnections()
+	client := clientFrom(t, "127.0.0.40")
 	login := func(from, contentType, secret string) int {
 		t.Helper()
-		body := []byte(`{"client_id":"alpha","client_secret":"` + secret + `","uid":"u1"}`)
-		req, _ := http.NewRequest(http.MethodPost, site+"/loginV2", bytes.NewReader(body))
-		req.Header.Set("Content-Type", contentType)
-		req.Header.Set("X-Forwarded-For", from)
-		res, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		_, _ = io.ReadAll(res.Body)
-		return res.StatusCode
+		return postLogin(t, client, site, secret, http.Header{"Content-Type": {contentType}, "X-Forwarded-For": {from}}).status
 	}
-	const attacker = "198.51.100.9"
+	attacker := freshIP(10)
 	for i := 0; i < 3; i++ {
 		if got := login(attacker, "application/json", "wrong"); got != 401 {
 			t.Fatalf("failure %d: %d", i+1, got)
