@@ -52,6 +52,9 @@ func (q *request) ensureParent(ctx context.Context, p fspPath, create bool) (aut
 			return true, nil
 		}
 		if err := q.h.storage.Mkdir(ctx, pl.key, true); err != nil {
+			if errors.Is(err, errLink) {
+				return true, storageFail(err) // the user's root, or a folder on the way, is a link
+			}
 			if isNotExist(err) || isExist(err) {
 				return true, fail(3200, "") // a file where a folder should be
 			}

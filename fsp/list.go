@@ -2,6 +2,7 @@ package fsp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -150,17 +151,20 @@ func (q *request) fileMeta0(p fspPath, key string, e Entry, readOnly, thumb bool
 }
 
 // statDir describes directory p; the user's root and shared folders always
-// exist (they are made on first write).
+// exist (they are made on first write). A symbolic link in their place
+// is a storage failure (errLink), elsewhere a folder that is not there.
 func (q *request) statDir(ctx context.Context, p fspPath, pl place) (Entry, error) {
 	e, err := q.h.storage.Stat(ctx, pl.key, true)
 	if err == nil {
 		return e, nil
 	}
 	if isNotExist(err) {
-		if len(p.segs) == 0 || pl.shared != nil {
+		switch {
+		case len(p.segs) > 0 && pl.shared == nil:
+			return Entry{}, fail(3200, "")
+		case !errors.Is(err, errLink):
 			return Entry{Dir: true}, nil
 		}
-		return Entry{}, fail(3200, "")
 	}
 	return Entry{}, storageFail(err)
 }

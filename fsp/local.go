@@ -15,9 +15,12 @@ import (
 )
 
 // localStorage keeps files in a folder. Every access goes through an
-// os.Root, so no key, symlink or ".." can reach outside the folder.
+// os.Root or, on Linux, a descriptor of the folder walked without
+// following links (at_linux.go), so no key, symlink or ".." can reach
+// outside the folder; on Linux no symlink is followed at all.
 type localStorage struct {
 	root *os.Root
+	base *os.File // the folder itself
 }
 
 func newLocalStorage(dir string) (*localStorage, error) {
@@ -28,26 +31,42 @@ func newLocalStorage(dir string) (*localStorage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &localStorage{root: root}, nil
-}
-
-// name is the os.Root form of key: "." for the base.
-func localName(key string) string {
-	if key == "" {
-		return "."
+	base, err := root.Open(".")
+	if err != nil {
+		root.Close()
+		return nil, err
 	}
-	return key
+	return &localStorage{root: root, base: base}, nil
 }
 
-func (s *localStorage) Close() error { return s.root.Close() }
+func (s *localStorage) Close() error {
+	err := s.base.Close()
+	if rootErr := s.root.Close(); err == nil {
+		err = rootErr
+	}
+	return err
+}
+
+// kind is nil when info is of the kind asked for, a folder (dir) or a
+// regular file, and fs.ErrNotExist otherwise: links (errLink), pipes and
+// sockets are neither.
+func kind(info fs.FileInfo, dir bool) error {
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		return errLink
+	case dir && !info.IsDir(), !dir && !info.Mode().IsRegular():
+		return fs.ErrNotExist
+	}
+	return nil
+}
 
 func (s *localStorage) Stat(_ context.Context, key string, dir bool) (Entry, error) {
-	info, err := s.root.Stat(localName(key))
+	info, err := s.lstat(key)
 	if err != nil {
 		return Entry{}, mapLocalErr(err)
 	}
-	if info.IsDir() != dir {
-		return Entry{}, fs.ErrNotExist
+	if err := kind(info, dir); err != nil {
+		return Entry{}, err
 	}
 	e := Entry{Name: path.Base(key), Dir: dir, Size: info.Size(), ModTime: info.ModTime()}
 	if dir {
@@ -58,12 +77,12 @@ func (s *localStorage) Stat(_ context.Context, key string, dir bool) (Entry, err
 }
 
 func (s *localStorage) Exists(_ context.Context, key string, dir bool) error {
-	info, err := s.root.Stat(localName(key))
+	info, err := s.lstat(key)
 	if err != nil {
 		return mapLocalErr(err)
 	}
-	if info.IsDir() != dir {
-		return fs.ErrNotExist
+	if err := kind(info, dir); err != nil {
+		return err
 	}
 	return nil
 }
@@ -79,7 +98,7 @@ func (s *localStorage) Names(_ context.Context, keys []string) ([]nameState, err
 // type comes with the names (an lstat only where the file system does
 // not say).
 func (s *localStorage) count(dir string) int {
-	f, err := s.root.Open(localName(dir))
+	f, err := s.open(dir)
 	if err != nil {
 		return 0
 	}
@@ -102,7 +121,7 @@ func (s *localStorage) count(dir string) int {
 }
 
 func (s *localStorage) List(_ context.Context, dir string) ([]Entry, error) {
-	f, err := s.root.Open(localName(dir))
+	f, err := s.open(dir)
 	if err != nil {
 		return nil, mapLocalErr(err)
 	}
@@ -113,7 +132,7 @@ func (s *localStorage) List(_ context.Context, dir string) ([]Entry, error) {
 	}
 	entries := make([]Entry, 0, len(dirents))
 	for _, de := range dirents {
-		info, err := de.Info()
+		info, err := s.entryInfo(f, de)
 		if err != nil {
 			continue // removed meanwhile
 		}
@@ -132,9 +151,9 @@ func (s *localStorage) List(_ context.Context, dir string) ([]Entry, error) {
 
 func (s *localStorage) Mkdir(_ context.Context, dir string, parents bool) error {
 	if parents {
-		return mapLocalErr(s.root.MkdirAll(localName(dir), 0o755))
+		return mapLocalErr(s.mkdirAll(dir))
 	}
-	return mapLocalErr(s.root.Mkdir(dir, 0o755))
+	return mapLocalErr(s.mkdir(dir))
 }
 
 func (s *localStorage) Rmdir(_ context.Context, dir string) error {
@@ -150,7 +169,7 @@ func (s *localStorage) Rmdir(_ context.Context, dir string) error {
 // before, and another request may have put a file where the folder was,
 // or the reverse. A name of the other kind is fs.ErrNotExist.
 func (s *localStorage) remove(key string, dir bool) error {
-	done, err := removeKind(s.root, key, dir)
+	done, err := s.removeKind(key, dir)
 	if !done {
 		// Without unlinkat: look, then remove (a narrow window stays).
 		var info fs.FileInfo
@@ -174,14 +193,14 @@ func (s *localStorage) Write(_ context.Context, key string, data []byte, _ strin
 	if err != nil {
 		return "", err
 	}
-	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := s.create(tmp)
 	if err != nil {
 		return "", mapLocalErr(err)
 	}
 	defer func() {
 		// The temporary name never stays: after a link it is a second
 		// name of the file, after a failure the only one.
-		if rmErr := s.root.Remove(tmp); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) && err == nil {
+		if rmErr := s.removeName(tmp); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) && err == nil {
 			err = rmErr
 		}
 	}()
@@ -191,9 +210,9 @@ func (s *localStorage) Write(_ context.Context, key string, data []byte, _ strin
 	}
 	if exclusive {
 		// link(2) fails when key exists: the O_EXCL of renames.
-		return version, mapLocalErr(s.root.Link(tmp, key))
+		return version, mapLocalErr(s.link(tmp, key))
 	}
-	return version, mapLocalErr(s.root.Rename(tmp, key))
+	return version, mapLocalErr(s.rename(tmp, key))
 }
 
 // writeSynced writes data to the new file f, syncs and closes it, and
@@ -218,7 +237,7 @@ func writeSynced(f *os.File, data []byte) (string, error) {
 // the next file, and files written within one tick of a coarse file
 // system clock (or given one time by a copy) have the same time.
 func (s *localStorage) Version(_ context.Context, key string) (string, error) {
-	f, err := s.root.Open(key)
+	f, err := s.open(key)
 	if err != nil {
 		return "", mapLocalErr(err)
 	}
@@ -236,7 +255,7 @@ func (s *localStorage) Version(_ context.Context, key string) (string, error) {
 }
 
 func (s *localStorage) Read(_ context.Context, key string, max int64) ([]byte, string, error) {
-	f, err := s.root.Open(key)
+	f, err := s.open(key)
 	if err != nil {
 		return nil, "", mapLocalErr(err)
 	}
@@ -267,12 +286,12 @@ func (s *localStorage) WriteFirstFree(_ context.Context, keys []string, data []b
 	if err != nil {
 		return 0, "", err
 	}
-	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := s.create(tmp)
 	if err != nil {
 		return 0, "", mapLocalErr(err)
 	}
 	defer func() {
-		if rmErr := s.root.Remove(tmp); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) && err == nil {
+		if rmErr := s.removeName(tmp); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) && err == nil {
 			err = rmErr
 		}
 	}()
@@ -280,13 +299,13 @@ func (s *localStorage) WriteFirstFree(_ context.Context, keys []string, data []b
 		return 0, "", err
 	}
 	for i, key := range keys {
-		if _, err := s.root.Lstat(key); err == nil {
+		if _, err := s.lstat(key); err == nil {
 			continue // taken: left alone, prepare included
 		}
 		if err := prepare(i); err != nil {
 			return 0, "", err
 		}
-		err := mapLocalErr(s.root.Link(tmp, key))
+		err := mapLocalErr(s.link(tmp, key))
 		if err == nil {
 			return i, version, nil
 		}
@@ -310,7 +329,7 @@ func (s *localStorage) Remove(_ context.Context, key string) error {
 }
 
 func (s *localStorage) Move(_ context.Context, from, to string, exclusive bool) error {
-	info, err := s.root.Lstat(from)
+	info, err := s.lstat(from)
 	if err != nil {
 		return mapLocalErr(err)
 	}
@@ -319,24 +338,29 @@ func (s *localStorage) Move(_ context.Context, from, to string, exclusive bool) 
 	}
 	if !exclusive {
 		// rename(2) replaces to atomically: never both, never neither.
-		return mapLocalErr(s.root.Rename(from, to))
+		return mapLocalErr(s.rename(from, to))
 	}
 	// One step, or an upload replacing from between a link and a remove
 	// would be deleted by the remove.
-	if done, err := renameNoReplace(s.root, from, to); done {
+	if done, err := s.renameNoReplace(from, to); done {
 		return mapLocalErr(err)
 	}
 	// Without renameat2: link, then remove from unless it was replaced
 	// in between (a narrow window stays between the check and the remove).
-	if err := s.root.Link(from, to); err != nil {
+	if err := s.link(from, to); err != nil {
 		return mapLocalErr(err)
 	}
-	now, err := s.root.Lstat(from)
+	now, err := s.lstat(from)
 	if err != nil || !os.SameFile(info, now) {
 		return nil // moved; from is another file now, or gone
 	}
-	return mapLocalErr(s.root.Remove(from))
+	return mapLocalErr(s.removeName(from))
 }
+
+// errLink is a symbolic link where a key names a file or folder (on
+// Linux, where none is followed): not one of the FSP's, so not there. Where
+// a user's root or a shared folder should be, it is a storage failure.
+var errLink = fmt.Errorf("%w: a symbolic link", fs.ErrNotExist)
 
 // mapLocalErr turns "not a directory" into not-exist (a file where a
 // folder was expected), "is a directory" into exist, and keeps the fs sentinels recognisable.
