@@ -90,6 +90,8 @@ func TestProviderLocalFollowsNoSymlink(t *testing.T) {
 		{name: "upload into a link to the shared folder", upload: "/shared/x.txt"},
 		{name: "upload replacing through a linked folder", upload: "/other/secret.txt?"},
 		{name: "upload into a user root that is a link", upload: "u3:/x.txt", status: 503},
+		// Deleting a link's name removes the link, never what it points to.
+		{name: "delete a linked file", call: call{method: "DELETE", target: "/peek.txt"}, status: 200},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var res response
@@ -103,7 +105,7 @@ func TestProviderLocalFollowsNoSymlink(t *testing.T) {
 				c.call.auth = "-"
 				res = send(t, privatePort, c.call)
 			}
-			want := map[int]int{0: 3200, 503: 3100}[c.status]
+			want := map[int]int{0: 3200, 200: 0, 503: 3100}[c.status]
 			if c.status == 0 {
 				c.status = 404
 			}
@@ -116,6 +118,7 @@ func TestProviderLocalFollowsNoSymlink(t *testing.T) {
 			}
 		})
 	}
+	before = slices.DeleteFunc(before, func(k string) bool { return k == "c1/u1/peek.txt" })
 	if after := b.keys(t); !slices.Equal(before, after) {
 		t.Errorf("the storage changed:\nbefore %v\nafter  %v", before, after)
 	}
