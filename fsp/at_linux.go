@@ -121,7 +121,9 @@ func (s *localStorage) open(key string) (*os.File, error) {
 		return nil, err
 	}
 	defer unix.Close(dirfd)
-	fd, err := openat(dirfd, name, unix.O_RDONLY, 0)
+	// O_NONBLOCK: a named pipe put where a file was opens at once (and
+	// is then found not to be a file) instead of waiting for a writer.
+	fd, err := openat(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, atErr("openat", dirfd, name, key, err)
 	}

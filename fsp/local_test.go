@@ -2,10 +2,13 @@ package fsp
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -229,5 +232,41 @@ func TestLocalLinkSwappedInNeverFollowed(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(base, "c/u2/x")); err != nil || string(data) != "other's" {
 		t.Errorf("the other tree's file holds %q (%v)", data, err)
+	}
+}
+
+// TestLocalPipeIsNoFile: a named pipe that another program put where a
+// file was is not a file: reading it or its version answers at once
+// (not found) instead of waiting for a writer that never comes, which
+// would hold the request (and an upload's slot) for ever.
+func TestLocalPipeIsNoFile(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("opened without waiting on Linux")
+	}
+	base := t.TempDir()
+	s, err := newLocalStorage(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := syscall.Mkfifo(filepath.Join(base, "p.png"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for name, op := range map[string]func() error{
+		"Read":    func() error { _, _, err := s.Read(ctx, "p.png", 100); return err },
+		"Version": func() error { _, err := s.Version(ctx, "p.png"); return err },
+		"Exists":  func() error { return s.Exists(ctx, "p.png", false) },
+	} {
+		done := make(chan error, 1)
+		go func() { done <- op() }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s of a pipe: %v, want not found", name, err)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("%s of a pipe waits for a writer", name)
+		}
 	}
 }
