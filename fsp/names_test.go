@@ -110,6 +110,10 @@ func TestCheckSegmentDetails(t *testing.T) {
 		{"a\x01b", "control characters (here U+0001)"},
 		{strings.Repeat("n", maxNameLen+1), "256 bytes long; at most 255"},
 		{".thumb.a.png", "kept for the file service's own files"},
+		// In any case: on a folder that ignores case (macOS, Windows,
+		// casefold ext4) this would be another file's thumbnail.
+		{".THUMB.a.png.png", "kept for the file service's own files"},
+		{".Tmp-1", "kept for the file service's own files"},
 		{"", "may not be empty"},
 	} {
 		var ne *nameError

@@ -54,9 +54,15 @@ const (
 	tempPrefix  = ".tmp-"
 )
 
-// reservedName reports whether name is one of the provider's own files.
+// reservedName reports whether name is one of the provider's own files,
+// in any letter case: on a folder that ignores case (macOS, Windows,
+// casefold ext4) ".THUMB.a.png.png" is a.png's thumbnail.
 func reservedName(name string) bool {
-	return strings.HasPrefix(name, thumbPrefix) || strings.HasPrefix(name, tempPrefix)
+	return hasPrefixFold(name, thumbPrefix) || hasPrefixFold(name, tempPrefix)
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // checkSegment returns why name cannot be a file or folder name, nil when it
