@@ -153,6 +153,10 @@ func TestCrossSite(t *testing.T) {
 		{"scheme mismatch", "site.test", true, map[string]string{"Origin": "http://site.test"}, true},
 		{"foreign origin", "site.test", false, map[string]string{"Origin": "http://evil.test"}, true},
 		{"allowed origin case", "site.test", false, map[string]string{"Origin": "HTTP://LOCALHOST:3000"}, false},
+		// A sandboxed frame, a data: URL or a redirect across origins: an
+		// opaque origin, cross-site to every site.
+		{"null origin", "site.test", false, map[string]string{"Origin": "null"}, true},
+		{"null origin cross-site", "site.test", false, map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "null"}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

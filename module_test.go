@@ -252,6 +252,8 @@ func TestResolveAndValidate(t *testing.T) {
 		{name: "auth_rate_limit without window (JSON)", b: Bridge{AuthRateLimit: &AuthRateLimit{Requests: 5}}, wantErr: `auth_rate_limit.window: 0s must be positive (or set "off": true)`},
 		{name: "origin with path", b: Bridge{AllowedOrigins: []string{"http://localhost:3000/app"}}, wantErr: `allowed_origins[0] is not an origin: write scheme://host[:port]`},
 		{name: "origin without scheme", b: Bridge{AllowedOrigins: []string{"https://a.example", "localhost:3000"}}, wantErr: `allowed_origins[1] is not an origin`},
+		// Every sandboxed frame and data: URL sends it.
+		{name: "null origin", b: Bridge{AllowedOrigins: []string{"null"}}, wantErr: `allowed_origins[0] is not an origin`},
 		{name: "origin normalized", b: Bridge{AllowedOrigins: []string{"HTTP://LocalHost:3000/"}}, check: func(t *testing.T, b *Bridge) {
 			if _, ok := b.allowed["http://localhost:3000"]; !ok {
 				t.Errorf("allowed %v", b.allowed)
