@@ -18,13 +18,13 @@ import (
 
 // authAnswerHeaders are the headers of a LoginV2 answer that the browser
 // gets: what the page's fetch of its token reads (the JSON's type and
-// length), the upstream's caching directives (a token must not be kept)
-// and Retry-After of a 429 or 503. Everything else would act on the host's
+// length), Pragma (the bridge sends its own Cache-Control: no-store) and
+// Retry-After of a 429 or 503. Everything else would act on the host's
 // origin, not the upstream's: its cookies (Set-Cookie, Clear-Site-Data), a
 // redirect (Location, Refresh), CORS grants, HSTS and other policies, and
 // the upstream's own details (Server, Via, internal names).
 var authAnswerHeaders = map[string]bool{"Content-Type": true, "Content-Length": true,
-	"Cache-Control": true, "Expires": true, "Pragma": true, "Retry-After": true}
+	"Pragma": true, "Retry-After": true}
 
 // actsOnOrigin reports whether an answer header, by its canonical name,
 // would act on the origin it reaches: an export's answer reaches the

@@ -60,6 +60,9 @@ func (b *Bridge) login(w http.ResponseWriter, r *http.Request, deadline time.Tim
 	out.Trailer = nil
 	out.URL.RawQuery = ""
 
+	// An editor token is kept by no cache, whatever the upstream says:
+	// set before the watcher, it is the site's own header and wins.
+	w.Header().Set("Cache-Control", "no-store")
 	watch := newWatcher(w, b.secrets)
 	// The page parses the token answer: what its strings decode to is
 	// masked too.

@@ -415,3 +415,45 @@ func TestLoginAnswerHeaders(t *testing.T) {
 		})
 	}
 }
+
+// TestLoginAnswerNeverCached: a LoginV2 answer carries an editor token,
+// so whatever caching the upstream asks for (or none), the browser and
+// any cache on the way are told to keep none of it.
+func TestLoginAnswerNeverCached(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		var in struct{ UID string }
+		_ = json.Unmarshal(body, &in)
+		switch in.UID {
+		case "cacheable":
+			w.Header().Set("Cache-Control", "public, max-age=3600")
+			w.Header().Set("Expires", "Thu, 01 Jan 2099 00:00:00 GMT")
+		case "twice":
+			w.Header()["Cache-Control"] = []string{"max-age=60", "public"}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":"editor-token","uid":%q}`, in.UID)
+	})
+	tc := load(t, site(authBlock(up, "uid {http.request.header.X-Case}")))
+	for _, uid := range []string{"silent", "cacheable", "twice"} {
+		t.Run(uid, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, siteURL+"/proxy/bee-auth", strings.NewReader(`{}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Case", uid)
+			res, err := tc.Client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				t.Fatalf("status %d", res.StatusCode)
+			}
+			if v := res.Header.Values("Cache-Control"); len(v) != 1 || v[0] != "no-store" {
+				t.Errorf("Cache-Control %q, want no-store", v)
+			}
+			if v := res.Header.Get("Expires"); v != "" {
+				t.Errorf("Expires %q reached the browser", v)
+			}
+		})
+	}
+}
