@@ -379,7 +379,7 @@ func (s *service) serveFile(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, http.StatusNotFound, "Not found", "no such file")
 		return
 	}
-	f, mod, err := s.files.open(name)
+	f, expires, err := s.files.open(name)
 	if err != nil {
 		writeError(w, http.StatusNotFound, http.StatusNotFound, "Not found", "no such file, or it expired")
 		return
@@ -389,13 +389,17 @@ func (s *service) serveFile(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Disposition", fileDisposition(name))
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "sandbox")
-	w.Header().Set("Cache-Control", "private, max-age="+strconv.Itoa(int(time.Until(mod.Add(s.files.ttl)).Seconds())))
-	http.ServeContent(w, r, name, mod, f)
+	w.Header().Set("Cache-Control", "private, max-age="+strconv.Itoa(int(time.Until(expires).Seconds())))
+	// No Last-Modified: the file's time is when it expires.
+	http.ServeContent(w, r, name, time.Time{}, f)
 }
 
-// fileStore keeps rendered PDFs in a folder for ttl. Expired files are
-// removed when a file is stored (no background work), and at most
-// maxFiles files and maxBytes bytes are kept, the oldest going first.
+// fileStore keeps rendered PDFs in a folder for ttl. A file's
+// modification time is when it expires, so that stores with other TTLs
+// sharing the folder (every service's default, or other Caddy processes)
+// keep each file for its own. Expired files are removed when a file is
+// stored (no background work), and at most maxFiles files and maxBytes
+// bytes are kept, the first to expire going first.
 type fileStore struct {
 	dir      string
 	ttl      time.Duration
@@ -431,6 +435,9 @@ func (fs *fileStore) put(write func(io.Writer) error) (string, error) {
 		err = cerr
 	}
 	if err == nil {
+		err = os.Chtimes(tmp.Name(), time.Time{}, time.Now().Add(fs.ttl))
+	}
+	if err == nil {
 		err = os.Rename(tmp.Name(), filepath.Join(fs.dir, name))
 	}
 	if err != nil {
@@ -441,7 +448,7 @@ func (fs *fileStore) put(write func(io.Writer) error) (string, error) {
 	return name, nil
 }
 
-// open returns a stored file that has not expired, with its time.
+// open returns a stored file that has not expired, with when it expires.
 func (fs *fileStore) open(name string) (*os.File, time.Time, error) {
 	path := filepath.Join(fs.dir, name)
 	f, err := os.Open(path)
@@ -449,7 +456,7 @@ func (fs *fileStore) open(name string) (*os.File, time.Time, error) {
 		return nil, time.Time{}, err
 	}
 	info, err := f.Stat()
-	if err != nil || time.Since(info.ModTime()) > fs.ttl {
+	if err != nil || !time.Now().Before(info.ModTime()) {
 		f.Close()
 		_ = os.Remove(path)
 		return nil, time.Time{}, os.ErrNotExist
@@ -458,7 +465,7 @@ func (fs *fileStore) open(name string) (*os.File, time.Time, error) {
 }
 
 // sweep removes expired files, temporary files left by a write that
-// never finished, and the oldest files beyond maxFiles or maxBytes; keep,
+// never finished, and the first to expire beyond maxFiles or maxBytes; keep,
 // the file just stored, always stays.
 func (fs *fileStore) sweep(keep string) {
 	entries, err := os.ReadDir(fs.dir)
@@ -487,14 +494,14 @@ func (fs *fileStore) sweep(keep string) {
 		if err != nil {
 			continue
 		}
-		if time.Since(info.ModTime()) > fs.ttl {
+		if !time.Now().Before(info.ModTime()) {
 			_ = os.Remove(filepath.Join(fs.dir, e.Name()))
 			continue
 		}
 		live = append(live, file{e.Name(), info.ModTime(), info.Size()})
 	}
-	// keep first, then the newest first: once one does not fit, it and
-	// every older one go.
+	// keep first, then the last to expire first: once one does not fit,
+	// it and every one expiring sooner go.
 	sort.Slice(live, func(i, j int) bool {
 		if ki, kj := live[i].name == keep, live[j].name == keep; ki != kj {
 			return ki

@@ -36,7 +36,8 @@ func TestFileStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	// a is two hours old: expired, refused and removed.
+	// a expired an hour ago (a file's time is when it expires): refused
+	// and removed.
 	old := time.Now().Add(-2 * time.Hour)
 	if err := os.Chtimes(filepath.Join(dir, a), old, old); err != nil {
 		t.Fatal(err)
@@ -113,8 +114,8 @@ func TestFileStoreBounded(t *testing.T) {
 					t.Fatal(err)
 				}
 				names = append(names, name)
-				// Each file a second older than the next.
-				then := time.Now().Add(time.Duration(i-len(c.sizes)) * time.Second)
+				// Each file expiring a second before the next.
+				then := time.Now().Add(time.Hour + time.Duration(i-len(c.sizes))*time.Second)
 				if err := os.Chtimes(filepath.Join(dir, name), then, then); err != nil {
 					t.Fatal(err)
 				}
