@@ -11,6 +11,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/internal/browserpool"
 	"github.com/designbridge/caddy-designbridge/internal/safefetch"
@@ -112,6 +113,13 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("browser.files_dir: %v", err)
+	}
+	// The files' names are their links' permission: a user who can list
+	// the folder can download every PDF in it over HTTP.
+	if info, err := os.Stat(dir); err == nil && info.Mode().Perm()&0o044 != 0 && s.logger != nil {
+		s.logger.Warn("browser.files_dir can be listed by other users of this machine, and its file names are the PDF links: "+
+			"make it readable by Caddy's user only (chmod 700)",
+			zap.String("files_dir", dir), zap.String("mode", info.Mode().Perm().String()))
 	}
 	client, transport := safefetch.NewClient(s.fetch.timeout, s.fetch.policy)
 	var fetcher browserpool.Fetcher = &browserpool.HTTPFetcher{Client: client, MaxSize: s.fetch.maxSize, Slots: s.fetch.slots}
