@@ -1,6 +1,7 @@
 package contentservice
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,5 +45,39 @@ func TestFilesDirListableWarns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFileConditionalRequests: a stored PDF never changes under its name,
+// so a download can be resumed (Range with If-Range) and revalidated
+// (If-None-Match) by the validator its answer carries.
+func TestFileConditionalRequests(t *testing.T) {
+	s, _ := newTestService(t, func(h *Handler) {
+		h.Browser = &BrowserConfig{FilesDir: t.TempDir()}
+	})
+	defer s.browser.Close()
+	name, err := s.files.put(content([]byte("%PDF-0123456789")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := do(t, s, request{method: http.MethodGet, path: PathFiles + name})
+	etag := first.Header().Get("ETag")
+	if first.Code != 200 || etag == "" || strings.Contains(etag, strings.TrimSuffix(name, ".pdf")) {
+		t.Fatalf("GET: %d, ETag %q; want 200 with an ETag that does not hold the name", first.Code, etag)
+	}
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		status  int
+		body    string
+	}{
+		{"resumed", map[string]string{"Range": "bytes=5-", "If-Range": etag}, 206, "0123456789"},
+		{"resumed with another validator", map[string]string{"Range": "bytes=5-", "If-Range": `"other"`}, 200, "%PDF-0123456789"},
+		{"revalidated", map[string]string{"If-None-Match": etag}, 304, ""},
+	} {
+		w := do(t, s, request{method: http.MethodGet, path: PathFiles + name, headers: tc.headers})
+		if w.Code != tc.status || w.Body.String() != tc.body {
+			t.Errorf("%s: %d %q, want %d %q", tc.name, w.Code, w.Body, tc.status, tc.body)
+		}
 	}
 }
