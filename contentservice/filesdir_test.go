@@ -1,6 +1,7 @@
 package contentservice
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -78,6 +79,39 @@ func TestFileConditionalRequests(t *testing.T) {
 		w := do(t, s, request{method: http.MethodGet, path: PathFiles + name, headers: tc.headers})
 		if w.Code != tc.status || w.Body.String() != tc.body {
 			t.Errorf("%s: %d %q, want %d %q", tc.name, w.Code, w.Body, tc.status, tc.body)
+		}
+	}
+}
+
+// TestFileRefusalsAreErrorObjects: a file request refused for its
+// headers (a Range outside the file, a failed If-Match) is answered, as
+// every error of the service, with the error object.
+func TestFileRefusalsAreErrorObjects(t *testing.T) {
+	s, _ := newTestService(t, func(h *Handler) {
+		h.Browser = &BrowserConfig{FilesDir: t.TempDir()}
+	})
+	defer s.browser.Close()
+	name, err := s.files.put(content([]byte("%PDF-0123456789")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		status  int
+	}{
+		{"range past the end", map[string]string{"Range": "bytes=999-"}, 416},
+		{"malformed range", map[string]string{"Range": "bytes=x"}, 416},
+		{"failed If-Match", map[string]string{"If-Match": `"other"`}, 412},
+	} {
+		w := do(t, s, request{method: http.MethodGet, path: PathFiles + name, headers: tc.headers})
+		var body struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}
+		if w.Code != tc.status || w.Header().Get("Content-Type") != "application/json" ||
+			json.Unmarshal(w.Body.Bytes(), &body) != nil || body.Code != tc.status || body.Message == "" {
+			t.Errorf("%s: %d %s %q, want %d with the error object", tc.name, w.Code, w.Header().Get("Content-Type"), w.Body, tc.status)
 		}
 	}
 }

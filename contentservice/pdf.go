@@ -396,8 +396,49 @@ func (s *service) serveFile(w http.ResponseWriter, r *http.Request) {
 	// name cannot be found from) validates resumed downloads.
 	sum := sha256.Sum256([]byte(name))
 	w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:16])+`"`)
-	http.ServeContent(w, r, name, time.Time{}, f)
+	http.ServeContent(&fileAnswer{ResponseWriter: w}, r, name, time.Time{}, f)
 }
+
+// fileAnswer passes http.ServeContent's answer through, except its
+// refusals (a Range outside the file, 416, as text; a failed If-Match,
+// 412, with no body), which it answers with the error object instead.
+type fileAnswer struct {
+	http.ResponseWriter
+	refused bool
+}
+
+func (w *fileAnswer) WriteHeader(status int) {
+	if status < http.StatusBadRequest {
+		w.ResponseWriter.WriteHeader(status)
+		return
+	}
+	w.refused = true
+	details := "a precondition of the request does not hold for this file"
+	if status == http.StatusRequestedRangeNotSatisfiable {
+		details = "the Range is not within the file"
+	}
+	writeError(w.ResponseWriter, status, status, http.StatusText(status), details)
+}
+
+func (w *fileAnswer) Write(p []byte) (int, error) {
+	if w.refused {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// ReadFrom keeps the writer's own ReadFrom (sendfile) for the file.
+func (w *fileAnswer) ReadFrom(r io.Reader) (int64, error) {
+	if w.refused {
+		return io.Copy(io.Discard, r)
+	}
+	if rf, ok := w.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(w.ResponseWriter, r)
+}
+
+func (w *fileAnswer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // fileStore keeps rendered PDFs in a folder for ttl. A file's
 // modification time is when it expires, so that stores with other TTLs
