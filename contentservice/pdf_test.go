@@ -218,3 +218,32 @@ func TestIsFileAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestFileStoreSharedKeepsWaitingRenders: a render may wait for a tab and
+// print for a browser timeout each before its first byte; a store with a
+// shorter timeout sharing the folder must not take that render's file for
+// an abandoned one meanwhile.
+func TestFileStoreSharedKeepsWaitingRenders(t *testing.T) {
+	dir := t.TempDir()
+	long := newFileStore(dir, time.Hour, 2*time.Hour)
+	short := newFileStore(dir, time.Hour, time.Minute)
+	short.abandoned = 50 * time.Millisecond
+	name, err := long.put(func(w io.Writer) error {
+		// Waiting for a tab, then printing; the other store stores a
+		// PDF meanwhile.
+		time.Sleep(100 * time.Millisecond)
+		if _, err := short.put(content([]byte("%PDF-other"))); err != nil {
+			return err
+		}
+		_, err := w.Write([]byte("%PDF-long"))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("the waiting render's PDF was not stored: %v", err)
+	}
+	if f, _, err := long.open(name); err != nil {
+		t.Errorf("open: %v", err)
+	} else {
+		f.Close()
+	}
+}
