@@ -139,6 +139,8 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 	s.browserTimeout = timeout
 	s.browserTransport = transport
 	s.files = newFileStore(dir, ttl, timeout)
+	// Stores sweep the folder; so does each load, as none may follow.
+	s.files.sweep("")
 	s.publicURL = strings.TrimSuffix(cfg.PublicURL, "/")
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -112,6 +113,36 @@ func TestFileRefusalsAreErrorObjects(t *testing.T) {
 		if w.Code != tc.status || w.Header().Get("Content-Type") != "application/json" ||
 			json.Unmarshal(w.Body.Bytes(), &body) != nil || body.Code != tc.status || body.Message == "" {
 			t.Errorf("%s: %d %s %q, want %d with the error object", tc.name, w.Code, w.Header().Get("Content-Type"), w.Body, tc.status)
+		}
+	}
+}
+
+// TestLoadSweepsExpiredFiles: expired PDFs are removed when a
+// configuration loads too (a reload, a restart), not only when the next
+// PDF is stored, which may never come.
+func TestLoadSweepsExpiredFiles(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]time.Duration{ // name: expires in
+		"00000000000000000000000000000001.pdf": -time.Minute,
+		"00000000000000000000000000000002.pdf": time.Hour,
+	}
+	for name, in := range files {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("%PDF-"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, time.Time{}, time.Now().Add(in)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, _ := newTestService(t, func(h *Handler) {
+		h.Browser = &BrowserConfig{FilesDir: dir}
+	})
+	defer s.browser.Close()
+	for name, in := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if kept := err == nil; kept != (in > 0) {
+			t.Errorf("%s, expiring in %v: kept %v", name, in, kept)
 		}
 	}
 }
