@@ -89,18 +89,25 @@ type requestBody struct {
 	file     *os.File
 	name     string // the file's name while it must still be removed
 	size     int64
+	want     int // the announced size (sizeFor)
 
 	holds  atomic.Int32 // references besides the owner's
 	closed atomic.Bool  // the owner has let go (Close)
 	freed  bool         // set by the last reference, after which nobody reads
 }
 
-// sizeFor gives the body, before it is read, room for n bytes and
-// bytes.Buffer's read margin (bytes.Buffer.ReadFrom wants MinRead bytes of
-// room before each read: with that much to spare the buffer is never grown
-// and copied on the way, however the body arrives).
+// firstRoom is the most a body's buffer holds before any of the body has
+// arrived: a Content-Length is only a claim, and a client that announces
+// 1 MiB and sends nothing must not hold 1 MiB (HTTP/2 carries hundreds of
+// such requests on one connection).
+const firstRoom = 16 << 10
+
+// sizeFor prepares the body, before it is read, for the n bytes its
+// Content-Length announces (0: unknown). Its buffer starts small and
+// grows as the bytes arrive (readMem), up to n and bytes.MinRead to spare.
 func (rb *requestBody) sizeFor(n int) {
-	rb.mem = *bytes.NewBuffer(getBuf(n + bytes.MinRead))
+	rb.want = n
+	rb.mem = *bytes.NewBuffer(getBuf(min(n+bytes.MinRead, firstRoom)))
 }
 
 // holdLarge makes the body, before it is read, hold its n bytes in
@@ -178,16 +185,15 @@ func (rb *requestBody) Write(p []byte) (int, error) {
 }
 
 // ReadFrom reads src to its end (io.Copy's path, without a copy buffer):
-// into memory while the body fits in spoolAbove bytes, then into a
-// temporary file.
+// into memory while the body fits in spoolAbove bytes (readMem), then into
+// a temporary file.
 func (rb *requestBody) ReadFrom(src io.Reader) (int64, error) {
 	if rb.chunks != nil {
 		return rb.readChunks(src)
 	}
 	var n int64
 	if rb.file == nil {
-		m, err := rb.mem.ReadFrom(io.LimitReader(src, spoolAbove+1-rb.size))
-		rb.size += m
+		m, err := rb.readMem(src)
 		n += m
 		if err != nil || rb.size <= spoolAbove {
 			return n, err
@@ -203,6 +209,40 @@ func (rb *requestBody) ReadFrom(src io.Reader) (int64, error) {
 	putBuf(buf)
 	rb.size += m
 	return n + m, err
+}
+
+// readMem reads src into memory, to its end or until the body holds more
+// than spoolAbove bytes. The buffer grows with the bytes that arrive,
+// never ahead of them: each time it is full it doubles (pooled, the old one
+// given back), up to the announced size and bytes.MinRead to spare, so
+// that a body that arrives as announced ends in a buffer of its size class
+// without a further copy. It is at most about twice what has arrived.
+func (rb *requestBody) readMem(src io.Reader) (int64, error) {
+	buf := rb.mem.Bytes()
+	defer func() { rb.mem = *bytes.NewBuffer(buf) }()
+	var n int64
+	for len(buf) <= spoolAbove {
+		if len(buf) == cap(buf) {
+			next := max(2*cap(buf), minPooled)
+			if want := rb.want + bytes.MinRead; want > cap(buf) {
+				next = min(next, want)
+			}
+			grown := append(getBuf(next), buf...)
+			putBuf(buf)
+			buf = grown
+		}
+		m, err := src.Read(buf[len(buf):min(cap(buf), spoolAbove+1)])
+		buf = buf[:len(buf)+m]
+		rb.size += int64(m)
+		n += int64(m)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // spool moves the body to a temporary file.

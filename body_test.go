@@ -43,12 +43,33 @@ func TestRequestBody(t *testing.T) {
 			if n, err := io.Copy(read, io.LimitReader(bytes.NewReader(want), int64(len(want)))); err != nil || n != int64(len(want)) {
 				t.Fatalf("io.Copy: %d, %v", n, err)
 			}
-			for _, rb := range []*requestBody{written, read} {
+			// With the size announced (Content-Length), arriving in
+			// pieces: the buffer grows with the bytes up to the size
+			// class of the body and its read margin, no further.
+			announced := new(requestBody)
+			defer announced.Close()
+			announced.sizeFor(tt.size)
+			if n, err := io.Copy(announced, pieces{bytes.NewReader(want), tt.chunk}); err != nil || n != int64(len(want)) {
+				t.Fatalf("io.Copy in pieces: %d, %v", n, err)
+			}
+			if room := bufRoom(tt.size + bytes.MinRead); !tt.spooled && announced.mem.Cap() > room {
+				t.Errorf("buffer of %d bytes for %d announced, want at most %d", announced.mem.Cap(), tt.size, room)
+			}
+			for _, rb := range []*requestBody{written, read, announced} {
 				checkBody(t, rb, want, tt.spooled)
 			}
 		})
 	}
 }
+
+// pieces reads at most n bytes at a time, as a body arrives from the
+// network.
+type pieces struct {
+	r io.Reader
+	n int
+}
+
+func (p pieces) Read(b []byte) (int, error) { return p.r.Read(b[:min(len(b), p.n)]) }
 
 func checkBody(t *testing.T, rb *requestBody, want []byte, spooled bool) {
 	t.Helper()

@@ -134,7 +134,7 @@ func (b *Bridge) readBody(w http.ResponseWriter, r *http.Request, limit int64) (
 	case r.ContentLength > 0:
 		body.sizeFor(int(r.ContentLength))
 	default: // the size is not known until the end
-		body.sizeFor(minPooled)
+		body.sizeFor(0)
 	}
 	n, err := io.Copy(body, io.LimitReader(r.Body, limit+1))
 	var maxBytes *http.MaxBytesError

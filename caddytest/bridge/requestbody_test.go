@@ -10,6 +10,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -133,5 +135,62 @@ func TestSlowBodyBoundedByTimeout(t *testing.T) {
 	}
 	if n := len(up.requests()); n != 0 {
 		t.Errorf("upstream called %d times", n)
+	}
+}
+
+// TestStalledBodiesHoldLittleMemory: a Content-Length is only a claim. A
+// client that announces a body of up to 1 MiB and then sends almost none
+// of it holds memory for what it sent, not for what it announced: many
+// such requests at once (one connection each here; HTTP/2 carries
+// hundreds on one) must not make Caddy allocate the announced sizes.
+func TestStalledBodiesHoldLittleMemory(t *testing.T) {
+	up := loginUpstream(t)
+	load(t, site(authBlock(up, "timeout 2s", "auth_rate_limit off")))
+	const clients = 40
+	for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
+		t.Run(path, func(t *testing.T) {
+			length := 1 << 20 // the largest body held in one buffer
+			if path == "/proxy/bee-auth" {
+				length = 64 << 10 // the auth path's limit
+			}
+			head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, length)
+			// Two collections empty the buffer pools: every buffer the
+			// requests hold is then allocated while they run.
+			runtime.GC()
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var wg sync.WaitGroup
+			statuses := make(chan int, clients)
+			for range clients {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res, _, err := rawExchange(t, head, []byte(`{"uid":`), 20*time.Second)
+					if err != nil {
+						t.Errorf("no answer to a stalled body: %v", err)
+						return
+					}
+					statuses <- res.StatusCode
+				}()
+			}
+			wg.Wait()
+			runtime.ReadMemStats(&after)
+			close(statuses)
+			for s := range statuses {
+				if s != 408 {
+					t.Errorf("status %d, want 408", s)
+				}
+			}
+			// Announced: 40 MiB on the export path. What was sent: 7
+			// bytes each. Caddy's own work per request is some tens of
+			// KiB; the announced size (or twice it, its buffer's size
+			// class) is far more.
+			allocated := int64(after.TotalAlloc - before.TotalAlloc)
+			t.Logf("%d stalled requests allocated %d KiB", clients, allocated>>10)
+			if limit := int64(clients * max(length/4, 64<<10)); allocated > limit {
+				t.Errorf("%d stalled requests allocated %d KiB, want at most %d KiB", clients, allocated>>10, limit>>10)
+			}
+		})
 	}
 }
