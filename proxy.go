@@ -30,7 +30,10 @@ import (
 // flushing, 1xx, trailers, error statuses); upstreamTransport adds the
 // secret on the way out and masks it on the way back.
 func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string, endpoint bool) (*reverseproxy.Handler, error) {
-	tcfg := map[string]any{"compression": false}
+	// Answer headers are held whole, copied and scanned for secrets, per
+	// export in flight and outside answer_memory: net/http's default
+	// allows 10 MiB of them.
+	tcfg := map[string]any{"compression": false, "max_response_header_size": maxAnswerHeader}
 	if target.Scheme == "https" {
 		tcfg["tls"] = map[string]any{}
 	}
@@ -66,6 +69,10 @@ func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string, end
 	}
 	return h, nil
 }
+
+// maxAnswerHeader bounds an upstream answer's header (each interim
+// answer's too); past it the answer is 502.
+const maxAnswerHeader = 64 << 10
 
 // upstreamTransport points the request at the configured URL, adds the
 // bearer token (after Caddy's reverse proxy has logged the request, so the

@@ -1,9 +1,15 @@
 package bridge
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -112,5 +118,76 @@ func TestExportAnswerTrailersActOnNoOrigin(t *testing.T) {
 				t.Errorf("%s: %s %q reached the browser", round, tt.name, got)
 			}
 		}
+	}
+}
+
+// TestHugeAnswerHeadersRefused: an upstream's answer headers count
+// against no budget, so they are bounded per answer: headers of 4 MiB on
+// every export in flight are refused (502) as soon as they pass the
+// bound, on both paths, rather than held (and copied) whole for each.
+func TestHugeAnswerHeadersRefused(t *testing.T) {
+	// Written from one buffer: the test's own allocations count too.
+	answer := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Pad: " + strings.Repeat("p", 4<<20) + "\r\nContent-Length: 2\r\n\r\nok")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				conn.Write(answer)
+			}()
+		}
+	}()
+	upURL := "http://" + l.Addr().String()
+	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/auth\n\t\tauth_rate_limit off\n\t\tinsecure_caller_uid",
+		upURL, tokenPlain, clientID, clientSecret, upURL)))
+	const exports = 10
+	for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
+		t.Run(path, func(t *testing.T) {
+			runtime.GC()
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var wg sync.WaitGroup
+			statuses := make([]response, exports)
+			for i := range exports {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					body := caseBody(fmt.Sprint(i)) // distinct: no shared call
+					if path == "/proxy/bee-auth" {
+						body = fmt.Appendf(nil, `{"uid":"u%d"}`, i)
+					}
+					statuses[i] = post(t, tc, path, body, nil)
+				}()
+			}
+			wg.Wait()
+			runtime.ReadMemStats(&after)
+			for i, s := range statuses {
+				if s.Status != http.StatusBadGateway {
+					t.Errorf("export %d: status %d, want 502", i, s.Status)
+				}
+			}
+			assertErrorBody(t, statuses[0], 5020)
+			// Held whole, each answer's headers were read, copied and
+			// scanned: over 25 MiB allocated per answer.
+			allocated := int64(after.TotalAlloc - before.TotalAlloc)
+			t.Logf("%d answers with 4 MiB of headers allocated %d KiB", exports, allocated>>10)
+			if limit := int64(exports * 4 << 20); allocated > limit {
+				t.Errorf("allocated %d KiB, want at most %d KiB", allocated>>10, limit>>10)
+			}
+		})
 	}
 }
