@@ -236,6 +236,10 @@ func (b *Bridge) proxyError(w http.ResponseWriter, r *http.Request, ctx context.
 		return b.failCause(w, r, http.StatusBadGateway, contract.CodeBadGateway, "Upstream answer refused",
 			fmt.Sprintf("%s answered compressed (Content-Encoding), which the bridge does not accept: it could not check the answer for secrets", b.upstreamName(r)), err)
 	}
+	if errors.Is(err, errUpstreamInterim) {
+		return b.failCause(w, r, http.StatusBadGateway, contract.CodeBadGateway, "Upstream answer refused",
+			fmt.Sprintf("%s sent more than %d interim (1xx) responses", b.upstreamName(r), maxInterim), err)
+	}
 	if errors.Is(err, errUpstreamSwitched) {
 		return b.failCause(w, r, http.StatusBadGateway, contract.CodeBadGateway, "Upstream answer refused",
 			fmt.Sprintf("%s answered 101 Switching Protocols, which the bridge never asks for", b.upstreamName(r)), err)

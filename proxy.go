@@ -139,8 +139,21 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	}()
 	// Interim (1xx) responses are forwarded by Caddy's reverse proxy from
 	// its own trace hook, which runs after this one on the same header.
-	out = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{
+	// net/http bounds the interim answers only of a client that does not
+	// look at them; these hooks do, and an upstream could send them
+	// without end until timeout, each one read, copied and scanned. Past
+	// maxInterim the request is cancelled: an error this hook returns
+	// would be dropped (httptrace returns the error of the hook it was
+	// composed with, Caddy's). Nothing else cancels it: it ends with the
+	// caller's context.
+	ctx, stop := context.WithCancelCause(out.Context())
+	interim := 0
+	out = out.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+			if interim++; interim > maxInterim {
+				stop(errUpstreamInterim)
+				return errUpstreamInterim
+			}
 			if t.scrubHeader(http.Header(h)) {
 				t.logger.Warn("removed upstream interim response headers holding a secret", zap.Int("status", code))
 			}
@@ -152,6 +165,9 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if err != nil {
 		if errors.Is(req.Context().Err(), context.DeadlineExceeded) {
 			return nil, errUpstreamTimeout
+		}
+		if cause := context.Cause(ctx); cause == errUpstreamInterim {
+			return nil, cause
 		}
 		// Caddy's reverse proxy logs the error, which may quote the
 		// upstream's malformed answer.
@@ -236,6 +252,12 @@ func encoded(h http.Header) bool {
 var errUpstreamEncoded = errors.New("upstream answered with a content coding")
 
 // errUpstreamSwitched: the upstream answered 101 Switching Protocols.
+// maxInterim bounds the interim (1xx) answers to one request; a
+// content service sends one or two (103 Early Hints) if any.
+const maxInterim = 16
+
+var errUpstreamInterim = fmt.Errorf("upstream sent more than %d interim (1xx) responses", maxInterim)
+
 var errUpstreamSwitched = errors.New("upstream switched protocols (101), which the bridge never asks for")
 
 // errUpstreamTimeout is a net.Error with Timeout() true, which Caddy's

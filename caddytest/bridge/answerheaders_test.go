@@ -127,32 +127,8 @@ func TestExportAnswerTrailersActOnNoOrigin(t *testing.T) {
 // bound, on both paths, rather than held (and copied) whole for each.
 func TestHugeAnswerHeadersRefused(t *testing.T) {
 	// Written from one buffer: the test's own allocations count too.
-	answer := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Pad: " + strings.Repeat("p", 4<<20) + "\r\nContent-Length: 2\r\n\r\nok")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				req, err := http.ReadRequest(bufio.NewReader(conn))
-				if err != nil {
-					return
-				}
-				io.Copy(io.Discard, req.Body)
-				conn.Write(answer)
-			}()
-		}
-	}()
-	upURL := "http://" + l.Addr().String()
-	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/auth\n\t\tauth_rate_limit off\n\t\tinsecure_caller_uid",
-		upURL, tokenPlain, clientID, clientSecret, upURL)))
+	upURL := repeatingUpstream(t, []byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Pad: "+strings.Repeat("p", 4<<20)+"\r\nContent-Length: 2\r\n\r\nok"), false)
+	tc := load(t, site(bothPaths(upURL)))
 	const exports = 10
 	for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
 		t.Run(path, func(t *testing.T) {
@@ -190,4 +166,60 @@ func TestHugeAnswerHeadersRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEndlessInterimAnswersRefused: net/http bounds an upstream's interim
+// (1xx) answers only for a client that does not look at them, and the
+// bridge does (to mask them); an upstream sending them without end is
+// answered 502 once past the bound, not read until timeout.
+func TestEndlessInterimAnswersRefused(t *testing.T) {
+	hint := []byte("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\nX-Pad: " + strings.Repeat("p", 30000) + "\r\n\r\n")
+	tc := load(t, site(bothPaths(repeatingUpstream(t, hint, true), "timeout 5s")))
+	for _, path := range []string{"/v1/message/html", "/proxy/bee-auth"} {
+		t.Run(path, func(t *testing.T) {
+			res := post(t, tc, path, caseBody("hints"), nil)
+			if res.Status != http.StatusBadGateway {
+				t.Fatalf("status %d %s, want 502", res.Status, res.Body)
+			}
+			assertErrorBody(t, res, 5020)
+		})
+	}
+}
+
+// bothPaths configures exports and LoginV2 (any uid) against upURL.
+func bothPaths(upURL string, extra ...string) string {
+	return fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken %s\n\t\tclient_id %s\n\t\tclient_secret %s\n\t\tauth_url %s/auth\n\t\tauth_rate_limit off\n\t\tinsecure_caller_uid\n%s",
+		upURL, tokenPlain, clientID, clientSecret, upURL, indent(extra))
+}
+
+// repeatingUpstream reads one request per connection and writes answer,
+// once or (forever) until the connection fails; it returns its URL.
+func repeatingUpstream(t *testing.T, answer []byte, forever bool) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				for {
+					if _, err := conn.Write(answer); err != nil || !forever {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + l.Addr().String()
 }
