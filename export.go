@@ -428,13 +428,23 @@ func (a *exportAnswer) size() int64 {
 	}
 	for _, h := range []http.Header{a.header, a.trailer} {
 		for k, vs := range h {
+			n += int64(len(k)) + headerNameCost
 			for _, v := range vs {
-				n += int64(len(k) + len(v) + 4)
+				n += int64(len(v)) + headerValueCost
 			}
 		}
 	}
 	return n
 }
+
+// The memory a header takes beside its bytes, measured with many small
+// headers (an upstream's thousands of them would otherwise keep some ten
+// times max_size in the cache): a name its map slot, value slice and
+// string header; a value its string header.
+const (
+	headerNameCost  = 128
+	headerValueCost = 16
+)
 
 // sameMemory reports whether x and y reach to the same end of one array:
 // the body is the recorded buffer itself, not a masked copy beside it.

@@ -351,3 +351,32 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestExportCacheMemoryWithinMaxSize: what the cache keeps stays within
+// max_size in memory, not only in what it counts: answers with thousands
+// of small headers (each costs far more memory than its bytes) for many
+// distinct designs leave the live heap within max_size and a margin.
+func TestExportCacheMemoryWithinMaxSize(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		for i := range 4000 { // some 48 KB of header, within the bound
+			h["X"+strconv.Itoa(i)] = []string{"b"}
+		}
+		io.WriteString(w, "<p>ok</p>")
+	})
+	const maxSize = 8 << 20
+	tc := load(t, site(bridgeBlock(up, "cache 8MiB 10m")))
+	post(t, tc, "/v1/message/html", caseBody("warm-up"), nil)
+	before := heapInUse()
+	for i := range 300 {
+		if res := post(t, tc, "/v1/message/html", caseBody(strconv.Itoa(i)), nil); res.Status != 200 {
+			t.Fatalf("export %d: status %d %s", i, res.Status, res.Body)
+		}
+	}
+	grown := heapInUse() - before
+	t.Logf("300 answers kept in a cache of %d MiB: live heap grew %d MiB", maxSize>>20, grown>>20)
+	if grown > 2*maxSize {
+		t.Errorf("the live heap grew %d MiB, want at most twice max_size (%d MiB)", grown>>20, 2*maxSize>>20)
+	}
+}
