@@ -99,8 +99,9 @@ type requestBody struct {
 // firstRoom is the most a body's buffer holds before any of the body has
 // arrived: a Content-Length is only a claim, and a client that announces
 // 1 MiB and sends nothing must not hold 1 MiB (HTTP/2 carries hundreds of
-// such requests on one connection).
-const firstRoom = 16 << 10
+// such requests on one connection). 64 KiB holds most designs whole, so
+// that they are read without growing and copying their buffer.
+const firstRoom = 64 << 10
 
 // sizeFor prepares the body, before it is read, for the n bytes its
 // Content-Length announces (0: unknown). Its buffer starts small and
