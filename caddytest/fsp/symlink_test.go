@@ -50,11 +50,13 @@ func TestProviderLocalFollowsNoSymlink(t *testing.T) {
 		}
 	}
 	for link, target := range map[string]string{
-		"c1/u1/other":    "../u2",              // another user's tree
-		"c1/u1/peek.txt": "../u2/secret.txt",   // another user's file
-		"c1/u1/shared":   "../../shared/logos", // the read-only shared folder
-		"c1/u1/own/up":   "..",                 // a loop inside the user's own tree
-		"c1/u3":          "u2",                 // a user's whole tree
+		"c1/u1/other":    "../u2",            // another user's tree
+		"c1/u1/peek.txt": "../u2/secret.txt", // another user's file
+		// The read-only shared folder, relative inside the temporary
+		// store (os.Root would refuse an absolute link outright).
+		"c1/u1/shared": filepath.Join("..", "..", "shared", "logos"),
+		"c1/u1/own/up": "..", // a loop inside the user's own tree
+		"c1/u3":        "u2", // a user's whole tree
 	} {
 		if err := os.Symlink(target, filepath.Join(store, link)); err != nil {
 			t.Fatal(err)
