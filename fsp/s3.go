@@ -1,11 +1,14 @@
 package fsp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/designbridge/caddy-designbridge/internal/confvalue"
 	"github.com/designbridge/caddy-designbridge/internal/retire"
@@ -172,6 +175,17 @@ func newS3Storage(c resolvedS3) (*s3Storage, error) {
 	// A server that takes the request and never answers fails it here,
 	// not when the client gives up.
 	inner.ResponseHeaderTimeout = c.timeout
+	// Nor one that stops in the middle of an answer (or of reading a
+	// request's body): after a file is in place, the thumbnail's requests
+	// no longer end with the client's.
+	dial := inner.DialContext
+	inner.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &stallConn{Conn: conn, wait: c.timeout}, nil
+	}
 	transport := retire.New(inner)
 	region := c.region
 	if region == "" {
@@ -193,6 +207,26 @@ func newS3Storage(c resolvedS3) (*s3Storage, error) {
 		return nil, err
 	}
 	return &s3Storage{client: client, transport: transport, endpoint: c.endpoint, bucket: c.bucket, prefix: strings.Trim(c.prefix, "/")}, nil
+}
+
+// stallConn is a connection to the S3 server on which a read or a write
+// fails once it has waited wait for the server. A write (a request going
+// out) also gives the read that awaits the answer its full wait.
+type stallConn struct {
+	net.Conn
+	wait time.Duration
+}
+
+func (c *stallConn) Read(p []byte) (int, error) {
+	_ = c.Conn.SetReadDeadline(time.Now().Add(c.wait))
+	return c.Conn.Read(p)
+}
+
+func (c *stallConn) Write(p []byte) (int, error) {
+	deadline := time.Now().Add(c.wait)
+	_ = c.Conn.SetWriteDeadline(deadline)
+	_ = c.Conn.SetReadDeadline(deadline)
+	return c.Conn.Write(p)
 }
 
 func (s *s3Storage) Close() error {

@@ -189,9 +189,13 @@ func (s *s3Storage) List(ctx context.Context, dir string) ([]Entry, error) {
 	var entries []Entry
 	listCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	n := 0
 	for obj := range s.client.ListObjects(listCtx, s.bucket, minio.ListObjectsOptions{Prefix: prefix}) {
 		if obj.Err != nil {
 			return nil, mapS3Err(obj.Err)
+		}
+		if n++; n > maxListEntries {
+			return nil, errTooManyEntries
 		}
 		name := strings.TrimPrefix(obj.Key, prefix)
 		if name == "" {

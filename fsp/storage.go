@@ -3,6 +3,7 @@ package fsp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"time"
 )
@@ -92,6 +93,15 @@ type Entry struct {
 // with more children has the item-count 0 there, the contract's
 // "unknown"; its own listing counts them all.
 const maxDirCount = 1000
+
+// maxListEntries bounds the keys (files, folders, the provider's own
+// files) one listing of a folder reads: a hundred S3 pages. A storage
+// that pages without end, or a folder holding more, answers
+// errTooManyEntries, not a listing that grows until memory runs out.
+const maxListEntries = 100_000
+
+// errTooManyEntries is a folder List stops reading at maxListEntries.
+var errTooManyEntries = fmt.Errorf("the folder holds more than %d entries, more than one listing reads", maxListEntries)
 
 // errStorageInvalid is a storage that is not usable as configured (a
 // missing bucket, credentials it refuses): 3600, not 3100.

@@ -40,6 +40,17 @@ const (
 	// reloaded, then passes it on: the old configuration finishes the
 	// operation.
 	faultReload faultKind = "reload"
+	// faultStall passes the answer's status and headers on, then half its
+	// body (none when it has none), and sends nothing more for 45 s: the
+	// server stalls in the middle of its answer.
+	faultStall faultKind = "stall"
+	// faultCut passes the answer's headers (its Content-Length too) and
+	// half its body, then drops the connection: a 200 whose body is cut.
+	faultCut faultKind = "cut"
+	// faultEndless answers a listing with a page of 1000 new keys that
+	// says more follow, whatever the continuation token: a listing that
+	// never ends.
+	faultEndless faultKind = "endless"
 )
 
 // faultProxy is a proxy in front of the real S3 server that injects
@@ -134,6 +145,30 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 			case <-time.After(20 * time.Second):
 			}
 			return
+		case faultStall, faultCut:
+			body, _ := io.ReadAll(res.Body)
+			for k, v := range res.Header {
+				w.Header()[k] = v
+			}
+			if kind == faultStall {
+				w.Header().Del("Content-Length")
+			}
+			w.WriteHeader(res.StatusCode)
+			_, _ = w.Write(body[:len(body)/2])
+			_ = http.NewResponseController(w).Flush()
+			if kind == faultCut {
+				panic(http.ErrAbortHandler)
+			}
+			select {
+			case <-r.Context().Done():
+			case <-time.After(45 * time.Second):
+			}
+			return
+		case faultEndless:
+			_, _ = io.Copy(io.Discard, res.Body)
+			w.Header().Set("Content-Type", "application/xml")
+			fmt.Fprint(w, endlessPage(r.URL.Query().Get("prefix"), r.URL.Query().Get("continuation-token")))
+			return
 		case faultReset:
 			conn, _, err := http.NewResponseController(w).Hijack()
 			if err == nil {
@@ -156,6 +191,23 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 	}))
 	t.Cleanup(p.Close)
 	return p
+}
+
+// endlessPage is a ListObjectsV2 page of 1000 keys under prefix, after
+// the page of token, that says another page follows.
+func endlessPage(prefix, token string) string {
+	page := 0
+	fmt.Sscanf(token, "page-%d", &page)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`+
+		`<Prefix>%s</Prefix><KeyCount>1000</KeyCount><MaxKeys>1000</MaxKeys><EncodingType>url</EncodingType>`+
+		`<IsTruncated>true</IsTruncated><NextContinuationToken>page-%d</NextContinuationToken>`, url.QueryEscape(prefix), page+1)
+	for i := range 1000 {
+		fmt.Fprintf(&sb, `<Contents><Key>%s</Key><LastModified>2024-01-01T00:00:00.000Z</LastModified><ETag>"e"</ETag><Size>1</Size></Contents>`,
+			url.QueryEscape(fmt.Sprintf("%sendless-%d-%d.txt", prefix, page, i)))
+	}
+	sb.WriteString(`</ListBucketResult>`)
+	return sb.String()
 }
 
 // behindFaultProxy returns the s3 storage block of b reached through a new
