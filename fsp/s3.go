@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -196,7 +197,7 @@ func newS3Storage(c resolvedS3) (*s3Storage, error) {
 		Secure:       !c.insecure,
 		Region:       region,
 		BucketLookup: minio.BucketLookupPath,
-		Transport:    transport,
+		Transport:    boundedAnswers{transport},
 		// A request waits for the client, so retries are few; five (with
 		// minio-go's backoff, about 3 s in all) ride out a server that
 		// resets connections for a moment under load, seen with
@@ -207,6 +208,49 @@ func newS3Storage(c resolvedS3) (*s3Storage, error) {
 		return nil, err
 	}
 	return &s3Storage{client: client, transport: transport, endpoint: c.endpoint, bucket: c.bucket, prefix: strings.Trim(c.prefix, "/")}, nil
+}
+
+// maxS3Answer bounds the body of an S3 answer other than an object's
+// bytes (which Read bounds itself): a listing page of 1000 keys of 1024
+// bytes, each URL-encoded, is under 4 MiB.
+const maxS3Answer = 16 << 20
+
+// errS3AnswerTooLarge is an answer body past maxS3Answer.
+var errS3AnswerTooLarge = fmt.Errorf("the S3 server's answer is larger than %d bytes", maxS3Answer)
+
+// boundedAnswers cuts every answer body but an object's at maxS3Answer:
+// minio-go decodes a listing page whole, and drains the body of every
+// other answer, so a server that sends one without end would take
+// memory or time without end.
+type boundedAnswers struct{ http.RoundTripper }
+
+func (t boundedAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := t.RoundTripper.RoundTrip(req)
+	if err != nil || (req.Method == http.MethodGet && !req.URL.Query().Has("list-type")) {
+		return res, err
+	}
+	res.Body = &cappedBody{ReadCloser: res.Body, left: maxS3Answer}
+	return res, nil
+}
+
+// cappedBody fails once more than left bytes are read.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errS3AnswerTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		return n, errS3AnswerTooLarge
+	}
+	return n, err
 }
 
 // stallConn is a connection to the S3 server on which a read or a write

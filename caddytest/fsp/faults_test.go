@@ -51,6 +51,9 @@ const (
 	// says more follow, whatever the continuation token: a listing that
 	// never ends.
 	faultEndless faultKind = "endless"
+	// faultHuge answers a listing with one last page of 60,000 keys, some
+	// 20 MB of XML: more than any S3 server puts in one.
+	faultHuge faultKind = "huge"
 )
 
 // faultProxy is a proxy in front of the real S3 server that injects
@@ -167,7 +170,12 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 		case faultEndless:
 			_, _ = io.Copy(io.Discard, res.Body)
 			w.Header().Set("Content-Type", "application/xml")
-			fmt.Fprint(w, endlessPage(r.URL.Query().Get("prefix"), r.URL.Query().Get("continuation-token")))
+			fmt.Fprint(w, endlessPage(r.URL.Query().Get("prefix"), r.URL.Query().Get("continuation-token"), 1000, true))
+			return
+		case faultHuge:
+			_, _ = io.Copy(io.Discard, res.Body)
+			w.Header().Set("Content-Type", "application/xml")
+			fmt.Fprint(w, endlessPage(r.URL.Query().Get("prefix"), "", 60000, false))
 			return
 		case faultReset:
 			conn, _, err := http.NewResponseController(w).Hijack()
@@ -193,18 +201,21 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 	return p
 }
 
-// endlessPage is a ListObjectsV2 page of 1000 keys under prefix, after
-// the page of token, that says another page follows.
-func endlessPage(prefix, token string) string {
+// endlessPage is a ListObjectsV2 page of n keys under prefix, after the
+// page of token, that says whether another page follows.
+func endlessPage(prefix, token string, n int, more bool) string {
 	page := 0
 	fmt.Sscanf(token, "page-%d", &page)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`+
-		`<Prefix>%s</Prefix><KeyCount>1000</KeyCount><MaxKeys>1000</MaxKeys><EncodingType>url</EncodingType>`+
-		`<IsTruncated>true</IsTruncated><NextContinuationToken>page-%d</NextContinuationToken>`, url.QueryEscape(prefix), page+1)
-	for i := range 1000 {
+		`<Prefix>%s</Prefix><KeyCount>%d</KeyCount><MaxKeys>1000</MaxKeys><EncodingType>url</EncodingType>`+
+		`<IsTruncated>%t</IsTruncated>`, url.QueryEscape(prefix), n, more)
+	if more {
+		fmt.Fprintf(&sb, `<NextContinuationToken>page-%d</NextContinuationToken>`, page+1)
+	}
+	for i := range n {
 		fmt.Fprintf(&sb, `<Contents><Key>%s</Key><LastModified>2024-01-01T00:00:00.000Z</LastModified><ETag>"e"</ETag><Size>1</Size></Contents>`,
-			url.QueryEscape(fmt.Sprintf("%sendless-%d-%d.txt", prefix, page, i)))
+			url.QueryEscape(fmt.Sprintf("%sendless-%d-%d-%s.txt", prefix, page, i, strings.Repeat("x", 200))))
 	}
 	sb.WriteString(`</ListBucketResult>`)
 	return sb.String()

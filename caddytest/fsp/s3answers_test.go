@@ -10,7 +10,7 @@ import (
 // an answer, cuts one short or pages a listing without end costs a
 // request at most a few of the s3 timeouts, never the client's patience
 // (nor, after a file is in place, for ever), and a listing reads a
-// bounded number of pages.
+// bounded number of pages of a bounded size.
 func TestProviderS3AnswersBounded(t *testing.T) {
 	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
 	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
@@ -51,6 +51,7 @@ func TestProviderS3AnswersBounded(t *testing.T) {
 		{name: "upload, thumbnail write's answer stalls", op: direct("/a/p.png", img), kind: faultStall, method: "PUT", suffix: "/a/.thumb.p.png.png"},
 		{name: "list, listing stalls", op: call{method: "GET", target: "/a/"}, kind: faultStall, method: "GET", suffix: "/", wantCode: 3100},
 		{name: "list, listing cut short", op: call{method: "GET", target: "/a/"}, kind: faultCut, method: "GET", suffix: "/", wantCode: 3100},
+		{name: "list, listing page of 20 MB", op: call{method: "GET", target: "/a/"}, kind: faultHuge, method: "GET", suffix: "/", wantCode: 3100},
 		{name: "list, listing without end", op: call{method: "GET", target: "/a/"}, kind: faultEndless, method: "GET", suffix: "/", wantCode: 3100, maxHits: 110},
 	}
 	for i, row := range rows {
@@ -73,7 +74,7 @@ func TestProviderS3AnswersBounded(t *testing.T) {
 				t.Fatalf("the fault hit no request (%s …%s)", row.method, row.suffix)
 			}
 			if got := decodeFSP(res.Body).Code; (row.wantCode == 0 && res.Status != 200) || (row.wantCode != 0 && got != row.wantCode) {
-				t.Errorf("answer %d %s, want %d", res.Status, res.Body, row.wantCode)
+				t.Errorf("answer %d %.300s, want %d", res.Status, res.Body, row.wantCode)
 			}
 			// Five tries of 1 s each and minio-go's backoff: well under 15 s.
 			if took > 15*time.Second {
