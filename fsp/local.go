@@ -126,9 +126,20 @@ func (s *localStorage) List(_ context.Context, dir string) ([]Entry, error) {
 		return nil, mapLocalErr(err)
 	}
 	defer f.Close()
-	dirents, err := f.ReadDir(-1)
-	if err != nil {
-		return nil, mapLocalErr(err)
+	// Read in batches, so that a folder past maxListEntries is found
+	// without reading it whole.
+	var dirents []fs.DirEntry
+	for {
+		batch, err := f.ReadDir(1024)
+		if dirents = append(dirents, batch...); len(dirents) > maxListEntries {
+			return nil, errTooManyEntries
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, mapLocalErr(err)
+		}
 	}
 	entries := make([]Entry, 0, len(dirents))
 	for _, de := range dirents {

@@ -2,6 +2,8 @@ package fsp
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -157,5 +159,40 @@ func TestLocalVersionSameTimeAndSize(t *testing.T) {
 				seen[v] = c
 			}
 		})
+	}
+}
+
+// TestLocalListBounded: a folder of more than maxListEntries names is
+// refused (errTooManyEntries) rather than read whole into one answer, as
+// an S3 listing stops there; one of exactly that many is listed.
+func TestLocalListBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes 100,001 files")
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "big"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxListEntries {
+		f, err := os.Create(filepath.Join(dir, "big", fmt.Sprintf("f%d.txt", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	s, err := newLocalStorage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	entries, err := s.List(context.Background(), "big")
+	if err != nil || len(entries) != maxListEntries {
+		t.Fatalf("a folder of %d names: %d entries, %v", maxListEntries, len(entries), err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big", "one-more.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(context.Background(), "big"); !errors.Is(err, errTooManyEntries) {
+		t.Fatalf("a folder of %d names: %v, want errTooManyEntries", maxListEntries+1, err)
 	}
 }
