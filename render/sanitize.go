@@ -399,6 +399,10 @@ func styleWatched(s string) bool {
 // checkDeclaration reports whether the sanitiser keeps one declaration
 // of a watched style: one that holds none of the words, names position
 // without fixed or absolute, or loads only URLs design.SafeURL allows.
+// A position or a load that takes a value from elsewhere (var(), which a
+// custom property of this or any enclosing element sets, such as
+// --p:fixed or --u:"file://…", or attr()) is not kept: what it would
+// read is not here to check.
 // For a declaration dropped for a URL it loads, it also returns that URL
 // (lower-cased, with what follows it), for the render's warning.
 func checkDeclaration(decl string) (ok bool, refused string) {
@@ -409,10 +413,13 @@ func checkDeclaration(decl string) (ok bool, refused string) {
 		}
 		switch word {
 		case "position":
-			if strings.Contains(l, "fixed") || strings.Contains(l, "absolute") {
+			if strings.Contains(l, "fixed") || strings.Contains(l, "absolute") || substitutes(l) {
 				return false, ""
 			}
 		case "url(", "image-set(":
+			if substitutes(l) {
+				return false, ""
+			}
 			if u := refusedStyleURL(l); u != "" {
 				return false, u
 			}
@@ -432,7 +439,10 @@ func checkInlineStyle(s string) (safe, refused string) {
 		return s, ""
 	}
 	var b strings.Builder
-	for _, decl := range strings.Split(s, ";") {
+	for rest := s; rest != ""; {
+		end := declarationEnd(rest)
+		decl := rest[:end]
+		rest = rest[min(end+1, len(rest)):]
 		if strings.TrimSpace(decl) == "" {
 			continue
 		}
@@ -449,6 +459,58 @@ func checkInlineStyle(s string) (safe, refused string) {
 		b.WriteString(decl)
 	}
 	return b.String(), refused
+}
+
+// substitutes reports whether the declaration l (ASCII lower-cased)
+// takes a value from elsewhere: var() or attr().
+func substitutes(l string) bool {
+	return strings.Contains(l, "var(") || strings.Contains(l, "attr(")
+}
+
+// declarationEnd is the index of the ';' that ends the first declaration
+// of the inline style s as CSS reads it (len(s) when none does): a ';'
+// in a string, a comment or a block ((), [], {}), or escaped, ends
+// nothing. Checked one by one, the declarations must be the ones a
+// browser reads: a ';' in image-set("a;" 1x, "file://…" 2x) or in
+// image-set(/*;*/"file://…") would otherwise leave the URL in a
+// declaration without the function, which nothing checks. Where this
+// reading could part from CSS's (quotes in an unquoted url()), it reads
+// a longer declaration than CSS does, which is checked whole.
+func declarationEnd(s string) int {
+	var quote byte
+	var room [16]byte
+	blocks := room[:0] // the ends of the blocks open, innermost last
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			i++ // the escaped character, in a string or not
+		case quote != 0:
+			if c == quote || c == '\n' || c == '\r' || c == '\f' {
+				quote = 0 // a line break ends a string (a bad one)
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '/' && strings.HasPrefix(s[i+1:], "*"):
+			end := strings.Index(s[i+2:], "*/")
+			if end < 0 {
+				return len(s)
+			}
+			i += 2 + end + 1
+		case c == '(':
+			blocks = append(blocks, ')')
+		case c == '[':
+			blocks = append(blocks, ']')
+		case c == '{':
+			blocks = append(blocks, '}')
+		case len(blocks) > 0:
+			if c == blocks[len(blocks)-1] {
+				blocks = blocks[:len(blocks)-1]
+			}
+		case c == ';':
+			return i
+		}
+	}
+	return len(s)
 }
 
 // asciiLower returns s with A-Z lower-cased (s itself when it has none,

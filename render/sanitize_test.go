@@ -310,6 +310,21 @@ func TestSafeInlineStyle(t *testing.T) {
 		{"background:url({{ bg }});color:red", "background:url({{ bg }});color:red"},
 		{"background:image-set('x.png' 1x, url(https://a.test/y.png) 2x)", "background:image-set('x.png' 1x, url(https://a.test/y.png) 2x)"},
 		{"@IMPORT 'x'", ""},
+		// Declarations are read as CSS reads them: a ';' in a string, a
+		// comment or a function ends none.
+		{`background:image-set("x.png;" 2x, "//h/s.png" 1x);color:red`, "color:red"},
+		{`background:image-set('a;' 2x, 'file://h/s.png' 1x)`, ""},
+		{`background:image-set(/*;*/"//h/s.png" 1x);color:red`, "color:red"},
+		{`background:image-set(x;"//h/s.png" 1x)`, ""},
+		{`background:url("data:image/png;base64,AAAA");position:relative;color:red`, `background:url("data:image/png;base64,AAAA");position:relative;color:red`},
+		{`font-family:"a;b";position:static`, `font-family:"a;b";position:static`},
+		{"content:\"a\n;position:fixed", "content:\"a\n"}, // a line break ends a string
+		// A value from elsewhere (a custom property, an attribute) is not
+		// here to check.
+		{"background:image-set(var(--u) 1x);color:red", "color:red"},
+		{"background-image:-webkit-image-set(attr(title) 1x)", ""},
+		{"position:var(--p);top:0", "top:0"},
+		{"--p:fixed;--u:'x';color:var(--c)", "--p:fixed;--u:'x';color:var(--c)"},
 	}
 	for _, tt := range tests {
 		if got := safeInlineStyle(tt.in); got != tt.want {
@@ -325,13 +340,13 @@ func TestSafeInlineStyle(t *testing.T) {
 // client runs or loads (so that neither the watched words nor the rule
 // can pass a dangerous declaration unseen).
 func FuzzSafeInlineStyle(f *testing.F) {
-	for _, s := range []string{"color:red", "width:expression(1)", "POSITION:fixed", "x:url(JavaScript:1)",
+	for _, s := range []string{"color:red", "width:expression(1)", "POSITION:fixed", "x:url(JavaScript:1)", `x:image-set("a;" 2x, "file:x" 1x)`, "position:var(--p)",
 		"-moz-Binding:url(x)", "BEHAVIOR:url(x)", "@IMPORT 'x'", `font-family:\61`, "positio", "position:static;;", "x:url( 'FILE://h/s')", "x:image-set(\"smb:x\" 1x)"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got := safeInlineStyle(s)
-		for _, decl := range strings.Split(got, ";") {
+		for _, decl := range cssDeclarations(got) {
 			if scriptableDecl(decl) {
 				t.Fatalf("safeInlineStyle(%q) = %q keeps %q", s, got, decl)
 			}
@@ -345,8 +360,8 @@ func FuzzSafeInlineStyle(f *testing.F) {
 		if got == "" {
 			return
 		}
-		rest := strings.Split(s, ";")
-		for _, decl := range strings.Split(got, ";") {
+		rest := declarations(s)
+		for _, decl := range declarations(got) {
 			if strings.TrimSpace(decl) == "" || !declarationSafe(decl) {
 				t.Fatalf("safeInlineStyle(%q) = %q keeps %q", s, got, decl)
 			}
@@ -546,6 +561,10 @@ func scriptableDecl(decl string) bool {
 			return true
 		}
 	}
+	if (strings.Contains(d, "url(") || strings.Contains(d, "image-set(") || strings.Contains(d, "position")) &&
+		(strings.Contains(d, "var(") || strings.Contains(d, "attr(")) {
+		return true // what it loads or where it goes is set elsewhere
+	}
 	return strings.Contains(d, "position") && (strings.Contains(d, "fixed") || strings.Contains(d, "absolute"))
 }
 
@@ -674,6 +693,20 @@ func TestStyleRulesStayClosed(t *testing.T) {
 				t.Error("no @media block")
 			}
 		})
+	}
+}
+
+// declarations splits an inline style where the sanitiser ends its
+// declarations (declarationEnd).
+func declarations(s string) []string {
+	var out []string
+	for {
+		end := declarationEnd(s)
+		out = append(out, s[:end])
+		if end == len(s) {
+			return out
+		}
+		s = s[end+1:]
 	}
 }
 
