@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/designbridge/caddy-designbridge/design"
 	"github.com/designbridge/caddy-designbridge/testutil/designtest"
@@ -97,6 +98,38 @@ func BenchmarkCostly(b *testing.B) {
 					d.Release()
 				}
 			})
+		}
+	}
+}
+
+// TestStyleURLsReadOnce: the URLs of an inline style are each read up to
+// where CSS ends them, not to the end of the style: a style of one url(
+// or quote after another is read in time linear in its size (a megabyte
+// took 11 s and 55 s when each was read to the end).
+func TestStyleURLsReadOnce(t *testing.T) {
+	for _, tt := range []struct{ l, want string }{
+		{`image-set("file:x" 1x, 'y' 2x)`, "file:x"},
+		{`url('ms-msdt:/id' ) , url(x.png)`, "ms-msdt:/id"},
+		{`url(file://h/s)x`, "file://h/s"},
+		{`url("mailto:a?b='&attach=/x")`, "mailto:a?b='&attach=/x"},
+		{`image-set("x.png" 1x, "mailto:a?b='&attach=/x" 2x)`, "mailto:a?b='&attach=/x"},
+		{`url(x(javascript:1))`, ""},
+	} {
+		if got := refusedStyleURL(tt.l); got != tt.want {
+			t.Errorf("refusedStyleURL(%q) = %q, want %q", tt.l, got, tt.want)
+		}
+	}
+	const size = 1 << 20
+	for _, style := range []string{
+		"background:" + strings.Repeat("url(", size/4),
+		"background:image-set(" + strings.Repeat("'", size),
+		"background:image-set(" + strings.Repeat(`"mailto:?`, size/9),
+	} {
+		start := time.Now()
+		rich(`<span style="`+style+`">x</span>`, nil)
+		// Linear, a few tens of ms; 5 s leaves room for a busy machine.
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("a style of %q…, %d KiB: %v", style[:25], len(style)>>10, d)
 		}
 	}
 }

@@ -106,12 +106,12 @@ func scriptWords(v string) string {
 }
 
 // refusedStyleURL is the first URL that a CSS value or declaration l
-// (ASCII lower-cased) loads and design.SafeURL refuses, with whatever
-// follows it in l ("" when there is none): each url()'s and, with an
-// image-set(), each quoted string's (which it reads as a URL). SafeURL
-// reads a URL only up to its first colon, so the argument is passed with
-// whatever follows it: a closing quote or parenthesis before any colon
-// makes it a relative URL.
+// (ASCII lower-cased) loads and design.SafeURL refuses ("" when there is
+// none): each url()'s and, with an image-set(), each quoted string's
+// (which it reads as a URL). Each is read up to where CSS ends it
+// (styleURLEnd): so every byte of l is read about once, whatever the
+// number of url()s and quotes (read to the end of l, a style of a
+// quote or url( after another took a minute a megabyte).
 func refusedStyleURL(l string) string {
 	for rest := l; ; {
 		i := strings.Index(rest, "url(")
@@ -119,23 +119,43 @@ func refusedStyleURL(l string) string {
 			break
 		}
 		rest = strings.TrimLeft(rest[i+len("url("):], " \t\n\r\f")
-		if arg := strings.TrimLeft(rest, `"'`); !design.SafeURL(arg) {
+		arg := strings.TrimLeft(rest, `"'`)
+		var quote byte
+		if len(arg) < len(rest) {
+			quote = rest[len(rest)-len(arg)-1]
+		}
+		if arg = arg[:styleURLEnd(arg, quote)]; !design.SafeURL(arg) {
 			return arg
 		}
 	}
 	if strings.Contains(l, "image-set(") {
-		for rest := l; ; {
-			i := strings.IndexAny(rest, `"'`)
-			if i < 0 {
-				break
-			}
-			rest = rest[i+1:]
-			if !design.SafeURL(rest) {
-				return rest
+		for i := 0; i < len(l); i++ {
+			if q := l[i]; q == '"' || q == '\'' {
+				arg := l[i+1:]
+				if arg = arg[:styleURLEnd(arg, q)]; !design.SafeURL(arg) {
+					return arg
+				}
 			}
 		}
 	}
 	return ""
+}
+
+// styleURLEnd is the length of the URL that s begins with in a CSS
+// url() or string: up to the closing quote in a string of quote; in an
+// unquoted url() (quote 0), up to its ')', or up to a '(' or a quote,
+// which make it no URL (CSS's bad URL) and which no scheme holds.
+func styleURLEnd(s string, quote byte) int {
+	var end int
+	if quote != 0 {
+		end = strings.IndexByte(s, quote)
+	} else {
+		end = strings.IndexAny(s, `()"'`)
+	}
+	if end < 0 {
+		return len(s)
+	}
+	return end
 }
 
 // The writer's checked values: cssValue, cssColor, cssURL and repeatable

@@ -31,6 +31,10 @@ type Costly struct {
 //     its own URL (each URL looked for among those linked);
 //   - hidden-unended-comments: an html block hidden on desktop of
 //     "<!--" again and again, none ended (each end looked for in the rest);
+//   - style-url-run: a style of "url(" again and again (each URL read to
+//     the end of the style);
+//   - style-quote-run: a style of an image-set( and then quotes (each
+//     quoted URL read to the end of the style);
 //   - menu-translations: menus of thousands of items whose translations
 //     object has thousands of keys, none of the languages asked for
 //     (each item's language looked for among the keys).
@@ -81,6 +85,16 @@ func CostlyDesigns() []Costly {
 				mods[i] = costlyModule("html", `"html":{"html":`+string(text)+`},"computedStyle":{"hideContentOnDesktop":true}`)
 			}
 			return costlyDoc("", mods...)
+		}},
+		{Name: "style-url-run", Build: func(n int) []byte {
+			return costlyRichText(n, func(m int) string {
+				return `<span style="background:` + strings.Repeat("url(", m/4) + `">x</span>`
+			})
+		}},
+		{Name: "style-quote-run", Build: func(n int) []byte {
+			return costlyRichText(n, func(m int) string {
+				return `<span style="background:image-set(` + strings.Repeat("'", m) + `">x</span>`
+			})
 		}},
 		{Name: "menu-translations", Check: true, Build: func(n int) []byte {
 			var mods []string
