@@ -478,7 +478,7 @@ func checkSanitized(t *testing.T, src string) {
 							fail("%s=%q", a.Key, a.Val)
 						}
 					case a.Key == "style":
-						for _, decl := range strings.Split(a.Val, ";") {
+						for _, decl := range cssDeclarations(a.Val) {
 							if scriptableDecl(decl) {
 								fail("style declaration %q", decl)
 							}
@@ -587,6 +587,7 @@ var sanitizerSeeds = []string{
 	`<p>a<div>b</div>c</p>`, `<p><b>a<table><tr><td><p>b<hr>c</td></tr></table>d</b></p>e</p>`, `<p>a<p>b<ul><li>c</p></li></ul>`,
 	`<table><p>a<td>b`, `<table><tr><td><p>a<td>b</p>`,
 	`<a href="&#102;ile://h/s">x</a><img src=" FILE://h/s"><a href="ms-msdt:/id">y</a><p style="background:url(smb://h/s)">z</p>`,
+	`<p style="background:image-set(&quot;a;&quot; 2x, '//h/s.png' 1x);color:red">x</p><p style="background:image-set(/*;*/'file://h/s')">y</p>`,
 }
 
 // FuzzSanitizer: whatever the rich text, the sanitiser keeps its
