@@ -247,6 +247,9 @@ func mailtoAttaching(u string) bool {
 // (a ';' inside a string or parentheses ends none).
 func scriptableStyle(s string) string {
 	for _, decl := range cssDeclarations(strings.ToLower(s)) {
+		// Internet Explorer reads a style without its comments:
+		// expr/**/ession() is expression().
+		decl = withoutComments(decl)
 		prop, value, _ := strings.Cut(decl, ":")
 		switch prop = strings.TrimSpace(prop); {
 		case prop == "behavior", prop == "-moz-binding":
@@ -268,6 +271,32 @@ func scriptableStyle(s string) string {
 		}
 	}
 	return ""
+}
+
+// withoutComments is the CSS s with its comments (outside strings)
+// taken out.
+func withoutComments(s string) string {
+	var b strings.Builder
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case strings.HasPrefix(s[i:], "/*"):
+			end := strings.Index(s[i+2:], "*/")
+			if end < 0 {
+				return b.String()
+			}
+			i += end + 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // unquoted is the CSS value v without its strings.

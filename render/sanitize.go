@@ -380,10 +380,11 @@ func styleDeclares(style, prop string) bool {
 // The safety rule for inline styles. The sanitiser looks for these words
 // in a style, in any ASCII case: what can run script (expression(),
 // javascript: and vbscript: URLs, behavior, -moz-binding, @import, CSS
-// escapes that could spell any of them), load a URL (url(), image-set()),
-// or take an element out of the email's flow (position). A style that
-// holds none of them is kept exactly as written.
-var styleWatchWords = [...]string{"expression", "script:", "behavior", "binding", "@import", `\`, "position", "url(", "image-set("}
+// escapes and comments that could spell any of them: Internet Explorer
+// reads expr/**/ession() as expression()), load a URL (url(),
+// image-set()), or take an element out of the email's flow (position). A
+// style that holds none of them is kept exactly as written.
+var styleWatchWords = [...]string{"expression", "script:", "behavior", "binding", "@import", `\`, "/*", "position", "url(", "image-set("}
 
 // styleWatched reports whether s holds one of styleWatchWords.
 func styleWatched(s string) bool {

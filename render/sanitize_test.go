@@ -324,6 +324,10 @@ func TestSafeInlineStyle(t *testing.T) {
 		{"background:image-set(var(--u) 1x);color:red", "color:red"},
 		{"background-image:-webkit-image-set(attr(title) 1x)", ""},
 		{"position:var(--p);top:0", "top:0"},
+		// Internet Explorer reads a style without its comments.
+		{"width:expr/**/ession(alert(1));color:red", "color:red"},
+		{"posi/* x */tion:fixed;top:0", "top:0"},
+		{"color:red/* a note */", ""},
 		{"--p:fixed;--u:'x';color:var(--c)", "--p:fixed;--u:'x';color:var(--c)"},
 	}
 	for _, tt := range tests {
@@ -550,7 +554,7 @@ func scriptableDecl(decl string) bool {
 			l[i] = c + 'a' - 'A'
 		}
 	}
-	d := string(l)
+	d := withoutComments(string(l))
 	for _, word := range []string{"expression", "javascript:", "vbscript:", "script:", "behavior", "-moz-binding", "binding", "@import", `\`} {
 		if strings.Contains(d, word) {
 			return true
@@ -588,6 +592,7 @@ var sanitizerSeeds = []string{
 	`<table><p>a<td>b`, `<table><tr><td><p>a<td>b</p>`,
 	`<a href="&#102;ile://h/s">x</a><img src=" FILE://h/s"><a href="ms-msdt:/id">y</a><p style="background:url(smb://h/s)">z</p>`,
 	`<p style="background:image-set(&quot;a;&quot; 2x, '//h/s.png' 1x);color:red">x</p><p style="background:image-set(/*;*/'file://h/s')">y</p>`,
+	`<p style="width:expr/**/ession(alert(1));color:red">x</p>`,
 }
 
 // FuzzSanitizer: whatever the rich text, the sanitiser keeps its
