@@ -424,6 +424,10 @@ func checkDeclaration(decl string) (ok bool, refused string) {
 			if u := refusedStyleURL(l); u != "" {
 				return false, u
 			}
+		case "/*":
+			if cssComment(l) {
+				return false, ""
+			}
 		default:
 			return false, ""
 		}
@@ -466,6 +470,45 @@ func checkInlineStyle(s string) (safe, refused string) {
 // takes a value from elsewhere: var() or attr().
 func substitutes(l string) bool {
 	return strings.Contains(l, "var(") || strings.Contains(l, "attr(")
+}
+
+// cssComment reports whether the declaration l (ASCII lower-cased) holds
+// a CSS comment: a "/*" outside strings and unquoted url()s, where it
+// is text (url(https://x.test/*|ID|*.png), a merge tag in a path, holds
+// none).
+func cssComment(l string) bool {
+	var quote byte
+	for i := 0; i < len(l); i++ {
+		switch c := l[i]; {
+		case c == '\\':
+			i++
+		case quote != 0:
+			if c == quote || c == '\n' || c == '\r' || c == '\f' {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '/' && strings.HasPrefix(l[i+1:], "*"):
+			return true
+		case c == 'u' && strings.HasPrefix(l[i:], "url(") && (i == 0 || !identByte(l[i-1])):
+			arg := strings.TrimLeft(l[i+len("url("):], " \t\n\r\f")
+			if arg != "" && (arg[0] == '"' || arg[0] == '\'') {
+				continue // a string, read as any other
+			}
+			end := strings.IndexByte(arg, ')')
+			if end < 0 {
+				return false // the URL runs to the end
+			}
+			i = len(l) - len(arg) + end
+		}
+	}
+	return false
+}
+
+// identByte reports whether c may be part of a CSS name (before "url(",
+// it makes another function of it: xurl( is no url()).
+func identByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c >= 0x80
 }
 
 // declarationEnd is the index of the ';' that ends the first declaration

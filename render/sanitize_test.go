@@ -328,6 +328,10 @@ func TestSafeInlineStyle(t *testing.T) {
 		{"width:expr/**/ession(alert(1));color:red", "color:red"},
 		{"posi/* x */tion:fixed;top:0", "top:0"},
 		{"color:red/* a note */", ""},
+		{"background:url('x.png')/**/;color:red", "color:red"},
+		{"background:url(https://x.test/*|ID|*.png);color:red", "background:url(https://x.test/*|ID|*.png);color:red"},
+		{"font-family:'a/*b';position:static", "font-family:'a/*b';position:static"},
+		{"background:xurl(/*)x*/", ""},
 		{"--p:fixed;--u:'x';color:var(--c)", "--p:fixed;--u:'x';color:var(--c)"},
 	}
 	for _, tt := range tests {
