@@ -405,7 +405,7 @@ func styleWatched(s string) bool {
 // --p:fixed or --u:"file://…", or attr()) is not kept: what it would
 // read is not here to check.
 // For a declaration dropped for a URL it loads, it also returns that URL
-// (lower-cased, with what follows it), for the render's warning.
+// (lower-cased), for the render's warning.
 func checkDeclaration(decl string) (ok bool, refused string) {
 	l := asciiLower(decl)
 	for _, word := range styleWatchWords {
