@@ -68,7 +68,7 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhtt
 	_ = http.NewResponseController(w).SetReadDeadline(deadline)
 	if isAuth {
 		if b.authLimiter != nil {
-			if ok, wait := b.authLimiter.Allow(ratelimit.ClientKey(r), time.Now()); !ok {
+			if ok, wait := b.authLimiter.AllowKeys(ratelimit.ClientKeys(r), time.Now()); !ok {
 				secs := ratelimit.RetryAfter(wait)
 				w.Header().Set("Retry-After", strconv.Itoa(secs))
 				return b.fail(w, r, http.StatusTooManyRequests, contract.CodeRateLimited, "Too many requests",

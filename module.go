@@ -172,10 +172,11 @@ type Bridge struct {
 	Cache *ExportCache `json:"cache,omitempty"`
 
 	// Limits POSTs to the auth path per client address (Caddy's client IP,
-	// which honours trusted_proxies; an IPv6 client by its /64). Over the
-	// limit: 429 with Retry-After. Default: 30 per minute; {"off": true}
-	// turns it off. The counts survive a reload that keeps the limit,
-	// auth_url and auth_path.
+	// which honours trusted_proxies; an IPv6 client by its /64, the /64s
+	// of one /48 sharing 8 times the budget). Over the limit: 429 with
+	// Retry-After. Default: 30 per minute; {"off": true} turns it off.
+	// The counts survive a reload that keeps the limit, auth_url and
+	// auth_path.
 	AuthRateLimit *AuthRateLimit `json:"auth_rate_limit,omitempty"`
 
 	// Resolved at Provision.

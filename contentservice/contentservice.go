@@ -105,10 +105,11 @@ type Handler struct {
 
 	// LoginFailureLimit bounds failed LoginV2 logins (unknown client_id or
 	// wrong secret) per client address (Caddy's client IP, which honours
-	// trusted_proxies; an IPv6 client by its /64): Requests failures per
-	// Window, after which that address gets 429 with Retry-After, even
-	// with the right secret, until the window lets it try again. Other
-	// addresses are not affected. Default: 10 per 1m.
+	// trusted_proxies; an IPv6 client by its /64, the /64s of one /48
+	// sharing 8 times the budget): Requests failures per Window, after
+	// which that address gets 429 with Retry-After, even with the right
+	// secret, until the window lets it try again. Other addresses are not
+	// affected. Default: 10 per 1m.
 	LoginFailureLimit *RateLimit `json:"login_failure_limit,omitempty"`
 
 	// NoLoginFailureLimit turns LoginFailureLimit off.

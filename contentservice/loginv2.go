@@ -63,9 +63,9 @@ type editorClaims struct {
 
 // serveLogin answers POST /loginV2.
 func (s *service) serveLogin(w http.ResponseWriter, r *http.Request) {
-	client := ratelimit.ClientKey(r)
+	client := ratelimit.ClientKeys(r)
 	if s.failures != nil {
-		if blocked, wait := s.failures.Blocked(client, time.Now()); blocked {
+		if blocked, wait := s.failures.BlockedKeys(client, time.Now()); blocked {
 			s.refuseLogin(w, r, wait)
 			return
 		}
@@ -93,7 +93,7 @@ func (s *service) serveLogin(w http.ResponseWriter, r *http.Request) {
 	// Judged, then settled with the limit: the check above may have let
 	// many logins of this address through at once.
 	if s.failures != nil {
-		if ok, wait := s.failures.Charge(client, time.Now(), app < 0); !ok {
+		if ok, wait := s.failures.ChargeKeys(client, time.Now(), app < 0); !ok {
 			s.refuseLogin(w, r, wait)
 			return
 		}

@@ -5,6 +5,7 @@ package bridge
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
@@ -84,7 +85,8 @@ func loginFrom(t *testing.T, c *http.Client, header map[string]string) response 
 
 // TestAuthRateLimitByDefault: without auth_rate_limit, logins are limited
 // to 30 per minute per address; "off" lifts it; a reload that keeps the
-// limit keeps the counts; an IPv6 client is one /64.
+// limit keeps the counts; an IPv6 client is one /64, and the /64s of one
+// /48 share 8 times the budget.
 func TestAuthRateLimitByDefault(t *testing.T) {
 	up := loginUpstream(t)
 	logins := func(t *testing.T, c *http.Client, n int, header map[string]string) {
@@ -129,5 +131,28 @@ func TestAuthRateLimitByDefault(t *testing.T) {
 			t.Errorf("same /64: %d, want 429", res.Status)
 		}
 		logins(t, c, 1, map[string]string{"X-Forwarded-For": "2001:db8:1:3::1"})
+	})
+	t.Run("IPv6 by /48", func(t *testing.T) {
+		cfg := strings.Replace(site(authBlock(up, "auth_rate_limit 3 per 1m")), "\t\tlog_credentials",
+			"\t\tlog_credentials\n\t\ttrusted_proxies static 127.0.0.0/8\n\t\tclient_ip_headers X-Forwarded-For", 1)
+		load(t, cfg)
+		c := clientFrom("127.0.0.8")
+		// A /48 no other run has used: the counts outlive the test.
+		network := 0x100 + rand.IntN(0xfe00)
+		from := func(subnet, host int) map[string]string {
+			return map[string]string{"X-Forwarded-For": fmt.Sprintf("2001:db8:%x:%x::%x", network, subnet, host)}
+		}
+		// 24 logins (3 times 8), each from another /64 of the /48, then a
+		// 25th from yet another one: a client with a /48 (or a /56) does
+		// not get a budget per /64.
+		for i := range 24 {
+			logins(t, c, 1, from(i, 1))
+		}
+		res := loginFrom(t, c, from(0xffff, 1))
+		if res.Status != 429 || res.Header.Get("Retry-After") != "3" {
+			t.Errorf("a fresh /64 of the /48 after 24 logins: %d Retry-After %q, want 429 after 3 s", res.Status, res.Header.Get("Retry-After"))
+		}
+		// The next /48 is another client.
+		logins(t, c, 1, map[string]string{"X-Forwarded-For": fmt.Sprintf("2001:db8:%x::1", network+1)})
 	})
 }

@@ -2,6 +2,7 @@ package content
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"testing"
 
@@ -118,5 +119,48 @@ func TestLoginFailureLimitFlood(t *testing.T) {
 	}
 	if got := login(attacker, "application/json", alphaSecret); got != 429 {
 		t.Fatalf("the blocked address after 10,000 others: %d, want 429", got)
+	}
+}
+
+// TestLoginFailureLimitIPv6: behind a trusted load balancer, an IPv6
+// client is counted by its /64, and the /64s of one /48 share 8 times the
+// budget (here 3 per 1m: 24 failures): a client with a /64, a /56 or a
+// /48 does not get a new budget by changing its address.
+func TestLoginFailureLimitIPv6(t *testing.T) {
+	tester := newTester(t)
+	tester.InitServer(proxyConfig, "caddyfile")
+	defer tester.InitServer(config, "caddyfile")
+	site := testcaddy.URL("PROXIED")
+	client := clientFrom(t, "127.0.0.40")
+	// A /48 no earlier run has used: the counts outlive the test.
+	network := 0x100 + rand.IntN(0xfe00)
+	login := func(subnet, host int, secret string) response {
+		t.Helper()
+		xff := fmt.Sprintf("2001:db8:%x:%x::%x", network, subnet, host)
+		return postLogin(t, client, site, secret, http.Header{"X-Forwarded-For": {xff}})
+	}
+	for i := range 3 {
+		if r := login(0, i+1, "wrong"); r.status != 401 {
+			t.Fatalf("failure %d: %d", i+1, r.status)
+		}
+	}
+	if r := login(0, 0xffff, alphaSecret); r.status != 429 {
+		t.Fatalf("another address of the same /64: %d, want 429", r.status)
+	}
+	// 21 more failures, 3 from each of 7 other /64s of the /48.
+	for subnet := 1; subnet < 8; subnet++ {
+		for i := range 3 {
+			if r := login(subnet<<8, i+1, "wrong"); r.status != 401 {
+				t.Fatalf("failure %d from /64 %d: %d", i+1, subnet, r.status)
+			}
+		}
+	}
+	r := login(0xffff, 1, alphaSecret)
+	if r.status != 429 || r.header.Get("Retry-After") != "3" {
+		t.Fatalf("a fresh /64 of the /48 after 24 failures: %d Retry-After %q, want 429 after 3 s", r.status, r.header.Get("Retry-After"))
+	}
+	// Another /48 is another client.
+	if r := postLogin(t, client, site, alphaSecret, http.Header{"X-Forwarded-For": {fmt.Sprintf("2001:db8:%x::1", network+1)}}); r.status != 200 {
+		t.Fatalf("another /48: %d %s", r.status, r.body)
 	}
 }

@@ -62,29 +62,14 @@ func New(requests int, window time.Duration, maxKeys int) *Limiter {
 // Allow takes a token from key's bucket. When there is none it takes
 // nothing and returns false and the wait until one is available.
 func (l *Limiter) Allow(key string, now time.Time) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.bucketLocked(key, now)
-	if b.AllowN(now, 1) {
-		return true, 0
-	}
-	return false, l.wait(b.TokensAt(now))
+	return l.AllowKeys([]Key{{Name: key}}, now)
 }
 
 // Blocked reports whether key's bucket is empty, and for how long, without
 // taking a token: the failure limit checks it before reading a login, and
 // Charge charges only a failure.
 func (l *Limiter) Blocked(key string, now time.Time) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.knownLocked(key)
-	if b == nil {
-		return false, 0
-	}
-	if tokens := b.TokensAt(now); tokens < 1 {
-		return true, l.wait(tokens)
-	}
-	return false, 0
+	return l.BlockedKeys([]Key{{Name: key}}, now)
 }
 
 // Charge settles an attempt whose outcome is known: when key's bucket is
@@ -93,27 +78,87 @@ func (l *Limiter) Blocked(key string, now time.Time) (bool, time.Duration) {
 // taking under one lock is what bounds attempts that are judged at once:
 // a check before them all (Blocked) would let every one through.
 func (l *Limiter) Charge(key string, now time.Time, failed bool) (bool, time.Duration) {
+	return l.ChargeKeys([]Key{{Name: key}}, now, failed)
+}
+
+// A Key names a bucket. Its Scale multiplies the limiter's requests (and
+// so its rate) for this bucket; 0 counts as 1. A name is one bucket: it
+// must always come with the same Scale.
+type Key struct {
+	Name  string
+	Scale int
+}
+
+// AllowKeys is Allow for a request counted in several buckets (a client
+// address and its network): it takes a token from each only when each
+// has one; else it takes nothing and returns false and the longest wait.
+func (l *Limiter) AllowKeys(keys []Key, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.knownLocked(key)
-	if b == nil {
-		if failed {
-			l.bucketLocked(key, now).AllowN(now, 1)
-		}
-		return true, 0
+	buckets := make([]*rate.Limiter, len(keys))
+	for i, k := range keys {
+		buckets[i] = l.bucketLocked(k, now)
 	}
-	if tokens := b.TokensAt(now); tokens < 1 {
-		return false, l.wait(tokens)
+	if blocked, wait := emptiest(buckets, now); blocked {
+		return false, wait
 	}
-	if failed {
+	for _, b := range buckets {
 		b.AllowN(now, 1)
 	}
 	return true, 0
 }
 
-// wait is how long a bucket holding tokens (< 1) takes to hold one.
-func (l *Limiter) wait(tokens float64) time.Duration {
-	return time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second))
+// BlockedKeys is Blocked for several buckets: whether any of them is
+// empty, and the longest wait.
+func (l *Limiter) BlockedKeys(keys []Key, now time.Time) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return emptiest(l.knownKeysLocked(keys), now)
+}
+
+// ChargeKeys is Charge for several buckets: refused (false and the
+// longest wait) when any of them is empty, else a failure takes a token
+// from each.
+func (l *Limiter) ChargeKeys(keys []Key, now time.Time, failed bool) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if blocked, wait := emptiest(l.knownKeysLocked(keys), now); blocked {
+		return false, wait
+	}
+	if failed {
+		for _, k := range keys {
+			l.bucketLocked(k, now).AllowN(now, 1)
+		}
+	}
+	return true, 0
+}
+
+// knownKeysLocked returns the buckets of keys that are remembered.
+func (l *Limiter) knownKeysLocked(keys []Key) []*rate.Limiter {
+	var buckets []*rate.Limiter
+	for _, k := range keys {
+		if b := l.knownLocked(k.Name); b != nil {
+			buckets = append(buckets, b)
+		}
+	}
+	return buckets
+}
+
+// emptiest reports whether any of buckets holds less than one token at
+// now, and the longest wait until each holds one.
+func emptiest(buckets []*rate.Limiter, now time.Time) (bool, time.Duration) {
+	blocked, longest := false, time.Duration(0)
+	for _, b := range buckets {
+		if tokens := b.TokensAt(now); tokens < 1 {
+			blocked, longest = true, max(longest, wait(b, tokens))
+		}
+	}
+	return blocked, longest
+}
+
+// wait is how long b, holding tokens (< 1), takes to hold one.
+func wait(b *rate.Limiter, tokens float64) time.Duration {
+	return time.Duration((1 - tokens) / float64(b.Limit()) * float64(time.Second))
 }
 
 // knownLocked returns key's bucket, or nil for a key not remembered
@@ -131,15 +176,16 @@ func (l *Limiter) knownLocked(key string) *rate.Limiter {
 }
 
 // bucketLocked returns key's bucket, made (full) when the key is new.
-func (l *Limiter) bucketLocked(key string, now time.Time) *rate.Limiter {
-	if b := l.knownLocked(key); b != nil {
+func (l *Limiter) bucketLocked(key Key, now time.Time) *rate.Limiter {
+	if b := l.knownLocked(key.Name); b != nil {
 		return b
 	}
 	if len(l.keys) >= l.maxKeys {
 		l.evictLocked(now)
 	}
-	e := &entry{key: key, bucket: rate.NewLimiter(l.limit, l.burst)}
-	l.keys[key] = l.order.PushFront(e)
+	scale := max(key.Scale, 1)
+	e := &entry{key: key.Name, bucket: rate.NewLimiter(l.limit*rate.Limit(scale), l.burst*scale)}
+	l.keys[key.Name] = l.order.PushFront(e)
 	return e.bucket
 }
 
@@ -150,9 +196,14 @@ func (l *Limiter) bucketLocked(key string, now time.Time) *rate.Limiter {
 // one.
 func (l *Limiter) evictLocked(now time.Time) {
 	l.removeLocked(l.order.Back())
-	for back := l.order.Back(); back != nil && back.Value.(*entry).bucket.TokensAt(now) >= float64(l.burst); back = l.order.Back() {
+	for back := l.order.Back(); back != nil && full(back.Value.(*entry).bucket, now); back = l.order.Back() {
 		l.removeLocked(back)
 	}
+}
+
+// full reports whether b has refilled.
+func full(b *rate.Limiter, now time.Time) bool {
+	return b.TokensAt(now) >= float64(b.Burst())
 }
 
 func (l *Limiter) removeLocked(el *list.Element) {
@@ -166,14 +217,14 @@ func (l *Limiter) Len() int {
 	return len(l.keys)
 }
 
-// ClientKey is the key of the client that sent r: Caddy's client IP
+// ClientKeys are the keys of the client that sent r: Caddy's client IP
 // (which honours the server's trusted_proxies), else the connection's
-// address, reduced by AddrKey. From a trusted proxy, without
+// address, reduced by AddrKeys. From a trusted proxy, without
 // trusted_proxies_strict, Caddy's client IP is the leftmost address of
 // the client IP headers, which is whatever the client wrote there: it
 // would choose its key, a new one per try or another client's. The
 // rightmost address, which the nearest proxy added, is taken instead.
-func ClientKey(r *http.Request) string {
+func ClientKeys(r *http.Request) []Key {
 	ctx := r.Context()
 	ip, _ := caddyhttp.GetVar(ctx, caddyhttp.ClientIPVarKey).(string)
 	if trusted, _ := caddyhttp.GetVar(ctx, caddyhttp.TrustedProxyVarKey).(bool); trusted {
@@ -184,9 +235,9 @@ func ClientKey(r *http.Request) string {
 		}
 	}
 	if ip != "" {
-		return AddrKey(ip)
+		return AddrKeys(ip)
 	}
-	return AddrKey(r.RemoteAddr)
+	return AddrKeys(r.RemoteAddr)
 }
 
 // nearestForwarded returns the rightmost address of the first of headers
@@ -209,25 +260,43 @@ func nearestForwarded(h http.Header, headers []string) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
+// The prefixes an IPv6 client is counted by. One host usually holds a
+// whole /64, and one customer a /56 or a /48 (a tunnel broker gives a
+// /48 to anyone who asks): each /64 has the limit's budget, and the /48
+// around it NetworkScale times that, shared by all its /64s, so that a
+// client with a /48 gets at most NetworkScale budgets rather than 65,536.
+const (
+	HostPrefix    = 64
+	NetworkPrefix = 48
+	NetworkScale  = 8
+)
+
 // AddrKey returns the limiter key of a client address ("ip", "ip:port" or
-// "[ip]:port"): the IPv4 address, or the /64 of an IPv6 address, since
-// one host usually holds a whole /64. An address that does not parse is
-// its own key.
+// "[ip]:port"): the IPv4 address (an IPv4-mapped IPv6 address is its
+// IPv4 address), or the /64 of an IPv6 address. An address that does not
+// parse is its own key.
 func AddrKey(addr string) string {
+	return AddrKeys(addr)[0].Name
+}
+
+// AddrKeys returns the keys a client address is counted under: AddrKey's,
+// and for an IPv6 address also its /48, at NetworkScale.
+func AddrKeys(addr string) []Key {
 	host := addr
 	if h, _, err := net.SplitHostPort(addr); err == nil {
 		host = h
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return host
+		return []Key{{Name: host}}
 	}
 	ip = ip.Unmap().WithZone("")
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
+	if !ip.Is6() {
+		return []Key{{Name: ip.String()}}
 	}
-	return ip.String()
+	hostNet, _ := ip.Prefix(HostPrefix)
+	network, _ := ip.Prefix(NetworkPrefix)
+	return []Key{{Name: hostNet.String()}, {Name: network.String(), Scale: NetworkScale}}
 }
 
 // RetryAfter is the Retry-After value for a wait: whole seconds, rounded

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -159,19 +160,87 @@ func TestBoundedKeys(t *testing.T) {
 	}
 }
 
-func TestKey(t *testing.T) {
-	for in, want := range map[string]string{
-		"127.0.0.1:5555":             "127.0.0.1",
-		"127.0.0.1":                  "127.0.0.1",
-		"[::ffff:10.0.0.1]:80":       "10.0.0.1",
-		"[2001:db8:1:2:3:4:5:6]:443": "2001:db8:1:2::/64",
-		"2001:db8:1:2:ffff:4:5:6":    "2001:db8:1:2::/64",
-		"[fe80::1%eth0]:1":           "fe80::/64",
-		"not-an-address":             "not-an-address",
+// TestAddrKeys: an IPv4 address is one key; an IPv6 address two, its
+// /64 and its /48 (at NetworkScale); an IPv4-mapped IPv6 address is its
+// IPv4 address; a zone and a port do not matter.
+func TestAddrKeys(t *testing.T) {
+	const wide = NetworkScale
+	for _, tt := range []struct {
+		in   string
+		want []Key
+	}{
+		{"127.0.0.1:5555", []Key{{Name: "127.0.0.1"}}},
+		{"127.0.0.1", []Key{{Name: "127.0.0.1"}}},
+		{"[::ffff:10.0.0.1]:80", []Key{{Name: "10.0.0.1"}}},
+		{"::ffff:203.0.113.9", []Key{{Name: "203.0.113.9"}}},
+		{"[2001:db8:1:2:3:4:5:6]:443", []Key{{Name: "2001:db8:1:2::/64"}, {Name: "2001:db8:1::/48", Scale: wide}}},
+		{"2001:db8:1:2:ffff:4:5:6", []Key{{Name: "2001:db8:1:2::/64"}, {Name: "2001:db8:1::/48", Scale: wide}}},
+		{"2001:db8:1:ff00::1", []Key{{Name: "2001:db8:1:ff00::/64"}, {Name: "2001:db8:1::/48", Scale: wide}}},
+		{"2001:db8:2:2::1", []Key{{Name: "2001:db8:2:2::/64"}, {Name: "2001:db8:2::/48", Scale: wide}}},
+		{"[fe80::1%eth0]:1", []Key{{Name: "fe80::/64"}, {Name: "fe80::/48", Scale: wide}}},
+		{"::1", []Key{{Name: "::/64"}, {Name: "::/48", Scale: wide}}},
+		{"not-an-address", []Key{{Name: "not-an-address"}}},
 	} {
-		if got := AddrKey(in); got != want {
-			t.Errorf("AddrKey(%q) = %q, want %q", in, got, want)
+		if got := AddrKeys(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("AddrKeys(%q) = %v, want %v", tt.in, got, tt.want)
 		}
+		if got := AddrKey(tt.in); got != tt.want[0].Name {
+			t.Errorf("AddrKey(%q) = %q, want %q", tt.in, got, tt.want[0].Name)
+		}
+	}
+}
+
+// TestNetworkBudget: the /64s of one /48 share NetworkScale times the
+// budget of one; a request refused by either bucket takes from neither;
+// another /48 is not affected.
+func TestNetworkBudget(t *testing.T) {
+	const n = 3
+	now := time.Unix(1000, 0)
+	for _, tt := range []struct {
+		name string
+		// take is called for the i-th request from addr and reports
+		// whether it was let through.
+		take func(l *Limiter, addr string) bool
+	}{
+		{"Allow", func(l *Limiter, addr string) bool {
+			ok, _ := l.AllowKeys(AddrKeys(addr), now)
+			return ok
+		}},
+		{"Charge", func(l *Limiter, addr string) bool {
+			if blocked, _ := l.BlockedKeys(AddrKeys(addr), now); blocked {
+				return false
+			}
+			ok, _ := l.ChargeKeys(AddrKeys(addr), now, true)
+			return ok
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := New(n, time.Minute, 0)
+			// One /64 takes its budget; the next one is refused.
+			for i := range n {
+				if !tt.take(l, fmt.Sprintf("2001:db8:7:0::%x", i+1)) {
+					t.Fatalf("request %d of the first /64 refused", i+1)
+				}
+			}
+			if tt.take(l, "2001:db8:7:0::ffff") {
+				t.Fatal("the first /64 past its budget was let through")
+			}
+			// The other /64s of the /48 share what is left of its budget.
+			for i := n; i < n*NetworkScale; i++ {
+				if !tt.take(l, fmt.Sprintf("2001:db8:7:%x::1", i)) {
+					t.Fatalf("request %d of the /48 refused", i+1)
+				}
+			}
+			if tt.take(l, "2001:db8:7:ffff::1") {
+				t.Fatalf("a fresh /64 of a /48 past its %d requests was let through", n*NetworkScale)
+			}
+			if !tt.take(l, "2001:db8:8::1") {
+				t.Fatal("another /48 was refused")
+			}
+			if ok, wait := l.BlockedKeys(AddrKeys("2001:db8:7:ffff::1"), now); !ok || wait != time.Minute/(n*NetworkScale) {
+				t.Errorf("the /48's wait: %v %v, want %v", ok, wait, time.Minute/(n*NetworkScale))
+			}
+		})
 	}
 }
 
@@ -253,8 +322,8 @@ func TestClientKey(t *testing.T) {
 				ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars)
 				r = r.WithContext(context.WithValue(ctx, caddyhttp.ServerCtxKey, srv))
 			}
-			if got := ClientKey(r); got != tt.want {
-				t.Errorf("ClientKey = %q, want %q", got, tt.want)
+			if got := ClientKeys(r)[0].Name; got != tt.want {
+				t.Errorf("ClientKeys = %q, want %q", got, tt.want)
 			}
 		})
 	}
