@@ -14,8 +14,9 @@ import (
 // Server is an httptest.Server that knows how many connections are open.
 type Server struct {
 	*httptest.Server
-	mu   sync.Mutex
-	open map[net.Conn]bool
+	mu     sync.Mutex
+	open   map[net.Conn]bool
+	opened int
 }
 
 // New starts a Server with handler h; Close stops it.
@@ -27,6 +28,7 @@ func New(h http.Handler) *Server {
 		switch state {
 		case http.StateNew:
 			s.open[c] = true
+			s.opened++
 		case http.StateClosed, http.StateHijacked:
 			delete(s.open, c)
 		}
@@ -40,6 +42,13 @@ func (s *Server) Open() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.open)
+}
+
+// Opened returns the number of connections accepted so far.
+func (s *Server) Opened() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opened
 }
 
 // WaitClosed waits up to d for every connection to close (the server sees
