@@ -50,7 +50,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //			max_size       <size>
 //			cache_ttl      <duration>
 //			max_images     <n>
-//			max_concurrent <n>
+//			max_concurrent <n>  # a quarter kept for renders
 //		}
 //		browser off | {
 //			path       <chromium>

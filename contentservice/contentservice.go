@@ -440,7 +440,7 @@ func newService(cfg *Handler, repl *caddy.Replacer, logger *zap.Logger) (*servic
 		s.failures = ratelimit.New(n, window, 0)
 		s.failureLimit.requests, s.failureLimit.window = n, window
 	}
-	if err := s.setupFetch(cfg.Fetch); err != nil {
+	if err := s.setupFetch(cfg.Fetch, cfg.Browser == nil || !cfg.Browser.Off); err != nil {
 		return nil, err
 	}
 	if err := s.setupBrowser(cfg.Browser); err != nil {

@@ -19,8 +19,9 @@ const (
 	DefaultFetchMaxSize      = 20 << 20
 	DefaultFetchCacheTTL     = 10 * time.Minute
 	DefaultFetchMaxImages    = 200
-	// DefaultFetchMaxConcurrent lets 8 checks weigh 4 images each at
-	// once; further fetches wait rather than open more connections.
+	// DefaultFetchMaxConcurrent lets 6 checks weigh 4 images each at
+	// once, with 8 slots kept for renders (renderShare); further fetches
+	// wait rather than open more connections.
 	DefaultFetchMaxConcurrent = 32
 	// fetchCacheEntries bounds the image weights remembered.
 	fetchCacheEntries = 4096
@@ -70,10 +71,14 @@ type FetchConfig struct {
 
 	// MaxConcurrent bounds the images fetched at once by the whole
 	// handler: every check and every PDF or image render share it (one
-	// request weighs up to 4 at a time, a render fetches up to 4). An
-	// image waits for its turn while its request lasts; a check reports
-	// those not weighed by total_timeout as not fetched ("timed out").
-	// Default: 32.
+	// request weighs up to 4 at a time, a render fetches up to 4). While
+	// PDF and image exports are on, a quarter of the slots (at least
+	// one) is kept for renders: checks together never hold more than
+	// the rest, so slow checks cannot hold up renders. Renders may take
+	// every slot. An image waits for its turn while its request lasts; a
+	// check reports those not weighed by total_timeout as not fetched
+	// ("timed out"). At least 2 unless the browser is off. Default: 32
+	// (24 for checks, 8 kept for renders).
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
 
 	// Off turns image fetching off: checks report every image as not
@@ -89,13 +94,23 @@ type fetchSettings struct {
 	totalTimeout time.Duration
 	maxSize      int64
 	maxImages    int
-	// slots bounds the fetches in flight, shared by the weigher and the
-	// render fetcher; this handler's own, so a reload starts afresh.
+	// slots bounds the fetches in flight, taken by the render fetcher
+	// and, through checkSlots, by the weigher; this handler's own, so a
+	// reload starts afresh.
 	slots *safefetch.Slots
+	// checkSlots are the share of slots that checks may hold: all of
+	// them without renders, else all but renderShare.
+	checkSlots *safefetch.Slots
 }
 
-// setupFetch resolves cfg (nil for the defaults) into the service.
-func (s *service) setupFetch(cfg *FetchConfig) error {
+// renderShare is the number of max_concurrent's n fetch slots kept for
+// renders: a quarter, at least one.
+func renderShare(n int) int { return max(1, n/4) }
+
+// setupFetch resolves cfg (nil for the defaults) into the service;
+// renders tells whether PDF and image exports are on (a share of the
+// slots is then kept for them).
+func (s *service) setupFetch(cfg *FetchConfig, renders bool) error {
 	if cfg == nil {
 		cfg = &FetchConfig{}
 	}
@@ -141,10 +156,18 @@ func (s *service) setupFetch(cfg *FetchConfig) error {
 		if n == 0 {
 			n = DefaultFetchMaxConcurrent
 		}
+		checks := n
+		if renders {
+			if checks -= renderShare(n); checks < 1 {
+				return fmt.Errorf("fetch.max_concurrent %d: at least 2 while PDF and image exports are on, "+
+					"since a quarter of the slots (at least one) is kept for renders; or turn the browser off", n)
+			}
+		}
 		s.fetch.slots = safefetch.NewSlots(n)
+		s.fetch.checkSlots = s.fetch.slots.Within(checks)
 		s.weigher = designcheck.NewHTTPWeigher(designcheck.WeigherConfig{
 			Timeout: timeout, MaxSize: maxSize, Policy: policy,
-			CacheTTL: ttl, MaxCached: fetchCacheEntries, Slots: s.fetch.slots,
+			CacheTTL: ttl, MaxCached: fetchCacheEntries, Slots: s.fetch.checkSlots,
 		})
 	}
 	if cfg.AllowPrivate && s.logger != nil {
@@ -201,7 +224,7 @@ func (h *Handler) Cleanup() error {
 //		max_size       <size>
 //		cache_ttl      <duration>
 //		max_images     <n>
-//		max_concurrent <n>
+//		max_concurrent <n>  # a quarter kept for renders
 //	}
 func unmarshalFetch(d *caddyfile.Dispenser) (*FetchConfig, error) {
 	cfg := new(FetchConfig)

@@ -83,7 +83,12 @@ func TestProvisionErrors(t *testing.T) {
 			h.Fetch = &FetchConfig{AllowPrivate: true, PrivateRanges: []string{"10.0.0.0/8"}}
 		}, "fetch.private_ranges: allow_private already allows every address; set one of them"},
 		{"negative fetch max_concurrent", func(h *Handler) { h.Fetch = &FetchConfig{MaxConcurrent: -1} }, "fetch.max_concurrent must be positive"},
-		{"fetch max_concurrent one", func(h *Handler) { h.Fetch = &FetchConfig{MaxConcurrent: 1} }, ""},
+		{"fetch max_concurrent one, browser off", func(h *Handler) {
+			h.Fetch, h.Browser = &FetchConfig{MaxConcurrent: 1}, &BrowserConfig{Off: true}
+		}, ""},
+		{"fetch max_concurrent one with renders", func(h *Handler) { h.Fetch = &FetchConfig{MaxConcurrent: 1} },
+			"fetch.max_concurrent 1: at least 2 while PDF and image exports are on"},
+		{"fetch max_concurrent two with renders", func(h *Handler) { h.Fetch = &FetchConfig{MaxConcurrent: 2} }, ""},
 		{"bad rate count", func(h *Handler) { h.RateLimit = &RateLimit{Requests: -1, Window: caddy.Duration(time.Minute)} }, "rate_limit.requests: -1 is not a positive number of requests"},
 		{"negative rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: 5, Window: caddy.Duration(-time.Minute)} }, "rate_limit.window: -1m0s must be positive"},
 		{"zero rate window", func(h *Handler) { h.RateLimit = &RateLimit{Requests: 5, Window: 0} }, "rate_limit.window: 0s must be positive"},

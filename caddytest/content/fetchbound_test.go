@@ -99,6 +99,11 @@ type checkResult struct {
 // checkImages posts an overageImageWeight check of design to site from a
 // goroutine.
 func checkImages(tester *testcaddy.Tester, site string, design json.RawMessage) <-chan checkResult {
+	return checkImagesWith(tester.Client, site, design)
+}
+
+// checkImagesWith is checkImages through client.
+func checkImagesWith(client *http.Client, site string, design json.RawMessage) <-chan checkResult {
 	out := make(chan checkResult, 1)
 	go func() {
 		var res checkResult
@@ -115,7 +120,7 @@ func checkImages(tester *testcaddy.Tester, site string, design json.RawMessage) 
 		req.Header.Set("Authorization", "Bearer "+apiToken)
 		req.Header.Set("Content-Type", "application/json")
 		began := time.Now()
-		resp, err := tester.Client.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			res.err = err
 			return

@@ -7,13 +7,24 @@ import "context"
 // holds one slot for its whole course: its requests, redirects included,
 // go one after another, so the hosts fetched from never see more
 // requests at once than there are slots. A nil *Slots bounds nothing.
-type Slots struct{ ch chan struct{} }
+type Slots struct {
+	ch chan struct{}
+	// outer, for slots made by Within, is the pool each slot also takes
+	// one of.
+	outer *Slots
+}
 
 // NewSlots returns n slots.
 func NewSlots(n int) *Slots { return &Slots{ch: make(chan struct{}, n)} }
 
+// Within returns n slots that each also take one of s's: their holders
+// never hold more than n of s's slots, and the rest stay for the others
+// who take s's directly. A nil s bounds only the n.
+func (s *Slots) Within(n int) *Slots { return &Slots{ch: make(chan struct{}, n), outer: s} }
+
 // Acquire waits for a slot until ctx ends (then it returns ctx's error);
-// release gives the slot back.
+// release gives the slot back. A slot made by Within is taken before the
+// outer one, so waiting holders of it hold none of s's.
 func (s *Slots) Acquire(ctx context.Context) (release func(), err error) {
 	if s == nil {
 		return func() {}, nil
@@ -25,8 +36,17 @@ func (s *Slots) Acquire(ctx context.Context) (release func(), err error) {
 	}
 	select {
 	case s.ch <- struct{}{}:
-		return func() { <-s.ch }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	own := func() { <-s.ch }
+	if s.outer == nil {
+		return own, nil
+	}
+	releaseOuter, err := s.outer.Acquire(ctx)
+	if err != nil {
+		own()
+		return nil, err
+	}
+	return func() { releaseOuter(); own() }, nil
 }
