@@ -8,6 +8,7 @@ package fsp
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,6 +141,9 @@ type Handler struct {
 	AllowAnonymous bool `json:"allow_anonymous,omitempty"`
 
 	storage Storage
+	// finishTimeout bounds the steps that follow a change once it has
+	// taken effect (see request.detach).
+	finishTimeout time.Duration
 	// keyPrefix is what an S3 prefix adds to every key (with its "/"),
 	// out of maxKeyLen.
 	keyPrefix int
@@ -233,6 +237,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("fsp: local.folder: the folder cannot be opened or created (%v); create it and let the user Caddy runs as read and write it", err)
 		}
 		h.storage = s
+		h.finishTimeout = finishTimeouts * defaultS3Timeout
 		h.storageLog = []zap.Field{zap.String("folder", folder)}
 	case h.S3 != nil:
 		cfg, err := resolveS3(*h.S3)
@@ -244,6 +249,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 			return fmt.Errorf("fsp: s3.endpoint: %v", err)
 		}
 		h.storage = s
+		h.finishTimeout = finishTimeouts * cfg.timeout
 		if s.prefix != "" {
 			h.keyPrefix = len(s.prefix) + 1
 		}
@@ -414,6 +420,20 @@ type request struct {
 	r      *http.Request
 	root   string // storage key of the user's tree
 	public string // public URL base, placeholders replaced
+}
+
+// finishTimeouts is how many storage timeouts the steps after a change
+// may take in all: a few requests (a thumbnail's write, a look at the
+// file), each of which the storage bounds on its own.
+const finishTimeouts = 4
+
+// detach gives the steps that follow a change once it has taken effect
+// a context that the client going away no longer ends (or a thumbnail
+// of a file replaced, moved or removed would stay), but finishTimeout
+// does: a storage server that answers a byte at a time must not hold
+// them for ever.
+func (q *request) detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), q.h.finishTimeout)
 }
 
 // emptyRootValue is the placeholder of the storage root that a request

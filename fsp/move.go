@@ -19,7 +19,9 @@ func (q *request) remove(ctx context.Context, p fspPath) error {
 	}
 	// The file is gone: the client going away changes nothing from here
 	// on, or its thumbnail would stay, of no file.
-	q.dropThumb(context.WithoutCancel(ctx), pl.key)
+	ctx, cancel := q.detach(ctx)
+	defer cancel()
+	q.dropThumb(ctx, pl.key)
 	return nil
 }
 
@@ -124,23 +126,27 @@ func (q *request) move(ctx context.Context, p fspPath) (any, error) {
 	}
 	// The file has moved: the client going away changes nothing from
 	// here on, or a thumbnail of the file replaced could stay.
-	ctx = context.WithoutCancel(ctx)
+	thumbCtx, cancel := q.detach(ctx)
 	fk := q.locate(final).key
 	newThumb, newOK := q.thumbKey(fk)
 	switch {
 	case hadThumb && newOK:
-		if err := q.h.storage.Move(ctx, oldThumb, newThumb, false); err != nil {
+		if err := q.h.storage.Move(thumbCtx, oldThumb, newThumb, false); err != nil {
 			if !isNotExist(err) {
 				q.h.logger.Warn("moving a thumbnail", zap.String("key", oldThumb), zap.Error(err))
 			}
-			q.dropThumb(ctx, fk) // a replaced file's would stay
+			q.dropThumb(thumbCtx, fk) // a replaced file's would stay
 		}
 	case hadThumb: // the new name leaves no room for one
-		q.dropThumb(ctx, src.key)
+		q.dropThumb(thumbCtx, src.key)
 	default:
 		// The replaced file's, or one a failed delete left: another
 		// file's either way.
-		q.dropThumb(ctx, fk)
+		q.dropThumb(thumbCtx, fk)
 	}
+	cancel()
+	// The answer's look at the file gets time of its own.
+	ctx, cancel = q.detach(ctx)
+	defer cancel()
 	return q.fileMeta(ctx, final)
 }

@@ -166,6 +166,9 @@ type s3Storage struct {
 	endpoint  string
 	bucket    string
 	prefix    string
+	// finish bounds what follows a change once it has taken effect, as
+	// Handler.finishTimeout does.
+	finish time.Duration
 }
 
 func newS3Storage(c resolvedS3) (*s3Storage, error) {
@@ -207,7 +210,7 @@ func newS3Storage(c resolvedS3) (*s3Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &s3Storage{client: client, transport: transport, endpoint: c.endpoint, bucket: c.bucket, prefix: strings.Trim(c.prefix, "/")}, nil
+	return &s3Storage{client: client, transport: transport, endpoint: c.endpoint, bucket: c.bucket, prefix: strings.Trim(c.prefix, "/"), finish: finishTimeouts * c.timeout}, nil
 }
 
 // maxS3Answer bounds the body of an S3 answer other than an object's

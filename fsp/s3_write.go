@@ -231,20 +231,36 @@ func (s *s3Storage) Move(ctx context.Context, from, to string, exclusive bool) e
 			return mapS3Err(err)
 		}
 	}
-	// The copy exists: from here on, the client going away changes nothing.
-	ctx = context.WithoutCancel(ctx)
-	delErr := s.client.RemoveObject(ctx, s.bucket, s.key(from), minio.RemoveObjectOptions{})
+	// The copy exists: from here on, the client going away changes
+	// nothing, but a server that answers a byte at a time cannot hold
+	// the request for ever. Each step has time of its own, so that a
+	// delete whose answer never ends can still be looked at.
+	detached := context.WithoutCancel(ctx)
+	step := func(do func(ctx context.Context) error) error {
+		ctx, cancel := context.WithTimeout(detached, s.finish)
+		defer cancel()
+		return do(ctx)
+	}
+	delErr := step(func(ctx context.Context) error {
+		return s.client.RemoveObject(ctx, s.bucket, s.key(from), minio.RemoveObjectOptions{})
+	})
 	if delErr == nil {
 		return nil
 	}
-	_, statErr := s.client.StatObject(ctx, s.bucket, s.key(from), minio.StatObjectOptions{})
+	statErr := step(func(ctx context.Context) error {
+		_, err := s.client.StatObject(ctx, s.bucket, s.key(from), minio.StatObjectOptions{})
+		return err
+	})
 	switch {
 	case isNotExist(mapS3Err(statErr)):
 		return nil // the delete took effect; only its answer was lost
 	case statErr != nil:
 		return fmt.Errorf("%w; the source %s and its copy %s may both exist", delErr, from, to)
 	case exclusive:
-		if err := s.client.RemoveObject(ctx, s.bucket, s.key(to), minio.RemoveObjectOptions{}); err != nil {
+		err := step(func(ctx context.Context) error {
+			return s.client.RemoveObject(ctx, s.bucket, s.key(to), minio.RemoveObjectOptions{})
+		})
+		if err != nil {
 			return fmt.Errorf("%w; taking the copy %s back: %v (both exist)", delErr, to, err)
 		}
 	}

@@ -149,8 +149,12 @@ func (q *request) upload(ctx context.Context, p fspPath) (any, error) {
 	}
 	// The file is in place: the client going away changes nothing from
 	// here on, or the thumbnail of the file replaced would stay.
-	ctx = context.WithoutCancel(ctx)
-	q.storeThumb(ctx, q.locate(final).key, version, thumb)
+	thumbCtx, cancel := q.detach(ctx)
+	q.storeThumb(thumbCtx, q.locate(final).key, version, thumb)
+	cancel()
+	// The answer's look at the file gets time of its own.
+	ctx, cancel = q.detach(ctx)
+	defer cancel()
 	m, err := q.statFile(ctx, final)
 	if err != nil {
 		return nil, err

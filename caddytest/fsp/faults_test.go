@@ -54,6 +54,11 @@ const (
 	// faultHuge answers a listing with one last page of 60,000 keys, some
 	// 20 MB of XML: more than any S3 server puts in one.
 	faultHuge faultKind = "huge"
+	// faultDrip passes the answer's status (200 for a 204) and headers
+	// on, then its body (or spaces, when it has none) one byte every
+	// 300 ms for 60 s: a server that keeps every read just inside the s3
+	// timeout.
+	faultDrip faultKind = "drip"
 )
 
 // faultProxy is a proxy in front of the real S3 server that injects
@@ -165,6 +170,33 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 			select {
 			case <-r.Context().Done():
 			case <-time.After(45 * time.Second):
+			}
+			return
+		case faultDrip:
+			body, _ := io.ReadAll(res.Body)
+			for k, v := range res.Header {
+				w.Header()[k] = v
+			}
+			w.Header().Del("Content-Length")
+			status := res.StatusCode
+			if status == http.StatusNoContent {
+				status = http.StatusOK // a delete's answer, which may then have a body
+			}
+			w.WriteHeader(status)
+			rc := http.NewResponseController(w)
+			for i := range 200 {
+				b := byte(' ')
+				if i < len(body) {
+					b = body[i]
+				}
+				if _, err := w.Write([]byte{b}); err != nil || rc.Flush() != nil {
+					return
+				}
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(300 * time.Millisecond):
+				}
 			}
 			return
 		case faultEndless:

@@ -37,7 +37,7 @@ func TestProviderS3AnswersBounded(t *testing.T) {
 	}
 }
 `, privatePort, storage, faultSetupPort, b.storage))
-	setup := []call{{method: "POST", target: "/a/"}, direct("/a/x.png", img)}
+	setup := []call{{method: "POST", target: "/a/"}, {method: "POST", target: "/b/"}, direct("/a/x.png", img)}
 	rows := []struct {
 		name           string
 		op             call
@@ -49,6 +49,11 @@ func TestProviderS3AnswersBounded(t *testing.T) {
 		// The file is in place: its thumbnail's write no longer depends
 		// on the client waiting.
 		{name: "upload, thumbnail write's answer stalls", op: direct("/a/p.png", img), kind: faultStall, method: "PUT", suffix: "/a/.thumb.p.png.png"},
+		// Nor on a server that keeps each read just inside the timeout.
+		{name: "upload, thumbnail write's answer drips", op: direct("/a/p.png", img), kind: faultDrip, method: "PUT", suffix: "/a/.thumb.p.png.png"},
+		{name: "move, thumbnail's copy drips", op: call{method: "PATCH", target: "/a/x.png", body: moveBody("/b/", "replace")}, kind: faultDrip, method: "PUT", suffix: "/b/.thumb.x.png.png"},
+		{name: "move, source delete drips", op: call{method: "PATCH", target: "/a/x.png", body: moveBody("/b/", "replace")}, kind: faultDrip, method: "DELETE", suffix: "/a/x.png"},
+		{name: "delete, thumbnail delete drips", op: call{method: "DELETE", target: "/a/x.png"}, kind: faultDrip, method: "DELETE", suffix: "/a/.thumb.x.png.png"},
 		{name: "list, listing stalls", op: call{method: "GET", target: "/a/"}, kind: faultStall, method: "GET", suffix: "/", wantCode: 3100},
 		{name: "list, listing cut short", op: call{method: "GET", target: "/a/"}, kind: faultCut, method: "GET", suffix: "/", wantCode: 3100},
 		{name: "list, listing page of 20 MB", op: call{method: "GET", target: "/a/"}, kind: faultHuge, method: "GET", suffix: "/", wantCode: 3100},
