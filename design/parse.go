@@ -16,7 +16,8 @@ import (
 // unknown members in order for a faithful round trip, and enforces
 // Limits as it reads, before a value is built.
 type parser struct {
-	src    string // the document: strings, numbers and Raw values are substrings of it where they can be
+	src    string       // the document: strings, numbers and Raw values are substrings of it where they can be
+	in     bytes.Buffer // the document's bytes, which dec reads in place
 	dec    *jsontext.Decoder
 	lim    Limits
 	values int // values read so far, against MaxValues
@@ -70,6 +71,7 @@ func parseDocument(src string, data []byte, lim Limits) (Value, []*[]Member, err
 // gives its blocks back itself.
 func parse(src string, data []byte, lim Limits, anyUTF8, keepRaw bool) (Value, []*[]Member, error) {
 	p := newParser(src, data, lim, anyUTF8, keepRaw)
+	defer p.free()
 	v, err := p.document()
 	if err != nil {
 		releaseBlocks(p.blocks)
@@ -78,17 +80,16 @@ func parse(src string, data []byte, lim Limits, anyUTF8, keepRaw bool) (Value, [
 	return v, p.blocks, nil
 }
 
+// newParser returns a parser of parserPool set to read src, to give back
+// with free once the parse is done.
 func newParser(src string, data []byte, lim Limits, anyUTF8, keepRaw bool) *parser {
+	p := parserPool.Get().(*parser)
+	p.src, p.lim, p.anyUTF8, p.keepRaw = src, lim, anyUTF8, keepRaw
+	// From a bytes.Buffer jsontext reads in place, without a copy.
+	p.in = *bytes.NewBuffer(data)
 	// Designs repeat member names (the last one wins, see Get).
-	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(anyUTF8)}
-	return &parser{
-		src: src,
-		// From a bytes.Buffer jsontext reads in place, without a copy.
-		dec:     jsontext.NewDecoder(bytes.NewBuffer(data), opts...),
-		lim:     lim,
-		anyUTF8: anyUTF8,
-		keepRaw: keepRaw,
-	}
+	p.dec.Reset(&p.in, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(anyUTF8))
+	return p
 }
 
 // document reads the one value of the document and its end.

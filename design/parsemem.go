@@ -1,10 +1,13 @@
 package design
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf16"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // What keeps the decoder's allocations and copies few: containers'
@@ -46,6 +49,34 @@ func (p *parser) newBlock(n int) {
 	}
 	p.blocks = append(p.blocks, bp)
 	p.block = (*bp)[:0]
+}
+
+// parserPool holds parsers between decodes, each with its jsontext
+// decoder (whose state, stacks included, Reset keeps) and its spare
+// buffers: a decode of a small design spent about 1 KB of its
+// allocations on a new decoder and the growth of its stacks.
+var parserPool = sync.Pool{New: func() any {
+	p := new(parser)
+	p.dec = jsontext.NewDecoder(&p.in)
+	return p
+}}
+
+// free gives p back to parserPool, holding on to no document: the tree's
+// blocks are the caller's, the spare buffers are cleared, and those of
+// containers larger than a block are dropped.
+func (p *parser) free() {
+	spares := p.spares[:0]
+	for _, spare := range p.spares {
+		if cap(spare) <= blockSize {
+			clear(spare[:cap(spare)])
+			spares = append(spares, spare[:0])
+		}
+	}
+	clear(p.spares[len(spares):])
+	p.in = bytes.Buffer{}
+	p.dec.Reset(&p.in)
+	*p = parser{dec: p.dec, buf: p.buf[:0], spares: spares}
+	parserPool.Put(p)
 }
 
 // blockSize is the members of a pooled block (64 KiB): a typical 40 KB

@@ -68,6 +68,7 @@ func (v *Value) Expand() *Value {
 	// decode that kept it accepted.
 	// jsontext only reads the bytes (see DecodeStringWithLimits).
 	p := newParser(v.Str, unsafe.Slice(unsafe.StringData(v.Str), len(v.Str)), lim, true, false)
+	defer p.free()
 	p.unpooled = true
 	x, err := p.document()
 	if err != nil { // only for a Raw value made by hand
