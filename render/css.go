@@ -53,7 +53,11 @@ func checkCSS(v string, max int) (safe, why string) {
 	var room [16]byte
 	blocks := room[:0]
 	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
+		c := v[i]
+		if !cssMarks[c] {
+			continue
+		}
+		switch {
 		case c == ';', c == '{', c == '}', c == '<', c == '>', c == '\\', c == '\n', c == '\r':
 			return "", "contains " + strconv.QuoteRune(rune(c))
 		case c == quote:
@@ -90,6 +94,14 @@ func checkCSS(v string, max int) (safe, why string) {
 		}
 	}
 	return v, ""
+}
+
+// cssMarks are the bytes checkCSS's loop acts on; it passes over any
+// other byte at the cost of one look-up, where the tests of its switch
+// took about four times as long.
+var cssMarks = [256]bool{
+	';': true, '{': true, '}': true, '<': true, '>': true, '\\': true, '\n': true, '\r': true,
+	'"': true, '\'': true, '(': true, ')': true, '[': true, ']': true,
 }
 
 // scriptWords says why a CSS value with parentheses is dropped for what
