@@ -338,3 +338,40 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestLargeContainers: containers with more children than fit on the
+// stack, one after the other and nested, read the same from a parser's
+// spare buffers as the first time, however the buffers were used before.
+func TestLargeContainers(t *testing.T) {
+	objects := make([]string, 25)
+	for i := range objects {
+		objects[i] = `{"k` + strconv.Itoa(i) + `":[1,2,3],"s":"v"}`
+	}
+	nulls := strings.Repeat(`null,`, 30) + `null`
+	empties := strings.Repeat(`[],{},"",`, 12) + `0`
+	members := make([]string, 14)
+	for i := range members {
+		members[i] = `"m` + strconv.Itoa(i) + `":[` + nulls + `]`
+	}
+	docs := []string{
+		`[[` + strings.Join(objects, ",") + `],[` + nulls + `],[` + empties + `]]`,
+		`{` + strings.Join(members, ",") + `,"last":[` + empties + `]}`,
+		`[[` + empties + `],[` + strings.Join(objects, ",") + `]]`,
+	}
+	for range 2 { // the second time from pooled parsers
+		for _, doc := range docs {
+			v, blocks, err := parseDocument(doc, []byte(doc), DefaultLimits())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := v.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != doc {
+				t.Errorf("read back as\n%s\nwant\n%s", got, doc)
+			}
+			releaseBlocks(blocks)
+		}
+	}
+}
