@@ -363,6 +363,43 @@ func (rb *requestBody) openReader() io.ReadCloser {
 	return &bodyReader{rb: rb, r: rb.Reader()}
 }
 
+// sendReaders returns the GetBody that net/http's transport sends the
+// body with, and wrote, for its WroteRequest trace: each reader holds a
+// reference to the body until the transport is done with it.
+//
+// A body in one buffer is handed over as an io.NopCloser of a
+// *bytes.Reader, which net/http knows to be in memory: it then writes the
+// request's headers and body through its write buffer together, in one
+// write when they fit (exportWriteBuffer), where for any other reader it
+// sends the headers alone and copies the body through a 32 KiB buffer
+// allocated for each request, a write each. Closing such a reader does
+// nothing, so its reference is given back by wrote instead: net/http calls
+// WroteRequest once for each request it wrote, after the last read of its
+// body, and writes each reader once at most (a request sent again gets a
+// new one). A reader never written (a request that failed before that)
+// keeps its reference: its buffer is then left to the collector instead
+// of going back to the pool.
+func (rb *requestBody) sendReaders() (get func() (io.ReadCloser, error), wrote func()) {
+	buf := rb.Bytes()
+	if buf == nil {
+		return func() (io.ReadCloser, error) { return rb.openReader(), nil }, nil
+	}
+	var lent atomic.Int32 // readers handed over and not yet written
+	get = func() (io.ReadCloser, error) {
+		rb.retain()
+		lent.Add(1)
+		return io.NopCloser(bytes.NewReader(buf)), nil
+	}
+	wrote = func() {
+		if lent.Add(-1) < 0 {
+			lent.Add(1) // not one of these readers: nothing to give back
+			return
+		}
+		_ = rb.release()
+	}
+	return get, wrote
+}
+
 type bodyReader struct {
 	mu sync.Mutex // Close may come from another goroutine than Read
 	rb *requestBody

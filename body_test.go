@@ -2,12 +2,17 @@ package designbridge
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"net/url"
 	"os"
 	"runtime"
 	"testing"
+
+	"go.uber.org/zap"
 )
 
 // TestRequestBody: a body stays in memory up to spoolAbove and moves to a
@@ -134,6 +139,136 @@ func TestBodyHeldByReaders(t *testing.T) {
 			t.Errorf("%d bytes: the body was not freed after its last reader closed", size)
 		}
 	}
+}
+
+// TestSentReadersHoldTheBody: the readers the transport sends a body
+// with (sendReaders) hold it after its owner has let go, even as other
+// bodies take buffers from the pool, until the transport is done with
+// each of them (wrote, for a body in one buffer; Close otherwise); wrote
+// called more often than readers were handed over gives back nobody
+// else's hold. A body in one buffer goes as a *bytes.Reader, which
+// net/http writes together with the headers.
+func TestSentReadersHoldTheBody(t *testing.T) {
+	for _, size := range []int{40 << 10, 3 << 20} {
+		want := bytes.Repeat([]byte("design "), size/7)
+		rb := new(requestBody)
+		if size > spoolAbove {
+			rb.holdLarge(newMemoryBudget(int64(len(want))), int64(len(want)))
+		} else {
+			rb.sizeFor(len(want))
+		}
+		if _, err := io.Copy(rb, io.LimitReader(bytes.NewReader(want), int64(len(want)))); err != nil {
+			t.Fatal(err)
+		}
+		get, wrote := rb.sendReaders()
+		done := func(r io.ReadCloser) {
+			if wrote != nil {
+				wrote()
+			} else {
+				r.Close()
+			}
+		}
+		first, _ := get()
+		second, _ := get() // the request sent again on a fresh connection
+		if inMemory := size <= spoolAbove; inMemory != (wrote != nil) {
+			t.Fatalf("%d bytes: wrote is %v", size, wrote != nil)
+		}
+		if _, ok := first.(interface {
+			WriteTo(io.Writer) (int64, error)
+		}); wrote != nil && !ok {
+			t.Errorf("%d bytes: sent as %T, not an io.NopCloser of a *bytes.Reader", size, first)
+		}
+		rb.Close()
+		done(first)
+		// Other exports take buffers of the same size and fill them: a
+		// body freed too early would now hold their bytes.
+		for range 4 {
+			b := getBuf(min(len(want), largeChunk))
+			b = append(b, bytes.Repeat([]byte{'x'}, cap(b))...)
+			defer putBuf(b)
+		}
+		got, err := io.ReadAll(second)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes: read %d bytes (%v) after the owner let go, not the body", size, len(got), err)
+		}
+		rb.retain() // another holder (the flight group)
+		done(second)
+		if wrote != nil {
+			wrote() // one more than the readers handed over
+		}
+		if rb.freed {
+			t.Fatalf("%d bytes: freed while another holder still held it", size)
+		}
+		_ = rb.release()
+		if !rb.freed || rb.mem.Cap() != 0 || rb.chunks != nil {
+			t.Errorf("%d bytes: the body was not freed once every holder let go", size)
+		}
+	}
+}
+
+// TestTransportHoldsBodyUntilWritten: net/http's transport may still be
+// sending a body after RoundTrip has returned the answer (an upstream that
+// answers first), and the export then lets go of the body. The readers
+// upstreamTransport hands over keep it whole until the transport has
+// written the request (WroteRequest) and closed them.
+func TestTransportHoldsBodyUntilWritten(t *testing.T) {
+	for _, size := range []int{40 << 10, 3 << 20} {
+		want := bytes.Repeat([]byte("design "), size/7)
+		rb := new(requestBody)
+		if size > spoolAbove {
+			rb.holdLarge(newMemoryBudget(int64(len(want))), int64(len(want)))
+		} else {
+			rb.sizeFor(len(want))
+		}
+		if _, err := io.Copy(rb, io.LimitReader(bytes.NewReader(want), int64(len(want)))); err != nil {
+			t.Fatal(err)
+		}
+		late := &lateSender{start: make(chan struct{}), sent: make(chan []byte, 1)}
+		tr := &upstreamTransport{inner: late, target: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}, logger: zap.NewNop()}
+		req := httptest.NewRequest(http.MethodPost, "/v1/message/html", nil)
+		req = req.WithContext(context.WithValue(req.Context(), replayBodyKey{}, rb))
+		res, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		rb.Close() // the export is done
+		// Other exports take buffers of the same size and fill them: a
+		// body freed too early would now hold their bytes.
+		for range 4 {
+			b := getBuf(min(len(want), largeChunk))
+			b = append(b, bytes.Repeat([]byte{'x'}, cap(b))...)
+			defer putBuf(b)
+		}
+		close(late.start)
+		if got := <-late.sent; !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes: the transport sent %d bytes (%.20q…) after the export let go, not the body", size, len(got), got)
+		}
+		if !rb.freed {
+			t.Errorf("%d bytes: the body was not freed once the transport had written it", size)
+		}
+	}
+}
+
+// lateSender answers at once and sends the request's body afterwards, when
+// start is closed, as net/http's transport does for an upstream that
+// answers before it has read the body.
+type lateSender struct {
+	start chan struct{}
+	sent  chan []byte
+}
+
+func (l *lateSender) RoundTrip(req *http.Request) (*http.Response, error) {
+	go func() {
+		<-l.start
+		got, _ := io.ReadAll(req.Body)
+		req.Body.Close()
+		if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.WroteRequest != nil {
+			trace.WroteRequest(httptrace.WroteRequestInfo{})
+		}
+		l.sent <- got
+	}()
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
 }
 
 // TestLargeBodyMemoryBudget: bodies past spoolAbove that say their length

@@ -34,6 +34,9 @@ func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string, end
 	// export in flight and outside answer_memory: net/http's default
 	// allows 10 MiB of them.
 	tcfg := map[string]any{"compression": false, "max_response_header_size": maxAnswerHeader}
+	if !endpoint {
+		tcfg["write_buffer_size"] = exportWriteBuffer
+	}
 	if target.Scheme == "https" {
 		tcfg["tls"] = map[string]any{}
 	}
@@ -69,6 +72,13 @@ func (b *Bridge) newProxy(ctx caddy.Context, target *url.URL, bearer string, end
 	}
 	return h, nil
 }
+
+// exportWriteBuffer is the write buffer of each connection to the content
+// service (net/http's default is 4 KiB): an ordinary design and its
+// request's headers fit, so that an export is sent in one write, without
+// a copy buffer of its own (requestBody.sendReaders). It is held as long
+// as the connection, kept alive or not.
+const exportWriteBuffer = 64 << 10
 
 // maxAnswerHeader bounds an upstream answer's header (each interim
 // answer's too); past it the answer is 502.
@@ -111,6 +121,7 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		out.Header.Set("Authorization", t.bearer)
 	}
 	out.URL.RawPath = ""
+	var wrote func() // the transport is done with one of the body's readers
 	if body, ok := req.Context().Value(replayBodyKey{}).(*requestBody); ok {
 		// The body is buffered, so net/http may send it again on a new
 		// connection when a kept-alive one turns out to be closed by the
@@ -119,9 +130,9 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		// replayable without sending the header.
 		out.Body, out.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
 		if body.Len() > 0 {
-			// Each reader holds the body until net/http closes it,
-			// which may be after the answer has arrived.
-			out.GetBody = func() (io.ReadCloser, error) { return body.openReader(), nil }
+			// Each reader holds the body until net/http is done with
+			// it, which may be after the answer has arrived.
+			out.GetBody, wrote = body.sendReaders()
 			out.Body, _ = out.GetBody()
 		}
 		out.ContentLength = body.Len()
@@ -158,6 +169,11 @@ func (t *upstreamTransport) RoundTrip(req *http.Request) (*http.Response, error)
 				t.logger.Warn("removed upstream interim response headers holding a secret", zap.Int("status", code))
 			}
 			return nil
+		},
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			if wrote != nil {
+				wrote()
+			}
 		},
 	}))
 	resp, err := t.inner.RoundTrip(out)
