@@ -109,15 +109,7 @@ func checkBody(t *testing.T, rb *requestBody, want []byte, spooled bool) {
 func TestBodyHeldByReaders(t *testing.T) {
 	for _, size := range []int{40 << 10, 3 << 20} {
 		want := bytes.Repeat([]byte("design "), size/7)
-		rb := new(requestBody)
-		if size > spoolAbove {
-			rb.holdLarge(newMemoryBudget(int64(len(want))), int64(len(want)))
-		} else {
-			rb.sizeFor(len(want))
-		}
-		if _, err := io.Copy(rb, io.LimitReader(bytes.NewReader(want), int64(len(want)))); err != nil {
-			t.Fatal(err)
-		}
+		rb := bodyHolding(t, want)
 		r := rb.openReader()
 		rb.Close()
 		// Other exports take buffers of the same size and fill them: a
@@ -151,15 +143,7 @@ func TestBodyHeldByReaders(t *testing.T) {
 func TestSentReadersHoldTheBody(t *testing.T) {
 	for _, size := range []int{40 << 10, 3 << 20} {
 		want := bytes.Repeat([]byte("design "), size/7)
-		rb := new(requestBody)
-		if size > spoolAbove {
-			rb.holdLarge(newMemoryBudget(int64(len(want))), int64(len(want)))
-		} else {
-			rb.sizeFor(len(want))
-		}
-		if _, err := io.Copy(rb, io.LimitReader(bytes.NewReader(want), int64(len(want)))); err != nil {
-			t.Fatal(err)
-		}
+		rb := bodyHolding(t, want)
 		get, wrote := rb.sendReaders()
 		done := func(r io.ReadCloser) {
 			if wrote != nil {
@@ -214,15 +198,7 @@ func TestSentReadersHoldTheBody(t *testing.T) {
 func TestTransportHoldsBodyUntilWritten(t *testing.T) {
 	for _, size := range []int{40 << 10, 3 << 20} {
 		want := bytes.Repeat([]byte("design "), size/7)
-		rb := new(requestBody)
-		if size > spoolAbove {
-			rb.holdLarge(newMemoryBudget(int64(len(want))), int64(len(want)))
-		} else {
-			rb.sizeFor(len(want))
-		}
-		if _, err := io.Copy(rb, io.LimitReader(bytes.NewReader(want), int64(len(want)))); err != nil {
-			t.Fatal(err)
-		}
+		rb := bodyHolding(t, want)
 		late := &lateSender{start: make(chan struct{}), sent: make(chan []byte, 1)}
 		tr := &upstreamTransport{inner: late, target: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}, logger: zap.NewNop()}
 		req := httptest.NewRequest(http.MethodPost, "/v1/message/html", nil)
@@ -303,4 +279,20 @@ func TestLargeBodyMemoryBudget(t *testing.T) {
 	if left := b.largeBodies.left.Load(); left != 5<<20 {
 		t.Errorf("budget left %d after every body was freed, want %d", left, 5<<20)
 	}
+}
+
+// bodyHolding is a request body read from want as an export's is: in one
+// pooled buffer, or past spoolAbove in chunks of a large-body budget.
+func bodyHolding(t *testing.T, want []byte) *requestBody {
+	t.Helper()
+	rb := new(requestBody)
+	if len(want) > spoolAbove {
+		rb.holdLarge(newMemoryBudget(int64(len(want))), int64(len(want)))
+	} else {
+		rb.sizeFor(len(want))
+	}
+	if _, err := io.Copy(rb, io.LimitReader(bytes.NewReader(want), int64(len(want)))); err != nil {
+		t.Fatal(err)
+	}
+	return rb
 }
