@@ -69,15 +69,13 @@ var (
 func TestMain(m *testing.M) {
 	testcaddy.OnLoad(setPorts)
 	var err error
-	tmpDir, err = os.MkdirTemp("", "bridge-caddytest-")
+	var removeHome func()
+	tmpDir, removeHome, err = testcaddy.PrivateHome("bridge-caddytest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	for _, kv := range [][2]string{
-		{"XDG_CONFIG_HOME", filepath.Join(tmpDir, "config")},
-		{"XDG_DATA_HOME", filepath.Join(tmpDir, "data")},
-		{"HOME", filepath.Join(tmpDir, "home")},
 		{"DB_TEST_TOKEN", "Bearer " + tokenEnv},
 		{"DB_TEST_CLIENT_ID", clientID},
 		{"DB_TEST_CLIENT_SECRET", clientSecret},
@@ -95,7 +93,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := testcaddy.Finish(m.Run())
-	os.RemoveAll(tmpDir)
+	removeHome()
 	os.Exit(code)
 }
 

@@ -42,22 +42,12 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	home, err := os.MkdirTemp("", "browser-test-home-")
+	_, removeHome, err := testcaddy.PrivateHome("browser-test-home-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(home)
-	for name, dir := range map[string]string{
-		"HOME":            home,
-		"XDG_CONFIG_HOME": filepath.Join(home, "config"),
-		"XDG_DATA_HOME":   filepath.Join(home, "data"),
-	} {
-		if err := os.Setenv(name, dir); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
+	defer removeHome()
 	if err := os.Chdir(repoRoot); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

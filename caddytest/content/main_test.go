@@ -70,20 +70,17 @@ func setSites() {
 }
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "content-caddytest-")
+	_, removeHome, err := testcaddy.PrivateHome("content-caddytest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
-	}
-	for _, v := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "HOME"} {
-		_ = os.Setenv(v, dir)
 	}
 	_ = os.Setenv("CS_IT_SIGNING_KEY", signingKey)
 	_ = os.Setenv("CS_IT_ALPHA_TOKEN", "Bearer "+apiToken) // the prefix is optional
 	_ = os.Setenv("CS_IT_ALPHA_TOKEN2", apiToken2)
 	testcaddy.OnLoad(setSites)
 	code := testcaddy.Finish(m.Run())
-	_ = os.RemoveAll(dir)
+	removeHome()
 	os.Exit(code)
 }
 

@@ -16,9 +16,6 @@ import (
 
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 	"github.com/designbridge/caddy-designbridge/testutil/designtest"
-
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/certmagic"
 )
 
 // corpusDir is the third-party corpus folder (designtest.EnvVar), or ""
@@ -38,29 +35,15 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	corpusDir = dir
-	// Caddy writes its config and data (autosave, certificates) under the
-	// XDG directories: keep them out of the real home.
-	tmp, err := os.MkdirTemp("", "corpus-caddytest-")
+	_, removeHome, err := testcaddy.PrivateHome("corpus-caddytest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	for _, env := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "HOME"} {
-		dir := filepath.Join(tmp, env)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Setenv(env, dir)
-	}
-	// Caddy computes these two paths when its package is initialised,
-	// before TestMain can set the environment.
-	caddy.ConfigAutosavePath = filepath.Join(tmp, "XDG_CONFIG_HOME", "caddy", "autosave.json")
-	caddy.DefaultStorage = &certmagic.FileStorage{Path: filepath.Join(tmp, "XDG_DATA_HOME", "caddy")}
 	code := m.Run()
 	closeSharedBrowser()
 	code = testcaddy.Finish(code)
-	os.RemoveAll(tmp)
+	removeHome()
 	os.Exit(code)
 }
 

@@ -21,8 +21,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/certmagic"
 	"github.com/designbridge/caddy-designbridge/caddytest/internal/testcaddy"
 )
 
@@ -37,28 +35,14 @@ func artifactsDir() string {
 }
 
 func TestMain(m *testing.M) {
-	// Caddy writes its config and data under the XDG directories: keep
-	// them out of the real home.
-	tmp, err := os.MkdirTemp("", "fidelity-caddytest-")
+	_, removeHome, err := testcaddy.PrivateHome("fidelity-caddytest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	for _, env := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "HOME"} {
-		dir := filepath.Join(tmp, env)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Setenv(env, dir)
-	}
-	// Caddy computes these two paths when its package is initialised,
-	// before TestMain can set the environment.
-	caddy.ConfigAutosavePath = filepath.Join(tmp, "XDG_CONFIG_HOME", "caddy", "autosave.json")
-	caddy.DefaultStorage = &certmagic.FileStorage{Path: filepath.Join(tmp, "XDG_DATA_HOME", "caddy")}
 	code := m.Run()
 	closeSharedBrowser()
 	code = testcaddy.Finish(code)
-	os.RemoveAll(tmp)
+	removeHome()
 	os.Exit(code)
 }

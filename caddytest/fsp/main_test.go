@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -70,30 +69,17 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	var err error
-	tmpDir, err = os.MkdirTemp("", "fsp-caddytest-")
+	var removeHome func()
+	tmpDir, removeHome, err = testcaddy.PrivateHome("fsp-caddytest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(tmpDir)
+	defer removeHome()
 	defer func() { stopVersitygw() }()
 	if deadPort, err = testcaddy.FreePort(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
-	}
-	for name, dir := range map[string]string{
-		"HOME":            filepath.Join(tmpDir, "home"),
-		"XDG_CONFIG_HOME": filepath.Join(tmpDir, "config"),
-		"XDG_DATA_HOME":   filepath.Join(tmpDir, "data"),
-	} {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		if err := os.Setenv(name, dir); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
 	}
 	code := m.Run()
 	if msg, _ := versityMissing.Load().(string); msg != "" {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,19 +18,43 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "testcaddy-test-")
-	if err != nil {
+	var remove func()
+	var err error
+	if homeDir, remove, err = PrivateHome("testcaddy-test-"); err != nil {
 		panic(err)
-	}
-	for _, v := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"} {
-		os.Setenv(v, dir)
 	}
 	code := m.Run()
 	// Not Finish: the panic TestPanicFailsTheTest provokes must not fail
 	// this run.
 	_ = Stop()
-	os.RemoveAll(dir)
+	remove()
 	os.Exit(code)
+}
+
+// homeDir is PrivateHome's folder for this run.
+var homeDir string
+
+// TestPrivateHome: what a loaded config may write (the autosaved config,
+// the certificate storage's files) goes to PrivateHome's folder. Caddy
+// computes both paths when it is initialised, so setting HOME and the
+// XDG directories in TestMain alone left them in the real home (the
+// storage's locks and local CA were found there).
+func TestPrivateHome(t *testing.T) {
+	inside := func(path string) bool {
+		rel, err := filepath.Rel(homeDir, path)
+		return err == nil && !strings.HasPrefix(rel, "..")
+	}
+	if !inside(caddy.ConfigAutosavePath) {
+		t.Errorf("the config is autosaved to %s, outside %s", caddy.ConfigAutosavePath, homeDir)
+	}
+	if !inside(caddy.DefaultStorage.Path) {
+		t.Errorf("the default storage is %s, outside %s", caddy.DefaultStorage.Path, homeDir)
+	}
+	for _, name := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"} {
+		if !inside(os.Getenv(name)) {
+			t.Errorf("%s=%s, outside %s", name, os.Getenv(name), homeDir)
+		}
+	}
 }
 
 // panicking is a handler that panics, as a bug would.
