@@ -44,7 +44,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //		pass_thru
 //		login_failure_limit <failures> [per] <duration> | off
 //		fetch off | {
-//			allow_private
+//			allow_private  <ranges...> | all
 //			timeout        <duration>
 //			total_timeout  <duration>
 //			max_size       <size>
@@ -291,12 +291,12 @@ var _ caddyfile.Unmarshaler = (*Handler)(nil)
 
 // readOffOrBlock reads a subdirective that is either "<name> off" (off is
 // true) or a block of "<setting> <value>" lines, each setting at most once;
-// the settings in listed take any number of values (set gets each in turn,
-// or "" for none), those in valued take one. An unknown setting is refused
-// before its values are counted, so the error names it rather than a
-// miscounted line. set stores one value of a setting, or says what is
-// wrong with it. The dispenser is on name.
-func readOffOrBlock(d *caddyfile.Dispenser, name string, listed, valued []string, set func(setting, val string) error) (off bool, err error) {
+// the settings in valued take one value, which set stores or says what is
+// wrong with; those in listed take their line's arguments, however many,
+// which their function reads. An unknown setting is refused before its
+// values are counted, so the error names it rather than a miscounted
+// line. The dispenser is on name.
+func readOffOrBlock(d *caddyfile.Dispenser, name string, listed map[string]func(args []string) error, valued []string, set func(setting, val string) error) (off bool, err error) {
 	if d.NextArg() {
 		if d.Val() != "off" || d.NextArg() {
 			return false, d.Errf("%s: the only argument is off (got %q)", name, d.Val())
@@ -306,28 +306,25 @@ func readOffOrBlock(d *caddyfile.Dispenser, name string, listed, valued []string
 	seen := map[string]bool{}
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		setting := d.Val()
-		takesValue := slices.Contains(valued, setting)
-		if !takesValue && !slices.Contains(listed, setting) {
+		readArgs, isListed := listed[setting]
+		if !isListed && !slices.Contains(valued, setting) {
 			return false, d.Errf("%s: %v", name, errUnknownSetting(setting))
 		}
 		if seen[setting] {
 			return false, d.Errf("%s: %s given twice", name, setting)
 		}
 		seen[setting] = true
-		var vals []string
-		if takesValue {
-			val, err := confvalue.OneValue(d, name+": "+setting)
-			if err != nil {
+		if isListed {
+			err = readArgs(d.RemainingArgs())
+		} else {
+			var val string
+			if val, err = confvalue.OneValue(d, name+": "+setting); err != nil {
 				return false, err
 			}
-			vals = []string{val}
-		} else if vals = d.RemainingArgs(); len(vals) == 0 {
-			vals = []string{""}
+			err = set(setting, val)
 		}
-		for _, val := range vals {
-			if err := set(setting, val); err != nil {
-				return false, d.Errf("%s: %v", name, err)
-			}
+		if err != nil {
+			return false, d.Errf("%s: %v", name, err)
 		}
 		if err := confvalue.NoBlock(d, name+": "+setting); err != nil {
 			return false, err

@@ -20,7 +20,7 @@ var configSeeds = []string{
 	"content_service",
 	"content_service {\n signing_key {env.SIGNING_KEY}\n app {env.CLIENT_ID} {\n secret {env.CLIENT_SECRET}\n token {env.CS_API_TOKEN}\n }\n rate_limit 120 per 1m\n}",
 	"content_service {\n signing_key " + strings.Repeat("k", 32) + "\n app my-client {\n secret secret-s\n token token-01 token-02\n token \"Bearer token-03\"\n disabled\n editor_tokens\n }\n app other {\n secret secret-s2\n }\n max_body 1MiB\n max_output 16MiB\n rate_limit 60 1m\n pass_thru\n login_failure_limit 5 per 10m\n browser off\n}",
-	"content_service {\n signing_key " + strings.Repeat("k", 32) + "\n app a {\n secret secret-s\n }\n login_failure_limit off\n fetch {\n allow_private\n timeout 3s\n total_timeout 20s\n max_size 2MiB\n cache_ttl 1m\n max_images 50\n max_concurrent 8\n }\n browser {\n path /usr/bin/chromium\n tabs 2\n timeout 30s\n files_dir /tmp/x\n files_ttl 24h\n public_url https://example.com/cs\n }\n}",
+	"content_service {\n signing_key " + strings.Repeat("k", 32) + "\n app a {\n secret secret-s\n }\n login_failure_limit off\n fetch {\n allow_private all\n timeout 3s\n total_timeout 20s\n max_size 2MiB\n cache_ttl 1m\n max_images 50\n max_concurrent 8\n }\n browser {\n path /usr/bin/chromium\n tabs 2\n timeout 30s\n files_dir /tmp/x\n files_ttl 24h\n public_url https://example.com/cs\n }\n}",
 	"content_service {\n signing_key " + strings.Repeat("k", 32) + "\n app a {\n secret secret-s\n }\n fetch off\n browser off\n}",
 }
 

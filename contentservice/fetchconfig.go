@@ -37,7 +37,8 @@ type FetchConfig struct {
 	// AllowPrivate lets image URLs reach every private, loopback and
 	// link-local address, Caddy's admin endpoint included (never cloud
 	// metadata). Off by default: a design is untrusted input. To reach an
-	// internal image host, list its range in PrivateRanges instead.
+	// internal image host, list its range in PrivateRanges instead. The
+	// Caddyfile's "allow_private all".
 	AllowPrivate bool `json:"allow_private,omitempty"`
 
 	// PrivateRanges are the only non-public addresses image URLs may
@@ -218,7 +219,7 @@ func (h *Handler) Cleanup() error {
 //
 //	fetch off
 //	fetch {
-//		allow_private  [<ranges...>]
+//		allow_private  <ranges...> | all
 //		timeout        <duration>
 //		total_timeout  <duration>
 //		max_size       <size>
@@ -229,19 +230,16 @@ func (h *Handler) Cleanup() error {
 func unmarshalFetch(d *caddyfile.Dispenser) (*FetchConfig, error) {
 	cfg := new(FetchConfig)
 	valued := []string{"timeout", "total_timeout", "cache_ttl", "max_size", "max_images", "max_concurrent"}
-	off, err := readOffOrBlock(d, "fetch", []string{"allow_private"}, valued, func(setting, val string) (err error) {
-		switch setting {
-		case "allow_private":
-			// Without ranges, every address; with them, only those.
-			if val == "" {
-				cfg.AllowPrivate = true
-				break
-			}
-			if _, err = safefetch.ParseRange(val); err != nil {
+	listed := map[string]func([]string) error{
+		"allow_private": func(args []string) (err error) {
+			if cfg.AllowPrivate, cfg.PrivateRanges, err = safefetch.ParseAllowPrivate(args); err != nil {
 				err = fmt.Errorf("allow_private: %v", err)
-				break
 			}
-			cfg.PrivateRanges = append(cfg.PrivateRanges, val)
+			return err
+		},
+	}
+	off, err := readOffOrBlock(d, "fetch", listed, valued, func(setting, val string) (err error) {
+		switch setting {
 		case "timeout":
 			cfg.Timeout, err = positiveDuration(setting, val, "10s")
 		case "total_timeout":

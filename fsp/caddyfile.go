@@ -35,7 +35,7 @@ import (
 //	    max_image_memory <size>
 //	    min_upload_rate  <size per second>
 //	    allow_types   <media type>...
-//	    allow_private [<ranges...>]
+//	    allow_private <ranges...> | all
 //	    allow_anonymous
 //	}
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
@@ -149,17 +149,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			h.AllowTypes = append(h.AllowTypes, args...)
 		case "allow_private":
-			// Without ranges, every address; with them, only those.
-			args := d.RemainingArgs()
-			if len(args) == 0 {
-				h.AllowPrivate = true
+			all, ranges, err := safefetch.ParseAllowPrivate(d.RemainingArgs())
+			if err != nil {
+				return d.Errf("fsp: allow_private: %v", err)
 			}
-			for _, arg := range args {
-				if _, err := safefetch.ParseRange(arg); err != nil {
-					return d.Errf("fsp: allow_private: %v", err)
-				}
-			}
-			h.PrivateRanges = append(h.PrivateRanges, args...)
+			h.AllowPrivate, h.PrivateRanges = all, ranges
 		case "allow_anonymous":
 			if err := confvalue.Flag(d, "fsp: "+sub); err != nil {
 				return err

@@ -24,13 +24,13 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"max_image_memory twice", base + " max_image_memory 1MiB\n max_image_memory 2MiB\n}", "fsp: max_image_memory given twice"},
 		{"fetch_timeout twice", base + " fetch_timeout 1s\n fetch_timeout 2s\n}", "fsp: fetch_timeout given twice"},
 		{"max_uploads twice", base + " max_uploads 1\n max_uploads 2\n}", "fsp: max_uploads given twice"},
-		{"allow_private twice", base + " allow_private\n allow_private\n}", "fsp: allow_private given twice"},
+		{"allow_private twice", base + " allow_private all\n allow_private all\n}", "fsp: allow_private given twice"},
 		{"allow_anonymous twice", base + " allow_anonymous\n allow_anonymous\n}", "fsp: allow_anonymous given twice"},
 		{"s3 bucket twice", "fsp {\n s3 {\n bucket aaa\n bucket bbb\n }\n}", "fsp: s3: bucket given twice"},
 		{"s3 bucket twice, the first empty", "fsp {\n s3 {\n bucket \"\"\n bucket bbb\n }\n}", "fsp: s3: bucket given twice"},
 		{"s3 insecure twice", "fsp {\n s3 {\n insecure\n insecure\n }\n}", "fsp: s3: insecure given twice"},
 		{"s3 timeout twice", "fsp {\n s3 {\n timeout 1s\n timeout 2s\n }\n}", "fsp: s3: timeout given twice"},
-		{"block after a flag", base + " allow_private {\n  max_size 1MB\n }\n}", "fsp: allow_private takes no block, at Testfile:4"},
+		{"block after a flag", base + " allow_private all {\n  max_size 1MB\n }\n}", "fsp: allow_private takes no block, at Testfile:4"},
 		{"empty block after a flag", base + " allow_anonymous {\n }\n}", "fsp: allow_anonymous takes no block, at Testfile:4"},
 		{"empty block on one line", base + " allow_anonymous { }\n}", "fsp: allow_anonymous takes no block"},
 		{"block after a value", base + " max_size 1MB {\n  x\n }\n}", "fsp: max_size takes no block"},
@@ -51,7 +51,9 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 		{"allow_private with a mapped range", base + " allow_private ::ffff:127.0.0.0/104\n}", `fsp: allow_private: "::ffff:127.0.0.0/104" is an IPv4-mapped IPv6 range: write it in IPv4`},
 		{"allow_private with a zone", base + " allow_private fe80::1%eth0\n}", `fsp: allow_private: "fe80::1%eth0" is not an IP address`},
 		{"allow_private ranges twice", base + " allow_private 10.0.0.0/8\n allow_private 192.168.0.0/16\n}", "fsp: allow_private given twice"},
-		{"allow_private ranges then all", base + " allow_private 10.0.0.0/8\n allow_private\n}", "fsp: allow_private given twice"},
+		{"allow_private bare", base + " allow_private\n}", `fsp: allow_private: name the ranges to allow, such as 10.0.0.0/8 fd00::/8, or write "all" for every private, loopback and link-local address, at Testfile:4`},
+		{"allow_private all and ranges", base + " allow_private 10.0.0.0/8 all\n}", `fsp: allow_private: "all" already allows every address: give either "all" or ranges`},
+		{"allow_private ranges then all", base + " allow_private 10.0.0.0/8\n allow_private all\n}", "fsp: allow_private given twice"},
 		{"block after ranges", base + " allow_private 10.0.0.0/8 {\n  max_size 1MB\n }\n}", "fsp: allow_private takes no block, at Testfile:4"},
 		{"s3 with an argument", "fsp {\n s3 mybucket\n}", `fsp: s3 takes no value, got "mybucket"`},
 		{"s3 bucket without a value", "fsp {\n s3 {\n bucket\n }\n}", "fsp: s3: bucket: no value (is a {$VAR} in it unset or empty?)"},
@@ -81,7 +83,7 @@ func TestUnmarshalCaddyfileRepeatable(t *testing.T) {
 	}
 }
 
-// TestUnmarshalAllowPrivate: allow_private alone allows every address;
+// TestUnmarshalAllowPrivate: "allow_private all" allows every address;
 // with ranges, only those (private_ranges), as written.
 func TestUnmarshalAllowPrivate(t *testing.T) {
 	for _, c := range []struct {
@@ -90,7 +92,7 @@ func TestUnmarshalAllowPrivate(t *testing.T) {
 		ranges     []string
 	}{
 		{"none", "", false, nil},
-		{"all", "allow_private", true, nil},
+		{"all", "allow_private all", true, nil},
 		{"ranges", "allow_private 10.0.0.0/8 fd00::/8 192.168.1.7", false, []string{"10.0.0.0/8", "fd00::/8", "192.168.1.7"}},
 		{"one address", "allow_private 127.0.0.2", false, []string{"127.0.0.2"}},
 	} {
@@ -104,6 +106,17 @@ func TestUnmarshalAllowPrivate(t *testing.T) {
 				t.Errorf("allow_private %v, private_ranges %q; want %v, %q", h.AllowPrivate, h.PrivateRanges, c.all, c.ranges)
 			}
 		})
+	}
+}
+
+// TestAllowPrivateUnsetVariable: an environment variable that is unset
+// leaves allow_private bare, which is a load error naming the line, not
+// every address opened.
+func TestAllowPrivateUnsetVariable(t *testing.T) {
+	site := ":8080 {\n\tfsp {\n\t\tlocal /srv/fsp\n\t\tpublic_url http://x\n\t\tallow_private {$DESIGN_BRIDGE_TEST_UNSET_RANGES}\n\t}\n}\n"
+	_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(site), nil)
+	if err == nil || !strings.Contains(err.Error(), "fsp: allow_private: name the ranges to allow") || !strings.Contains(err.Error(), "Caddyfile:5") {
+		t.Fatalf("got %v; want the allow_private error at Caddyfile:5", err)
 	}
 }
 

@@ -21,7 +21,7 @@ var configSeeds = []string{
 	"fsp {\n local tmp/fsp\n public_url http://localhost:3001/fsp-files\n max_size 20MB\n}",
 	"fsp {\n s3 {\n endpoint 127.0.0.1:9000\n bucket fsp-files\n prefix p/q\n region eu-west-1\n access_key {env.AK}\n secret_key {env.SK}\n insecure\n timeout 10s\n }\n public_url https://cdn.example.com/p\n}",
 	"fsp {\n local /x\n root {http.request.header.X-BEE-ClientId}/{http.request.header.X-BEE-Uid}\n public_url {http.request.scheme}://{http.request.host}/files\n shared Shared common/assets\n shared Logos brand/logos\n}",
-	"fsp {\n local /x\n public_url http://x\n max_size 4GiB\n fetch_timeout 30s\n max_uploads 4\n max_image_memory 64MiB\n min_upload_rate 10KiB/s\n allow_types image/png image/jpeg application/pdf\n allow_private\n allow_anonymous\n}",
+	"fsp {\n local /x\n public_url http://x\n max_size 4GiB\n fetch_timeout 30s\n max_uploads 4\n max_image_memory 64MiB\n min_upload_rate 10KiB/s\n allow_types image/png image/jpeg application/pdf\n allow_private all\n allow_anonymous\n}",
 	"fsp {\n local /x\n public_url http://x\n root a/{http.request.header.X-BEE-Uid}{http.request.header.X}\n}",
 }
 

@@ -125,7 +125,7 @@ type Handler struct {
 	// link-local address, Caddy's admin endpoint included (never cloud
 	// metadata). Off by default: the FSP must not become a way into the
 	// host's network. To reach an internal host, list its range in
-	// PrivateRanges instead.
+	// PrivateRanges instead. The Caddyfile's "allow_private all".
 	AllowPrivate bool `json:"allow_private,omitempty"`
 
 	// PrivateRanges are the only non-public addresses upload sources may

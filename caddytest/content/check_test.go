@@ -24,7 +24,7 @@ func init() {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		fetch {
-			allow_private
+			allow_private all
 			timeout 1s
 			total_timeout 3s
 		}

@@ -43,7 +43,7 @@ func TestRenderCrashAnswers(t *testing.T) {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		fetch {
-			allow_private
+			allow_private all
 		}
 		browser {
 			tabs 1

@@ -24,7 +24,7 @@ func init() {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		fetch {
-			allow_private
+			allow_private all
 			timeout 10s
 			total_timeout 20s
 			max_concurrent 2
@@ -38,7 +38,7 @@ func init() {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		fetch {
-			allow_private
+			allow_private all
 			timeout 10s
 			total_timeout 2s
 			max_concurrent 1

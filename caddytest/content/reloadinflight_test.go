@@ -34,7 +34,7 @@ func TestReloadKeepsRendersInFlight(t *testing.T) {
 	}))
 	defer slow.Close()
 	filesDir, store := t.TempDir(), t.TempDir()
-	cfg := strings.Replace(reloadConfig(filesDir, store), "\t\tbrowser {", "\t\tfetch {\n\t\t\tallow_private\n\t\t}\n\t\tbrowser {", 1)
+	cfg := strings.Replace(reloadConfig(filesDir, store), "\t\tbrowser {", "\t\tfetch {\n\t\t\tallow_private all\n\t\t}\n\t\tbrowser {", 1)
 	tester := newTester(t)
 	tester.InitServer(cfg, "caddyfile")
 	html := `<img src=\"` + slow.URL + `/a.png\">` + strings.ReplaceAll(shortHTML, `"`, `\"`)

@@ -28,7 +28,7 @@ func init() {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		fetch {
-			allow_private
+			allow_private all
 			timeout 30s
 		}
 		browser {
@@ -44,7 +44,7 @@ func init() {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		fetch {
-			allow_private
+			allow_private all
 			timeout 30s
 		}
 		browser {

@@ -363,7 +363,7 @@ func providerSites(b backend, src *sources, store string, hash string) string {
 			shared logos shared/logos
 			max_size 300KB
 			fetch_timeout 2s
-			allow_private
+			allow_private all
 		}
 	}
 	handle_path /files/* {
@@ -1115,7 +1115,7 @@ func TestProviderBoundsConcurrentUploads(t *testing.T) {
 		fsp {
 			local %s
 			public_url http://localhost/files
-			allow_private
+			allow_private all
 			allow_anonymous
 			max_uploads 2
 		}

@@ -38,7 +38,7 @@ func TestProviderReloadKeepsUploadInFlight(t *testing.T) {
 		fsp {
 			local %s
 			public_url http://localhost/files
-			allow_private
+			allow_private all
 			allow_anonymous
 			fetch_timeout 20s
 			max_uploads %d

@@ -178,7 +178,7 @@ func TestProviderAskConflictKeepsThumbnail(t *testing.T) {
 		fsp {
 			%s
 			public_url http://localhost/files
-			allow_private
+			allow_private all
 			allow_anonymous
 		}
 	}

@@ -1,6 +1,7 @@
 package safefetch
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -93,4 +94,27 @@ func ParseRange(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, fmt.Errorf("%q is an IPv4-mapped IPv6 range: write it in IPv4, such as 10.0.0.0/8", s)
 	}
 	return p.Masked(), nil
+}
+
+// ParseAllowPrivate reads the arguments of a Caddyfile's allow_private:
+// "all" for every non-public address (all is true), or the ranges to
+// allow, each checked by ParseRange. No argument at all is an error
+// rather than either: an environment placeholder such as {$RANGES} that
+// is unset leaves the setting bare, and that must not open every address.
+func ParseAllowPrivate(args []string) (all bool, ranges []string, err error) {
+	if len(args) == 0 {
+		return false, nil, errors.New(`name the ranges to allow, such as 10.0.0.0/8 fd00::/8, or write "all" for every private, loopback and link-local address`)
+	}
+	if slices.Contains(args, "all") {
+		if len(args) > 1 {
+			return false, nil, errors.New(`"all" already allows every address: give either "all" or ranges`)
+		}
+		return true, nil, nil
+	}
+	for _, arg := range args {
+		if _, err := ParseRange(arg); err != nil {
+			return false, nil, err
+		}
+	}
+	return false, args, nil
 }

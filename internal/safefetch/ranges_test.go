@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -41,6 +42,41 @@ func TestParseRange(t *testing.T) {
 		case err != nil || got.String() != tc.want:
 			t.Errorf("ParseRange(%q) = %v, %v; want %s", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+// TestParseAllowPrivate: "all" alone opens every address, ranges only
+// themselves; nothing at all, or "all" beside ranges, is refused.
+func TestParseAllowPrivate(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		args   []string
+		all    bool
+		ranges []string
+		err    string
+	}{
+		{name: "all", args: []string{"all"}, all: true},
+		{name: "ranges", args: []string{"10.0.0.0/8", "fd00::7"}, ranges: []string{"10.0.0.0/8", "fd00::7"}},
+		{name: "none", err: `name the ranges to allow, such as 10.0.0.0/8 fd00::/8, or write "all"`},
+		{name: "all and a range", args: []string{"all", "10.0.0.0/8"}, err: `"all" already allows every address`},
+		{name: "a range and all", args: []string{"10.0.0.0/8", "all"}, err: `"all" already allows every address`},
+		{name: "bad range", args: []string{"10.0.0.0/8", "everything"}, err: `"everything" is not an IP address`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			all, ranges, err := ParseAllowPrivate(c.args)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want one containing %q", err, c.err)
+				}
+				if all || ranges != nil {
+					t.Errorf("an error, yet all %v and ranges %q", all, ranges)
+				}
+				return
+			}
+			if err != nil || all != c.all || !slices.Equal(ranges, c.ranges) {
+				t.Errorf("got %v, %q, %v; want %v, %q", all, ranges, err, c.all, c.ranges)
+			}
+		})
 	}
 }
 
