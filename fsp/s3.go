@@ -221,16 +221,21 @@ const maxS3Answer = 16 << 20
 // errS3AnswerTooLarge is an answer body past maxS3Answer.
 var errS3AnswerTooLarge = fmt.Errorf("the S3 server's answer is larger than %d bytes", maxS3Answer)
 
-// boundedAnswers cuts every answer body but an object's at maxS3Answer:
-// minio-go decodes a listing page whole, and drains the body of every
-// other answer, so a server that sends one without end would take
-// memory or time without end.
+// boundedAnswers cuts every answer body but an object's bytes at
+// maxS3Answer: minio-go decodes a listing page or an error whole, and
+// drains the body of every other answer, so a server that sends one
+// without end would take memory or time without end. An object GET
+// answered with an error is cut too.
 type boundedAnswers struct{ http.RoundTripper }
 
 func (t boundedAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	res, err := t.RoundTripper.RoundTrip(req)
-	if err != nil || (req.Method == http.MethodGet && !req.URL.Query().Has("list-type")) {
+	if err != nil {
 		return res, err
+	}
+	objectBytes := req.Method == http.MethodGet && !req.URL.Query().Has("list-type") && res.StatusCode < 300
+	if objectBytes {
+		return res, nil
 	}
 	res.Body = &cappedBody{ReadCloser: res.Body, left: maxS3Answer}
 	return res, nil
