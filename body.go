@@ -417,6 +417,57 @@ func (br *bodyReader) Read(p []byte) (int, error) {
 	return br.r.Read(p)
 }
 
+// sendTo writes the rest of a body held in chunks (holdLarge) to w, at
+// most n bytes, from the chunks themselves, a write each, where the
+// reader's caller would copy them once more through a buffer of its own.
+// sent is false, with nothing written, for a body held otherwise. Each
+// write holds the reader's lock, as Read does, so that a Close meanwhile
+// waits for it (a write to a connection that is closed ends at once)
+// instead of freeing the chunk under it.
+func (br *bodyReader) sendTo(w io.Writer, n int64) (written int64, sent bool, err error) {
+	br.mu.Lock()
+	sr, ok := br.r.(*io.SectionReader)
+	ok = ok && br.rb.chunks != nil // br.r is nil once closed
+	br.mu.Unlock()
+	if !ok {
+		return 0, false, nil
+	}
+	for written < n {
+		br.mu.Lock()
+		if br.rb == nil {
+			br.mu.Unlock()
+			return written, true, errBodyClosed
+		}
+		off, _ := sr.Seek(0, io.SeekCurrent)
+		p := br.rb.chunkAt(off)
+		p = p[:min(int64(len(p)), n-written)]
+		if len(p) == 0 {
+			br.mu.Unlock()
+			break
+		}
+		m, err := w.Write(p)
+		_, _ = sr.Seek(int64(m), io.SeekCurrent)
+		br.mu.Unlock()
+		written += int64(m)
+		if err != nil {
+			return written, true, err
+		}
+	}
+	return written, true, nil
+}
+
+// chunkAt is the rest of the chunk that holds the body's byte at off
+// (empty at the end).
+func (rb *requestBody) chunkAt(off int64) []byte {
+	for _, c := range rb.chunks {
+		if off < int64(len(c)) {
+			return c[off:]
+		}
+		off -= int64(len(c))
+	}
+	return nil
+}
+
 func (br *bodyReader) Close() error {
 	br.mu.Lock()
 	defer br.mu.Unlock()

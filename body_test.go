@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
 	"net/url"
 	"os"
 	"runtime"
+	"sync"
 	"testing"
 
 	"go.uber.org/zap"
@@ -245,6 +247,97 @@ func (l *lateSender) RoundTrip(req *http.Request) (*http.Response, error) {
 		l.sent <- got
 	}()
 	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+}
+
+// TestLargeBodySentFromChunks: the connections to the content service
+// (sendFromChunks) write a large body held in memory from its chunks, a
+// write of a whole chunk each, not copied through net/http's 32 KiB
+// buffer; every body arrives whole however it is held.
+func TestLargeBodySentFromChunks(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		size int
+		file bool
+	}{
+		{"one buffer", 40 << 10, false},
+		{"chunks", 3<<20 + 12345, false},
+		{"file", 3<<20 + 12345, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			want := bytes.Repeat([]byte("design "), tt.size/7)
+			got := make(chan []byte, 1)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				got <- b
+			}))
+			defer srv.Close()
+			var rb *requestBody
+			if tt.file {
+				rb = new(requestBody)
+				if err := rb.spool(); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := io.Copy(rb, bytes.NewReader(want)); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				rb = bodyHolding(t, want)
+			}
+			defer rb.Close()
+			chunked := rb.chunks != nil
+			var writes writeSizes
+			inner := &http.Transport{WriteBufferSize: exportWriteBuffer, DialContext: writes.dial}
+			defer inner.CloseIdleConnections()
+			sendFromChunks(inner)
+			target, _ := url.Parse(srv.URL)
+			tr := &upstreamTransport{inner: inner, target: target, logger: zap.NewNop()}
+			req := httptest.NewRequest(http.MethodPost, "/v1/message/html", nil)
+			req = req.WithContext(context.WithValue(req.Context(), replayBodyKey{}, rb))
+			res, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if b := <-got; !bytes.Equal(b, want) {
+				t.Fatalf("the upstream got %d bytes (%.20q…), not the body", len(b), b)
+			}
+			if largest := writes.largest(); chunked && largest < largeChunk {
+				t.Errorf("the largest write was %d bytes, want whole chunks of %d", largest, largeChunk)
+			}
+		})
+	}
+}
+
+// writeSizes dials connections that note the largest write made on them.
+type writeSizes struct {
+	mu  sync.Mutex
+	max int
+}
+
+func (s *writeSizes) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return sizedConn{c, s}, nil
+}
+
+func (s *writeSizes) largest() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.max
+}
+
+type sizedConn struct {
+	net.Conn
+	sizes *writeSizes
+}
+
+func (c sizedConn) Write(p []byte) (int, error) {
+	c.sizes.mu.Lock()
+	c.sizes.max = max(c.sizes.max, len(p))
+	c.sizes.mu.Unlock()
+	return c.Conn.Write(p)
 }
 
 // TestLargeBodyMemoryBudget: bodies past spoolAbove that say their length
