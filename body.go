@@ -371,8 +371,9 @@ func (rb *requestBody) openReader() io.ReadCloser {
 // *bytes.Reader, which net/http knows to be in memory: it then writes the
 // request's headers and body through its write buffer together, in one
 // write when they fit (exportWriteBuffer), where for any other reader it
-// sends the headers alone and copies the body through a 32 KiB buffer
-// allocated for each request, a write each. Closing such a reader does
+// sends the headers alone and then the body, through a 32 KiB buffer
+// allocated for each request, a write each (from its chunks for a large
+// body held in memory: bodyConn). Closing such a reader does
 // nothing, so its reference is given back by wrote instead: net/http calls
 // WroteRequest once for each request it wrote, after the last read of its
 // body, and writes each reader once at most (a request sent again gets a
