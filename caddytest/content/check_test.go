@@ -325,6 +325,44 @@ func TestCheckImagesFromListedRangeOnly(t *testing.T) {
 	}
 }
 
+// TestCheckMetadataWrappedRefused: with allow_private, cloud metadata
+// stays closed in the IPv6 forms a gateway unwraps into it (NAT64 on a
+// network that serves the well-known prefix, 6to4, Teredo): each image is
+// refused before any connection, as 169.254.169.254 itself is. Without
+// the check, the client dialled them (here, where no route leads there,
+// "could not be fetched" or "timed out"; behind a NAT64 gateway, the
+// metadata endpoint answered).
+func TestCheckMetadataWrappedRefused(t *testing.T) {
+	t.Parallel()
+	for _, host := range []string{
+		"169.254.169.254",
+		"[64:ff9b::a9fe:a9fe]",
+		"[64:ff9b:1:a9fe:a9:fe00::]",
+		"[::a9fe:a9fe]",
+		"[2002:a9fe:a9fe::1]",
+		"[2001:0:102:304::5601:5601]",
+	} {
+		t.Run(host, func(t *testing.T) {
+			r, ans := postCheck(t, &fetchSite, "/v1/message/check", map[string]any{
+				"checks":   []map[string]any{{"category": "overageImageWeight"}},
+				"template": checkDesign(t, "http://"+host),
+			})
+			if r.status != http.StatusOK {
+				t.Fatalf("status %d: %s", r.status, r.body)
+			}
+			img := ans[0].Checks[0]
+			if img["errored"] != 6.0 {
+				t.Fatalf("overageImageWeight %v, want the 6 images errored", img)
+			}
+			for _, e := range img["erroredTargets"].([]any) {
+				if reason := e.(map[string]any)["reason"]; reason != "address not allowed" {
+					t.Errorf("reason %v, want address not allowed", reason)
+				}
+			}
+		})
+	}
+}
+
 // TestCheckHungImages: images that never answer are reported once the
 // fetch bounds pass; the answer never hangs.
 func TestCheckHungImages(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 
 // Policy says which addresses a client may dial besides public unicast
 // ones (see Public). Cloud metadata endpoints are never dialled, whatever
-// it allows: no image or upload is served there, and they hand out the
-// machine's credentials.
+// it allows, nor the IPv6 addresses that wrap them (isMetadata): no image
+// or upload is served there, and they hand out the machine's credentials.
 type Policy struct {
 	// AllowPrivate allows every address but cloud metadata: private,
 	// loopback, link-local and the rest.
@@ -39,7 +39,7 @@ func (p Policy) Allow() func(netip.Addr) bool {
 		// fe80::/10 would not cover fe80::1%eth0. The unmapped form is
 		// what the ranges are written in (ParseRange refuses mapped ones).
 		ip = ip.Unmap().WithZone("")
-		if slices.Contains(metadata, ip) {
+		if isMetadata(ip) {
 			return false
 		}
 		if all {
@@ -69,6 +69,61 @@ var metadata = []netip.Addr{
 	netip.MustParseAddr("100.100.100.200"),
 	netip.MustParseAddr("169.254.0.23"),
 }
+
+// isMetadata reports whether ip is a cloud metadata endpoint, as itself
+// or wrapped in an IPv6 address that a gateway unwraps into it: through
+// NAT64 (64:ff9b::a9fe:a9fe is 169.254.169.254 wherever a translator
+// serves the well-known prefix), 6to4, Teredo, or the IPv4-compatible
+// and -translated forms. Such an address is not public, but
+// AllowPrivate, or a range such as 64:ff9b::/96, would open it.
+func isMetadata(ip netip.Addr) bool {
+	if slices.Contains(metadata, ip) {
+		return true
+	}
+	for _, v4 := range wrappedIPv4(ip) {
+		if slices.Contains(metadata, v4) {
+			return true
+		}
+	}
+	return false
+}
+
+// wrappedIPv4 lists the IPv4 addresses ip may carry, by the range it is
+// in (unmapped IPv4-mapped addresses are plain IPv4 already): the last 32
+// bits of the IPv4-compatible, IPv4-translated and well-known NAT64
+// ranges; every place RFC 6052 puts the address for the prefix lengths
+// the local-use NAT64 range 64:ff9b:1::/48 may be carved into (/48, /56,
+// /64, /96); the 6to4 gateway; Teredo's server and client.
+func wrappedIPv4(ip netip.Addr) []netip.Addr {
+	if !ip.Is6() {
+		return nil
+	}
+	b := ip.As16()
+	at := func(i ...int) netip.Addr { return netip.AddrFrom4([4]byte{b[i[0]], b[i[1]], b[i[2]], b[i[3]]}) }
+	last := at(12, 13, 14, 15)
+	switch {
+	case compatible.Contains(ip), translated.Contains(ip), nat64.Contains(ip):
+		return []netip.Addr{last}
+	case nat64Local.Contains(ip):
+		return []netip.Addr{at(6, 7, 9, 10), at(7, 9, 10, 11), at(9, 10, 11, 12), last}
+	case sixToFour.Contains(ip):
+		return []netip.Addr{at(2, 3, 4, 5)}
+	case teredo.Contains(ip):
+		client := netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+		return []netip.Addr{at(4, 5, 6, 7), client}
+	}
+	return nil
+}
+
+// The IPv6 ranges that carry an IPv4 address (wrappedIPv4).
+var (
+	compatible = netip.MustParsePrefix("::/96")
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
+	teredo     = netip.MustParsePrefix("2001::/32")
+)
 
 // ParseRange reads a range of addresses to allow as Caddy's
 // trusted_proxies reads its ranges: a CIDR range (10.0.0.0/8, fd00::/8)

@@ -131,6 +131,24 @@ func TestPolicyAllow(t *testing.T) {
 		{Policy{Ranges: ranges("100.64.0.0/10")}, "100.100.100.200", false},
 		{Policy{Ranges: ranges("100.64.0.0/10")}, "100.100.100.201", true},
 		{Policy{AllowPrivate: true, Ranges: ranges("10.0.0.0/8")}, "127.0.0.1", true},
+		// Cloud metadata wrapped in IPv6, which a gateway unwraps into
+		// 169.254.169.254 (or 100.100.100.200): never either.
+		{Policy{AllowPrivate: true}, "64:ff9b::a9fe:a9fe", false},                 // NAT64, well-known prefix
+		{Policy{AllowPrivate: true}, "64:ff9b::a9fe:a9fd", true},                  // NAT64 of 169.254.169.253
+		{Policy{AllowPrivate: true}, "64:ff9b:1:a9fe:a9:fe00::", false},           // local-use NAT64, a /48
+		{Policy{AllowPrivate: true}, "64:ff9b:1:ffa9:fe:a9fe::", false},           // a /56
+		{Policy{AllowPrivate: true}, "64:ff9b:1:ffff:a9:fea9:fe00:0", false},      // a /64
+		{Policy{AllowPrivate: true}, "64:ff9b:1:ffff:ffff:ffff:a9fe:a9fe", false}, // a /96
+		{Policy{AllowPrivate: true}, "::a9fe:a9fe", false},                        // IPv4-compatible
+		{Policy{AllowPrivate: true}, "::ffff:0:a9fe:a9fe", false},                 // IPv4-translated
+		{Policy{AllowPrivate: true}, "2002:a9fe:a9fe::1", false},                  // 6to4
+		{Policy{AllowPrivate: true}, "2001:0:a9fe:a9fe::1", false},                // Teredo server
+		{Policy{AllowPrivate: true}, "2001:0:102:304::5601:5601", false},          // Teredo client (inverted)
+		{Policy{AllowPrivate: true}, "64:ff9b::6464:64c8", false},                 // NAT64 of Alibaba's 100.100.100.200
+		{Policy{AllowPrivate: true}, "64:ff9b::a01:203", true},                    // NAT64 of 10.1.2.3
+		{Policy{Ranges: ranges("64:ff9b::/96")}, "64:ff9b::a9fe:a9fe", false},
+		{Policy{Ranges: ranges("64:ff9b::/96")}, "64:ff9b::a01:203", true},
+		{Policy{Ranges: ranges("2002::/16")}, "2002:a9fe:a9fe::1", false},
 	} {
 		allow := tc.policy.Allow()
 		got := allow == nil || allow(netip.MustParseAddr(tc.addr))
