@@ -23,8 +23,6 @@ const (
 	DefaultBrowserTabs    = 2
 	DefaultBrowserTimeout = 30 * time.Second
 	DefaultFilesTTL       = 24 * time.Hour
-	// maxImagesPerRender bounds the images one PDF or image job fetches.
-	maxImagesPerRender = 200
 )
 
 // BrowserConfig configures the PDF and image exports, which headless
@@ -129,7 +127,7 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 	pool, err := browserpool.New(browserpool.Config{
 		ExecPath: path, Tabs: tabs, JobTimeout: timeout,
 		Fetch:     fetcher,
-		MaxImages: maxImagesPerRender, Logger: s.logger,
+		MaxImages: s.fetch.maxImages, Logger: s.logger,
 	})
 	if err != nil {
 		transport.Retire()

@@ -64,9 +64,10 @@ type FetchConfig struct {
 	// a tenth of it). Default: 10m.
 	CacheTTL caddy.Duration `json:"cache_ttl,omitempty"`
 
-	// MaxImages bounds the distinct image URLs fetched for one request;
-	// the others are reported as not fetched. A check also sends at most
-	// 4 HTTP requests per image of MaxImages, every redirect counted.
+	// MaxImages bounds the distinct image URLs fetched for one request,
+	// a check or a PDF or image render: a check reports the others as
+	// not fetched, a render leaves them out. Either also sends at most 4
+	// HTTP requests per image of MaxImages, every redirect counted.
 	// Default: 200.
 	MaxImages int `json:"max_images,omitempty"`
 

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/designbridge/caddy-designbridge/internal/browserpool"
+	"github.com/designbridge/caddy-designbridge/internal/safefetch"
 )
 
 // The PDF and image exports' paths, and where the PDFs are served.
@@ -51,6 +52,11 @@ const (
 	// 58 MB PDF from 200 bytes of HTML in 10 s), so the count alone let
 	// 1000 of them fill tens of GB for files_ttl.
 	maxStoredBytes = 2 << 30
+	// renderRequestsPerImage is the HTTP requests one render may send
+	// per image of fetch.max_images, every redirect counted: as many as
+	// a check may. Each image following 5 redirects, 200 of them made
+	// 1,200 requests.
+	renderRequestsPerImage = 4
 )
 
 // paperSizes are the PDF page sizes, in inches, portrait.
@@ -136,7 +142,7 @@ func (s *service) servePDF(w http.ResponseWriter, r *http.Request) {
 	// The PDF goes from the browser to its file as it comes.
 	var renderErr error
 	name, err := s.files.put(func(f io.Writer) error {
-		renderErr = s.browser.PDF(r.Context(), *req.HTML, opt, f)
+		renderErr = s.browser.PDF(s.renderContext(r), *req.HTML, opt, f)
 		return renderErr
 	})
 	if renderErr != nil {
@@ -212,7 +218,7 @@ func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
 	}
 	// A shot as tall as the content is cut where it reaches the bound.
 	opt.MaxHeight = min(maxImageHeight, maxImagePixels/opt.Width)
-	data, err := s.browser.Image(r.Context(), *req.HTML, opt)
+	data, err := s.browser.Image(s.renderContext(r), *req.HTML, opt)
 	if err != nil {
 		s.renderError(w, r, id, err)
 		return
@@ -226,6 +232,12 @@ func (s *service) serveImage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(data)
+}
+
+// renderContext is the context of r's render: the request's, with the
+// HTTP requests its images may send (safefetch.WithBudget).
+func (s *service) renderContext(r *http.Request) context.Context {
+	return safefetch.WithBudget(r.Context(), int64(s.fetch.maxImages)*renderRequestsPerImage)
 }
 
 // renderError answers a failed render: a document too long, a PDF too

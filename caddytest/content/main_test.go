@@ -38,21 +38,22 @@ const (
 
 // Sites of the test config, set by each load (setSites).
 var (
-	mainSite     string // three apps, max_body 256KiB
-	replicaSite  string // same key as mainSite
-	otherKeySite string // another key
-	limitedSite  string // rate_limit 2 per 1m
-	sharedSite   string // pass_thru, then respond
-	prefixSite   string // mounted under /cs with handle_path
-	failureSite  string // login_failure_limit 3 per 1m
-	smallOutSite string // max_output 64KiB
-	fetchSite    string // images from loopback, 1s per image
-	rangesSite   string // images from 127.0.0.2 only, 1s per image, browser off
-	renderSite   string // images from loopback allowed; renders time out after 4s
-	heavySite    string // as renderSite, one tab, renders time out after 60s
-	offSite      string // browser off
-	boundSite    string // images from loopback, 2 fetched at once
-	boundOneSite string // images from loopback, 1 fetched at once, total_timeout 2s
+	mainSite      string // three apps, max_body 256KiB
+	replicaSite   string // same key as mainSite
+	otherKeySite  string // another key
+	limitedSite   string // rate_limit 2 per 1m
+	sharedSite    string // pass_thru, then respond
+	prefixSite    string // mounted under /cs with handle_path
+	failureSite   string // login_failure_limit 3 per 1m
+	smallOutSite  string // max_output 64KiB
+	fetchSite     string // images from loopback, 1s per image
+	rangesSite    string // images from 127.0.0.2 only, 1s per image, browser off
+	renderSite    string // images from loopback allowed; renders time out after 4s
+	heavySite     string // as renderSite, one tab, renders time out after 60s
+	offSite       string // browser off
+	boundSite     string // images from loopback, 2 fetched at once
+	boundOneSite  string // images from loopback, 1 fetched at once, total_timeout 2s
+	fewImagesSite string // images from loopback, max_images 3, one tab
 )
 
 // setSites points the site URLs at the running config's ports.
@@ -63,7 +64,7 @@ func setSites() {
 		&failureSite: "FAILURE", &smallOutSite: "SMALLOUT", &fetchSite: "FETCH",
 		&rangesSite: "RANGES",
 		&renderSite: "RENDER", &heavySite: "HEAVY", &offSite: "OFF",
-		&boundSite: "BOUND", &boundOneSite: "BOUNDONE",
+		&boundSite: "BOUND", &boundOneSite: "BOUNDONE", &fewImagesSite: "FEWIMAGES",
 	} {
 		*v = testcaddy.URL(name)
 	}
