@@ -16,7 +16,7 @@ func init() {
 	content_service {
 		signing_key {env.CS_IT_SIGNING_KEY}` + apps + `
 		fetch {
-			allow_private
+			allow_private all
 			max_images 3
 		}
 		browser {
