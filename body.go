@@ -16,8 +16,9 @@ import (
 // large_body_memory (memoryBudget), and in a temporary file otherwise, so that memory stays
 // bounded however many large exports arrive at once (each is still
 // bounded by max_body). A file costs two more crossings of the kernel
-// (written, read back) and page-cache work: about 1.5× reverse_proxy's
-// CPU for a 10 MiB body against 1.15× from memory (docs/benchmarks.md).
+// (written, read back) and page-cache work: a 10 MiB body cost about
+// 1.5× reverse_proxy's CPU from a file, 1.1–1.2× from memory
+// (docs/benchmarks.md).
 const (
 	spoolAbove = 1 << 20
 	largeChunk = 1 << 20
