@@ -70,7 +70,8 @@ type Handler struct {
 
 	// Root is the template of each user's folder inside the storage;
 	// placeholder values are made safe path segments (a "/" in a uid
-	// does not make a folder), and a request that leaves one empty is
+	// does not make a folder; on a local folder that ignores letter case,
+	// capitals are escaped too), and a request that leaves one empty is
 	// refused (3500). Each placeholder must have a path segment of its
 	// own. Default: one folder per client and uid,
 	// "{http.request.header.X-BEE-ClientId}/{http.request.header.X-BEE-Uid}".
@@ -144,6 +145,10 @@ type Handler struct {
 	// finishTimeout bounds the steps that follow a change once it has
 	// taken effect (see request.detach).
 	finishTimeout time.Duration
+	// foldCase: the local folder ignores letter case, so the root's
+	// placeholder values escape upper-case letters (rootSegment) and
+	// storage keys are compared in any case.
+	foldCase bool
 	// keyPrefix is what an S3 prefix adds to every key (with its "/"),
 	// out of maxKeyLen.
 	keyPrefix int
@@ -239,6 +244,14 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.storage = s
 		h.finishTimeout = finishTimeouts * defaultS3Timeout
 		h.storageLog = []zap.Field{zap.String("folder", folder)}
+		if h.foldCase, err = s.caseInsensitive(); err != nil {
+			return fmt.Errorf("fsp: local.folder: %v", err)
+		}
+		if h.foldCase {
+			h.logger.Info("the local folder ignores letter case (a case-insensitive file system): upper-case letters "+
+				"of the values that make user folders (root) are written as ~XX, so that users whose ids differ only "+
+				"in case keep separate folders", zap.String("folder", folder))
+		}
 	case h.S3 != nil:
 		cfg, err := resolveS3(*h.S3)
 		if err != nil {
@@ -330,7 +343,7 @@ func (h *Handler) Validate() error {
 			// It holds every user's tree: each would read all the others'.
 			return fmt.Errorf("fsp: shared[%d].key is the storage itself, which holds every user's files; name a folder inside it", i)
 		}
-		if root := cmp.Or(h.Root, defaultRoot); sharedOverlapsEveryRoot(root, key) {
+		if root := cmp.Or(h.Root, defaultRoot); sharedOverlapsEveryRoot(root, key, h.foldCase) {
 			return fmt.Errorf("fsp: shared[%d].key and the users' folders (root) lie one inside the other; keep shared folders apart from them", i)
 		}
 	}
@@ -534,7 +547,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (any, error) {
 		if v == "" {
 			return nil, emptyRootValue(key)
 		}
-		return rootSegment(v), nil
+		return rootSegment(v, h.foldCase), nil
 	})
 	var empty emptyRootValue
 	if errors.As(err, &empty) {

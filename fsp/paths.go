@@ -225,11 +225,20 @@ func joinKey(parts ...string) string {
 // a safe path segment: letters, digits and "-_@+" stay; every other byte,
 // and a leading dot, becomes "~XX". So a uid such as "a/../b" stays one
 // segment and two different values never share a folder.
-func rootSegment(value string) string {
+//
+// With foldCase (a local folder that ignores letter case, see
+// caseInsensitive) upper-case letters are escaped too ("Bob" is "~42ob"):
+// there "Bob" and "bob" would name one folder. The segment then holds
+// upper-case letters only as the hex digits after a "~", so two segments
+// that differ only in case are never made. Every byte outside ASCII is
+// escaped either way, so no segment has a non-ASCII letter whose case or
+// Unicode normalisation (NFC or NFD, which APFS and HFS+ do not tell
+// apart) a file system could fold.
+func rootSegment(value string, foldCase bool) string {
 	var b strings.Builder
 	for i := 0; i < len(value); i++ {
 		c := value[i]
-		safe := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		safe := c >= 'a' && c <= 'z' || (c >= 'A' && c <= 'Z' && !foldCase) || c >= '0' && c <= '9' ||
 			c == '-' || c == '_' || c == '@' || c == '+' || (c == '.' && i > 0)
 		if safe {
 			b.WriteByte(c)
@@ -254,17 +263,25 @@ func markRoot(template string) (string, error) {
 }
 
 // keysOverlap reports whether storage keys a and b name one folder or one
-// lies inside the other.
-func keysOverlap(a, b string) bool {
-	return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/")
+// lies inside the other; with foldCase (a folder that ignores letter
+// case) segments that differ only in case are the same.
+func keysOverlap(a, b string, foldCase bool) bool {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		if as[i] != bs[i] && !(foldCase && strings.EqualFold(as[i], bs[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 // sharedOverlapsEveryRoot reports whether the shared folder at key and
 // every user's folder of the root template lie one inside the other,
 // whatever values the placeholders get: the literal segments they share
-// are equal, and no placeholder comes before the shorter one ends. Where
-// it depends on the values, each request is checked (sharedOverlap).
-func sharedOverlapsEveryRoot(template, key string) bool {
+// are equal (in any letter case with foldCase), and no placeholder comes
+// before the shorter one ends. Where it depends on the values, each
+// request is checked (sharedOverlap).
+func sharedOverlapsEveryRoot(template, key string, foldCase bool) bool {
 	rendered, err := markRoot(template)
 	if err != nil {
 		return false
@@ -272,7 +289,8 @@ func sharedOverlapsEveryRoot(template, key string) bool {
 	rootSegs := strings.Split(strings.Trim(rendered, "/"), "/")
 	keySegs := strings.Split(key, "/")
 	for i := 0; i < len(rootSegs) && i < len(keySegs); i++ {
-		if strings.Contains(rootSegs[i], rootMark) || rootSegs[i] != keySegs[i] {
+		if strings.Contains(rootSegs[i], rootMark) ||
+			rootSegs[i] != keySegs[i] && !(foldCase && strings.EqualFold(rootSegs[i], keySegs[i])) {
 			return false
 		}
 	}
@@ -284,7 +302,7 @@ func sharedOverlapsEveryRoot(template, key string) bool {
 // folder the others may only read, or every user would read theirs.
 func (h *Handler) sharedOverlap(root string) *SharedFolder {
 	for i := range h.Shared {
-		if keysOverlap(root, strings.Trim(h.Shared[i].Key, "/")) {
+		if keysOverlap(root, strings.Trim(h.Shared[i].Key, "/"), h.foldCase) {
 			return &h.Shared[i]
 		}
 	}

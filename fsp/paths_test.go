@@ -109,19 +109,56 @@ func TestCheckOriginalPath(t *testing.T) {
 	}
 }
 
+// TestRootSegment: on a case-sensitive folder a value's letters stay as
+// they are (the folders of existing deployments keep their names); on one
+// that ignores case, upper-case letters are escaped too, and no two values
+// give segments that differ only in case.
 func TestRootSegment(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"u1", "u1"},
-		{"user@example.com", "user@example.com"},
-		{"a/b", "a~2Fb"},
-		{"..", "~2E."},
-		{".hidden", "~2Ehidden"},
-		{"~", "~7E"},
-		{"", ""},
-		{"é", "~C3~A9"},
+	for _, c := range []struct{ in, want, folded string }{
+		{"u1", "u1", "u1"},
+		{"user@example.com", "user@example.com", "user@example.com"},
+		{"Bob", "Bob", "~42ob"},
+		{"bob", "bob", "bob"},
+		{"BOB", "BOB", "~42~4F~42"},
+		{"Z-a_@+.A", "Z-a_@+.A", "~5A-a_@+.~41"},
+		{"a/b", "a~2Fb", "a~2Fb"},
+		{"..", "~2E.", "~2E."},
+		{".hidden", "~2Ehidden", "~2Ehidden"},
+		{"~", "~7E", "~7E"},
+		{"~42ob", "~7E42ob", "~7E42ob"},
+		{"", "", ""},
+		// Every byte outside ASCII is escaped: NFC and NFD of é stay
+		// apart, and so do É and é.
+		{"é", "~C3~A9", "~C3~A9"},
+		{"e\u0301", "e~CC~81", "e~CC~81"},
+		{"É", "~C3~89", "~C3~89"},
+		{"K", "K", "~4B"},
+		{"\u212A", "~E2~84~AA", "~E2~84~AA"}, // the Kelvin sign, which folds to k
 	} {
-		if got := rootSegment(c.in); got != c.want {
-			t.Errorf("rootSegment(%q) = %q, want %q", c.in, got, c.want)
+		if got := rootSegment(c.in, false); got != c.want {
+			t.Errorf("rootSegment(%q, false) = %q, want %q", c.in, got, c.want)
+		}
+		if got := rootSegment(c.in, true); got != c.folded {
+			t.Errorf("rootSegment(%q, true) = %q, want %q", c.in, got, c.folded)
+		}
+	}
+	values := []string{"Bob", "bob", "BOB", "bOb", "~42ob", "~42OB", "~7E42ob", "K", "k", "\u212A",
+		"é", "É", "e\u0301", "E\u0301", "ß", "SS", "ss", "a.B", "a.b", "A.b", "İ", "i", "I", "ı"}
+	for i := 0; i < 256; i++ {
+		values = append(values, string(rune(i)), "x"+string(rune(i)))
+	}
+	seen := map[string]string{}
+	for _, v := range values {
+		seg := rootSegment(v, true)
+		folded := strings.ToLower(seg)
+		if other, dup := seen[folded]; dup && other != v {
+			t.Errorf("rootSegment(%q, true) = %q and rootSegment(%q, true) = %q differ only in case", v, seg, other, rootSegment(other, true))
+		}
+		seen[folded] = v
+		for _, r := range seg {
+			if r >= 'A' && r <= 'Z' && !strings.ContainsRune("ABCDEF", r) || r > 0x7F {
+				t.Errorf("rootSegment(%q, true) = %q holds %q", v, seg, r)
+			}
 		}
 	}
 }
@@ -210,31 +247,62 @@ func TestSharedOverlap(t *testing.T) {
 		{"a/b/" + uid, "a/b", true},
 		{"u-" + uid, "u-logos", false},
 	} {
-		if got := sharedOverlapsEveryRoot(c.template, c.key); got != c.always {
+		if got := sharedOverlapsEveryRoot(c.template, c.key, false); got != c.always {
 			t.Errorf("root %q, shared %q: always %v, want %v", c.template, c.key, got, c.always)
 		}
 	}
-	h := &Handler{Shared: []SharedFolder{{Name: "logos", Key: "/shared/logos/"}, {Name: "team", Key: "c2"}}}
+	// On a folder that ignores case, "Users" and "users" are one folder.
 	for _, c := range []struct {
-		root string
-		want string // the shared folder's name, "" for none
+		template, key        string
+		always, alwaysFolded bool
 	}{
-		{"shared/logos", "logos"},
-		{"shared", "logos"},
-		{"shared/logos/x", "logos"},
-		{"shared/logos2", ""},
-		{"shared/log", ""},
-		{"c2/bob", "team"},
-		{"c2", "team"},
-		{"c20/bob", ""},
-		{"c1/u1", ""},
+		{"Users/" + uid, "users", false, true},
+		{"users/" + uid, "USERS", false, true},
+		{"Team", "team/logos", false, true},
+		{"team", "Teams", false, false},
+		{"users/" + uid, "Other", false, false},
 	} {
-		got := ""
-		if s := h.sharedOverlap(c.root); s != nil {
-			got = s.Name
+		if got := sharedOverlapsEveryRoot(c.template, c.key, false); got != c.always {
+			t.Errorf("root %q, shared %q, case-sensitive: always %v, want %v", c.template, c.key, got, c.always)
 		}
-		if got != c.want {
-			t.Errorf("root %q overlaps %q, want %q", c.root, got, c.want)
+		if got := sharedOverlapsEveryRoot(c.template, c.key, true); got != c.alwaysFolded {
+			t.Errorf("root %q, shared %q, case-insensitive: always %v, want %v", c.template, c.key, got, c.alwaysFolded)
+		}
+	}
+	h := &Handler{Shared: []SharedFolder{{Name: "logos", Key: "/shared/logos/"}, {Name: "team", Key: "c2"}, {Name: "pics", Key: "Pics"}}}
+	for _, c := range []struct {
+		root   string
+		want   string // the shared folder's name, "" for none
+		folded string // the same on a folder that ignores case
+	}{
+		{"shared/logos", "logos", "logos"},
+		{"shared", "logos", "logos"},
+		{"shared/logos/x", "logos", "logos"},
+		{"shared/logos2", "", ""},
+		{"shared/log", "", ""},
+		{"c2/bob", "team", "team"},
+		{"c2", "team", "team"},
+		{"c20/bob", "", ""},
+		{"c1/u1", "", ""},
+		{"Shared/Logos", "", "logos"},
+		{"C2/bob", "", "team"},
+		{"pics/bob", "", "pics"},
+		{"Pics/bob", "pics", "pics"},
+		{"pic/bob", "", ""},
+	} {
+		for _, fold := range []bool{false, true} {
+			h.foldCase = fold
+			want := c.want
+			if fold {
+				want = c.folded
+			}
+			got := ""
+			if s := h.sharedOverlap(c.root); s != nil {
+				got = s.Name
+			}
+			if got != want {
+				t.Errorf("root %q (case-insensitive %v) overlaps %q, want %q", c.root, fold, got, want)
+			}
 		}
 	}
 }
