@@ -7,7 +7,24 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"go.uber.org/zap"
 )
+
+// probeCase sets h.foldCase to whether the local folder ignores letter
+// case, and says so in the log when it does.
+func (h *Handler) probeCase(s *localStorage, folder string) error {
+	var err error
+	if h.foldCase, err = s.caseInsensitive(); err != nil {
+		return fmt.Errorf("fsp: local.folder: %v", err)
+	}
+	if h.foldCase {
+		h.logger.Info("the local folder ignores letter case (a case-insensitive file system): upper-case letters "+
+			"of the values that make user folders (root) are written as ~XX, so that users whose ids differ only "+
+			"in case keep separate folders", zap.String("folder", folder))
+	}
+	return nil
+}
 
 // caseInsensitive reports whether the folder ignores letter case, as
 // macOS's APFS and HFS+ and Windows' NTFS do by default, and ext4 or

@@ -244,13 +244,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		h.storage = s
 		h.finishTimeout = finishTimeouts * defaultS3Timeout
 		h.storageLog = []zap.Field{zap.String("folder", folder)}
-		if h.foldCase, err = s.caseInsensitive(); err != nil {
-			return fmt.Errorf("fsp: local.folder: %v", err)
-		}
-		if h.foldCase {
-			h.logger.Info("the local folder ignores letter case (a case-insensitive file system): upper-case letters "+
-				"of the values that make user folders (root) are written as ~XX, so that users whose ids differ only "+
-				"in case keep separate folders", zap.String("folder", folder))
+		if err := h.probeCase(s, folder); err != nil {
+			return err
 		}
 	case h.S3 != nil:
 		cfg, err := resolveS3(*h.S3)
