@@ -16,11 +16,25 @@ import (
 // and delete the other's files. Linux makes such a folder on a tmpfs
 // mounted with casefold=utf8 (kernel 6.13 and later) or an ext4 made with
 // -O casefold, in a folder marked chattr +F; both need root and a kernel
-// built with CONFIG_UNICODE. Elsewhere the test is skipped.
+// built with CONFIG_UNICODE. FSP_TEST_CASEFOLD_DIR names a folder that
+// ignores case made some other way (a FUSE file system, a disk image);
+// the test works in a new folder inside it. Elsewhere the test is skipped.
 func TestProviderCaseInsensitiveFolder(t *testing.T) {
+	if dir := os.Getenv("FSP_TEST_CASEFOLD_DIR"); dir != "" {
+		store, err := os.MkdirTemp(dir, "casefold-test-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(store) })
+		if err := checkFolds(store); err != nil {
+			t.Fatalf("FSP_TEST_CASEFOLD_DIR: %v", err)
+		}
+		checkCaseUsers(t, store, true)
+		return
+	}
 	store, err := caseInsensitiveFolder(t)
 	if err != nil {
-		t.Skipf("no case-insensitive folder can be made here: %v", err)
+		t.Skipf("no case-insensitive folder can be made here (or set FSP_TEST_CASEFOLD_DIR): %v", err)
 	}
 	checkCaseUsers(t, store, true)
 }
@@ -68,21 +82,29 @@ func foldingFolder(mnt string) (string, error) {
 		return "", err
 	}
 	chattr, chattrErr := exec.Command("chattr", "+F", dir).CombinedOutput()
-	probe := filepath.Join(dir, "Probe")
-	if err := os.WriteFile(probe, nil, 0o644); err != nil {
-		return "", err
-	}
-	_, err := os.Lstat(filepath.Join(dir, "pROBE"))
-	if rmErr := os.Remove(probe); rmErr != nil {
-		return "", rmErr
-	}
-	if err != nil {
+	if err := checkFolds(dir); err != nil {
 		if chattrErr != nil {
 			return "", errors.New("chattr +F: " + oneLine(chattrErr, chattr))
 		}
-		return "", errors.New("the folder still tells Probe from pROBE")
+		return "", err
 	}
 	return dir, nil
+}
+
+// checkFolds is nil when dir ignores letter case.
+func checkFolds(dir string) error {
+	probe := filepath.Join(dir, "Probe")
+	if err := os.WriteFile(probe, nil, 0o644); err != nil {
+		return err
+	}
+	_, err := os.Lstat(filepath.Join(dir, "pROBE"))
+	if rmErr := os.Remove(probe); rmErr != nil {
+		return rmErr
+	}
+	if err != nil {
+		return errors.New(dir + " tells Probe from pROBE")
+	}
+	return nil
 }
 
 // oneLine is a command's error and output on one line.
