@@ -30,7 +30,9 @@ func TestProviderUserFoldersKeepCase(t *testing.T) {
 // each in the local folder store and checks that neither lists, reads or
 // deletes the other's, that their folders are named as docs/fsp.md says
 // (Bob's is "~42ob" where store ignores case, "Bob" elsewhere), and that
-// the load logged once whether capitals are escaped.
+// the load logged once whether capitals are escaped. Where store ignores
+// case, the user folder of client "shared", uid "logos" is the shared
+// folder Shared/Logos, and is refused (3600).
 func checkCaseUsers(t *testing.T, store string, folds bool) {
 	t.Helper()
 	logFile := filepath.Join(t.TempDir(), "caddy.log")
@@ -40,6 +42,7 @@ func checkCaseUsers(t *testing.T, store string, folds bool) {
 		fsp {
 			local %s
 			public_url http://localhost/files
+			shared logos Shared/Logos
 			allow_anonymous
 		}
 	}
@@ -66,8 +69,9 @@ func checkCaseUsers(t *testing.T, store string, folds bool) {
 	if res := as("bob", direct("/bobs.png", string(src.png2))); res.Status != 200 {
 		t.Fatalf("bob's upload: %d %s", res.Status, res.Body)
 	}
-	if got := list("Bob"); got != "" {
-		t.Errorf("Bob lists %q, bob's files; want nothing", got)
+	// Every user sees the shared folder first.
+	if got := list("Bob"); got != "logos" {
+		t.Errorf("Bob lists %q, bob's files; want only the shared logos", got)
 	}
 	if res := as("Bob", call{method: "GET", target: "/bobs.png"}); decodeFSP(res.Body).Code != 3200 {
 		t.Errorf("Bob reads bob's file: %d %s, want 3200", res.Status, res.Body)
@@ -78,11 +82,16 @@ func checkCaseUsers(t *testing.T, store string, folds bool) {
 	if res := as("Bob", direct("/Bobs.png", string(src.png))); res.Status != 200 {
 		t.Fatalf("Bob's upload: %d %s", res.Status, res.Body)
 	}
-	if got := list("bob"); got != "bobs.png" {
-		t.Errorf("bob lists %q, want bobs.png", got)
+	if got := list("bob"); got != "logos,bobs.png" {
+		t.Errorf("bob lists %q, want logos,bobs.png", got)
 	}
-	if got := list("Bob"); got != "Bobs.png" {
-		t.Errorf("Bob lists %q, want Bobs.png", got)
+	if got := list("Bob"); got != "logos,Bobs.png" {
+		t.Errorf("Bob lists %q, want logos,Bobs.png", got)
+	}
+
+	res := send(t, privatePort, call{method: "POST", target: "/x/", client: "shared", uid: "logos", auth: "-"})
+	if code := decodeFSP(res.Body).Code; folds && code != 3600 || !folds && res.Status != 200 {
+		t.Errorf("client shared, uid logos, beside the shared folder Shared/Logos: %d %s", res.Status, res.Body)
 	}
 
 	want := []string{"Bob", "bob"}
@@ -100,8 +109,17 @@ func checkCaseUsers(t *testing.T, store string, folds bool) {
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("the users' folders in c1 are %q, want %q", got, want)
 	}
-	if entries, _ := os.ReadDir(store); len(entries) != 1 {
-		t.Errorf("the storage folder holds %d entries, want c1 alone (the load's test file removed)", len(entries))
+	got = nil
+	entries, _ = os.ReadDir(store)
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	want = []string{"c1", "shared"}
+	if folds {
+		want = want[:1]
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("the storage folder holds %q, want %q (and not the load's test file)", got, want)
 	}
 
 	logged := 0
