@@ -203,13 +203,7 @@ func TestTransportHoldsBodyUntilWritten(t *testing.T) {
 		rb := bodyHolding(t, want)
 		late := &lateSender{start: make(chan struct{}), sent: make(chan []byte, 1)}
 		tr := &upstreamTransport{inner: late, target: &url.URL{Scheme: "http", Host: "127.0.0.1:1"}, logger: zap.NewNop()}
-		req := httptest.NewRequest(http.MethodPost, "/v1/message/html", nil)
-		req = req.WithContext(context.WithValue(req.Context(), replayBodyKey{}, rb))
-		res, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
+		sendBody(t, tr, rb)
 		rb.Close() // the export is done
 		// Other exports take buffers of the same size and fill them: a
 		// body freed too early would now hold their bytes.
@@ -291,13 +285,7 @@ func TestLargeBodySentFromChunks(t *testing.T) {
 			sendFromChunks(inner)
 			target, _ := url.Parse(srv.URL)
 			tr := &upstreamTransport{inner: inner, target: target, logger: zap.NewNop()}
-			req := httptest.NewRequest(http.MethodPost, "/v1/message/html", nil)
-			req = req.WithContext(context.WithValue(req.Context(), replayBodyKey{}, rb))
-			res, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res.Body.Close()
+			sendBody(t, tr, rb)
 			if b := <-got; !bytes.Equal(b, want) {
 				t.Fatalf("the upstream got %d bytes (%.20q…), not the body", len(b), b)
 			}
@@ -306,6 +294,19 @@ func TestLargeBodySentFromChunks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sendBody sends an export of the held body rb through tr, as the bridge
+// does, and closes the answer.
+func sendBody(t *testing.T, tr *upstreamTransport, rb *requestBody) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/v1/message/html", nil)
+	req = req.WithContext(context.WithValue(req.Context(), replayBodyKey{}, rb))
+	res, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
 }
 
 // writeSizes dials connections that note the largest write made on them.
