@@ -120,7 +120,7 @@ func (s *service) setupBrowser(cfg *BrowserConfig) error {
 			zap.String("files_dir", dir), zap.String("mode", info.Mode().Perm().String()))
 	}
 	client, transport := safefetch.NewClient(s.fetch.timeout, s.fetch.policy)
-	var fetcher browserpool.Fetcher = &browserpool.HTTPFetcher{Client: client, MaxSize: s.fetch.maxSize, Slots: s.fetch.slots}
+	var fetcher browserpool.Fetcher = &browserpool.HTTPFetcher{Client: client, MaxSize: s.fetch.maxSize, Slots: s.fetch.renderSlots}
 	if s.fetch.off {
 		fetcher = noImages{}
 	}

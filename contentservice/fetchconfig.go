@@ -75,12 +75,12 @@ type FetchConfig struct {
 	// handler: every check and every PDF or image render share it (one
 	// request weighs up to 4 at a time, a render fetches up to 4). While
 	// PDF and image exports are on, a quarter of the slots (at least
-	// one) is kept for renders: checks together never hold more than
-	// the rest, so slow checks cannot hold up renders. Renders may take
-	// every slot. An image waits for its turn while its request lasts; a
+	// one) is kept for renders and as many for checks: neither together
+	// ever holds more than the rest, so slow checks cannot hold up
+	// renders nor slow renders checks. An image waits for its turn while its request lasts; a
 	// check reports those not weighed by total_timeout as not fetched
 	// ("timed out"). At least 2 unless the browser is off. Default: 32
-	// (24 for checks, 8 kept for renders).
+	// (checks or renders hold at most 24, 8 stay for the other).
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
 
 	// Off turns image fetching off: checks report every image as not
@@ -100,9 +100,10 @@ type fetchSettings struct {
 	// and, through checkSlots, by the weigher; this handler's own, so a
 	// reload starts afresh.
 	slots *safefetch.Slots
-	// checkSlots are the share of slots that checks may hold: all of
-	// them without renders, else all but renderShare.
-	checkSlots *safefetch.Slots
+	// checkSlots and renderSlots are the shares of slots that checks and
+	// renders may hold: all of them without renders, else all but
+	// renderShare, so that either keeps that many for the other.
+	checkSlots, renderSlots *safefetch.Slots
 }
 
 // renderShare is the number of max_concurrent's n fetch slots kept for
@@ -167,6 +168,7 @@ func (s *service) setupFetch(cfg *FetchConfig, renders bool) error {
 		}
 		s.fetch.slots = safefetch.NewSlots(n)
 		s.fetch.checkSlots = s.fetch.slots.Within(checks)
+		s.fetch.renderSlots = s.fetch.slots.Within(checks)
 		s.weigher = designcheck.NewHTTPWeigher(designcheck.WeigherConfig{
 			Timeout: timeout, MaxSize: maxSize, Policy: policy,
 			CacheTTL: ttl, MaxCached: fetchCacheEntries, Slots: s.fetch.checkSlots,

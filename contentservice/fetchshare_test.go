@@ -11,8 +11,9 @@ import (
 
 // TestFetchRenderShare: while PDF and image exports are on, checks hold
 // at most max_concurrent less a quarter of it (at least one), and a
-// render's image gets a slot with every check slot held; with the browser
-// off, checks may hold them all.
+// render's image gets a slot with every check slot held; renders likewise
+// leave that quarter to checks. With the browser off, checks may hold
+// them all.
 func TestFetchRenderShare(t *testing.T) {
 	for _, tt := range []struct {
 		n       int // max_concurrent; 0 for the default
@@ -44,8 +45,23 @@ func TestFetchRenderShare(t *testing.T) {
 		if got := take(s.fetch.checkSlots); got != tt.checks {
 			t.Errorf("max_concurrent %d, renders %v: checks hold %d slots, want %d", tt.n, tt.renders, got, tt.checks)
 		}
-		if got := take(s.fetch.slots); got != tt.slots-tt.checks {
+		if got := take(s.fetch.renderSlots); got != tt.slots-tt.checks {
 			t.Errorf("max_concurrent %d, renders %v: with the checks' held, renders get %d slots, want %d", tt.n, tt.renders, got, tt.slots-tt.checks)
+		}
+		if !tt.renders {
+			continue
+		}
+		// The other way round: renders first.
+		s = &service{}
+		if err := s.setupFetch(&FetchConfig{MaxConcurrent: tt.n}, true); err != nil {
+			t.Fatal(err)
+		}
+		s.weigher.Close()
+		if got := take(s.fetch.renderSlots); got != tt.checks {
+			t.Errorf("max_concurrent %d: renders hold %d slots, want %d", tt.n, got, tt.checks)
+		}
+		if got := take(s.fetch.checkSlots); got != tt.slots-tt.checks {
+			t.Errorf("max_concurrent %d: with the renders' held, checks get %d slots, want %d", tt.n, got, tt.slots-tt.checks)
 		}
 	}
 }
