@@ -63,8 +63,6 @@ func sendBody(t *testing.T, port int, uid, target, body string, declared int) re
 // the same refusal (3450, as fsp_error maps request_body's 413), wherever
 // in the form the limit falls.
 func TestProviderDirectUploadBodies(t *testing.T) {
-	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
-	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
 	src := newSources(t)
 	part := func(name, content string) string {
 		return "--XyZ\r\nContent-Disposition: form-data; name=\"" + name + "\"; filename=\"f\"\r\n\r\n" + content + "\r\n"
@@ -79,10 +77,8 @@ func TestProviderDirectUploadBodies(t *testing.T) {
 	strategy := part("conflict_strategy", "keep")
 	strategyHeader := strategy[:len(strategy)-len("keep\r\n")]
 	pdfToLimit := string(src.pdf) + strings.Repeat("%", limit+2-len(part("file", string(src.pdf)))-len(strategyHeader))
-	for _, bk := range backends {
-		t.Run(bk.name, func(t *testing.T) {
-			b := bk.make(t)
-			load(t, fmt.Sprintf(`:%d {
+	onEachBackend(t, func(t *testing.T, b backend) {
+		load(t, fmt.Sprintf(`:%d {
 	handle_path /fsp/* {
 		fsp {
 			%s
@@ -106,43 +102,42 @@ func TestProviderDirectUploadBodies(t *testing.T) {
 	}
 }
 `, privatePort, b.storage, maxSize, limitedPort, limit))
-			for i, c := range []struct {
-				name     string
-				body     string
-				declared int
-				wantCode int
-				port     int
-			}{
-				{"whole", part("file", pdf) + "--XyZ--\r\n", 0, 0, 0},
-				{"cut short in the file", part("file", pdf)[:300], 2000, 3450, 0},
-				{"a file of max_size bytes and a strategy", part("file", fullPDF) + part("conflict_strategy", "keep") + "--XyZ--\r\n", 0, 0, 0},
-				{"another field past max_size", part("junk", strings.Repeat("a", maxSize+100_000)) + part("file", pdf) + "--XyZ--\r\n", 0, 3450, 0},
-				{"many fields past max_size", strings.Repeat(part("note", strings.Repeat("n", 1000)), 400) + part("file", pdf) + "--XyZ--\r\n", 0, 3450, 0},
-				{"request_body's limit in the file", part("file", pdf+strings.Repeat("%", limit)) + "--XyZ--\r\n", -1, 3450, limitedPort},
-				{"request_body's limit in another field", part("junk", strings.Repeat("a", limit)) + part("file", pdf) + "--XyZ--\r\n", -1, 3450, limitedPort},
-				{"request_body's limit in conflict_strategy", part("file", pdfToLimit) + strategy + "--XyZ--\r\n", -1, 3450, limitedPort},
-				{"within request_body's limit", part("file", pdf) + strategy + "--XyZ--\r\n", -1, 0, limitedPort},
-			} {
-				t.Run(c.name, func(t *testing.T) {
-					uid := fmt.Sprintf("b%d", i)
-					res := sendBody(t, cmp.Or(c.port, privatePort), uid, "/doc.pdf", c.body, c.declared)
-					stored := false
-					for _, k := range b.keys(t) {
-						stored = stored || strings.HasSuffix(k, "c1/"+uid+"/doc.pdf")
+		for i, c := range []struct {
+			name     string
+			body     string
+			declared int
+			wantCode int
+			port     int
+		}{
+			{"whole", part("file", pdf) + "--XyZ--\r\n", 0, 0, 0},
+			{"cut short in the file", part("file", pdf)[:300], 2000, 3450, 0},
+			{"a file of max_size bytes and a strategy", part("file", fullPDF) + part("conflict_strategy", "keep") + "--XyZ--\r\n", 0, 0, 0},
+			{"another field past max_size", part("junk", strings.Repeat("a", maxSize+100_000)) + part("file", pdf) + "--XyZ--\r\n", 0, 3450, 0},
+			{"many fields past max_size", strings.Repeat(part("note", strings.Repeat("n", 1000)), 400) + part("file", pdf) + "--XyZ--\r\n", 0, 3450, 0},
+			{"request_body's limit in the file", part("file", pdf+strings.Repeat("%", limit)) + "--XyZ--\r\n", -1, 3450, limitedPort},
+			{"request_body's limit in another field", part("junk", strings.Repeat("a", limit)) + part("file", pdf) + "--XyZ--\r\n", -1, 3450, limitedPort},
+			{"request_body's limit in conflict_strategy", part("file", pdfToLimit) + strategy + "--XyZ--\r\n", -1, 3450, limitedPort},
+			{"within request_body's limit", part("file", pdf) + strategy + "--XyZ--\r\n", -1, 0, limitedPort},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				uid := fmt.Sprintf("b%d", i)
+				res := sendBody(t, cmp.Or(c.port, privatePort), uid, "/doc.pdf", c.body, c.declared)
+				stored := false
+				for _, k := range b.keys(t) {
+					stored = stored || strings.HasSuffix(k, "c1/"+uid+"/doc.pdf")
+				}
+				if c.wantCode == 0 {
+					if res.Status != 200 || !stored {
+						t.Errorf("answer %d %s, stored %v; want success", res.Status, res.Body, stored)
 					}
-					if c.wantCode == 0 {
-						if res.Status != 200 || !stored {
-							t.Errorf("answer %d %s, stored %v; want success", res.Status, res.Body, stored)
-						}
-						return
-					}
-					var got fspBody
-					_ = json.Unmarshal(res.Body, &got)
-					if got.Code != c.wantCode || stored {
-						t.Errorf("answer %d %s, stored %v; want %d and nothing stored", res.Status, res.Body, stored, c.wantCode)
-					}
-				})
-			}
-		})
-	}
+					return
+				}
+				var got fspBody
+				_ = json.Unmarshal(res.Body, &got)
+				if got.Code != c.wantCode || stored {
+					t.Errorf("answer %d %s, stored %v; want %d and nothing stored", res.Status, res.Body, stored, c.wantCode)
+				}
+			})
+		}
+	})
 }

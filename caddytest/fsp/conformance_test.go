@@ -149,15 +149,11 @@ func (c *conformance) run(t *testing.T, x confStep) {
 		}
 		return
 	}
-	var ok struct {
-		Status string          `json:"status"`
-		Data   json.RawMessage `json:"data"`
-	}
-	if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Status != "success" {
-		t.Errorf("%s: got %d %s, want success", what, res.Status, res.Body)
+	data, ok := successData(t, what, res)
+	if !ok {
 		return
 	}
-	if string(ok.Data) == "null" {
+	if string(data) == "null" {
 		if x.check != nil {
 			x.check(t, c, dataJSON{})
 		}
@@ -167,15 +163,15 @@ func (c *conformance) run(t *testing.T, x confStep) {
 		Meta  json.RawMessage   `json:"meta"`
 		Items []json.RawMessage `json:"items"`
 	}
-	if err := json.Unmarshal(ok.Data, &raw); err != nil || raw.Meta == nil {
-		t.Errorf("%s: data %s has no meta", what, ok.Data)
+	if err := json.Unmarshal(data, &raw); err != nil || raw.Meta == nil {
+		t.Errorf("%s: data %s has no meta", what, data)
 		return
 	}
 	checkMetaFields(t, what, raw.Meta)
 	for _, it := range raw.Items {
 		checkMetaFields(t, what, it)
 	}
-	d := decodeData(t, ok.Data)
+	d := decodeData(t, data)
 	// A move listing leaves files out of items but not out of the count.
 	moveListing := slices.Contains(x.headers, "X-BEE-Fsp-Flags: move")
 	if d.Meta.MimeType == "application/directory" && x.method == "GET" && !moveListing && (d.Meta.ItemCount == nil || *d.Meta.ItemCount != len(d.Items)) {
@@ -494,15 +490,11 @@ func TestConformance(t *testing.T) {
 // 39xx error of the vendor's example (an fsp_error rule in front of fsp,
 // naming the characters), on both back ends; every other name is stored.
 func TestProviderCannotHoldCustomError(t *testing.T) {
-	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
-	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
 	const port = 9223
 	want := fspBody{3901, "Upload error", "File names may not contain any of: ? *"}
 	png := string(testPNG(10, 10, color.NRGBA{1, 2, 3, 255}))
-	for _, bk := range backends {
-		t.Run(bk.name, func(t *testing.T) {
-			b := bk.make(t)
-			load(t, fmt.Sprintf(`:%d {
+	onEachBackend(t, func(t *testing.T, b backend) {
+		load(t, fmt.Sprintf(`:%d {
 	handle_path /fsp/* {
 		@cannotHold {
 			method POST
@@ -521,27 +513,26 @@ func TestProviderCannotHoldCustomError(t *testing.T) {
 	}
 }
 `, port, b.storage, b.publicBase))
-			before := b.keys(t)
-			for _, name := range []string{"what?.png", "star*.png", "x?y*z.png"} {
-				c := direct("/"+esc(name), png)
-				c.auth = "-"
-				res := send(t, port, c)
-				checkFSP(t, name, res, 400, want)
+		before := b.keys(t)
+		for _, name := range []string{"what?.png", "star*.png", "x?y*z.png"} {
+			c := direct("/"+esc(name), png)
+			c.auth = "-"
+			res := send(t, port, c)
+			checkFSP(t, name, res, 400, want)
+		}
+		if after := b.keys(t); strings.Join(after, "|") != strings.Join(before, "|") {
+			t.Errorf("refused uploads changed the storage: %v", after)
+		}
+		for _, name := range []string{"café.png", "图片.png", "a|b.png", "100%.png", "a%3Fb.png"} {
+			c := direct("/"+esc(name), png)
+			c.auth = "-"
+			res := send(t, port, c)
+			var ok struct {
+				Data dataJSON `json:"data"`
 			}
-			if after := b.keys(t); strings.Join(after, "|") != strings.Join(before, "|") {
-				t.Errorf("refused uploads changed the storage: %v", after)
+			if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Data.Meta.Name != name {
+				t.Errorf("%s: %d %s", name, res.Status, res.Body)
 			}
-			for _, name := range []string{"café.png", "图片.png", "a|b.png", "100%.png", "a%3Fb.png"} {
-				c := direct("/"+esc(name), png)
-				c.auth = "-"
-				res := send(t, port, c)
-				var ok struct {
-					Data dataJSON `json:"data"`
-				}
-				if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Data.Meta.Name != name {
-					t.Errorf("%s: %d %s", name, res.Status, res.Body)
-				}
-			}
-		})
-	}
+		}
+	})
 }

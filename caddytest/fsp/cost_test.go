@@ -34,20 +34,26 @@ func writtenBytes(t *testing.T) int64 {
 	return 0
 }
 
-// anonymousSite serves fsp from storage under /fsp/ on privatePort, with
-// no authentication in front.
-func anonymousSite(t *testing.T, storage string) {
-	t.Helper()
-	load(t, fmt.Sprintf(`:%d {
+// fspSite is a site on port that serves fsp from storage (a backend's
+// storage lines) under /fsp/, with the given further directives.
+func fspSite(port int, storage string, directives ...string) string {
+	return fmt.Sprintf(`:%d {
 	handle_path /fsp/* {
 		fsp {
 			%s
 			public_url http://localhost/files
-			allow_anonymous
+			%s
 		}
 	}
 }
-`, privatePort, storage))
+`, port, storage, strings.Join(directives, "\n\t\t\t"))
+}
+
+// anonymousSite serves fsp from storage under /fsp/ on privatePort, with
+// no authentication in front and the given further directives.
+func anonymousSite(t *testing.T, storage string, directives ...string) {
+	t.Helper()
+	load(t, fspSite(privatePort, storage, append([]string{"allow_anonymous"}, directives...)...))
 }
 
 // s3Site loads a site of fsp on a new S3 bucket reached through a fault
@@ -113,38 +119,33 @@ func TestProviderKeepProbesCheaply(t *testing.T) {
 // name of the same form (pic_N.png, N of 1,000 or more), instead of
 // answering 3400 with a free name left.
 func TestProviderKeepPastTheNumberedNames(t *testing.T) {
-	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
-	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
 	data := noisePNG(1 << 10)
-	for _, bk := range backends {
-		t.Run(bk.name, func(t *testing.T) {
-			b := bk.make(t)
-			anonymousSite(t, b.storage)
-			if res := send(t, privatePort, call{method: "POST", target: "/k/", auth: "-"}); res.Status != 200 {
-				t.Fatalf("mkdir: %d %s", res.Status, res.Body)
+	onEachBackend(t, func(t *testing.T, b backend) {
+		anonymousSite(t, b.storage)
+		if res := send(t, privatePort, call{method: "POST", target: "/k/", auth: "-"}); res.Status != 200 {
+			t.Fatalf("mkdir: %d %s", res.Status, res.Body)
+		}
+		for n := range 1000 {
+			name := "pic.png"
+			if n > 0 {
+				name = fmt.Sprintf("pic_%d.png", n)
 			}
-			for n := range 1000 {
-				name := "pic.png"
-				if n > 0 {
-					name = fmt.Sprintf("pic_%d.png", n)
-				}
-				b.write(t, "c1/u1/k/"+name, []byte("taken"))
-			}
-			c := withStrategy(direct("/k/pic.png", string(data)), "keep")
-			c.auth = "-"
-			res := send(t, privatePort, c)
-			var ok struct {
-				Data dataJSON `json:"data"`
-			}
-			if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil {
-				t.Fatalf("keep upload: %d %s", res.Status, res.Body)
-			}
-			var n int
-			if _, err := fmt.Sscanf(ok.Data.Meta.Name, "pic_%d.png", &n); err != nil || n < 1000 || ok.Data.Meta.Name != fmt.Sprintf("pic_%d.png", n) {
-				t.Errorf("kept as %q, want pic_N.png with N >= 1000", ok.Data.Meta.Name)
-			}
-		})
-	}
+			b.write(t, "c1/u1/k/"+name, []byte("taken"))
+		}
+		c := withStrategy(direct("/k/pic.png", string(data)), "keep")
+		c.auth = "-"
+		res := send(t, privatePort, c)
+		var ok struct {
+			Data dataJSON `json:"data"`
+		}
+		if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil {
+			t.Fatalf("keep upload: %d %s", res.Status, res.Body)
+		}
+		var n int
+		if _, err := fmt.Sscanf(ok.Data.Meta.Name, "pic_%d.png", &n); err != nil || n < 1000 || ok.Data.Meta.Name != fmt.Sprintf("pic_%d.png", n) {
+			t.Errorf("kept as %q, want pic_N.png with N >= 1000", ok.Data.Meta.Name)
+		}
+	})
 }
 
 // TestProviderKeepWritesOnce: a keep upload whose name and its next 29
@@ -152,75 +153,60 @@ func TestProviderKeepPastTheNumberedNames(t *testing.T) {
 // (locally: the bytes this process writes; on S3: the PUT bodies that
 // reach the server, counted by a proxy in front of it).
 func TestProviderKeepWritesOnce(t *testing.T) {
-	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
-	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
 	data := noisePNG(600 << 10) // bench_test.go: about 600 KiB
 	const taken = 30
-	for _, bk := range backends {
-		t.Run(bk.name, func(t *testing.T) {
-			b := bk.make(t)
-			storage, proxy := b.storage, (*faultProxy)(nil)
-			if bk.name == "s3" {
-				storage, proxy = behindFaultProxy(t, b, "")
-			}
-			load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			%s
-			public_url http://localhost/files
-			allow_anonymous
-			max_size 2MiB
+	onEachBackend(t, func(t *testing.T, b backend) {
+		storage, proxy := b.storage, (*faultProxy)(nil)
+		if b.name == "s3" {
+			storage, proxy = behindFaultProxy(t, b, "")
 		}
-	}
-}
-`, privatePort, storage))
-			if res := send(t, privatePort, call{method: "POST", target: "/k/", auth: "-"}); res.Status != 200 {
-				t.Fatalf("mkdir: %d %s", res.Status, res.Body)
+		anonymousSite(t, storage, "max_size 2MiB")
+		if res := send(t, privatePort, call{method: "POST", target: "/k/", auth: "-"}); res.Status != 200 {
+			t.Fatalf("mkdir: %d %s", res.Status, res.Body)
+		}
+		for n := range taken {
+			name := "big.png"
+			if n > 0 {
+				name = fmt.Sprintf("big_%d.png", n)
 			}
-			for n := range taken {
-				name := "big.png"
-				if n > 0 {
-					name = fmt.Sprintf("big_%d.png", n)
-				}
-				b.write(t, "c1/u1/k/"+name, []byte("taken"))
-			}
-			var before int64
-			if proxy != nil {
-				proxy.mu.Lock()
-				before = proxy.putBytes
-				proxy.mu.Unlock()
-			} else {
-				before = writtenBytes(t)
-			}
-			c := withStrategy(direct("/k/big.png", string(data)), "keep")
-			c.auth = "-"
-			res := send(t, privatePort, c)
-			var written int64
-			if proxy != nil {
-				proxy.mu.Lock()
-				written = proxy.putBytes - before
-				proxy.mu.Unlock()
-			} else {
-				written = writtenBytes(t) - before
-			}
-			var ok struct {
-				Data dataJSON `json:"data"`
-			}
-			if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Data.Meta.Path != fmt.Sprintf("/k/big_%d.png", taken) {
-				t.Fatalf("keep upload: %d %s", res.Status, res.Body)
-			}
-			t.Logf("a %d-byte keep upload past %d taken names wrote %d bytes", len(data), taken, written)
-			// Once for the file, plus its thumbnail; locally the test's
-			// own sending of the request is counted too (same process).
-			limit := 2 * int64(len(data))
-			if proxy == nil {
-				limit = 3 * int64(len(data))
-			}
-			if written > limit {
-				t.Errorf("a %d-byte keep upload past %d taken names wrote %d bytes (%.1f times its size)", len(data), taken, written, float64(written)/float64(len(data)))
-			}
-		})
-	}
+			b.write(t, "c1/u1/k/"+name, []byte("taken"))
+		}
+		var before int64
+		if proxy != nil {
+			proxy.mu.Lock()
+			before = proxy.putBytes
+			proxy.mu.Unlock()
+		} else {
+			before = writtenBytes(t)
+		}
+		c := withStrategy(direct("/k/big.png", string(data)), "keep")
+		c.auth = "-"
+		res := send(t, privatePort, c)
+		var written int64
+		if proxy != nil {
+			proxy.mu.Lock()
+			written = proxy.putBytes - before
+			proxy.mu.Unlock()
+		} else {
+			written = writtenBytes(t) - before
+		}
+		var ok struct {
+			Data dataJSON `json:"data"`
+		}
+		if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Data.Meta.Path != fmt.Sprintf("/k/big_%d.png", taken) {
+			t.Fatalf("keep upload: %d %s", res.Status, res.Body)
+		}
+		t.Logf("a %d-byte keep upload past %d taken names wrote %d bytes", len(data), taken, written)
+		// Once for the file, plus its thumbnail; locally the test's
+		// own sending of the request is counted too (same process).
+		limit := 2 * int64(len(data))
+		if proxy == nil {
+			limit = 3 * int64(len(data))
+		}
+		if written > limit {
+			t.Errorf("a %d-byte keep upload past %d taken names wrote %d bytes (%.1f times its size)", len(data), taken, written, float64(written)/float64(len(data)))
+		}
+	})
 }
 
 // TestProviderFolderCountAtTheBound: in its parent's listing a folder of

@@ -325,8 +325,6 @@ type faultRow struct {
 // checks that the old or the new state exists afterwards, never neither,
 // and the answer the client gets.
 func TestProviderFaultsLoseNothing(t *testing.T) {
-	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
-	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
 	src := newSources(t)
 	img := string(src.png)
 	img2 := string(src.png2)
@@ -353,41 +351,23 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 			fault:    kind, method: "DELETE", suffix: "/a/src.png",
 			keep: [][]string{{root + "a/src.png", root + "b/src.png"}},
 		})
-		rows = append(rows, faultRow{
-			name:     fmt.Sprintf("upload replace, thumbnail write %s", kind),
-			backends: "s3",
-			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/pic.png", img)},
-			op:       withStrategy(direct("/a/pic.png", img2), "replace"),
-			fault:    kind, method: "PUT", suffix: "/a/.thumb.pic.png.png",
-			keep: [][]string{{root + "a/pic.png"}},
-		})
-		rows = append(rows, faultRow{
-			name:     fmt.Sprintf("upload ask, file write %s", kind),
-			backends: "s3",
-			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/other.png", img)},
-			op:       withStrategy(direct("/a/new.png", img2), "ask"),
-			fault:    kind, method: "PUT", suffix: "/a/new.png",
-			wantCode: -1,
-			keep:     [][]string{{root + "a/other.png"}},
-		})
-		rows = append(rows, faultRow{
-			name:     fmt.Sprintf("upload replace, file write %s", kind),
-			backends: "s3",
-			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/r.png", img)},
-			op:       withStrategy(direct("/a/r.png", img2), "replace"),
-			fault:    kind, method: "PUT", suffix: "/a/r.png",
-			wantCode: -1,
-			keep:     [][]string{{root + "a/r.png"}},
-		})
-		rows = append(rows, faultRow{
-			name:     fmt.Sprintf("upload keep, file write %s", kind),
-			backends: "s3",
-			setup:    []call{{method: "POST", target: "/a/"}, direct("/a/k.png", img)},
-			op:       withStrategy(direct("/a/k.png", img2), "keep"),
-			fault:    kind, method: "PUT", suffix: "/a/k_1.png",
-			wantCode: -1, // the new file's write failed: 3100, or success if a retry made it
-			keep:     [][]string{{root + "a/k.png"}},
-		})
+		// (The thumbnail write of an upload: thumbfaults_test.go.)
+		for _, up := range []struct{ strategy, existing, name, written string }{
+			{"ask", "other.png", "new.png", "new.png"},
+			{"replace", "r.png", "r.png", "r.png"},
+			// the new file's write failed: 3100, or success if a retry made it
+			{"keep", "k.png", "k.png", "k_1.png"},
+		} {
+			rows = append(rows, faultRow{
+				name:     fmt.Sprintf("upload %s, file write %s", up.strategy, kind),
+				backends: "s3",
+				setup:    []call{{method: "POST", target: "/a/"}, direct("/a/"+up.existing, img)},
+				op:       withStrategy(direct("/a/"+up.name, img2), up.strategy),
+				fault:    kind, method: "PUT", suffix: "/a/" + up.written,
+				wantCode: -1,
+				keep:     [][]string{{root + "a/" + up.existing}},
+			})
+		}
 		rows = append(rows, faultRow{
 			name:     fmt.Sprintf("delete, file delete %s", kind),
 			backends: "s3",
@@ -498,139 +478,116 @@ func TestProviderFaultsLoseNothing(t *testing.T) {
 	)
 	rows = append(rows, thumbFaultRows(img, img2, big)...)
 
-	for _, bk := range backends {
-		t.Run(bk.name, func(t *testing.T) {
-			b := bk.make(t)
-			storage, proxy := b.storage, (*faultProxy)(nil)
-			if bk.name == "s3" {
-				storage, proxy = behindFaultProxy(t, b, "timeout 1s")
-			}
-			// Setup goes to a second site on the same storage, without the
-			// fault proxy and its 1 s timeout (short, so that the hang rows
-			// end soon): on a busy machine a setup write answered after 1 s
-			// would be sent again, and the conditional write would find its
-			// own first copy.
-			// A reload row loads the other of two configurations.
-			config := func(maxUploads int) string {
-				return fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			%s
-			public_url http://localhost/files
-			max_image_memory 4MiB
-			max_uploads %d
-			allow_anonymous
+	onEachBackend(t, func(t *testing.T, b backend) {
+		storage, proxy := b.storage, (*faultProxy)(nil)
+		if b.name == "s3" {
+			storage, proxy = behindFaultProxy(t, b, "timeout 1s")
 		}
-	}
-}
-:%d {
-	handle_path /fsp/* {
-		fsp {
-			%s
-			public_url http://localhost/files
-			max_image_memory 4MiB
-			allow_anonymous
+		// Setup goes to a second site on the same storage, without the
+		// fault proxy and its 1 s timeout (short, so that the hang rows
+		// end soon): on a busy machine a setup write answered after 1 s
+		// would be sent again, and the conditional write would find its
+		// own first copy.
+		// A reload row loads the other of two configurations.
+		config := func(maxUploads int) string {
+			return fspSite(privatePort, storage, "max_image_memory 4MiB", fmt.Sprintf("max_uploads %d", maxUploads), "allow_anonymous") +
+				fspSite(faultSetupPort, b.storage, "max_image_memory 4MiB", "allow_anonymous")
 		}
-	}
-}
-`, privatePort, storage, maxUploads, faultSetupPort, b.storage)
+		maxUploads := 4
+		load(t, config(maxUploads))
+		for i, row := range rows {
+			if row.backends != "" && row.backends != b.name {
+				continue
 			}
-			maxUploads := 4
-			load(t, config(maxUploads))
-			for i, row := range rows {
-				if row.backends != "" && row.backends != bk.name {
-					continue
+			t.Run(row.name, func(t *testing.T) {
+				uid := fmt.Sprintf("f%d", i) // a tree of its own
+				at := func(keys []string) []string {
+					out := make([]string, len(keys))
+					for j, k := range keys {
+						out[j] = "c1/" + uid + "/" + strings.TrimPrefix(k, root)
+					}
+					return out
 				}
-				t.Run(row.name, func(t *testing.T) {
-					uid := fmt.Sprintf("f%d", i) // a tree of its own
-					at := func(keys []string) []string {
-						out := make([]string, len(keys))
-						for j, k := range keys {
-							out[j] = "c1/" + uid + "/" + strings.TrimPrefix(k, root)
-						}
-						return out
+				for _, c := range row.setup {
+					c.uid, c.auth = uid, "-"
+					if res := send(t, faultSetupPort, c); res.Status != 200 {
+						t.Fatalf("setup %s %s: %d %s", c.method, c.target, res.Status, res.Body)
 					}
-					for _, c := range row.setup {
-						c.uid, c.auth = uid, "-"
-						if res := send(t, faultSetupPort, c); res.Status != 200 {
-							t.Fatalf("setup %s %s: %d %s", c.method, c.target, res.Status, res.Body)
-						}
+				}
+				prepareThumbs(t, b, uid, row)
+				op := row.op
+				op.uid, op.auth = uid, "-"
+				var res response
+				switch row.fault {
+				case "":
+					res = send(t, privatePort, op)
+				case faultReload:
+					proxy.inject(row.method, row.suffix, faultHold, true)
+					done := make(chan response, 1)
+					go func() { done <- send(t, privatePort, op) }()
+					select {
+					case <-proxy.held:
+					case res = <-done:
+						t.Fatalf("the operation ended (%d %s) before the request to hold", res.Status, res.Body)
 					}
-					prepareThumbs(t, b, uid, row)
-					op := row.op
-					op.uid, op.auth = uid, "-"
-					var res response
-					switch row.fault {
-					case "":
-						res = send(t, privatePort, op)
-					case faultReload:
-						proxy.inject(row.method, row.suffix, faultHold, true)
-						done := make(chan response, 1)
-						go func() { done <- send(t, privatePort, op) }()
-						select {
-						case <-proxy.held:
-						case res = <-done:
-							t.Fatalf("the operation ended (%d %s) before the request to hold", res.Status, res.Body)
-						}
-						maxUploads = 7 - maxUploads // another config: Caddy reloads
-						load(t, config(maxUploads))
-						proxy.mu.Lock()
-						close(proxy.release)
-						proxy.mu.Unlock()
-						res = <-done
-					default:
-						proxy.inject(row.method, row.suffix, row.fault, row.once)
-						res = send(t, privatePort, op)
+					maxUploads = 7 - maxUploads // another config: Caddy reloads
+					load(t, config(maxUploads))
+					proxy.mu.Lock()
+					close(proxy.release)
+					proxy.mu.Unlock()
+					res = <-done
+				default:
+					proxy.inject(row.method, row.suffix, row.fault, row.once)
+					res = send(t, privatePort, op)
+				}
+				if row.fault != "" {
+					hits, otherErr := proxy.inject("", "", "", false)
+					if hits == 0 {
+						t.Fatalf("the fault hit no request (%s …%s)", row.method, row.suffix)
 					}
-					if row.fault != "" {
-						hits, otherErr := proxy.inject("", "", "", false)
-						if hits == 0 {
-							t.Fatalf("the fault hit no request (%s …%s)", row.method, row.suffix)
-						}
-						if otherErr != nil {
-							t.Fatalf("the other writer: %v", otherErr)
-						}
+					if otherErr != nil {
+						t.Fatalf("the other writer: %v", otherErr)
 					}
-					got := decodeFSP(res.Body).Code
-					switch {
-					case row.wantCode == 0 && res.Status != 200:
-						t.Errorf("answer %d %s, want success", res.Status, res.Body)
-					case row.wantCode > 0 && got != row.wantCode:
-						t.Errorf("answer %d %s, want %d", res.Status, res.Body, row.wantCode)
+				}
+				got := decodeFSP(res.Body).Code
+				switch {
+				case row.wantCode == 0 && res.Status != 200:
+					t.Errorf("answer %d %s, want success", res.Status, res.Body)
+				case row.wantCode > 0 && got != row.wantCode:
+					t.Errorf("answer %d %s, want %d", res.Status, res.Body, row.wantCode)
+				}
+				stored := map[string]bool{}
+				for _, k := range b.keys(t) {
+					stored[k] = true
+				}
+				for _, group := range row.keep {
+					found := false
+					for _, k := range at(group) {
+						found = found || stored[k]
 					}
-					stored := map[string]bool{}
-					for _, k := range b.keys(t) {
-						stored[k] = true
+					if !found {
+						t.Errorf("lost: none of %v exists (answer %d %s)", at(group), res.Status, res.Body)
 					}
-					for _, group := range row.keep {
-						found := false
-						for _, k := range at(group) {
-							found = found || stored[k]
-						}
-						if !found {
-							t.Errorf("lost: none of %v exists (answer %d %s)", at(group), res.Status, res.Body)
-						}
+				}
+				for _, k := range at(row.absent) {
+					if stored[k] {
+						t.Errorf("%s exists (answer %d %s)", k, res.Status, res.Body)
 					}
-					for _, k := range at(row.absent) {
-						if stored[k] {
-							t.Errorf("%s exists (answer %d %s)", k, res.Status, res.Body)
-						}
+				}
+				checkServedThumbs(t, b, faultSetupPort, uid, row.thumbs)
+				checkNoLeftThumbs(t, b, faultSetupPort, uid)
+				for _, target := range row.thumbed {
+					res := send(t, faultSetupPort, call{method: "GET", target: target, uid: uid, auth: "-"})
+					var one struct {
+						Data dataJSON `json:"data"`
 					}
-					checkServedThumbs(t, b, faultSetupPort, uid, row.thumbs)
-					checkNoLeftThumbs(t, b, faultSetupPort, uid)
-					for _, target := range row.thumbed {
-						res := send(t, faultSetupPort, call{method: "GET", target: target, uid: uid, auth: "-"})
-						var one struct {
-							Data dataJSON `json:"data"`
-						}
-						if res.Status == 200 && (json.Unmarshal(res.Body, &one) != nil || one.Data.Meta.Thumbnail == "") {
-							t.Errorf("%s is there without its thumbnail: %s", target, res.Body)
-						}
+					if res.Status == 200 && (json.Unmarshal(res.Body, &one) != nil || one.Data.Meta.Thumbnail == "") {
+						t.Errorf("%s is there without its thumbnail: %s", target, res.Body)
 					}
-				})
-			}
-		})
-	}
+				}
+			})
+		}
+	})
 }
 
 // withStrategy adds a conflict_strategy field to a multipart upload.

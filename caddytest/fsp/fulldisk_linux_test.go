@@ -21,17 +21,7 @@ func TestProviderFullDiskLosesNothing(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(store, syscall.MNT_DETACH) })
 	src := newSources(t)
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			local %s
-			public_url http://localhost/files
-			allow_anonymous
-			max_size 2MiB
-		}
-	}
-}
-`, privatePort, store))
+	anonymousSite(t, "local "+store, "max_size 2MiB")
 	// Caddy lets go of the folder before it is unmounted.
 	t.Cleanup(func() { load(t, fmt.Sprintf(":%d {\n\trespond ok\n}\n", privatePort)) })
 

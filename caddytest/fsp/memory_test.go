@@ -48,18 +48,7 @@ func TestProviderBoundsImageMemory(t *testing.T) {
 	)
 	bomb := imagebomb.PNGOfZeros(6320, 6320, 16, 6, true)
 	fits := imagebomb.PNGOfZeros(2000, 2000, 8, 6, false)
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			local %s
-			public_url http://localhost/files
-			allow_anonymous
-			max_uploads %d
-			max_size 1MiB
-		}
-	}
-}
-`, privatePort, t.TempDir(), maxUploads))
+	anonymousSite(t, "local "+t.TempDir(), fmt.Sprintf("max_uploads %d", maxUploads), "max_size 1MiB")
 
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -111,17 +100,7 @@ func TestProviderBoundsImageMemory(t *testing.T) {
 // a thumbnail and without being decoded; a progressive JPEG of as many
 // scans as encoders write gets its thumbnail.
 func TestProviderJPEGScanBomb(t *testing.T) {
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			local %s
-			public_url http://localhost/files
-			allow_anonymous
-			max_size 1MiB
-		}
-	}
-}
-`, privatePort, t.TempDir()))
+	anonymousSite(t, "local "+t.TempDir(), "max_size 1MiB")
 	for _, c := range []struct {
 		name  string
 		data  []byte

@@ -42,17 +42,7 @@ func TestProviderPrivateRanges(t *testing.T) {
 	_, otherPort, _ := net.SplitHostPort(other.Listener.Addr().String())
 
 	store := t.TempDir()
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			local %s
-			public_url http://localhost/files
-			allow_private 127.0.0.2/32
-			allow_anonymous
-		}
-	}
-}
-`, privatePort, store))
+	anonymousSite(t, "local "+store, "allow_private 127.0.0.2/32")
 	admin := fmt.Sprintf("http://127.0.0.1:%d/config/", testcaddy.Port("ADMIN"))
 	for _, c := range []struct {
 		source, target string

@@ -771,19 +771,15 @@ func runSteps(t *testing.T, b backend, src *sources, port int, table []step) {
 			}
 			continue
 		}
-		var ok struct {
-			Status string          `json:"status"`
-			Data   json.RawMessage `json:"data"`
-		}
-		if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Status != "success" {
-			t.Errorf("%s: got %d %s, want success", what, res.Status, res.Body)
+		data, ok := successData(t, what, res)
+		if !ok {
 			continue
 		}
 		if ct := res.Header.Get("Content-Type"); ct != "application/json" {
 			t.Errorf("%s: Content-Type %q", what, ct)
 		}
 		if s.check != nil {
-			s.check(t, e, ok.Data)
+			s.check(t, e, data)
 		}
 	}
 	// No temporary file is left anywhere.
@@ -792,6 +788,21 @@ func runSteps(t *testing.T, b backend, src *sources, port int, table []step) {
 			t.Errorf("temporary file left: %s", k)
 		}
 	}
+}
+
+// successData returns the data of a success answer; for any other
+// answer it reports an error and returns false.
+func successData(t *testing.T, what string, res response) (json.RawMessage, bool) {
+	t.Helper()
+	var ok struct {
+		Status string          `json:"status"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil || ok.Status != "success" {
+		t.Errorf("%s: got %d %s, want success", what, res.Status, res.Body)
+		return nil, false
+	}
+	return ok.Data, true
 }
 
 func decodeFSP(raw []byte) fspBody {
@@ -828,6 +839,17 @@ var backends = []struct {
 	make func(testing.TB) backend
 }{{"local", localBackend}, {"s3", s3Backend}}
 
+// onEachBackend runs fn as a subtest on a new storage of each back end,
+// with the S3 credentials that the s3 storage lines read from the
+// environment set.
+func onEachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
+	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
+	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
+	for _, bk := range backends {
+		t.Run(bk.name, func(t *testing.T) { fn(t, bk.make(t)) })
+	}
+}
+
 // sharedFileReadOnly: a file in a shared folder is listed read-only (ro,
 // no can-move), and its metadata says the same.
 func sharedFileReadOnly(t *testing.T, b backend) {
@@ -859,28 +881,23 @@ func sharedFileReadOnly(t *testing.T, b backend) {
 // TestProvider runs the operation and error table against a real Caddy
 // on each back end.
 func TestProvider(t *testing.T) {
-	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
-	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
 	src := newSources(t)
 	hash, err := bcrypt.GenerateFromPassword([]byte(fspPassword), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bk := range backends {
-		t.Run(bk.name, func(t *testing.T) {
-			b := bk.make(t)
-			load(t, providerSites(b, src, "", string(hash)))
-			runSteps(t, b, src, providerPort, steps(src))
-			sharedFileReadOnly(t, b)
+	onEachBackend(t, func(t *testing.T, b backend) {
+		load(t, providerSites(b, src, "", string(hash)))
+		runSteps(t, b, src, providerPort, steps(src))
+		sharedFileReadOnly(t, b)
 
-			// 3100: a storage that fails.
-			res := send(t, brokenPort, call{method: "GET", target: "/", auth: "-"})
-			checkFSP(t, "broken storage", res, 503, fspBody{3100, "Something went wrong accessing backend filesystem",
-				"The storage behind the file service could not be reached; please try again later"})
+		// 3100: a storage that fails.
+		res := send(t, brokenPort, call{method: "GET", target: "/", auth: "-"})
+		checkFSP(t, "broken storage", res, 503, fspBody{3100, "Something went wrong accessing backend filesystem",
+			"The storage behind the file service could not be reached; please try again later"})
 
-			concurrentKeep(t, b, src)
-		})
-	}
+		concurrentKeep(t, b, src)
+	})
 }
 
 // concurrentKeep uploads one name many times at once with keep: every
@@ -961,15 +978,7 @@ func TestProviderRefusesPrivateSources(t *testing.T) {
 // front (and without allow_anonymous) every request is 3650.
 func TestProviderNeedsAuthentication(t *testing.T) {
 	store := t.TempDir()
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			local %s
-			public_url http://localhost/files
-		}
-	}
-}
-`, privatePort, store))
+	load(t, fspSite(privatePort, "local "+store))
 	for _, c := range []call{{method: "GET", target: "/"}, {method: "POST", target: "/photos/"}} {
 		res := send(t, privatePort, c)
 		checkFSP(t, c.method+" "+c.target, res, 401, fspBody{3650, "Wrong Username or Password", "The file service credentials are missing or wrong"})
@@ -985,27 +994,8 @@ func TestProviderNeedsAuthentication(t *testing.T) {
 // otherwise get the folder "u", the parent of tenant u's users' folders.
 func TestProviderRootNeedsEveryValue(t *testing.T) {
 	store := t.TempDir()
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			local %s
-			public_url http://localhost/files
-			root {http.request.header.X-Tenant}/{http.request.header.X-BEE-Uid}
-			allow_anonymous
-		}
-	}
-}
-:%d {
-	handle_path /fsp/* {
-		fsp {
-			local %s
-			public_url http://localhost/files
-			root tenants/{http.request.header.X-BEE-Uid}/{no.such.placeholder}
-			allow_anonymous
-		}
-	}
-}
-`, privatePort, store, brokenPort, store))
+	load(t, fspSite(privatePort, "local "+store, "root {http.request.header.X-Tenant}/{http.request.header.X-BEE-Uid}", "allow_anonymous")+
+		fspSite(brokenPort, "local "+store, "root tenants/{http.request.header.X-BEE-Uid}/{no.such.placeholder}", "allow_anonymous"))
 	res := send(t, privatePort, call{method: "POST", target: "/private/", uid: "alice", auth: "-", headers: []string{"X-Tenant: u"}})
 	if res.Status != 200 {
 		t.Fatalf("creating tenant u's folder: %d %s", res.Status, res.Body)
@@ -1110,18 +1100,7 @@ func TestProviderBoundsConcurrentUploads(t *testing.T) {
 		_, _ = w.Write(src.png)
 	}))
 	defer held.Close()
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			local %s
-			public_url http://localhost/files
-			allow_private all
-			allow_anonymous
-			max_uploads 2
-		}
-	}
-}
-`, privatePort, t.TempDir()))
+	anonymousSite(t, "local "+t.TempDir(), "allow_private all", "max_uploads 2")
 	const n = 6
 	var wg sync.WaitGroup
 	results := make([]response, n)

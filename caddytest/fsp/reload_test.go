@@ -33,19 +33,7 @@ func TestProviderReloadKeepsUploadInFlight(t *testing.T) {
 	defer slow.Close()
 	store := t.TempDir()
 	config := func(maxUploads int) string {
-		return fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			local %s
-			public_url http://localhost/files
-			allow_private all
-			allow_anonymous
-			fetch_timeout 20s
-			max_uploads %d
-		}
-	}
-}
-`, privatePort, store, maxUploads)
+		return fspSite(privatePort, "local "+store, "allow_private all", "allow_anonymous", "fetch_timeout 20s", fmt.Sprintf("max_uploads %d", maxUploads))
 	}
 	load(t, config(4))
 	done := make(chan response, 1)

@@ -18,25 +18,7 @@ func TestProviderS3AnswersBounded(t *testing.T) {
 	img := string(src.png)
 	b := s3Backend(t)
 	storage, proxy := behindFaultProxy(t, b, "timeout 1s")
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			%s
-			public_url http://localhost/files
-			allow_anonymous
-		}
-	}
-}
-:%d {
-	handle_path /fsp/* {
-		fsp {
-			%s
-			public_url http://localhost/files
-			allow_anonymous
-		}
-	}
-}
-`, privatePort, storage, faultSetupPort, b.storage))
+	load(t, fspSite(privatePort, storage, "allow_anonymous")+fspSite(faultSetupPort, b.storage, "allow_anonymous"))
 	setup := []call{{method: "POST", target: "/a/"}, {method: "POST", target: "/b/"}, direct("/a/x.png", img)}
 	rows := []struct {
 		name           string

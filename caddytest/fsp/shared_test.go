@@ -2,7 +2,6 @@ package fsp
 
 import (
 	"encoding/json"
-	"fmt"
 	"testing"
 )
 
@@ -14,80 +13,54 @@ import (
 // reads as /team/. Other users are served, and nothing reaches the shared
 // folders.
 func TestProviderSharedOverlap(t *testing.T) {
-	t.Setenv("FSP_TEST_S3_ACCESS", s3Access)
-	t.Setenv("FSP_TEST_S3_SECRET", s3Secret)
 	src := newSources(t)
-	for _, bk := range backends {
-		t.Run(bk.name, func(t *testing.T) {
-			b := bk.make(t)
-			load(t, fmt.Sprintf(`:%[1]d {
-	handle_path /fsp/* {
-		fsp {
-			%[3]s
-			public_url http://localhost/files
-			shared logos shared/logos
-			shared team c2
-			allow_anonymous
+	onEachBackend(t, func(t *testing.T, b backend) {
+		load(t, fspSite(privatePort, b.storage, "shared logos shared/logos", "shared team c2", "allow_anonymous")+
+			fspSite(brokenPort, b.storage, "root {http.request.header.X-BEE-Uid}", "shared logos logos", "allow_anonymous"))
+		put := func(port int, client, uid, target string) call {
+			c := direct(target, string(src.png2))
+			c.port, c.client, c.uid, c.auth = port, client, uid, "-"
+			return c
 		}
-	}
-}
-:%[2]d {
-	handle_path /fsp/* {
-		fsp {
-			%[3]s
-			public_url http://localhost/files
-			root {http.request.header.X-BEE-Uid}
-			shared logos logos
-			allow_anonymous
+		for _, row := range []struct {
+			name     string
+			call     call
+			wantCode int
+		}{
+			{"default root: the user folder is the shared folder", put(privatePort, "shared", "logos", "/x.png"), 3600},
+			{"default root: listing it", call{method: "GET", target: "/", client: "shared", uid: "logos", auth: "-", port: privatePort}, 3600},
+			{"default root: the user folder is inside the shared folder", put(privatePort, "c2", "bob", "/x.png"), 3600},
+			{"default root: a folder beside the shared one", put(privatePort, "shared", "logos2", "/x.png"), 0},
+			{"default root: the shared folder's parent's sibling", put(privatePort, "shared", "u", "/x.png"), 0},
+			{"uid root: the user folder is the shared folder", put(brokenPort, "c1", "logos", "/x.png"), 3600},
+			{"uid root: another user", put(brokenPort, "c1", "alice", "/x.png"), 0},
+		} {
+			res := send(t, row.call.port, row.call)
+			if row.wantCode == 0 {
+				if res.Status != 200 {
+					t.Errorf("%s: %d %s, want success", row.name, res.Status, res.Body)
+				}
+				continue
+			}
+			body, _ := fsperrRow(row.wantCode)
+			checkFSP(t, row.name, res, body.status, fspBody{row.wantCode, body.message, "The storage configured for this user is not valid"})
 		}
-	}
-}
-`, privatePort, brokenPort, b.storage))
-			put := func(port int, client, uid, target string) call {
-				c := direct(target, string(src.png2))
-				c.port, c.client, c.uid, c.auth = port, client, uid, "-"
-				return c
+		for _, c := range []call{
+			{method: "GET", target: "/logos/", port: privatePort},
+			{method: "GET", target: "/team/", port: privatePort},
+			{method: "GET", target: "/logos/", port: brokenPort},
+		} {
+			c.auth = "-"
+			res := send(t, c.port, c)
+			var ok struct {
+				Data dataJSON `json:"data"`
 			}
-			for _, row := range []struct {
-				name     string
-				call     call
-				wantCode int
-			}{
-				{"default root: the user folder is the shared folder", put(privatePort, "shared", "logos", "/x.png"), 3600},
-				{"default root: listing it", call{method: "GET", target: "/", client: "shared", uid: "logos", auth: "-", port: privatePort}, 3600},
-				{"default root: the user folder is inside the shared folder", put(privatePort, "c2", "bob", "/x.png"), 3600},
-				{"default root: a folder beside the shared one", put(privatePort, "shared", "logos2", "/x.png"), 0},
-				{"default root: the shared folder's parent's sibling", put(privatePort, "shared", "u", "/x.png"), 0},
-				{"uid root: the user folder is the shared folder", put(brokenPort, "c1", "logos", "/x.png"), 3600},
-				{"uid root: another user", put(brokenPort, "c1", "alice", "/x.png"), 0},
-			} {
-				res := send(t, row.call.port, row.call)
-				if row.wantCode == 0 {
-					if res.Status != 200 {
-						t.Errorf("%s: %d %s, want success", row.name, res.Status, res.Body)
-					}
-					continue
-				}
-				body, _ := fsperrRow(row.wantCode)
-				checkFSP(t, row.name, res, body.status, fspBody{row.wantCode, body.message, "The storage configured for this user is not valid"})
+			if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil {
+				t.Fatalf("GET %s: %d %s", c.target, res.Status, res.Body)
 			}
-			for _, c := range []call{
-				{method: "GET", target: "/logos/", port: privatePort},
-				{method: "GET", target: "/team/", port: privatePort},
-				{method: "GET", target: "/logos/", port: brokenPort},
-			} {
-				c.auth = "-"
-				res := send(t, c.port, c)
-				var ok struct {
-					Data dataJSON `json:"data"`
-				}
-				if res.Status != 200 || json.Unmarshal(res.Body, &ok) != nil {
-					t.Fatalf("GET %s: %d %s", c.target, res.Status, res.Body)
-				}
-				if len(ok.Data.Items) != 0 {
-					t.Errorf("GET %s on %d: %s, want nothing stored in the shared folder", c.target, c.port, names(ok.Data.Items))
-				}
+			if len(ok.Data.Items) != 0 {
+				t.Errorf("GET %s on %d: %s, want nothing stored in the shared folder", c.target, c.port, names(ok.Data.Items))
 			}
-		})
-	}
+		}
+	})
 }

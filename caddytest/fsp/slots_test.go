@@ -60,17 +60,7 @@ func drip(port int, uid, target string, stall bool, limit time.Duration) (int, f
 // 2: one), so another user's 3-byte upload is answered before any of the
 // drips; and each drip is cut, 3450, once it falls below the minimum rate.
 func TestProviderUploadSlotsFair(t *testing.T) {
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			local %s
-			public_url http://localhost/files
-			allow_anonymous
-			max_uploads 2
-		}
-	}
-}
-`, privatePort, t.TempDir()))
+	anonymousSite(t, "local "+t.TempDir(), "max_uploads 2")
 	var mu sync.Mutex
 	var order []string
 	var wg sync.WaitGroup
@@ -106,16 +96,7 @@ func TestProviderUploadSlotsFair(t *testing.T) {
 // altogether is cut once the minimum rate is missed (its read is
 // interrupted, not left waiting for bytes that never come).
 func TestProviderStalledUploadCut(t *testing.T) {
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			local %s
-			public_url http://localhost/files
-			allow_anonymous
-		}
-	}
-}
-`, privatePort, t.TempDir()))
+	anonymousSite(t, "local "+t.TempDir())
 	status, body, err := drip(privatePort, "u1", "/stalled.txt", true, 20*time.Second)
 	if err != nil || status != 422 || body.Code != 3450 || body.Details != "The file could not be uploaded: the upload arrived too slowly" {
 		t.Errorf("stalled upload: %d %+v %v; want 3450, arrived too slowly", status, body, err)

@@ -2,7 +2,6 @@ package fsp
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,17 +21,7 @@ func TestProviderLocalFollowsNoSymlink(t *testing.T) {
 		t.Skip("links are refused race-free with openat2, on Linux")
 	}
 	b := localBackend(t)
-	load(t, fmt.Sprintf(`:%d {
-	handle_path /fsp/* {
-		fsp {
-			%s
-			public_url http://localhost/files
-			shared logos shared/logos
-			allow_anonymous
-		}
-	}
-}
-`, privatePort, b.storage))
+	anonymousSite(t, b.storage, "shared logos shared/logos")
 	store := b.files
 	for _, dir := range []string{"c1/u1/own", "c1/u2/d", "shared/logos"} {
 		if err := os.MkdirAll(filepath.Join(store, dir), 0o755); err != nil {
