@@ -195,31 +195,16 @@ func bothPaths(upURL string, extra ...string) string {
 // repeatingUpstream reads one request per connection and writes answer,
 // once or (forever) until the connection fails; it returns its URL.
 func repeatingUpstream(t *testing.T, answer []byte, forever bool) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
+	return connUpstream(t, func(conn net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(conn))
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, req.Body)
 		for {
-			conn, err := l.Accept()
-			if err != nil {
+			if _, err := conn.Write(answer); err != nil || !forever {
 				return
 			}
-			go func() {
-				defer conn.Close()
-				req, err := http.ReadRequest(bufio.NewReader(conn))
-				if err != nil {
-					return
-				}
-				io.Copy(io.Discard, req.Body)
-				for {
-					if _, err := conn.Write(answer); err != nil || !forever {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return "http://" + l.Addr().String()
+	})
 }

@@ -45,20 +45,7 @@ func TestContentServicesPathsForwarded(t *testing.T) {
 // TestCheckThroughBridge: the Check API of the repository's own
 // content_service, through design_bridge.
 func TestCheckThroughBridge(t *testing.T) {
-	const csPort = 9103
-	cs := fmt.Sprintf("http://127.0.0.1:%d", csPort)
-	csSite := fmt.Sprintf(`
-:%d {
-	content_service {
-		signing_key 0123456789abcdef0123456789abcdef-e2e
-		app %s {
-			secret %s
-			token %s
-		}
-		browser off
-	}
-}
-`, csPort, clientID, clientSecret, tokenEnv)
+	csSite, cs := contentServiceSite(9103, "browser off")
 	tc := load(t, site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken {env.DB_TEST_TOKEN}\n", cs))+csSite)
 	req := `{"checks":[{"category":"missingCopyLink"}],"template":{"page":{"rows":[{"uuid":"r","columns":[{"modules":[` +
 		`{"type":"mailup-bee-newsletter-modules-button","uuid":"b","descriptor":{"button":{"label":"Go","href":""}}}]}]}]}}}`

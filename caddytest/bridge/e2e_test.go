@@ -13,19 +13,7 @@ import (
 // content_service as the upstream on a second port, so that the two sides
 // of the export and LoginV2 contracts are checked against each other.
 func TestAgainstLocalContentService(t *testing.T) {
-	const csPort = 9102
-	cs := fmt.Sprintf("http://127.0.0.1:%d", csPort)
-	csSite := fmt.Sprintf(`
-:%d {
-	content_service {
-		signing_key 0123456789abcdef0123456789abcdef-e2e
-		app %s {
-			secret %s
-			token %s
-		}
-	}
-}
-`, csPort, clientID, clientSecret, tokenEnv)
+	csSite, cs := contentServiceSite(9102)
 	cfg := site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken {env.DB_TEST_TOKEN}\n\t\tclient_id {env.DB_TEST_CLIENT_ID}\n\t\tclient_secret {env.DB_TEST_CLIENT_SECRET}\n\t\tauth_url %s/loginV2\n\t\tunwrap_html\n\t\tuid e2e-user\n",
 		cs, cs)) + csSite
 	tc := load(t, cfg)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -211,6 +212,49 @@ func (u *upstream) last(t *testing.T) recorded {
 		t.Fatal("upstream received no request")
 	}
 	return reqs[len(reqs)-1]
+}
+
+// connUpstream is an upstream that writes its answers by hand, as no
+// net/http server would: it listens on loopback, runs serve on each
+// connection it accepts and then closes the connection; it returns its
+// URL.
+func connUpstream(t *testing.T, serve func(conn net.Conn)) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				serve(conn)
+			}()
+		}
+	}()
+	return "http://" + l.Addr().String()
+}
+
+// contentServiceSite is a site on port with the repository's own
+// content_service, which knows the test app (clientID, clientSecret,
+// tokenEnv), with the given further lines in its block; it returns the
+// site and the service's URL.
+func contentServiceSite(port int, extra ...string) (site, url string) {
+	return fmt.Sprintf(`
+:%d {
+	content_service {
+		signing_key 0123456789abcdef0123456789abcdef-e2e
+		app %s {
+			secret %s
+			token %s
+		}
+%s	}
+}
+`, port, clientID, clientSecret, tokenEnv, indent(extra)), fmt.Sprintf("http://127.0.0.1:%d", port)
 }
 
 // response is what the browser got back.

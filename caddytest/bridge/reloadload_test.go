@@ -36,19 +36,9 @@ func TestReloadUnderLoad(t *testing.T) {
 	if total <= 0 {
 		t.Skip("set DESIGNBRIDGE_RELOAD_LOAD=<requests> to measure reloads under load")
 	}
-	const csPort, workers = 9102, 8
-	cs := fmt.Sprintf("http://127.0.0.1:%d", csPort)
-	cfg := site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken {env.DB_TEST_TOKEN}", cs)) + fmt.Sprintf(`
-:%d {
-	content_service {
-		signing_key 0123456789abcdef0123456789abcdef-load
-		app %s {
-			secret %s
-			token %s
-		}
-	}
-}
-`, csPort, clientID, clientSecret, tokenEnv)
+	const workers = 8
+	csSite, cs := contentServiceSite(9102)
+	cfg := site(fmt.Sprintf("\t\tcontent_service %s\n\t\ttoken {env.DB_TEST_TOKEN}", cs)) + csSite
 	raw := adapt(t, cfg)
 	tc := newTester(t)
 	tc.InitServer(string(raw), "json")

@@ -261,33 +261,17 @@ func TestAnswersTooOpaqueToMask(t *testing.T) {
 	}
 }
 
-// rawUpstream is an upstream that writes its answer by hand, as no
-// net/http server would: it reads one request per connection and writes
-// what answer makes of it, then closes the connection.
+// rawUpstream is an upstream that reads one request per connection and
+// writes what answer makes of it.
 func rawUpstream(t *testing.T, answer func(req *http.Request, body []byte) string) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				req, err := http.ReadRequest(bufio.NewReader(conn))
-				if err != nil {
-					return
-				}
-				body, _ := io.ReadAll(req.Body)
-				io.WriteString(conn, answer(req, body))
-			}()
+	return connUpstream(t, func(conn net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(conn))
+		if err != nil {
+			return
 		}
-	}()
-	t.Cleanup(func() { l.Close() })
-	return "http://" + l.Addr().String()
+		body, _ := io.ReadAll(req.Body)
+		io.WriteString(conn, answer(req, body))
+	})
 }
 
 // sentSecret is the secret a request to an upstream carries: the token of

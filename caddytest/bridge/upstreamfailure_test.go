@@ -205,40 +205,26 @@ func TestErrorsNameNoUpstreamURL(t *testing.T) {
 // a server shutting down (a config reload) does to a kept-alive
 // connection that a request was just sent on.
 func closingUpstream(t *testing.T) (url string, served func() int) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	n := 0
-	go func() {
-		for {
-			conn, err := l.Accept()
+	url = connUpstream(t, func(conn net.Conn) {
+		br := bufio.NewReader(conn)
+		for i := 0; ; i++ {
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer conn.Close()
-				br := bufio.NewReader(conn)
-				for i := 0; ; i++ {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					if i > 0 {
-						return
-					}
-					mu.Lock()
-					n++
-					mu.Unlock()
-					io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 9\r\n\r\n<p>ok</p>")
-				}
-			}()
+			io.Copy(io.Discard, req.Body)
+			if i > 0 {
+				return
+			}
+			mu.Lock()
+			n++
+			mu.Unlock()
+			io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 9\r\n\r\n<p>ok</p>")
 		}
-	}()
-	t.Cleanup(func() { l.Close() })
-	return "http://" + l.Addr().String(), func() int { mu.Lock(); defer mu.Unlock(); return n }
+	})
+	return url, func() int { mu.Lock(); defer mu.Unlock(); return n }
 }
 
 // TestRetryOnClosedKeptAliveConnection: a request sent on a kept-alive
