@@ -5,15 +5,11 @@ package contentservice
 // first render, and its files_dir is always a temporary folder.
 
 import (
-	"context"
-	"encoding/json"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/designbridge/caddy-designbridge/testutil/configtest"
 )
 
 var configSeeds = []string{
@@ -26,58 +22,26 @@ var configSeeds = []string{
 
 // loadConfig runs h through Provision, Validate and Cleanup as Caddy does,
 // with the PDF folder moved to dir.
-func loadConfig(t *testing.T, h *Handler, dir string) {
-	hang := time.AfterFunc(10*time.Second, func() {
-		buf := make([]byte, 1<<20)
-		panic("load hangs:\n" + string(buf[:runtime.Stack(buf, true)]))
-	})
-	defer hang.Stop()
+func loadConfig(h *Handler, dir string) {
+	defer configtest.HangGuard(10 * time.Second)()
 	if h.Browser == nil {
 		h.Browser = new(BrowserConfig)
 	}
 	h.Browser.FilesDir = dir
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	if err := h.Provision(ctx); err == nil {
-		_ = h.Validate()
-	}
-	_ = h.Cleanup()
+	configtest.Provision(h)
 }
 
 func FuzzCaddyfileConfig(f *testing.F) {
-	for _, s := range configSeeds {
-		f.Add(s)
-	}
 	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, input string) {
-		// NewTestDispenser less its log.Fatalf on input the lexer refuses.
-		tokens, err := caddyfile.Tokenize([]byte(input), "fuzz")
-		var h Handler
-		if err != nil || h.UnmarshalCaddyfile(caddyfile.NewDispenser(tokens)) != nil {
-			return
-		}
-		loadConfig(t, &h, dir)
-	})
+	configtest.FuzzCaddyfile(f, configSeeds, func(t *testing.T, h *Handler) { loadConfig(h, dir) })
 }
 
 func FuzzJSONConfig(f *testing.F) {
-	for _, s := range configSeeds {
-		var h Handler
-		if tokens, err := caddyfile.Tokenize([]byte(s), "seed"); err == nil && h.UnmarshalCaddyfile(caddyfile.NewDispenser(tokens)) == nil {
-			js, _ := json.Marshal(h)
-			f.Add(js)
-		}
-	}
 	key := strings.Repeat("k", 32)
-	f.Add([]byte(`{"signing_key":"` + key + `","apps":[{"client_id":"a","client_secret":"s","tokens":["t"]}],"rate_limit":{"requests":"60","window":1},"login_failure_limit":{"requests":1,"window":-1},"max_body":-1,"max_output":4294967296}`))
-	f.Add([]byte(`{"signing_key":"` + key + `","apps":[{"client_id":"a","client_secret":"s"},{"client_id":"a","client_secret":"s"}],"fetch":{"timeout":-1,"max_images":-1},"browser":{"tabs":-1,"timeout":-1,"public_url":"ftp://x"}}`))
-	f.Add([]byte(`{"signing_key":"` + key + `","apps":[{"client_id":"a","client_secret":"s","tokens":["Bearer"," ","a b"]}],"browser":{"path":"/nonexistent","off":false}}`))
 	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var h Handler
-		if json.Unmarshal(data, &h) != nil {
-			return
-		}
-		loadConfig(t, &h, dir)
-	})
+	configtest.FuzzJSON(f, configSeeds, []string{
+		`{"signing_key":"` + key + `","apps":[{"client_id":"a","client_secret":"s","tokens":["t"]}],"rate_limit":{"requests":"60","window":1},"login_failure_limit":{"requests":1,"window":-1},"max_body":-1,"max_output":4294967296}`,
+		`{"signing_key":"` + key + `","apps":[{"client_id":"a","client_secret":"s"},{"client_id":"a","client_secret":"s"}],"fetch":{"timeout":-1,"max_images":-1},"browser":{"tabs":-1,"timeout":-1,"public_url":"ftp://x"}}`,
+		`{"signing_key":"` + key + `","apps":[{"client_id":"a","client_secret":"s","tokens":["Bearer"," ","a b"]}],"browser":{"path":"/nonexistent","off":false}}`,
+	}, func(t *testing.T, h *Handler) { loadConfig(h, dir) })
 }

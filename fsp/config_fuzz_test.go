@@ -5,14 +5,10 @@ package fsp
 // the handler is then provisioned on a local temporary folder.
 
 import (
-	"context"
-	"encoding/json"
-	"runtime"
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/designbridge/caddy-designbridge/testutil/configtest"
 )
 
 var configSeeds = []string{
@@ -27,12 +23,8 @@ var configSeeds = []string{
 
 // loadConfig runs h through Provision, Validate and Cleanup as Caddy does,
 // with every storage replaced by folder.
-func loadConfig(t *testing.T, h *Handler, folder string) {
-	hang := time.AfterFunc(10*time.Second, func() {
-		buf := make([]byte, 1<<20)
-		panic("load hangs:\n" + string(buf[:runtime.Stack(buf, true)]))
-	})
-	defer hang.Stop()
+func loadConfig(h *Handler, folder string) {
+	defer configtest.HangGuard(10 * time.Second)()
 	_ = h.Validate() // as configured, both storages or none included
 	if h.S3 != nil {
 		if cfg, err := resolveS3(*h.S3); err == nil {
@@ -48,47 +40,19 @@ func loadConfig(t *testing.T, h *Handler, folder string) {
 	if h.Local != nil && h.Local.Folder != "" {
 		h.Local.Folder = folder
 	}
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	defer cancel()
-	if err := h.Provision(ctx); err == nil {
-		_ = h.Validate()
-	}
-	_ = h.Cleanup()
+	configtest.Provision(h)
 }
 
 func FuzzCaddyfileConfig(f *testing.F) {
-	for _, s := range configSeeds {
-		f.Add(s)
-	}
 	folder := f.TempDir()
-	f.Fuzz(func(t *testing.T, input string) {
-		// NewTestDispenser less its log.Fatalf on input the lexer refuses.
-		tokens, err := caddyfile.Tokenize([]byte(input), "fuzz")
-		var h Handler
-		if err != nil || h.UnmarshalCaddyfile(caddyfile.NewDispenser(tokens)) != nil {
-			return
-		}
-		loadConfig(t, &h, folder)
-	})
+	configtest.FuzzCaddyfile(f, configSeeds, func(t *testing.T, h *Handler) { loadConfig(h, folder) })
 }
 
 func FuzzJSONConfig(f *testing.F) {
-	for _, s := range configSeeds {
-		var h Handler
-		if tokens, err := caddyfile.Tokenize([]byte(s), "seed"); err == nil && h.UnmarshalCaddyfile(caddyfile.NewDispenser(tokens)) == nil {
-			js, _ := json.Marshal(h)
-			f.Add(js)
-		}
-	}
-	f.Add([]byte(`{"local":{"folder":"x"},"s3":{"endpoint":"h:1","bucket":"b"},"public_url":"http://x","max_uploads":-1,"max_size":-5,"min_upload_rate":-1,"max_image_memory":-1,"fetch_timeout":-1}`))
-	f.Add([]byte(`{"s3":{"endpoint":"{env.E}","bucket":"b","prefix":"/a//b","timeout":-1},"public_url":"x","shared":[{"name":"..","key":"../x"}],"allow_types":["text/html","Image/PNG"]}`))
-	f.Add([]byte(`{"local":{"folder":"x"},"public_url":"http://x","max_uploads":9223372036854775807,"max_size":9223372036854775807,"max_image_memory":1,"min_upload_rate":1}`))
 	folder := f.TempDir()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var h Handler
-		if json.Unmarshal(data, &h) != nil {
-			return
-		}
-		loadConfig(t, &h, folder)
-	})
+	configtest.FuzzJSON(f, configSeeds, []string{
+		`{"local":{"folder":"x"},"s3":{"endpoint":"h:1","bucket":"b"},"public_url":"http://x","max_uploads":-1,"max_size":-5,"min_upload_rate":-1,"max_image_memory":-1,"fetch_timeout":-1}`,
+		`{"s3":{"endpoint":"{env.E}","bucket":"b","prefix":"/a//b","timeout":-1},"public_url":"x","shared":[{"name":"..","key":"../x"}],"allow_types":["text/html","Image/PNG"]}`,
+		`{"local":{"folder":"x"},"public_url":"http://x","max_uploads":9223372036854775807,"max_size":9223372036854775807,"max_image_memory":1,"min_upload_rate":1}`,
+	}, func(t *testing.T, h *Handler) { loadConfig(h, folder) })
 }

@@ -1,5 +1,6 @@
 // Package configtest checks how a module's JSON config decodes, as Caddy
-// decodes it when it loads a config.
+// decodes it when it loads a config, and fuzzes a module's Caddyfile and
+// JSON config through a load.
 package configtest
 
 import (
