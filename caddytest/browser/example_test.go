@@ -18,9 +18,7 @@ import (
 // for its one development user whatever uid a caller names, and throttles
 // logins per address.
 func TestExampleLogin(t *testing.T) {
-	setEnv(t, readEnvExample(t), "")
-	tester := newTester(t)
-	loadConfig(t, tester, exampleConfig(t, nil))
+	loadExample(t, nil)
 	// An address of its own, new on every run, so that neither the page
 	// tests' logins nor an earlier run's (the limit outlives reloads)
 	// count: all of 127.0.0.0/8 is loopback.
@@ -63,9 +61,7 @@ func TestExampleLogin(t *testing.T) {
 // gets neither an editor token nor an export spent with the host's
 // credentials, on the host site or through the development site.
 func TestExampleRebinding(t *testing.T) {
-	setEnv(t, readEnvExample(t), "")
-	tester := newTester(t)
-	loadConfig(t, tester, exampleConfig(t, nil))
+	loadExample(t, nil)
 	// Each case from an address of its own: the login limit counts per
 	// address and outlives reloads.
 	client := func() *http.Client {

@@ -15,10 +15,7 @@ import (
 // Check API's findings for the design, and offers the design as a PDF and
 // as an image next to Download, all through Caddyfile.example.
 func TestChecksAndRenderDownloads(t *testing.T) {
-	env := readEnvExample(t)
-	setEnv(t, env, "")
-	tester := newTester(t)
-	loadConfig(t, tester, exampleConfig(t, nil))
+	loadExample(t, nil)
 
 	s := newSession(t)
 	downloads := t.TempDir()

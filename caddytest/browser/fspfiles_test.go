@@ -3,11 +3,9 @@ package browser
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,15 +20,9 @@ import (
 // copy by hand): the recipe's headers alone must keep every one of them
 // from running script on the site's origin.
 func TestFSPFilesRunNoScript(t *testing.T) {
-	var mu sync.Mutex
-	ran := map[string]int{}
-	beacon := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		ran[r.URL.Query().Get("k")]++
-		mu.Unlock()
+	beaconURL, ran := otherOrigin(t, func(r *http.Request) string { return r.URL.Query().Get("k") }, func(w http.ResponseWriter) {
 		w.WriteHeader(http.StatusNoContent)
-	}))
-	defer beacon.Close()
+	})
 
 	env := readEnvExample(t)
 	setEnv(t, env, "")
@@ -39,8 +31,8 @@ func TestFSPFilesRunNoScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := func(kind string) string {
-		return `new Image().src="` + beacon.URL + `/ran?k=` + kind + `";` +
-			`fetch("/proxy/bee-auth",{method:"POST",body:"{}"}).then(()=>{new Image().src="` + beacon.URL + `/ran?k=` + kind + `-token"})`
+		return `new Image().src="` + beaconURL + `/ran?k=` + kind + `";` +
+			`fetch("/proxy/bee-auth",{method:"POST",body:"{}"}).then(()=>{new Image().src="` + beaconURL + `/ran?k=` + kind + `-token"})`
 	}
 	page := func(kind string) string {
 		return `<!DOCTYPE html><html><body><script>` + report(kind) + `</script>` +
@@ -81,11 +73,9 @@ func TestFSPFilesRunNoScript(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second) // time for a script's beacon, had one run
 
-	mu.Lock()
-	for kind, n := range ran {
+	for kind, n := range ran() {
 		t.Errorf("script in the %s file ran on the site's origin (%d beacons)", kind, n)
 	}
-	mu.Unlock()
 
 	// Every answer carries the recipe's headers, and only images, PDF and
 	// plain text are shown inline.

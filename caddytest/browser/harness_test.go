@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddytest"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
@@ -189,6 +192,82 @@ func loadConfig(t *testing.T, tester *testcaddy.Tester, config string) {
 	if status, body, err := testcaddy.Load([]byte(config), "text/caddyfile", true); err != nil || status != 200 {
 		t.Fatalf("loading config: %v %s", err, body)
 	}
+}
+
+// loadExample loads Caddyfile.example, with bridge's design_bridge
+// values (exampleConfig), in the environment of .env.example (setEnv),
+// and returns that environment.
+func loadExample(t *testing.T, bridge map[string]string) map[string]string {
+	t.Helper()
+	env := readEnvExample(t)
+	setEnv(t, env, "")
+	loadConfig(t, newTester(t), exampleConfig(t, bridge))
+	return env
+}
+
+// otherOrigin is a server on another origin that answers every request
+// with answer and counts the requests by what key makes of each; it
+// returns its URL and a copy of the counts so far.
+func otherOrigin(t *testing.T, key func(r *http.Request) string, answer func(w http.ResponseWriter)) (url string, counts func() map[string]int) {
+	var mu sync.Mutex
+	hits := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[key(r)]++
+		mu.Unlock()
+		answer(w)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(hits)
+	}
+}
+
+// starterWithBlock is the first starter design (www/designs/welcome.json)
+// with an html block holding html in its first column: before the
+// column's modules if first, else after them.
+func starterWithBlock(t *testing.T, html string, first bool) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "www", "designs", "welcome.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var design map[string]any
+	if err := json.Unmarshal(raw, &design); err != nil {
+		t.Fatal(err)
+	}
+	column := design["page"].(map[string]any)["rows"].([]any)[0].(map[string]any)["columns"].([]any)[0].(map[string]any)
+	block := map[string]any{
+		"type":       "mailup-bee-newsletter-modules-html",
+		"descriptor": map[string]any{"html": map[string]any{"html": html}},
+	}
+	if first {
+		column["modules"] = append([]any{block}, column["modules"].([]any)...)
+	} else {
+		column["modules"] = append(column["modules"].([]any), block)
+	}
+	starter, err := json.Marshal(design)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return starter
+}
+
+// serveStarter has the page of s get starter as the first starter design:
+// run the action it returns before the page loads.
+func serveStarter(s *session, starter []byte) chromedp.Action {
+	chromedp.ListenTarget(s.ctx, func(ev any) {
+		if paused, ok := ev.(*fetch.EventRequestPaused); ok {
+			go func() {
+				_ = chromedp.Run(s.ctx, fetch.FulfillRequest(paused.RequestID, 200).
+					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).
+					WithBody(base64.StdEncoding.EncodeToString(starter)))
+			}()
+		}
+	})
+	return fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/designs/welcome.json"}})
 }
 
 // wrappingUpstream is a content service in front of the local one that asks

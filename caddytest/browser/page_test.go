@@ -610,10 +610,7 @@ func jsString(s string) string {
 // two-column starter design and checks that the edits reach the exported
 // HTML and that the page POSTs the full design JSON as application/json.
 func TestStandInEdits(t *testing.T) {
-	env := readEnvExample(t)
-	setEnv(t, env, "")
-	tester := newTester(t)
-	loadConfig(t, tester, exampleConfig(t, nil))
+	env := loadExample(t, nil)
 
 	s := newSession(t)
 	s.run(t,
@@ -713,10 +710,7 @@ func TestStandInEdits(t *testing.T) {
 // page says the editor could not start, offers no export, and the answer
 // carries no secret.
 func TestEditorTokenRefused(t *testing.T) {
-	env := readEnvExample(t)
-	setEnv(t, env, "")
-	tester := newTester(t)
-	loadConfig(t, tester, exampleConfig(t, map[string]string{"client_secret": "not-the-secret-of-this-app"}))
+	env := loadExample(t, map[string]string{"client_secret": "not-the-secret-of-this-app"})
 
 	s := newSession(t)
 	var got struct {

@@ -2,15 +2,10 @@ package browser
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -37,47 +32,18 @@ const designScript = `<p>Hand-made block</p>` +
 // either where the HTML is shown in a frame without a sandbox or put into
 // the page itself: the second line behind the sandbox.
 func TestPagePolicy(t *testing.T) {
-	env := readEnvExample(t)
-	setEnv(t, env, "")
-	tester := newTester(t)
-	loadConfig(t, tester, exampleConfig(t, nil))
+	loadExample(t, nil)
 
 	// The first starter design with an html block holding designScript.
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "www", "designs", "welcome.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var design map[string]any
-	if err := json.Unmarshal(raw, &design); err != nil {
-		t.Fatal(err)
-	}
-	rows := design["page"].(map[string]any)["rows"].([]any)
-	column := rows[0].(map[string]any)["columns"].([]any)[0].(map[string]any)
-	column["modules"] = append(column["modules"].([]any), map[string]any{
-		"type":       "mailup-bee-newsletter-modules-html",
-		"descriptor": map[string]any{"html": map[string]any{"html": designScript}},
-	})
-	starter, err := json.Marshal(design)
-	if err != nil {
-		t.Fatal(err)
-	}
+	starter := starterWithBlock(t, designScript, false)
 
 	s := newSession(t)
-	chromedp.ListenTarget(s.ctx, func(ev any) {
-		if paused, ok := ev.(*fetch.EventRequestPaused); ok {
-			go func() {
-				_ = chromedp.Run(s.ctx, fetch.FulfillRequest(paused.RequestID, 200).
-					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).
-					WithBody(base64.StdEncoding.EncodeToString(starter)))
-			}()
-		}
-	})
 	s.run(t,
 		chromedp.ActionFunc(func(ctx context.Context) error {
 			_, err := page.AddScriptToEvaluateOnNewDocument(recordViolations).Do(ctx)
 			return err
 		}),
-		fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/designs/welcome.json"}}),
+		serveStarter(s, starter),
 		chromedp.Navigate(siteURL+"/"),
 		chromedp.WaitVisible(headingInput),
 		waitFor(`!document.querySelector("#get-html").disabled`),

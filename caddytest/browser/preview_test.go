@@ -1,18 +1,11 @@
 package browser
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 )
 
@@ -24,61 +17,27 @@ import (
 // is, no popup opens and the other site is asked for nothing but the
 // block's image (which an email may load).
 func TestPreviewHostileExport(t *testing.T) {
-	var mu sync.Mutex
-	hits := map[string]int{}
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		hits[r.URL.Path]++
-		mu.Unlock()
+	otherURL, hits := otherOrigin(t, func(r *http.Request) string { return r.URL.Path }, func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Write([]byte("<title>elsewhere</title>"))
-	}))
-	t.Cleanup(other.Close)
-	count := func(path string) int { mu.Lock(); defer mu.Unlock(); return hits[path] }
+	})
+	count := func(path string) int { return hits()[path] }
 
 	block := `<p>Hostile block</p>` +
-		`<meta http-equiv="refresh" content="0;url=` + other.URL + `/refresh">` +
-		`<img src="` + other.URL + `/img.png" alt="" width="1" height="1">` +
-		`<a id="top" href="` + other.URL + `/top" target="_top" style="position:fixed;left:0;top:0;width:100%;height:100px;background:#fcc">top</a>` +
-		`<a id="blank" href="` + other.URL + `/popup" target="_blank" style="position:fixed;left:0;top:100px;width:100%;height:100px;background:#cfc">blank</a>` +
-		`<form action="` + other.URL + `/form" method="post" target="_top"><input name="x" value="1">` +
+		`<meta http-equiv="refresh" content="0;url=` + otherURL + `/refresh">` +
+		`<img src="` + otherURL + `/img.png" alt="" width="1" height="1">` +
+		`<a id="top" href="` + otherURL + `/top" target="_top" style="position:fixed;left:0;top:0;width:100%;height:100px;background:#fcc">top</a>` +
+		`<a id="blank" href="` + otherURL + `/popup" target="_blank" style="position:fixed;left:0;top:100px;width:100%;height:100px;background:#cfc">blank</a>` +
+		`<form action="` + otherURL + `/form" method="post" target="_top"><input name="x" value="1">` +
 		`<button style="position:fixed;left:0;top:200px;width:100%;height:100px">send</button></form>`
 
-	env := readEnvExample(t)
-	setEnv(t, env, "")
-	tester := newTester(t)
-	loadConfig(t, tester, exampleConfig(t, nil))
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "www", "designs", "welcome.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var design map[string]any
-	if err := json.Unmarshal(raw, &design); err != nil {
-		t.Fatal(err)
-	}
+	loadExample(t, nil)
 	// The block first, so that it sits at the top of the previews.
-	column := design["page"].(map[string]any)["rows"].([]any)[0].(map[string]any)["columns"].([]any)[0].(map[string]any)
-	column["modules"] = append([]any{map[string]any{
-		"type":       "mailup-bee-newsletter-modules-html",
-		"descriptor": map[string]any{"html": map[string]any{"html": block}},
-	}}, column["modules"].([]any)...)
-	starter, err := json.Marshal(design)
-	if err != nil {
-		t.Fatal(err)
-	}
+	starter := starterWithBlock(t, block, true)
 
 	s := newSession(t)
-	chromedp.ListenTarget(s.ctx, func(ev any) {
-		if paused, ok := ev.(*fetch.EventRequestPaused); ok {
-			go func() {
-				_ = chromedp.Run(s.ctx, fetch.FulfillRequest(paused.RequestID, 200).
-					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).
-					WithBody(base64.StdEncoding.EncodeToString(starter)))
-			}()
-		}
-	})
 	s.run(t,
-		fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/designs/welcome.json"}}),
+		serveStarter(s, starter),
 		chromedp.Navigate(siteURL+"/"),
 		waitFor(`!document.querySelector("#get-html").disabled`),
 	)
