@@ -27,62 +27,13 @@ const (
 	viewHeight   = 900
 )
 
-// browser is one headless Chromium shared by all checks of the package
-// (starting it is the slow part), with one tab that every check reuses.
-type browser struct {
-	profileDir    string
-	allocCancel   context.CancelFunc
-	browserCtx    context.Context
-	browserCancel context.CancelFunc
-}
-
-func newBrowser(t *testing.T) *browser {
-	t.Helper()
-	if _, err := os.Stat(chromiumBinary); err != nil {
-		t.Fatalf("headless Chromium is required at %s (apt-get install -y chromium): %v", chromiumBinary, err)
-	}
-	// Not t.TempDir: Chromium may still be flushing its profile when the
-	// test's cleanup runs, and a failed removal would fail the test.
-	profileDir, err := os.MkdirTemp("", "corpus-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumBinary),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		// Overlay scrollbars would otherwise take width from the viewport
-		// and show up in screenshots.
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(profileDir),
-	}
-	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	browserCtx, browserCancel := chromedp.NewContext(allocCtx)
-	if err := chromedp.Run(browserCtx); err != nil {
-		browserCancel()
-		allocCancel()
-		os.RemoveAll(profileDir)
-		t.Fatalf("starting Chromium: %v", err)
-	}
-	return &browser{profileDir: profileDir, allocCancel: allocCancel, browserCtx: browserCtx, browserCancel: browserCancel}
-}
-
-func (b *browser) close() {
-	b.browserCancel()
-	b.allocCancel()
-	_ = os.RemoveAll(b.profileDir)
-}
-
-// The package's browser and tab, started by the first test that needs
-// them and closed by TestMain (tests of a package run one at a time).
+// The package's browser and its tab, started by the first test that
+// needs them and closed by TestMain (tests of a package run one at a
+// time). Requests to anything but the test's own Caddy are answered in
+// the tab: images get the placeholder, everything else (web fonts,
+// trackers) is refused, so no check depends on the network.
 var (
-	pkgBrowser *browser
+	pkgBrowser *offline.Browser
 	pkgTab     *tab
 )
 
@@ -90,39 +41,26 @@ var (
 func sharedTab(t *testing.T) *tab {
 	t.Helper()
 	if pkgTab == nil {
-		b := newBrowser(t)
+		b, err := offline.Start(chromiumBinary, siteHost)
+		if err != nil {
+			t.Fatal(err)
+		}
 		pkgBrowser = b
-		pkgTab = b.newTab(t, siteHost)
+		pkgTab = &tab{ctx: b.Tab}
 	}
 	return pkgTab
 }
 
 // closeSharedBrowser ends the package's tab and browser, if started.
 func closeSharedBrowser() {
-	if pkgTab != nil {
-		pkgTab.cancel()
-	}
 	if pkgBrowser != nil {
-		pkgBrowser.close()
+		pkgBrowser.Close()
 	}
 }
 
-// tab is one page of the browser with requests to anything but the test's
-// own Caddy intercepted: images get the placeholder, everything else
-// (web fonts, trackers) is refused, so no check depends on the network.
+// tab is the page of the package's browser.
 type tab struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-}
-
-func (b *browser) newTab(t *testing.T, allowHost func() string) *tab {
-	t.Helper()
-	ctx, cancel := chromedp.NewContext(b.browserCtx)
-	if err := offline.Intercept(ctx, allowHost); err != nil {
-		cancel()
-		t.Fatalf("opening a tab: %v", err)
-	}
-	return &tab{ctx: ctx, cancel: cancel}
+	ctx context.Context
 }
 
 // setWidth resizes the viewport (desktop mode, so the width is the CSS

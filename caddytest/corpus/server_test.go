@@ -24,15 +24,7 @@ var siteRoot = filepath.Join(os.TempDir(), "designbridge-corpus-site")
 // returns it with its URL path ("/ours/<dir>/"); it is removed after the
 // test.
 func pageDir(t *testing.T) (dir, urlPath string) {
-	t.Helper()
-	if err := os.MkdirAll(siteRoot, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(siteRoot, fmt.Sprintf("%d-", os.Getpid()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir = testcaddy.PageDir(t, siteRoot)
 	return dir, "/ours/" + filepath.Base(dir) + "/"
 }
 

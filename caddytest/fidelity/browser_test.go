@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -22,75 +21,29 @@ const (
 	maxShotHeight  = 16384
 )
 
-// browser is one headless Chromium with one tab, shared by the package's
-// tests (starting it is the slow part) and closed by TestMain.
-type browser struct {
-	profileDir    string
-	allocCancel   context.CancelFunc
-	browserCtx    context.Context
-	browserCancel context.CancelFunc
-	tab           context.Context
-	tabCancel     context.CancelFunc
-}
-
-var pkgBrowser *browser
+// pkgBrowser is one headless Chromium with one tab, shared by the
+// package's tests (starting it is the slow part) and closed by TestMain.
+var pkgBrowser *offline.Browser
 
 // sharedTab returns the package's tab, starting Chromium on first use.
 // Requests to anything but the test's own Caddy are answered in the tab:
 // images get the placeholder, the rest (web fonts, trackers) is refused.
 func sharedTab(t *testing.T) context.Context {
 	t.Helper()
-	if pkgBrowser != nil {
-		return pkgBrowser.tab
-	}
-	if _, err := os.Stat(chromiumBinary); err != nil {
-		t.Fatalf("headless Chromium is required at %s (apt-get install -y chromium): %v", chromiumBinary, err)
-	}
-	// Not t.TempDir: Chromium may still be writing its profile when the
-	// test's cleanup runs.
-	profileDir, err := os.MkdirTemp("", "fidelity-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumBinary),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		// Overlay scrollbars would take width from the viewport.
-		chromedp.Flag("hide-scrollbars", true),
+	if pkgBrowser == nil {
 		// Same text rendering on every machine as far as Chromium allows.
-		chromedp.Flag("font-render-hinting", "none"),
-		chromedp.UserDataDir(profileDir),
-	)
-	browserCtx, browserCancel := chromedp.NewContext(allocCtx)
-	if err := chromedp.Run(browserCtx); err != nil {
-		browserCancel()
-		allocCancel()
-		os.RemoveAll(profileDir)
-		t.Fatalf("starting Chromium: %v", err)
+		b, err := offline.Start(chromiumBinary, siteHost, chromedp.Flag("font-render-hinting", "none"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkgBrowser = b
 	}
-	b := &browser{profileDir: profileDir, allocCancel: allocCancel, browserCtx: browserCtx, browserCancel: browserCancel}
-	pkgBrowser = b
-	b.tab, b.tabCancel = chromedp.NewContext(browserCtx)
-	tab := b.tab
-	if err := offline.Intercept(tab, siteHost); err != nil {
-		t.Fatalf("opening a tab: %v", err)
-	}
-	return tab
+	return pkgBrowser.Tab
 }
 
 func closeSharedBrowser() {
-	if b := pkgBrowser; b != nil {
-		b.tabCancel()
-		b.browserCancel()
-		b.allocCancel()
-		_ = os.RemoveAll(b.profileDir)
+	if pkgBrowser != nil {
+		pkgBrowser.Close()
 	}
 }
 

@@ -24,15 +24,7 @@ var siteRoot = filepath.Join(os.TempDir(), "designbridge-fidelity-site")
 // pageDir makes a directory for one test's pages under siteRoot and
 // returns it with its URL path; it is removed after the test.
 func pageDir(t *testing.T) (dir, urlPath string) {
-	t.Helper()
-	if err := os.MkdirAll(siteRoot, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(siteRoot, fmt.Sprintf("%d-", os.Getpid()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir = testcaddy.PageDir(t, siteRoot)
 	return dir, "/" + filepath.Base(dir) + "/"
 }
 

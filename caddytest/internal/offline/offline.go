@@ -7,7 +7,9 @@ package offline
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/url"
+	"os"
 
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
@@ -51,4 +53,68 @@ func Intercept(tab context.Context, allowHost func() string) error {
 		}()
 	})
 	return chromedp.Run(tab, fetch.Enable())
+}
+
+// Browser is a headless Chromium with a profile folder of its own and one
+// tab kept off the network (Intercept).
+type Browser struct {
+	// Tab is the browser's one tab.
+	Tab context.Context
+
+	profileDir                            string
+	allocCancel, browserCancel, tabCancel context.CancelFunc
+}
+
+// Start starts the headless Chromium at binary, with extra options, and
+// opens its tab, which lets through requests to allowHost (Intercept).
+func Start(binary string, allowHost func() string, extra ...chromedp.ExecAllocatorOption) (*Browser, error) {
+	if _, err := os.Stat(binary); err != nil {
+		return nil, fmt.Errorf("headless Chromium is required at %s (apt-get install -y chromium): %v", binary, err)
+	}
+	// Not a test's TempDir: Chromium may still be flushing its profile
+	// when the test's cleanup runs, and a failed removal would fail the
+	// test.
+	profileDir, err := os.MkdirTemp("", "caddytest-chromium-")
+	if err != nil {
+		return nil, err
+	}
+	opts := append([]chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(binary),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		// Overlay scrollbars would otherwise take width from the viewport
+		// and show up in screenshots.
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(profileDir),
+	}, extra...)
+	b := &Browser{profileDir: profileDir}
+	allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	browserCtx, browserCancel := chromedp.NewContext(allocCtx)
+	b.allocCancel, b.browserCancel = allocCancel, browserCancel
+	if err := chromedp.Run(browserCtx); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("starting Chromium: %v", err)
+	}
+	b.Tab, b.tabCancel = chromedp.NewContext(browserCtx)
+	if err := Intercept(b.Tab, allowHost); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("opening a tab: %v", err)
+	}
+	return b, nil
+}
+
+// Close ends the tab and the browser and removes the profile folder.
+func (b *Browser) Close() {
+	if b.tabCancel != nil {
+		b.tabCancel()
+	}
+	b.browserCancel()
+	b.allocCancel()
+	_ = os.RemoveAll(b.profileDir)
 }

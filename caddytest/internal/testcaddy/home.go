@@ -1,8 +1,10 @@
 package testcaddy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/certmagic"
@@ -37,4 +39,21 @@ func PrivateHome(prefix string) (dir string, remove func(), err error) {
 	caddy.ConfigAutosavePath = filepath.Join(paths["XDG_CONFIG_HOME"], "caddy", "autosave.json")
 	caddy.DefaultStorage = &certmagic.FileStorage{Path: filepath.Join(paths["XDG_DATA_HOME"], "caddy")}
 	return dir, remove, nil
+}
+
+// PageDir makes a folder for one test's pages under root (the site root
+// that a package's Caddy config names, shared by every run of the
+// package: the folder's name starts with the process id) and removes it
+// after the test.
+func PageDir(t testing.TB, root string) string {
+	t.Helper()
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(root, fmt.Sprintf("%d-", os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
