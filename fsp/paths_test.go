@@ -6,11 +6,29 @@ import (
 	"testing"
 )
 
+// parseCase is a path parser's input and what it must give: the path's
+// String(), or the error's text.
+type parseCase struct{ in, want string }
+
+// checkParse runs parse, named name, on each case's input.
+func checkParse(t *testing.T, name string, parse func(string) (fspPath, error), cases []parseCase) {
+	t.Helper()
+	for _, c := range cases {
+		p, err := parse(c.in)
+		got := p.String()
+		if errors.Is(err, errBadPath) {
+			got = errBadPath.Error()
+		} else if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("%s(%q) = %q, want %q", name, c.in, got, c.want)
+		}
+	}
+}
+
 func TestParseRequestPath(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want string // String() of the result, or the error's text
-	}{
+	checkParse(t, "parseRequestPath", parseRequestPath, []parseCase{
 		{"/", "/"},
 		{"", "/"},
 		{"/photos/", "/photos/"},
@@ -45,22 +63,11 @@ func TestParseRequestPath(t *testing.T) {
 		{"photos/", errBadPath.Error()},
 		{"/" + strings.Repeat("a/", maxPathSegments+1), errBadPath.Error()},
 		{"/" + strings.Repeat("n", maxNameLen+1), errBadPath.Error()},
-	} {
-		p, err := parseRequestPath(c.in)
-		got := p.String()
-		if errors.Is(err, errBadPath) {
-			got = errBadPath.Error()
-		} else if err != nil {
-			got = err.Error()
-		}
-		if got != c.want {
-			t.Errorf("parseRequestPath(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
+	})
 }
 
 func TestParseDirPath(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
+	checkParse(t, "parseDirPath", parseDirPath, []parseCase{
 		{"/", "/"},
 		{"/archive/", "/archive/"},
 		{"/a b/c/", "/a b/c/"},
@@ -76,18 +83,7 @@ func TestParseDirPath(t *testing.T) {
 		{"/a\x00/", errBadPath.Error()},
 		{"/.thumb.x/", errBadPath.Error()},
 		{"/图片/é/", "/图片/é/"},
-	} {
-		p, err := parseDirPath(c.in)
-		got := p.String()
-		if errors.Is(err, errBadPath) {
-			got = errBadPath.Error()
-		} else if err != nil {
-			got = err.Error()
-		}
-		if got != c.want {
-			t.Errorf("parseDirPath(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
+	})
 }
 
 func TestCheckOriginalPath(t *testing.T) {

@@ -36,15 +36,22 @@ func checkInventoryInOutput(t *testing.T, d *design.Design, body []byte) {
 
 func renderForTest(t testing.TB, data []byte) []byte {
 	t.Helper()
+	_, out := renderDesign(t, data, Limits{})
+	return out.Body
+}
+
+// renderDesign decodes data and renders it within lim.
+func renderDesign(t testing.TB, data []byte, lim Limits) (*design.Design, *Output) {
+	t.Helper()
 	d, err := design.Decode(data)
 	if err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
-	out, err := HTML(d)
+	out, err := HTMLWithLimits(d, lim)
 	if err != nil {
 		t.Fatalf("HTML: %v", err)
 	}
-	return out.Body
+	return d, out
 }
 
 // checkInert reports what in the element n could run script: an element

@@ -65,14 +65,7 @@ func TestCorpusHTML(t *testing.T) {
 	}
 	for name, data := range corpus {
 		t.Run(name, func(t *testing.T) {
-			d, err := design.Decode(data)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			out, err := HTML(d)
-			if err != nil {
-				t.Fatalf("HTML: %v", err)
-			}
+			d, out := renderDesign(t, data, Limits{})
 			if len(out.Body) >= gmailClip {
 				t.Errorf("output is %d bytes, at or over Gmail's clipping size", len(out.Body))
 			}

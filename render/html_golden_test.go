@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
-
-	"github.com/designbridge/caddy-designbridge/design"
 )
 
 // The -update flag is shared with the plain-text golden tests of this
@@ -31,9 +29,42 @@ func update() bool {
 // (and warnings) with testdata/golden/. Run with -update after an
 // intended change, then look at the diff and the screenshots (-shots).
 func TestGolden(t *testing.T) {
-	fixtures, err := filepath.Glob("testdata/fixtures/*.json")
+	eachFixture(t, "testdata/fixtures/*.json", func(t *testing.T, name string, data []byte) {
+		d, out := renderDesign(t, data, Limits{})
+		// Every fixture must also satisfy the corpus properties.
+		checkInventoryInOutput(t, d, out.Body)
+		checkDocument(t, out.Body)
+
+		warnings := strings.Join(out.Warnings, "\n")
+		if warnings != "" {
+			warnings += "\n"
+		}
+		golden := filepath.Join("testdata/golden", name+".html")
+		goldenWarn := filepath.Join("testdata/golden", name+".warnings.txt")
+		matchGolden(t, golden, out.Body)
+		if update() {
+			if warnings != "" {
+				if err := os.WriteFile(goldenWarn, []byte(warnings), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				os.Remove(goldenWarn)
+			}
+			return
+		}
+		wantWarn, _ := os.ReadFile(goldenWarn)
+		if warnings != string(wantWarn) {
+			t.Errorf("warnings:\n%s\nwant:\n%s", warnings, wantWarn)
+		}
+	})
+}
+
+// eachFixture runs fn as a subtest on each file that the glob pattern
+// matches, with the file's name less ".json" and its content.
+func eachFixture(t *testing.T, pattern string, fn func(t *testing.T, name string, data []byte)) {
+	fixtures, err := filepath.Glob(pattern)
 	if err != nil || len(fixtures) == 0 {
-		t.Fatal("no fixtures")
+		t.Fatalf("no fixtures match %s", pattern)
 	}
 	for _, f := range fixtures {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
@@ -42,49 +73,30 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := design.Decode(data)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			out, err := HTML(d)
-			if err != nil {
-				t.Fatalf("HTML: %v", err)
-			}
-			// Every fixture must also satisfy the corpus properties.
-			checkInventoryInOutput(t, d, out.Body)
-			checkDocument(t, out.Body)
-
-			warnings := strings.Join(out.Warnings, "\n")
-			if warnings != "" {
-				warnings += "\n"
-			}
-			golden := filepath.Join("testdata/golden", name+".html")
-			goldenWarn := filepath.Join("testdata/golden", name+".warnings.txt")
-			if update() {
-				if err := os.WriteFile(golden, out.Body, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if warnings != "" {
-					if err := os.WriteFile(goldenWarn, []byte(warnings), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				} else {
-					os.Remove(goldenWarn)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(out.Body, want) {
-				t.Errorf("HTML differs from %s (run with -update and review the diff)\n%s", golden, firstDiff(out.Body, want))
-			}
-			wantWarn, _ := os.ReadFile(goldenWarn)
-			if warnings != string(wantWarn) {
-				t.Errorf("warnings:\n%s\nwant:\n%s", warnings, wantWarn)
-			}
+			fn(t, name, data)
 		})
+	}
+}
+
+// matchGolden compares got with the golden file at path, or with -update
+// writes it there.
+func matchGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if update() {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("HTML differs from %s (run with -update and review the diff)\n%s", path, firstDiff(got, want))
 	}
 }
 

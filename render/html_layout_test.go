@@ -30,49 +30,16 @@ func layoutOfFixture(t *testing.T, name string) Layout {
 // name starts with and compares the HTML with testdata/golden/layouts/
 // (-update rewrites them).
 func TestLayoutGolden(t *testing.T) {
-	fixtures, err := filepath.Glob("testdata/layouts/*.json")
-	if err != nil || len(fixtures) == 0 {
-		t.Fatal("no layout fixtures")
-	}
-	for _, f := range fixtures {
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, err := design.Decode(data)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			layout := layoutOfFixture(t, name)
-			out, err := HTMLWithLimits(d, Limits{Layout: layout})
-			if err != nil {
-				t.Fatalf("HTML: %v", err)
-			}
-			if len(out.Warnings) > 0 {
-				t.Errorf("warnings: %q", out.Warnings)
-			}
-			checkWebLayout(t, d, out.Body, layout)
-			golden := filepath.Join("testdata/golden/layouts", name+".html")
-			if update() {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, out.Body, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(out.Body, want) {
-				t.Errorf("HTML differs from %s (run with -update and review the diff)\n%s", golden, firstDiff(out.Body, want))
-			}
-		})
-	}
+	eachFixture(t, "testdata/layouts/*.json", func(t *testing.T, name string, data []byte) {
+		layout := layoutOfFixture(t, name)
+		d, out := renderDesign(t, data, Limits{Layout: layout})
+		if len(out.Warnings) > 0 {
+			t.Errorf("warnings: %q", out.Warnings)
+		}
+		checkWebLayout(t, d, out.Body, layout)
+		golden := filepath.Join("testdata/golden/layouts", name+".html")
+		matchGolden(t, golden, out.Body)
+	})
 }
 
 // TestLayoutsOfFixtures renders every email fixture (testdata/fixtures)

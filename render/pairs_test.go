@@ -200,14 +200,7 @@ func TestVendorPairsSameContentOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := design.Decode(data)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			out, err := HTML(d)
-			if err != nil {
-				t.Fatalf("HTML: %v", err)
-			}
+			d, out := renderDesign(t, data, Limits{})
 			vendor := extractItems(string(vendorHTML))
 			ours := extractItems(string(out.Body))
 			comparePairSequence(t, "word", vendor.words, ours.words, knownVendorOnly(d))
@@ -276,14 +269,7 @@ func TestVendorPopupImageBounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := design.Decode(data)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			out, err := HTMLWithLimits(d, Limits{Layout: LayoutPopup})
-			if err != nil {
-				t.Fatalf("HTML: %v", err)
-			}
+			_, out := renderDesign(t, data, Limits{Layout: LayoutPopup})
 			ours := imageMaxWidths(string(out.Body))
 			for src, want := range imageMaxWidths(string(vendorHTML)) {
 				got, ok := ours[src]
