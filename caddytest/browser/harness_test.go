@@ -159,15 +159,7 @@ func exampleConfig(t *testing.T, bridge map[string]string) string {
 	if strings.HasPrefix(strings.TrimSpace(stripComments(text)), "{") {
 		t.Fatal("Caddyfile.example now has a global options block; merge caddytest's options into it here")
 	}
-	global := `{
-	admin localhost:{$PORT_ADMIN}
-	http_port {$PORT_HTTP}
-	https_port {$PORT_HTTPS}
-	skip_install_trust
-	persist_config off
-}
-`
-	return global + text
+	return testcaddy.Global() + text
 }
 
 func stripComments(text string) string {

@@ -41,15 +41,7 @@ func startCaddy(t *testing.T) string {
 		vendorDir = filepath.Join(corpusDir, "exported-html")
 		pairsDir = filepath.Join(corpusDir, "pairs")
 	}
-	config := fmt.Sprintf(`{
-	admin localhost:{$PORT_ADMIN}
-	http_port {$PORT_HTTP}
-	https_port {$PORT_HTTPS}
-	skip_install_trust
-	persist_config off
-	auto_https off
-}
-
+	config := testcaddy.Global("auto_https off") + fmt.Sprintf(`
 http://127.0.0.1:{$PORT_HTTP} {
 	handle_path /vendor/* {
 		root * %q

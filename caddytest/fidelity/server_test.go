@@ -64,15 +64,7 @@ func startCaddy(t *testing.T) string {
 	if err := os.MkdirAll(siteRoot, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	config := fmt.Sprintf(`{
-	admin localhost:{$PORT_ADMIN}
-	http_port {$PORT_HTTP}
-	https_port {$PORT_HTTPS}
-	skip_install_trust
-	persist_config off
-	auto_https off
-}
-
+	config := testcaddy.Global("auto_https off") + fmt.Sprintf(`
 http://127.0.0.1:{$PORT_HTTP} {
 	root * %q
 	file_server

@@ -101,16 +101,7 @@ func notice(line string) {
 
 // globalOptions is the global block every Caddyfile of this package starts
 // with.
-func globalOptions() string {
-	return `{
-	admin localhost:{$PORT_ADMIN}
-	http_port {$PORT_HTTP}
-	https_port {$PORT_HTTPS}
-	skip_install_trust
-	persist_config off
-}
-`
-}
+func globalOptions() string { return testcaddy.Global() }
 
 // load starts (or reconfigures) the in-process Caddy with the given site
 // blocks, whose ports are names (portName).

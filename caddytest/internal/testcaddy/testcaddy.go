@@ -254,6 +254,20 @@ func refused(err error) (int, []byte, error) {
 	return http.StatusBadRequest, body, nil
 }
 
+// Global is the global options block of a package's Caddyfile: the
+// admin, HTTP and HTTPS ports testcaddy chooses, no root certificate
+// installed and no config autosaved, then the given further options, one
+// a line.
+func Global(options ...string) string {
+	var sb strings.Builder
+	sb.WriteString("{\n\tadmin localhost:{$PORT_ADMIN}\n\thttp_port {$PORT_HTTP}\n\thttps_port {$PORT_HTTPS}\n\tskip_install_trust\n\tpersist_config off\n")
+	for _, o := range options {
+		sb.WriteString("\t" + o + "\n")
+	}
+	sb.WriteString("}\n")
+	return sb.String()
+}
+
 // MustLoad loads the Caddyfile tmpl (Load) and stops the test if Caddy
 // refuses it; the test fails if a handler panics (FailOnPanic).
 func MustLoad(t testing.TB, tmpl string) {
