@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+	"github.com/designbridge/caddy-designbridge/internal/retire"
 	"go.uber.org/zap"
 )
 
@@ -389,4 +391,43 @@ func bodyHolding(t *testing.T, want []byte) *requestBody {
 		t.Fatal(err)
 	}
 	return rb
+}
+
+// TestExportConnectionsSendFromChunks: the connections that a provisioned
+// bridge dials to the content service for exports are the ones that send
+// a body held in chunks from its chunks (bodyConn); those of the auth
+// endpoint need not be.
+func TestExportConnectionsSendFromChunks(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	b := &Bridge{ContentService: "http://" + ln.Addr().String(), Token: "a-token-for-tests"}
+	if err := b.Provision(provisionContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Cleanup()
+	inner := b.exportProxy.Transport.(*upstreamTransport).inner.(*retire.Transport).Unwrap()
+	ht, ok := inner.(*reverseproxy.HTTPTransport)
+	if !ok || ht.Transport == nil {
+		t.Fatalf("the export transport is a %T, not Caddy's HTTP transport", inner)
+	}
+	conn, err := ht.Transport.DialContext(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, ok := conn.(bodyConn); !ok {
+		t.Errorf("an export connection is a %T, not a bodyConn: large bodies would be copied once more on the way out", conn)
+	}
 }

@@ -32,6 +32,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.inner.RoundTrip(req)
 }
 
+// Unwrap returns the transport t wraps.
+func (t *Transport) Unwrap() http.RoundTripper { return t.inner }
+
 // CloseIdleConnections closes the inner transport's idle connections (and
 // lets http.Client.CloseIdleConnections reach them).
 func (t *Transport) CloseIdleConnections() {
