@@ -250,7 +250,9 @@ func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string,
 	if errors.Is(err, browserpool.ErrBusy) {
 		// By then every render running now has ended.
 		secs := int(math.Ceil(s.browserTimeout.Seconds()))
-		s.logger.Error("rendering refused: the browser is busy",
+		// Load shed, not a fault of the service: at WARN, which a flood
+		// of them would otherwise push to ERROR alerts.
+		s.logger.Warn("rendering refused: the browser is busy",
 			zap.String("request_id", id), zap.String("path", r.URL.Path), zap.Error(err))
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		writeError(w, http.StatusServiceUnavailable, CodeBusy, "Service busy",
