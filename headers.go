@@ -30,14 +30,18 @@ var authAnswerHeaders = map[string]bool{"Content-Type": true, "Content-Length": 
 // would act on the origin it reaches: an export's answer reaches the
 // browser on the host's origin, where the content service (which may be
 // a third party) has no say over cookies, stored site data, HSTS, CORS
-// grants, refreshes, alternative services or service workers' scopes.
+// grants, refreshes, alternative services, service workers' scopes,
+// reporting (NEL would have the browser report every later request of
+// the origin, its URL included, to the upstream's collector), the login
+// status or device-bound sessions.
 func actsOnOrigin(c string) bool {
 	switch c {
 	case "Set-Cookie", "Set-Cookie2", "Clear-Site-Data", "Strict-Transport-Security", "Refresh",
-		"Alt-Svc", "Service-Worker-Allowed", "Public-Key-Pins", "Public-Key-Pins-Report-Only":
+		"Alt-Svc", "Service-Worker-Allowed", "Public-Key-Pins", "Public-Key-Pins-Report-Only",
+		"Nel", "Report-To", "Reporting-Endpoints", "Set-Login":
 		return true
 	}
-	return strings.HasPrefix(c, "Access-Control-")
+	return strings.HasPrefix(c, "Access-Control-") || strings.HasPrefix(c, "Sec-Session-")
 }
 
 // passedHeaders are the request headers every export passes on: Accept

@@ -31,6 +31,13 @@ func TestExportAnswerHeadersActOnNoOrigin(t *testing.T) {
 		"Alt-Svc":                          `h3="evil.example:443"`,
 		"Service-Worker-Allowed":           "/",
 		"Public-Key-Pins":                  `pin-sha256="x"; max-age=1`,
+		// Network error logging: every later request of the origin, its
+		// URL included, reported to the upstream's collector.
+		"Nel":                      `{"report_to":"c","max_age":31536000,"include_subdomains":true,"success_fraction":1.0}`,
+		"Report-To":                `{"group":"c","max_age":31536000,"endpoints":[{"url":"https://collector.example/r"}]}`,
+		"Reporting-Endpoints":      `c="https://collector.example/r"`,
+		"Set-Login":                "logged-in",
+		"Sec-Session-Registration": `(ES256);path="/reg";challenge="x"`,
 	}
 	kept := map[string]string{
 		"Content-Type":      "text/html; charset=utf-8",
