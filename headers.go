@@ -33,12 +33,14 @@ var authAnswerHeaders = map[string]bool{"Content-Type": true, "Content-Length": 
 // grants, refreshes, alternative services, service workers' scopes,
 // reporting (NEL would have the browser report every later request of
 // the origin, its URL included, to the upstream's collector), the login
-// status or device-bound sessions.
+// status or device-bound sessions; nor over the origin's credentials: a
+// challenge (WWW-Authenticate) on a 401 has the browser ask the user for
+// a name and password in the host's name, and keep them for its origin.
 func actsOnOrigin(c string) bool {
 	switch c {
 	case "Set-Cookie", "Set-Cookie2", "Clear-Site-Data", "Strict-Transport-Security", "Refresh",
 		"Alt-Svc", "Service-Worker-Allowed", "Public-Key-Pins", "Public-Key-Pins-Report-Only",
-		"Nel", "Report-To", "Reporting-Endpoints", "Set-Login":
+		"Nel", "Report-To", "Reporting-Endpoints", "Set-Login", "Www-Authenticate":
 		return true
 	}
 	return strings.HasPrefix(c, "Access-Control-") || strings.HasPrefix(c, "Sec-Session-")

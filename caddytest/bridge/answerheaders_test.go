@@ -38,6 +38,8 @@ func TestExportAnswerHeadersActOnNoOrigin(t *testing.T) {
 		"Reporting-Endpoints":      `c="https://collector.example/r"`,
 		"Set-Login":                "logged-in",
 		"Sec-Session-Registration": `(ES256);path="/reg";challenge="x"`,
+		// A challenge: the browser would ask for credentials in the host's name.
+		"Www-Authenticate": `Basic realm="sign in again"`,
 	}
 	kept := map[string]string{
 		"Content-Type":      "text/html; charset=utf-8",
