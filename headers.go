@@ -36,11 +36,15 @@ var authAnswerHeaders = map[string]bool{"Content-Type": true, "Content-Length": 
 // status or device-bound sessions; nor over the origin's credentials: a
 // challenge (WWW-Authenticate) on a 401 has the browser ask the user for
 // a name and password in the host's name, and keep them for its origin.
+// Nor may it send the page's request on: the page's fetch follows a
+// redirect (Location), and a 307 to the host's own auth path would post
+// the design there again and hand the page the user's editor token as
+// its export.
 func actsOnOrigin(c string) bool {
 	switch c {
 	case "Set-Cookie", "Set-Cookie2", "Clear-Site-Data", "Strict-Transport-Security", "Refresh",
 		"Alt-Svc", "Service-Worker-Allowed", "Public-Key-Pins", "Public-Key-Pins-Report-Only",
-		"Nel", "Report-To", "Reporting-Endpoints", "Set-Login", "Www-Authenticate":
+		"Nel", "Report-To", "Reporting-Endpoints", "Set-Login", "Www-Authenticate", "Location":
 		return true
 	}
 	return strings.HasPrefix(c, "Access-Control-") || strings.HasPrefix(c, "Sec-Session-")

@@ -40,6 +40,8 @@ func TestExportAnswerHeadersActOnNoOrigin(t *testing.T) {
 		"Sec-Session-Registration": `(ES256);path="/reg";challenge="x"`,
 		// A challenge: the browser would ask for credentials in the host's name.
 		"Www-Authenticate": `Basic realm="sign in again"`,
+		// A redirect the page's fetch would follow, posting the design again.
+		"Location": "/proxy/bee-auth",
 	}
 	kept := map[string]string{
 		"Content-Type":      "text/html; charset=utf-8",
