@@ -71,6 +71,10 @@ func TestExampleFileLinksRunNoScript(t *testing.T) {
 		mu.Unlock()
 		switch r.URL.Path {
 		case "/v1/files/state.pdf":
+			w.Header().Set("Set-Cookie", "sid=from-early-hints; Path=/")
+			w.Header().Set("Link", "</x.css>; rel=preload; as=style")
+			w.WriteHeader(http.StatusEarlyHints)
+			w.Header().Del("Link")
 			w.Header().Set("Set-Cookie", "sid=fixed-by-upstream; Path=/")
 			for k, v := range originState {
 				w.Header().Set(k, v)
