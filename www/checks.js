@@ -48,9 +48,11 @@ export function checkItems(text) {
     return [{ level: "note", text: "The check answer could not be read." }];
   }
   const items = [];
-  for (const check of result.checks) {
-    const title = TITLES[check.type] ?? check.type;
-    for (const target of Array.isArray(check.targets) ? check.targets : []) {
+  // The answer is the content service's: an entry of any other shape is
+  // passed over rather than stop the list.
+  for (const check of result.checks.filter(isObject)) {
+    const title = Object.hasOwn(TITLES, check.type) ? TITLES[check.type] : String(check.type);
+    for (const target of Array.isArray(check.targets) ? check.targets.filter(isObject) : []) {
       items.push({ level: check.checkStatus === "warning" ? "warning" : "suggestion", text: `${title}: ${describe(target)}` });
     }
     if (check.type === "overageImageWeight" && check.errored > 0) {
@@ -61,8 +63,12 @@ export function checkItems(text) {
   return items.sort((a, b) => order[a.level] - order[b.level]);
 }
 
+function isObject(v) {
+  return typeof v === "object" && v !== null;
+}
+
 function describe(target) {
-  if (target.detailType) {
+  if (typeof target.detailType === "string" && target.detailType) {
     return target.detailType;
   }
   if (typeof target.weight === "number" && !target.widgetType) {

@@ -226,6 +226,29 @@ func TestEditorPage(t *testing.T) {
 		}
 	})
 
+	step(t, "check answers of any shape: listed as far as they make sense, never thrown on", func(t *testing.T) {
+		var failures []string
+		s.run(t, eval(`import("/checks.js").then((m) => [
+				['[{"checks":[null,{"type":"missingAltText","checkStatus":"warning","targets":[null,{"widgetType":"image"}]}]}]', 'warning:No alternative text: image'],
+				['[{"checks":[{"type":"__proto__","targets":[{"detailType":"subject"}]}]}]', 'suggestion:__proto__: subject'],
+				['[{"checks":[{"type":"missingDetailsEmail","targets":[{"detailType":{"x":1}},7,"s"]}]}]', 'suggestion:Missing email detail: '],
+				['[{"checks":[{"type":"overageImageWeight","targets":{},"errored":2}]}]', 'note:2 images could not be weighed.'],
+				['[{"checks":null}]', 'note:The check answer could not be read.'],
+				['null', 'note:The check answer could not be read.'],
+			].map(([input, want]) => {
+				let got;
+				try {
+					got = m.checkItems(input).map((i) => i.level + ":" + i.text).join("|");
+				} catch (e) {
+					got = "threw " + e;
+				}
+				return got === want ? "" : input + " gave " + got + ", want " + want;
+			}).filter((f) => f))`, &failures))
+		for _, f := range failures {
+			t.Error(f)
+		}
+	})
+
 	step(t, "a network failure: alert, and focus returns to the button", func(t *testing.T) {
 		dialogs := s.dialogCount()
 		s.run(t,
