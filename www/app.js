@@ -24,6 +24,7 @@ const ui = {
   download: $("download-html"),
   downloadPdf: $("download-pdf"),
   downloadImage: $("download-image"),
+  pdfLink: $("pdf-link"),
   checksSummary: $("checks-summary"),
   checkList: $("check-list"),
   desktopFrame: $("preview-desktop"),
@@ -168,6 +169,7 @@ async function getDesignHtml() {
     return;
   }
   currentHtml = htmlFromResponseText(text);
+  ui.pdfLink.hidden = true; // a PDF of the HTML shown before
   ui.htmlText.value = currentHtml;
   ui.desktopFrame.srcdoc = currentHtml;
   ui.mobileFrame.srcdoc = currentHtml;
@@ -212,7 +214,8 @@ async function runChecks() {
 }
 
 // Asks the content service for a PDF of the current HTML and opens its
-// link, which the service serves as a download.
+// link, which the service serves as a download; a link to another site
+// is offered to open in a tab of its own.
 async function downloadPdf() {
   const body = JSON.stringify({ html: currentHtml, page_size: "A4", page_orientation: "portrait" });
   const text = await exportDesign(config.pdfPath, "PDF", ui.downloadPdf, body);
@@ -233,9 +236,20 @@ async function downloadPdf() {
     announce("PDF: the answer held no web link.");
     return;
   }
-  // The service names the file (Content-Disposition), as the answer does.
-  saveLink(url.href, name);
-  announce(`Downloading ${name}.`);
+  if (url.origin === location.origin) {
+    // The service names the file (Content-Disposition), as the answer does.
+    saveLink(url.href, name);
+    announce(`Downloading ${name}.`);
+    return;
+  }
+  // Elsewhere the browser ignores the download attribute: a server there
+  // that shows the PDF rather than saving it would replace this page, and
+  // the design being edited with it.
+  ui.pdfLink.href = url.href;
+  ui.pdfLink.textContent = `Open ${name}`;
+  ui.pdfLink.hidden = false;
+  ui.pdfLink.focus();
+  announce(`${name} is ready: open it with the link after the buttons.`);
 }
 
 // Asks the content service for a PNG of the current HTML, 640 px wide.
