@@ -131,8 +131,8 @@ func acceptKey(lines []string) string {
 }
 
 // exportKey identifies an export by everything its answer depends on: the
-// path, the Accept header (acceptKey: it picks the answer's form) and the
-// design; an answer that says it depends on more is not kept
+// site it came to, the path, the Accept header (acceptKey: it picks the
+// answer's form) and the design; an answer that says it depends on more is not kept
 // (unsharedReason). The design is in the key as a 64-bit hash only, so
 // the cache and the calls in flight also hold the design itself and
 // compare it whole before an answer is given for it: two designs of one
@@ -146,9 +146,28 @@ func acceptKey(lines []string) string {
 // nothing is kept the hash covers only the design's length and ends
 // (keyOf).
 type exportKey struct {
+	// site is where the export came to, as the content service is told
+	// (siteOf): an answer that writes it into its links is the answer of
+	// that site only, as a shared HTTP cache keys by the URL's host.
+	site         exportSite
 	path, accept string
 	headers      string // forward_headers' values (Bridge.forwardedKey)
 	sum          uint64
+}
+
+// exportSite is the host and scheme an export came to, and those a proxy
+// in front of Caddy said it came to (X-Forwarded-Host, -Proto): what
+// Caddy's reverse proxy passes on to the content service, before it
+// decides whether to trust the proxy.
+type exportSite struct {
+	host, fwdHost, fwdProto string
+	tls                     bool
+}
+
+// siteOf is r's exportSite.
+func siteOf(r *http.Request) exportSite {
+	return exportSite{host: r.Host, tls: r.TLS != nil,
+		fwdHost: r.Header.Get("X-Forwarded-Host"), fwdProto: r.Header.Get("X-Forwarded-Proto")}
 }
 
 // keyOf is the key of an export of body; whole says that it is to be

@@ -106,6 +106,7 @@ func (b *Bridge) exportShared(w http.ResponseWriter, r *http.Request, body *requ
 		return b.internalError(w, r, fmt.Errorf("reading the buffered body: %w", err))
 	}
 	key.headers = b.forwardedKey(r.Header)
+	key.site = siteOf(r)
 	bypass := cache != nil && hasNoCache(r.Header.Get("Cache-Control"))
 	if cache != nil && !bypass {
 		if a, ok := cache.get(key, design); ok {

@@ -277,3 +277,46 @@ func awaitFlights(t *testing.T, n int) {
 		}
 	}
 }
+
+// TestCacheKeyHasTheSite: an export's answer is kept for the site it came
+// to, as a shared HTTP cache keys by the URL's host: Caddy's proxy tells
+// the content service the host (X-Forwarded-Host) and scheme, and an
+// upstream that writes them into its links must not have the answer of
+// one host (a client can send any Host to a site that answers every
+// name) served to exports that came to another.
+func TestCacheKeyHasTheSite(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<a href="%s://%s/unsubscribe">`, r.Header.Get("X-Forwarded-Proto"), r.Header.Get("X-Forwarded-Host"))
+	})
+	load(t, site(bridgeBlock(up, "cache 1MiB 10m")))
+	design := testDesign(t)
+	export := func(host string) response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, siteURL+"/v1/message/html", bytes.NewReader(design))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		got, _ := io.ReadAll(res.Body)
+		return response{res.StatusCode, res.Header, got}
+	}
+	for _, s := range []struct{ host, cache string }{
+		{"attacker.example", "design_bridge; fwd=miss"},
+		{"shop.example", "design_bridge; fwd=miss"},
+		{"shop.example", "design_bridge; hit"},
+		{"attacker.example", "design_bridge; hit"},
+	} {
+		res := export(s.host)
+		want := `<a href="http://` + s.host + `/unsubscribe">`
+		if res.Status != 200 || string(res.Body) != want || res.Header.Get("Cache-Status") != s.cache {
+			t.Errorf("an export to %s: %d %q (Cache-Status %q), want %q (%q)", s.host, res.Status, res.Body, res.Header.Get("Cache-Status"), want, s.cache)
+		}
+	}
+}
