@@ -3,7 +3,6 @@ package browser
 import (
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 
 	"github.com/chromedp/cdproto/fetch"
@@ -23,25 +22,10 @@ func TestExportAuthChallengeNotShown(t *testing.T) {
 		w.Write([]byte(`{"code":401,"message":"Unauthorized"}`))
 	}))
 	defer hostile.Close()
-	setEnv(t, readEnvExample(t), hostile.URL)
-	tester := newTester(t)
-	loadConfig(t, tester, exampleConfig(t, nil))
+	loadExampleFor(t, hostile.URL)
 
 	s := newSession(t)
-	var asked atomic.Int32
-	chromedp.ListenTarget(s.ctx, func(ev any) {
-		switch ev := ev.(type) {
-		case *fetch.EventRequestPaused:
-			go func() { _ = chromedp.Run(s.ctx, fetch.ContinueRequest(ev.RequestID)) }()
-		case *fetch.EventAuthRequired:
-			asked.Add(1)
-			go func() {
-				_ = chromedp.Run(s.ctx, fetch.ContinueWithAuth(ev.RequestID, &fetch.AuthChallengeResponse{
-					Response: fetch.AuthChallengeResponseResponseCancelAuth,
-				}))
-			}()
-		}
-	})
+	asked := countAuthPrompts(s)
 	var status int
 	s.run(t,
 		chromedp.Navigate(siteURL+"/"),

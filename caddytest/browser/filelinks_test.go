@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,24 +104,9 @@ func TestExampleFileLinksRunNoScript(t *testing.T) {
 	}))
 	defer hostile.Close()
 
-	setEnv(t, readEnvExample(t), hostile.URL)
-	tester := newTester(t)
-	loadConfig(t, tester, exampleConfig(t, nil))
+	loadExampleFor(t, hostile.URL)
 	s := newSession(t)
-	var asked atomic.Int32
-	chromedp.ListenTarget(s.ctx, func(ev any) {
-		switch ev := ev.(type) {
-		case *fetch.EventRequestPaused:
-			go func() { _ = chromedp.Run(s.ctx, fetch.ContinueRequest(ev.RequestID)) }()
-		case *fetch.EventAuthRequired:
-			asked.Add(1)
-			go func() {
-				_ = chromedp.Run(s.ctx, fetch.ContinueWithAuth(ev.RequestID, &fetch.AuthChallengeResponse{
-					Response: fetch.AuthChallengeResponseResponseCancelAuth,
-				}))
-			}()
-		}
-	})
+	asked := countAuthPrompts(s)
 	// The site's session cookie, as the host's own sign-in would set it.
 	s.run(t,
 		network.SetCookie("sid", "the-users-session").WithURL(siteURL+"/"),

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -195,6 +196,35 @@ func loadExample(t *testing.T, bridge map[string]string) map[string]string {
 	setEnv(t, env, "")
 	loadConfig(t, newTester(t), exampleConfig(t, bridge))
 	return env
+}
+
+// loadExampleFor runs Caddyfile.example with contentService (a test's
+// own server) as the bridge's content service.
+func loadExampleFor(t *testing.T, contentService string) {
+	t.Helper()
+	setEnv(t, readEnvExample(t), contentService)
+	loadConfig(t, newTester(t), exampleConfig(t, nil))
+}
+
+// countAuthPrompts answers every credentials prompt of the browser (on the
+// requests fetch.Enable with auth handling pauses) with a refusal, and
+// counts them: each is one the user would have been shown.
+func countAuthPrompts(s *session) *atomic.Int32 {
+	asked := new(atomic.Int32)
+	chromedp.ListenTarget(s.ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *fetch.EventRequestPaused:
+			go func() { _ = chromedp.Run(s.ctx, fetch.ContinueRequest(ev.RequestID)) }()
+		case *fetch.EventAuthRequired:
+			asked.Add(1)
+			go func() {
+				_ = chromedp.Run(s.ctx, fetch.ContinueWithAuth(ev.RequestID, &fetch.AuthChallengeResponse{
+					Response: fetch.AuthChallengeResponseResponseCancelAuth,
+				}))
+			}()
+		}
+	})
+	return asked
 }
 
 // otherOrigin is a server on another origin that answers every request

@@ -30,8 +30,7 @@ func TestPDFLinkElsewhereKeepsThePage(t *testing.T) {
 		fmt.Fprint(w, `{"statusCode":200,"body":{"html":"<p>hello</p>"}}`)
 	}))
 	defer service.Close()
-	setEnv(t, readEnvExample(t), service.URL)
-	loadConfig(t, newTester(t), exampleConfig(t, nil))
+	loadExampleFor(t, service.URL)
 
 	s := newSession(t)
 	var after struct {

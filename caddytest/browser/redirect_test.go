@@ -36,9 +36,7 @@ func TestExportRedirectNotFollowed(t *testing.T) {
 		w.WriteHeader(http.StatusTemporaryRedirect)
 	}))
 	defer hostile.Close()
-	setEnv(t, readEnvExample(t), hostile.URL)
-	tester := newTester(t)
-	loadConfig(t, tester, exampleConfig(t, nil))
+	loadExampleFor(t, hostile.URL)
 
 	s := newSession(t)
 	var answer struct {
