@@ -289,23 +289,11 @@ func TestCacheKeyHasTheSite(t *testing.T) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, `<a href="%s://%s/unsubscribe">`, r.Header.Get("X-Forwarded-Proto"), r.Header.Get("X-Forwarded-Host"))
 	})
-	load(t, site(bridgeBlock(up, "cache 1MiB 10m")))
+	tc := load(t, site(bridgeBlock(up, "cache 1MiB 10m")))
 	design := testDesign(t)
 	export := func(host string) response {
 		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, siteURL+"/v1/message/html", bytes.NewReader(design))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Host = host
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		got, _ := io.ReadAll(res.Body)
-		return response{res.StatusCode, res.Header, got}
+		return post(t, tc, "/v1/message/html", design, map[string]string{"Host": host})
 	}
 	for _, s := range []struct{ host, cache string }{
 		{"attacker.example", "design_bridge; fwd=miss"},
