@@ -250,9 +250,7 @@ func (s *service) renderError(w http.ResponseWriter, r *http.Request, id string,
 	if errors.Is(err, browserpool.ErrBusy) {
 		// By then every render running now has ended.
 		secs := int(math.Ceil(s.browserTimeout.Seconds()))
-		// Load shed, not a fault of the service: WARN, so that a flood
-		// of refusals does not raise alerts meant for errors.
-		s.logger.Warn("rendering refused: the browser is busy",
+		s.logger.Error("rendering refused: the browser is busy",
 			zap.String("request_id", id), zap.String("path", r.URL.Path), zap.Error(err))
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		writeError(w, http.StatusServiceUnavailable, CodeBusy, "Service busy",
