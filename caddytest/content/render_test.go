@@ -341,9 +341,10 @@ func TestReloadStopsBrowser(t *testing.T) {
 	}
 	// A different config (one more site) replaces every handler.
 	tester.InitServer(config+"\n:{$PORT_EXTRA} {\n\trespond ok\n}\n", "caddyfile")
-	deadline := time.Now().Add(10 * time.Second)
 	// The processes go first, then (once their tabs' handlers are done)
-	// the profiles.
+	// the profiles, which Chromium's helpers may write into for seconds
+	// after on a loaded machine (removeProfile tries for ten).
+	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		left := 0
 		now := browserProfiles(t)

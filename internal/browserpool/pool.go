@@ -463,10 +463,10 @@ func (p *Pool) stopLocked(b *instance) {
 
 // removeProfile deletes a browser's profile folder. Chromium's helper
 // processes can still write into it for a moment after the browser has
-// exited, so that one removal leaves it behind: try until it is gone, for
-// at most two seconds.
+// exited (seconds on a loaded machine), so that one removal leaves it
+// behind: try until it is gone, for at most ten seconds.
 func removeProfile(dir string) {
-	for i := 0; i < 20; i++ {
+	for i := 0; i < 100; i++ {
 		if err := os.RemoveAll(dir); err == nil {
 			if _, err := os.Stat(dir); os.IsNotExist(err) {
 				return
